@@ -1,0 +1,105 @@
+//! Diagnostics as data.
+//!
+//! Every phase reports problems as [`Diagnostic`] values and keeps going where it can; only
+//! [`render`] turns them into text (through ariadne). Codes are listed once in [`codes`].
+
+pub mod codes;
+mod render;
+
+pub use render::{render, render_all};
+
+use crate::source::Span;
+
+/// How bad a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Compilation fails.
+    Error,
+    /// Compilation continues.
+    Warning,
+}
+
+/// A labelled span.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    /// Where.
+    pub span: Span,
+    /// What to say there.
+    pub message: String,
+}
+
+/// One problem found in a program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// Stable code from [`codes`], e.g. `E0101`.
+    pub code: &'static str,
+    /// Short lower-case summary without a trailing period.
+    pub message: String,
+    /// The primary location, if the problem has one (command-line problems do not).
+    pub primary: Option<Label>,
+    /// Further locations ("first defined here").
+    pub secondary: Vec<Label>,
+    /// Extra facts.
+    pub notes: Vec<String>,
+    /// How to fix it.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A new error with a primary label.
+    pub fn error(code: &'static str, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            primary: Some(Label { span, message: label.into() }),
+            secondary: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// A new error with no source location.
+    pub fn global(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            primary: None,
+            secondary: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// Turns this error into a warning.
+    pub fn warning(mut self) -> Diagnostic {
+        self.severity = Severity::Warning;
+        self
+    }
+
+    /// Adds a secondary label.
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.secondary.push(Label { span, message: message.into() });
+        self
+    }
+
+    /// Adds a note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// Sets the help text.
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Whether this is an error.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}

@@ -1,0 +1,89 @@
+//! Source files and byte spans.
+//!
+//! Every AST node carries a [`Span`]: the file it came from and a half-open byte range.
+//! Byte offsets (not characters) are used everywhere, from the lexer to the renderer.
+
+use cranelift_entity::{PrimaryMap, entity_impl};
+use std::path::{Path, PathBuf};
+
+/// A source file loaded into a [`SourceMap`].
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(u32);
+entity_impl!(FileId, "file");
+
+/// A half-open byte range `start..end` in one file.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// The file.
+    pub file: FileId,
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// A span from byte offsets.
+    pub fn new(file: FileId, start: usize, end: usize) -> Span {
+        Span { file, start: start as u32, end: end as u32 }
+    }
+
+    /// The smallest span covering both (same file assumed).
+    pub fn to(self, other: Span) -> Span {
+        Span { file: self.file, start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+}
+
+/// One loaded file.
+pub struct SourceFile {
+    /// The path as the user gave it (or as resolved relative to the importing file);
+    /// shown in diagnostics. Library files show as `<lib>/name.csl`.
+    pub display: String,
+    /// The real path on disk, if any (library files are embedded).
+    pub path: Option<PathBuf>,
+    /// The text.
+    pub text: String,
+}
+
+/// Every file the compiler has read.
+#[derive(Default)]
+pub struct SourceMap {
+    files: PrimaryMap<FileId, SourceFile>,
+}
+
+impl SourceMap {
+    /// An empty map.
+    pub fn new() -> SourceMap {
+        SourceMap::default()
+    }
+
+    /// Adds a file and returns its id.
+    pub fn add(&mut self, display: String, path: Option<PathBuf>, text: String) -> FileId {
+        self.files.push(SourceFile { display, path, text })
+    }
+
+    /// Looks up a file.
+    pub fn get(&self, id: FileId) -> &SourceFile {
+        &self.files[id]
+    }
+
+    /// Finds an already loaded file by its real path.
+    pub fn find_path(&self, path: &Path) -> Option<FileId> {
+        self.files.iter().find(|(_, f)| f.path.as_deref() == Some(path)).map(|(id, _)| id)
+    }
+
+    /// Finds an already loaded file by display name.
+    pub fn find_display(&self, display: &str) -> Option<FileId> {
+        self.files.iter().find(|(_, f)| f.display == display).map(|(id, _)| id)
+    }
+
+    /// 1-based line and column (in characters) of a byte offset, for plain-text output.
+    pub fn line_col(&self, file: FileId, offset: u32) -> (usize, usize) {
+        let text = &self.files[file].text;
+        let offset = (offset as usize).min(text.len());
+        let before = text.get(..offset).unwrap_or("");
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, col)
+    }
+}

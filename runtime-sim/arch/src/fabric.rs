@@ -1,0 +1,208 @@
+//! Hardware constants of the wafer-scale engine, per architecture.
+//!
+//! Every number the compiler checks against and the simulator models lives here once.
+//! Sources: the public CSL documentation as digested in `shared/spec/` (fabric.md,
+//! simulator-model.md); choices of our own are marked "ours".
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::ops::RangeInclusive;
+
+/// Target architecture generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    /// WSE-2 ("Feynman"): data tasks are bound to colours.
+    Wse2,
+    /// WSE-3 ("Schrodinger"): data tasks are bound to input queues.
+    Wse3,
+}
+
+impl Arch {
+    /// The spelling used by `cslc --arch=` and `@is_arch`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::Wse2 => "wse2",
+            Arch::Wse3 => "wse3",
+        }
+    }
+
+    /// Parses `wse2` / `wse3`.
+    pub fn from_name(s: &str) -> Option<Arch> {
+        match s {
+            "wse2" => Some(Arch::Wse2),
+            "wse3" => Some(Arch::Wse3),
+            _ => None,
+        }
+    }
+
+    /// Task ids that may be bound to local tasks (`@get_local_task_id`).
+    pub fn local_task_ids(self) -> RangeInclusive<u8> {
+        match self {
+            Arch::Wse2 => 0..=30,
+            Arch::Wse3 => 8..=30,
+        }
+    }
+
+    /// Task ids that may be bound to data tasks (one per colour on WSE-2, one per input
+    /// queue on WSE-3).
+    pub fn data_task_ids(self) -> RangeInclusive<u8> {
+        match self {
+            Arch::Wse2 => 0..=23,
+            Arch::Wse3 => 0..=7,
+        }
+    }
+
+    /// Task ids that may be bound to control tasks.
+    pub fn control_task_ids(self) -> RangeInclusive<u8> {
+        0..=63
+    }
+
+    /// Valid input-queue ids.
+    pub fn input_queues(self) -> RangeInclusive<u8> {
+        0..=7
+    }
+
+    /// Valid output-queue ids.
+    pub fn output_queues(self) -> RangeInclusive<u8> {
+        match self {
+            Arch::Wse2 => 0..=5,
+            Arch::Wse3 => 0..=7,
+        }
+    }
+
+    /// Cycles a wavelet takes to cross one router hop (WSE-2 ≈ 1 per the HPDC'24 model,
+    /// WSE-3 2.0 measured).
+    pub fn hop_latency(self) -> u32 {
+        match self {
+            Arch::Wse2 => 1,
+            Arch::Wse3 => 2,
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Bytes of SRAM per PE (48 KB on both generations).
+pub const PE_MEMORY_BYTES: u32 = 48 * 1024;
+
+/// Bytes at the top of PE memory reserved for the call stack (ours: the compiler keeps
+/// globals below `PE_MEMORY_BYTES - STACK_BYTES`; the simulator faults on overflow).
+pub const STACK_BYTES: u32 = 2048;
+
+/// Number of routable colours (0..=23) on both generations.
+pub const NUM_COLORS: u8 = 24;
+
+/// Number of task ids (0..=63).
+pub const NUM_TASK_IDS: u8 = 64;
+
+/// Colours reserved by the memcpy infrastructure when `--memcpy` is given.
+pub const MEMCPY_RESERVED_COLORS: [u8; 3] = [21, 22, 23];
+
+/// Local task ids reserved by the memcpy infrastructure.
+pub const MEMCPY_RESERVED_LOCAL_TASKS: [u8; 3] = [27, 28, 30];
+
+/// The system teardown task id.
+pub const TEARDOWN_TASK_ID: u8 = 29;
+
+/// Task id under which the memcpy runtime runs a host-launched function (ours: one of the
+/// ids the memcpy library reserves).
+pub const LAUNCH_TASK_ID: u8 = 28;
+
+/// Memory-mapped registers. Addresses are **byte** addresses (pointers in CSL hold byte
+/// addresses); the documented registers are word addresses, so each is doubled.
+pub mod mmio {
+    /// Start of the register window; loads and stores at or above it do not touch SRAM.
+    pub const BASE: u32 = 0xF000;
+    /// Three 16-bit words: the 48-bit timestamp counter (word 0x7B30).
+    pub const TSC: u32 = 0x7B30 * 2;
+    /// Row id of this PE within the fabric (word 0x7C45).
+    pub const ROW_ID: u32 = 0x7C45 * 2;
+    /// Column id of this PE within the fabric (word 0x7C46).
+    pub const COL_ID: u32 = 0x7C46 * 2;
+    /// Ours: a store of any value tells the host I/O model that this PE has finished the
+    /// current host command (`unblock_cmd_stream` of `<memcpy/memcpy>`). Word 0x7DF0.
+    pub const HOST_CMD_UNBLOCK: u32 = 0x7DF0 * 2;
+}
+
+/// A router port direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Direction {
+    /// Towards row y-1.
+    North,
+    /// Towards row y+1.
+    South,
+    /// Towards column x+1.
+    East,
+    /// Towards column x-1.
+    West,
+    /// The link between the router and its own compute engine.
+    Ramp,
+}
+
+impl Direction {
+    /// All five directions in encoding order.
+    pub const ALL: [Direction; 5] = [
+        Direction::North,
+        Direction::South,
+        Direction::East,
+        Direction::West,
+        Direction::Ramp,
+    ];
+
+    /// The CSL spelling (`NORTH`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::North => "NORTH",
+            Direction::South => "SOUTH",
+            Direction::East => "EAST",
+            Direction::West => "WEST",
+            Direction::Ramp => "RAMP",
+        }
+    }
+
+    /// Parses the CSL spelling.
+    pub fn from_name(s: &str) -> Option<Direction> {
+        Direction::ALL.into_iter().find(|d| d.name() == s)
+    }
+
+    /// Small integer encoding (0..=4).
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+}
+
+/// A routable colour id, checked to be below [`NUM_COLORS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Color(u8);
+
+impl Color {
+    /// Returns `None` unless `id < NUM_COLORS`.
+    pub fn new(id: u32) -> Option<Color> {
+        u8::try_from(id).ok().filter(|&c| c < NUM_COLORS).map(Color)
+    }
+
+    /// The colour number.
+    pub fn id(self) -> u8 {
+        self.0
+    }
+}
+
+/// A PE coordinate: `x` is the column (grows east), `y` the row (grows south).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PeCoord {
+    /// Column.
+    pub x: u32,
+    /// Row.
+    pub y: u32,
+}
+
+impl fmt::Display for PeCoord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PE({},{})", self.x, self.y)
+    }
+}

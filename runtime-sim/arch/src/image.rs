@@ -1,0 +1,499 @@
+//! The compiled image: one ELF file holding every program class, the placement of classes
+//! on the rectangle, the colour configuration, and the exported symbols.
+//!
+//! # Layout of the ELF file
+//!
+//! * `e_machine` is RISC-V 32 only because the `object` writer needs a known machine; the
+//!   loader ignores it and checks [`ELF_OSABI_CSL`] and [`EF_CSL_IMAGE`] instead.
+//! * [`SECTION_META`], [`SECTION_PLACEMENT`], [`SECTION_ROUTES`], [`SECTION_EXPORTS`]: JSON
+//!   encodings of [`Meta`], the placement vector, the colour configuration and the host
+//!   symbol table.
+//! * For program class `N`: `.text.classN` (encoded instructions, see [`crate::isa`]),
+//!   `.data.classN` (the initial image of PE memory from address 0) and `.csl.classN`
+//!   (JSON of [`ClassInfo`]).
+//! * The ELF symbol table names every exported symbol as `classN.name`, valued at its
+//!   address (data) or entry instruction (functions).
+
+use crate::fabric::Arch;
+use crate::isa::{self, NumTy, Op};
+use object::{Object, ObjectSection};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// ELF OS/ABI byte marking a CSL fabric image.
+pub const ELF_OSABI_CSL: u8 = 0xCA;
+/// ELF `e_flags` value marking a CSL fabric image of this format.
+pub const EF_CSL_IMAGE: u32 = 0x4353_4C00 | FORMAT_VERSION;
+/// Version of the manifest format; bumped on every incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Section holding [`Meta`] as JSON.
+pub const SECTION_META: &str = ".csl.meta";
+/// Section holding the placement (class index per PE) as JSON.
+pub const SECTION_PLACEMENT: &str = ".csl.placement";
+/// Section holding the colour configuration as JSON.
+pub const SECTION_ROUTES: &str = ".csl.routes";
+/// Section holding the host-visible symbol table as JSON.
+pub const SECTION_EXPORTS: &str = ".csl.exports";
+
+/// Name of the code section of class `n`.
+pub fn section_text(n: usize) -> String {
+    format!(".text.class{n}")
+}
+/// Name of the initial-memory section of class `n`.
+pub fn section_data(n: usize) -> String {
+    format!(".data.class{n}")
+}
+/// Name of the metadata section of class `n`.
+pub fn section_class(n: usize) -> String {
+    format!(".csl.class{n}")
+}
+
+/// A whole compiled program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Image {
+    /// Target and geometry.
+    pub meta: Meta,
+    /// Class index of each PE of the rectangle, row-major (`y * width + x`).
+    pub placement: Vec<u32>,
+    /// Colour configuration per PE (empty until the fabric is modelled).
+    pub routes: Vec<ColorConfig>,
+    /// Host-visible names declared with `@export_name`.
+    pub exports: Vec<ExportName>,
+    /// The distinct compiled PE programs.
+    pub classes: Vec<ProgramClass>,
+}
+
+/// Target and geometry of an image.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// Manifest format version.
+    pub format_version: u32,
+    /// Target architecture.
+    pub arch: Arch,
+    /// Size of the whole simulated fabric (`--fabric-dims`).
+    pub fabric_width: u32,
+    /// Height of the fabric.
+    pub fabric_height: u32,
+    /// Column of the program rectangle's north-west PE (`--fabric-offsets`).
+    pub offset_x: u32,
+    /// Row of the program rectangle's north-west PE.
+    pub offset_y: u32,
+    /// Width of the program rectangle.
+    pub width: u32,
+    /// Height of the program rectangle.
+    pub height: u32,
+    /// Whether the memcpy infrastructure is present (`--memcpy`).
+    pub memcpy: bool,
+    /// I/O channels (`--channels`).
+    pub channels: u32,
+    /// Top-level params as given on the command line.
+    pub params: BTreeMap<String, String>,
+}
+
+/// One router colour configuration of one PE.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColorConfig {
+    /// Column within the rectangle.
+    pub x: u32,
+    /// Row within the rectangle.
+    pub y: u32,
+    /// Colour id.
+    pub color: u8,
+    /// Input directions.
+    pub rx: Vec<crate::fabric::Direction>,
+    /// Output directions.
+    pub tx: Vec<crate::fabric::Direction>,
+}
+
+/// A host-visible name declared by `@export_name` in the layout.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportName {
+    /// The name the host uses.
+    pub name: String,
+    /// What it is.
+    pub kind: ExportKind,
+}
+
+/// The kind of a host-visible name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ExportKind {
+    /// A tensor reached through an exported `[*]T` pointer variable.
+    Tensor {
+        /// Element type.
+        elem: NumTy,
+        /// Whether the host may write it.
+        mutable: bool,
+    },
+    /// A function the host can launch.
+    Func {
+        /// Parameter types, in order.
+        params: Vec<NumTy>,
+    },
+}
+
+/// One distinct compiled PE program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramClass {
+    /// Instructions.
+    pub code: Vec<Op>,
+    /// Initial contents of PE memory from address 0.
+    pub data: Vec<u8>,
+    /// Functions, tasks and symbols.
+    pub info: ClassInfo,
+}
+
+/// Metadata of one program class.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClassInfo {
+    /// Human-readable origin, e.g. `pe_program.csl {M=4}`.
+    pub name: String,
+    /// Every function and task body, indexed by the `func` operand of `call`.
+    pub functions: Vec<FuncInfo>,
+    /// Task-id bindings.
+    pub tasks: Vec<TaskBinding>,
+    /// Bit `i` set: task id `i` is active when the program starts.
+    pub initially_active: u64,
+    /// Bit `i` set: task id `i` is blocked when the program starts.
+    pub initially_blocked: u64,
+    /// Symbols exported to the host with `@export_symbol`.
+    pub symbols: Vec<SymbolExport>,
+    /// Every global placed in memory (for debuggers and `read_symbol`).
+    pub globals: Vec<GlobalInfo>,
+}
+
+/// A function's entry and frame shape.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FuncInfo {
+    /// Qualified name, for traces and fault reports.
+    pub name: String,
+    /// Index of the first instruction.
+    pub entry: u32,
+    /// Number of virtual registers in a frame.
+    pub nregs: u16,
+    /// Number of parameters (in `r0..`).
+    pub nparams: u8,
+    /// Bytes of stack the frame needs for local aggregates.
+    pub frame_bytes: u16,
+}
+
+/// How a task is started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskKind {
+    /// Activated by `@activate` or an async completion.
+    Local,
+    /// Activated by an arriving wavelet.
+    Data,
+    /// Activated by a control wavelet.
+    Control,
+}
+
+/// A task bound to a task id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskBinding {
+    /// Task id (0..=63).
+    pub id: u8,
+    /// How it is triggered.
+    pub kind: TaskKind,
+    /// Index into [`ClassInfo::functions`].
+    pub func: u32,
+}
+
+/// A symbol exported to the host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SymbolExport {
+    /// The `@export_name` it matches.
+    pub name: String,
+    /// What it refers to.
+    pub target: SymbolTarget,
+}
+
+/// What an exported symbol refers to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum SymbolTarget {
+    /// The address of a pointer variable whose value is the tensor's address.
+    Tensor {
+        /// Byte address of the pointer variable.
+        ptr_addr: u32,
+    },
+    /// A function.
+    Func {
+        /// Index into [`ClassInfo::functions`].
+        func: u32,
+    },
+}
+
+/// A global variable's place in memory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlobalInfo {
+    /// Qualified name.
+    pub name: String,
+    /// Byte address.
+    pub addr: u32,
+    /// Size in bytes.
+    pub size: u32,
+}
+
+/// Why an image could not be written or read.
+#[derive(Debug)]
+pub enum ImageError {
+    /// The file is not an ELF file, or not one of ours.
+    NotAnImage(String),
+    /// A required section is missing.
+    MissingSection(String),
+    /// A section's contents are malformed.
+    BadSection {
+        /// Section name.
+        section: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The ELF writer failed.
+    Write(String),
+}
+
+impl fmt::Display for ImageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImageError::NotAnImage(why) => write!(f, "not a CSL fabric image: {why}"),
+            ImageError::MissingSection(s) => write!(f, "image has no `{s}` section"),
+            ImageError::BadSection { section, reason } => {
+                write!(f, "section `{section}` is malformed: {reason}")
+            }
+            ImageError::Write(why) => write!(f, "cannot write image: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ImageError {}
+
+fn json<T: Serialize>(v: &T) -> Result<Vec<u8>, ImageError> {
+    serde_json::to_vec(v).map_err(|e| ImageError::Write(e.to_string()))
+}
+
+impl Image {
+    /// Encodes the image as an ELF file.
+    pub fn to_elf(&self) -> Result<Vec<u8>, ImageError> {
+        use object::write::{Object as WObject, Symbol, SymbolSection};
+        use object::{
+            Architecture, BinaryFormat, Endianness, FileFlags, SectionKind, SymbolFlags,
+            SymbolKind, SymbolScope,
+        };
+        let mut obj = WObject::new(BinaryFormat::Elf, Architecture::Riscv32, Endianness::Little);
+        obj.flags = FileFlags::Elf {
+            os_abi: object::elf::OsAbi(ELF_OSABI_CSL),
+            abi_version: 0,
+            e_flags: object::elf::FileFlags(EF_CSL_IMAGE),
+        };
+        let add = |obj: &mut WObject<'_>, name: &str, kind: SectionKind, data: Vec<u8>| {
+            let id = obj.add_section(Vec::new(), name.as_bytes().to_vec(), kind);
+            obj.append_section_data(id, &data, 4);
+            id
+        };
+        add(&mut obj, SECTION_META, SectionKind::Metadata, json(&self.meta)?);
+        add(&mut obj, SECTION_PLACEMENT, SectionKind::Metadata, json(&self.placement)?);
+        add(&mut obj, SECTION_ROUTES, SectionKind::Metadata, json(&self.routes)?);
+        add(&mut obj, SECTION_EXPORTS, SectionKind::Metadata, json(&self.exports)?);
+        for (n, class) in self.classes.iter().enumerate() {
+            let text = add(&mut obj, &section_text(n), SectionKind::Text, isa::encode_all(&class.code));
+            let data = add(&mut obj, &section_data(n), SectionKind::Data, class.data.clone());
+            add(&mut obj, &section_class(n), SectionKind::Metadata, json(&class.info)?);
+            for sym in &class.symbols() {
+                let (section, value, kind) = match sym.1 {
+                    SymbolTarget::Tensor { ptr_addr } => (data, u64::from(ptr_addr), SymbolKind::Data),
+                    SymbolTarget::Func { func } => {
+                        let entry = class.info.functions.get(func as usize).map_or(0, |f| f.entry);
+                        (text, u64::from(entry), SymbolKind::Text)
+                    }
+                };
+                obj.add_symbol(Symbol {
+                    name: format!("class{n}.{}", sym.0).into_bytes(),
+                    value,
+                    size: 0,
+                    kind,
+                    scope: SymbolScope::Dynamic,
+                    weak: false,
+                    section: SymbolSection::Section(section),
+                    flags: SymbolFlags::None,
+                });
+            }
+        }
+        obj.write().map_err(|e| ImageError::Write(e.to_string()))
+    }
+
+    /// Decodes an ELF file written by [`Image::to_elf`]. Never panics on bad input.
+    pub fn from_elf(bytes: &[u8]) -> Result<Image, ImageError> {
+        let file = object::read::elf::ElfFile32::<object::Endianness>::parse(bytes)
+            .map_err(|e| ImageError::NotAnImage(e.to_string()))?;
+        let object::FileFlags::Elf { os_abi, e_flags, .. } = file.flags() else {
+            return Err(ImageError::NotAnImage("not an ELF file".into()));
+        };
+        if os_abi.0 != ELF_OSABI_CSL {
+            return Err(ImageError::NotAnImage("the ELF OS/ABI byte is not the CSL one".into()));
+        }
+        if e_flags.0 != EF_CSL_IMAGE {
+            return Err(ImageError::NotAnImage(format!(
+                "format flags 0x{:08x}, this simulator reads 0x{EF_CSL_IMAGE:08x}; recompile with this cslc",
+                e_flags.0
+            )));
+        }
+        let section = |name: &str| -> Result<&[u8], ImageError> {
+            let s = file.section_by_name(name).ok_or_else(|| ImageError::MissingSection(name.into()))?;
+            s.data().map_err(|e| ImageError::BadSection { section: name.into(), reason: e.to_string() })
+        };
+        fn parse<'a, T: Deserialize<'a>>(name: &str, data: &'a [u8]) -> Result<T, ImageError> {
+            serde_json::from_slice(data)
+                .map_err(|e| ImageError::BadSection { section: name.into(), reason: e.to_string() })
+        }
+        let meta: Meta = parse(SECTION_META, section(SECTION_META)?)?;
+        let placement: Vec<u32> = parse(SECTION_PLACEMENT, section(SECTION_PLACEMENT)?)?;
+        let routes: Vec<ColorConfig> = parse(SECTION_ROUTES, section(SECTION_ROUTES)?)?;
+        let exports: Vec<ExportName> = parse(SECTION_EXPORTS, section(SECTION_EXPORTS)?)?;
+        let mut classes = Vec::new();
+        for n in 0.. {
+            let name = section_class(n);
+            if file.section_by_name(&name).is_none() {
+                break;
+            }
+            let info: ClassInfo = parse(&name, section(&name)?)?;
+            let text_name = section_text(n);
+            let code = isa::decode_all(section(&text_name)?)
+                .map_err(|e| ImageError::BadSection { section: text_name, reason: e.to_string() })?;
+            let data = section(&section_data(n))?.to_vec();
+            classes.push(ProgramClass { code, data, info });
+        }
+        let image = Image { meta, placement, routes, exports, classes };
+        image.validate()?;
+        Ok(image)
+    }
+
+    /// Checks the cross-references that later stages index without checking.
+    pub fn validate(&self) -> Result<(), ImageError> {
+        let bad = |section: &str, reason: String| ImageError::BadSection { section: section.into(), reason };
+        if self.meta.format_version != FORMAT_VERSION {
+            return Err(bad(SECTION_META, format!("format version {}", self.meta.format_version)));
+        }
+        let n_pes = u64::from(self.meta.width) * u64::from(self.meta.height);
+        if self.placement.len() as u64 != n_pes {
+            return Err(bad(SECTION_PLACEMENT, format!("{} entries for {n_pes} PEs", self.placement.len())));
+        }
+        if self.meta.offset_x.saturating_add(self.meta.width) > self.meta.fabric_width
+            || self.meta.offset_y.saturating_add(self.meta.height) > self.meta.fabric_height
+        {
+            return Err(bad(SECTION_META, "the program rectangle does not fit in the fabric".into()));
+        }
+        if let Some(c) = self.placement.iter().find(|&&c| c as usize >= self.classes.len()) {
+            return Err(bad(SECTION_PLACEMENT, format!("class {c} does not exist")));
+        }
+        for (n, class) in self.classes.iter().enumerate() {
+            let sec = section_class(n);
+            if class.data.len() as u64 > u64::from(crate::fabric::PE_MEMORY_BYTES) {
+                return Err(bad(&section_data(n), "larger than PE memory".into()));
+            }
+            let nfuncs = class.info.functions.len() as u32;
+            for f in &class.info.functions {
+                if f.entry as usize >= class.code.len() {
+                    return Err(bad(&sec, format!("function `{}` starts past the code", f.name)));
+                }
+            }
+            for t in &class.info.tasks {
+                if t.func >= nfuncs || t.id >= crate::fabric::NUM_TASK_IDS {
+                    return Err(bad(&sec, format!("task binding for id {} is invalid", t.id)));
+                }
+            }
+            for s in &class.info.symbols {
+                if let SymbolTarget::Func { func } = s.target {
+                    if func >= nfuncs {
+                        return Err(bad(&sec, format!("symbol `{}` names no function", s.name)));
+                    }
+                }
+            }
+            for op in &class.code {
+                let ok = match *op {
+                    Op::Call { func, .. } => func < nfuncs,
+                    Op::Jump { target } | Op::BrTrue { target, .. } | Op::BrFalse { target, .. } => {
+                        (target as usize) < class.code.len()
+                    }
+                    _ => true,
+                };
+                if !ok {
+                    return Err(bad(&section_text(n), format!("`{op}` points outside the class")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ProgramClass {
+    fn symbols(&self) -> Vec<(String, SymbolTarget)> {
+        self.info.symbols.iter().map(|s| (s.name.clone(), s.target.clone())).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::Reg;
+
+    fn sample() -> Image {
+        Image {
+            meta: Meta {
+                format_version: FORMAT_VERSION,
+                arch: Arch::Wse2,
+                fabric_width: 8,
+                fabric_height: 3,
+                offset_x: 4,
+                offset_y: 1,
+                width: 1,
+                height: 1,
+                memcpy: true,
+                channels: 1,
+                params: BTreeMap::new(),
+            },
+            placement: vec![0],
+            routes: vec![],
+            exports: vec![ExportName { name: "f".into(), kind: ExportKind::Func { params: vec![] } }],
+            classes: vec![ProgramClass {
+                code: vec![Op::Imm { dst: Reg(0), imm: 3 }, Op::RetVoid {}],
+                data: vec![1, 2, 3, 4],
+                info: ClassInfo {
+                    name: "t".into(),
+                    functions: vec![FuncInfo { name: "f".into(), entry: 0, nregs: 1, nparams: 0, frame_bytes: 0 }],
+                    symbols: vec![SymbolExport { name: "f".into(), target: SymbolTarget::Func { func: 0 } }],
+                    ..ClassInfo::default()
+                },
+            }],
+        }
+    }
+
+    #[test]
+    fn elf_round_trip() {
+        let img = sample();
+        let bytes = img.to_elf().unwrap();
+        assert_eq!(Image::from_elf(&bytes).unwrap(), img);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(Image::from_elf(b"not an elf").is_err());
+        let bytes = sample().to_elf().unwrap();
+        for cut in [0, 10, 52, bytes.len() / 2, bytes.len() - 1] {
+            assert!(Image::from_elf(&bytes[..cut]).is_err());
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn corrupted_images_never_panic(pos in 0usize..4096, byte in proptest::prelude::any::<u8>()) {
+            let mut bytes = sample().to_elf().unwrap();
+            let n = bytes.len();
+            bytes[pos % n] = byte;
+            let _ = Image::from_elf(&bytes);
+        }
+    }
+}

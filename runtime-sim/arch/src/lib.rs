@@ -1,0 +1,17 @@
+//! `csl-arch`: the single definition of every fact that both the compiler (`cslc`) and the
+//! fabric simulator (`cslsim`) rely on.
+//!
+//! * [`fabric`]: hardware constants per architecture (memory size, colours, task-id ranges,
+//!   memory-mapped registers, reserved resources).
+//! * [`isa`]: the PE instruction set as one declarative table ([`for_each_op!`]) that the
+//!   encoder, decoder, disassembler (here) and the simulator's interpreter all expand.
+//! * [`image`]: the compiled image (an ELF file) and its manifest types.
+//!
+//! Architecture invariant: this crate depends on nothing of the compiler or the simulator.
+
+pub mod fabric;
+pub mod image;
+pub mod isa;
+
+pub use fabric::Arch;
+pub use isa::{BinOp, CmpOp, DecodeError, NumTy, Op, Reg, UnOp, Width};
