@@ -2,15 +2,23 @@
 //!
 //! Pipeline: [`syntax`] (lex + parse into an AST with spans) → [`sema`] (name resolution,
 //! type checking and comptime evaluation, including the layout block, producing a fabric
-//! plan and one IR program per distinct (file, params) pair) → [`codegen`] (IR → PE
-//! instructions, memory placement) → an [`csl_arch::image::Image`].
+//! plan and one [`ir::Program`] per distinct (file, params) pair) → [`codegen`] (IR → PE
+//! instructions, memory placement) → a [`csl_arch::image::Image`]. [`driver`] strings the
+//! phases together.
 //!
 //! Architecture invariant: every phase reports problems as [`diag::Diagnostic`] values and
-//! never panics on user input; [`compile`] always returns, with or without an image.
+//! never panics on user input; [`driver::compile_file`] always returns, with or without an
+//! image.
 
+pub mod codegen;
 pub mod diag;
+pub mod driver;
+pub mod ir;
+pub mod sema;
 pub mod source;
+pub mod stdlib;
 pub mod syntax;
 
 pub use diag::Diagnostic;
+pub use driver::{Compilation, Options, compile_file};
 pub use source::{FileId, SourceMap, Span};

@@ -1,0 +1,211 @@
+//! Back end: places a [`Program`]'s globals in PE memory and turns its IR into PE
+//! instructions, producing one [`ProgramClass`] of the image.
+//!
+//! * Memory: globals are placed from address 0 upward in creation order, each at its
+//!   alignment; the top [`STACK_BYTES`] are the stack. A program that does not fit is a
+//!   diagnostic naming the largest globals.
+//! * Code: blocks are laid out in order; a branch whose `then` target is the next block
+//!   becomes one `br_false`. Call arguments are copied into consecutive scratch registers
+//!   above the function's own, as the ISA passes them.
+
+use crate::diag::{Diagnostic, codes};
+use crate::ir::{FuncId, Inst, Program, Term};
+use cranelift_entity::{EntityRef, SecondaryMap};
+use csl_arch::fabric::{PE_MEMORY_BYTES, STACK_BYTES};
+use csl_arch::image::{ClassInfo, FuncInfo, GlobalInfo, ProgramClass, SymbolExport, SymbolTarget, TaskBinding};
+use csl_arch::isa::{Op, Reg, TrapCode};
+
+/// Compiles one program into an image class. `name` describes the class in messages.
+pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Diagnostic> {
+    let (addrs, data) = place_globals(prog, name)?;
+    let mut code = Vec::new();
+    let mut functions = Vec::new();
+    for (fid, f) in &prog.functions {
+        let entry = code.len() as u32;
+        let max_args = f
+            .blocks
+            .values()
+            .flat_map(|b| b.insts.iter())
+            .map(|i| match i {
+                Inst::Call { args, .. } | Inst::CallInd { args, .. } => args.len() as u32,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        let scratch = f.nregs;
+        let nregs = f.nregs + max_args;
+        if nregs > u32::from(u16::MAX) || f.frame_bytes > STACK_BYTES {
+            return Err(Diagnostic::error(
+                codes::OUT_OF_MEMORY,
+                format!("function `{}` is too large", f.name),
+                f.span,
+                "in this function",
+            )
+            .with_note(format!("it needs {nregs} registers and {} bytes of stack", f.frame_bytes)));
+        }
+        let reg = |v: crate::ir::VReg| Reg(v.index() as u16);
+        let mut starts: SecondaryMap<crate::ir::BlockId, u32> = SecondaryMap::new();
+        let mut fixups: Vec<(usize, crate::ir::BlockId)> = Vec::new();
+        let order: Vec<_> = f.blocks.keys().collect();
+        for (pos, &b) in order.iter().enumerate() {
+            starts[b] = code.len() as u32;
+            let block = &f.blocks[b];
+            for inst in &block.insts {
+                match inst {
+                    Inst::Imm { dst, imm } => code.push(Op::Imm { dst: reg(*dst), imm: *imm }),
+                    Inst::Mov { dst, src } => code.push(Op::Mov { dst: reg(*dst), src: reg(*src) }),
+                    Inst::Bin { op, ty, dst, a, b } => code.push(Op::Bin { op: *op, ty: *ty, dst: reg(*dst), a: reg(*a), b: reg(*b) }),
+                    Inst::Cmp { op, ty, dst, a, b } => code.push(Op::Cmp { op: *op, ty: *ty, dst: reg(*dst), a: reg(*a), b: reg(*b) }),
+                    Inst::Un { op, ty, dst, a } => code.push(Op::Un { op: *op, ty: *ty, dst: reg(*dst), a: reg(*a) }),
+                    Inst::Conv { to, from, dst, src } => code.push(Op::Conv { to: *to, from: *from, dst: reg(*dst), src: reg(*src) }),
+                    Inst::Load { w, dst, addr } => code.push(Op::Load { w: *w, dst: reg(*dst), addr: reg(*addr) }),
+                    Inst::Store { w, addr, src } => code.push(Op::Store { w: *w, addr: reg(*addr), src: reg(*src) }),
+                    Inst::FrameAddr { dst, off } => code.push(Op::FrameAddr { dst: reg(*dst), off: *off as u16 }),
+                    Inst::GlobalAddr { dst, global, offset } => {
+                        code.push(Op::Imm { dst: reg(*dst), imm: addrs[*global] + offset })
+                    }
+                    Inst::FuncAddr { dst, func } => code.push(Op::Imm { dst: reg(*dst), imm: func.index() as u32 }),
+                    Inst::Call { func, args, dst } => {
+                        for (i, a) in args.iter().enumerate() {
+                            code.push(Op::Mov { dst: Reg((scratch + i as u32) as u16), src: reg(*a) });
+                        }
+                        code.push(Op::Call {
+                            func: func.index() as u32,
+                            args: Reg(scratch as u16),
+                            nargs: args.len() as u8,
+                            dst: dst.map_or(Reg(0), reg),
+                        });
+                    }
+                    Inst::CallInd { fptr, args, dst } => {
+                        for (i, a) in args.iter().enumerate() {
+                            code.push(Op::Mov { dst: Reg((scratch + i as u32) as u16), src: reg(*a) });
+                        }
+                        code.push(Op::CallInd {
+                            fptr: reg(*fptr),
+                            args: Reg(scratch as u16),
+                            nargs: args.len() as u8,
+                            dst: dst.map_or(Reg(0), reg),
+                        });
+                    }
+                    Inst::Activate { id } => code.push(Op::Activate { id: reg(*id) }),
+                    Inst::Block { id } => code.push(Op::Block { id: reg(*id) }),
+                    Inst::Unblock { id } => code.push(Op::Unblock { id: reg(*id) }),
+                    Inst::Trap { code: c } => code.push(Op::Trap { code: *c as u16 }),
+                }
+            }
+            let next = order.get(pos + 1).copied();
+            match &block.term {
+                Term::Jump(t) => {
+                    if Some(*t) != next {
+                        fixups.push((code.len(), *t));
+                        code.push(Op::Jump { target: 0 });
+                    }
+                }
+                Term::Branch { cond, then, otherwise } => {
+                    fixups.push((code.len(), *otherwise));
+                    code.push(Op::BrFalse { cond: reg(*cond), target: 0 });
+                    if Some(*then) != next {
+                        fixups.push((code.len(), *then));
+                        code.push(Op::Jump { target: 0 });
+                    }
+                }
+                Term::Ret(Some(r)) => code.push(Op::Ret { src: reg(*r) }),
+                Term::Ret(None) => code.push(Op::RetVoid {}),
+                Term::Unreachable | Term::Open => code.push(Op::Trap { code: TrapCode::Unreachable as u16 }),
+            }
+        }
+        for (at, target) in fixups {
+            let t = starts[target];
+            match &mut code[at] {
+                Op::Jump { target } | Op::BrFalse { target, .. } | Op::BrTrue { target, .. } => *target = t,
+                _ => {}
+            }
+        }
+        let _ = fid;
+        functions.push(FuncInfo {
+            name: f.name.clone(),
+            entry,
+            nregs: nregs as u16,
+            nparams: f.nparams as u8,
+            frame_bytes: f.frame_bytes as u16,
+        });
+    }
+    let tasks = prog.tasks.iter().map(|t| TaskBinding { id: t.id, kind: t.kind, func: t.func.index() as u32 }).collect();
+    let symbols = prog
+        .symbols
+        .iter()
+        .map(|s| SymbolExport {
+            name: s.name.clone(),
+            target: match s.target {
+                crate::ir::ExportTarget::Global(g) => SymbolTarget::Tensor { ptr_addr: addrs[g] },
+                crate::ir::ExportTarget::Func(f) => SymbolTarget::Func { func: func_index(f) },
+            },
+        })
+        .collect();
+    let globals = prog.globals.iter().map(|(g, gl)| GlobalInfo { name: gl.name.clone(), addr: addrs[g], size: gl.size }).collect();
+    Ok(ProgramClass {
+        code,
+        data,
+        info: ClassInfo {
+            name: name.to_string(),
+            functions,
+            tasks,
+            initially_active: prog.initially_active,
+            initially_blocked: prog.initially_blocked,
+            symbols,
+            globals,
+        },
+    })
+}
+
+fn func_index(f: FuncId) -> u32 {
+    f.index() as u32
+}
+
+/// Assigns addresses and builds the initial memory image.
+fn place_globals(prog: &Program, name: &str) -> Result<(SecondaryMap<crate::ir::GlobalId, u32>, Vec<u8>), Diagnostic> {
+    let mut addrs = SecondaryMap::new();
+    let mut next: u64 = 0;
+    for (g, gl) in &prog.globals {
+        let a = u64::from(gl.align.max(1));
+        next = next.div_ceil(a) * a;
+        addrs[g] = next as u32;
+        next += u64::from(gl.size);
+    }
+    let limit = u64::from(PE_MEMORY_BYTES - STACK_BYTES);
+    if next > limit {
+        let mut by_size: Vec<_> = prog.globals.values().collect();
+        by_size.sort_by(|a, b| b.size.cmp(&a.size).then(a.name.cmp(&b.name)));
+        let Some(first) = by_size.first() else {
+            return Err(Diagnostic::global(codes::OUT_OF_MEMORY, "program does not fit in PE memory"));
+        };
+        let mut d = Diagnostic::error(
+            codes::OUT_OF_MEMORY,
+            format!("the program `{name}` needs {next} bytes of PE memory, but only {limit} are available"),
+            first.span,
+            format!("`{}` takes {} bytes", first.name, first.size),
+        );
+        for g in by_size.iter().skip(1).take(2) {
+            d = d.with_label(g.span, format!("`{}` takes {} bytes", g.name, g.size));
+        }
+        d = d
+            .with_note(format!("a PE has {PE_MEMORY_BYTES} bytes; {STACK_BYTES} are kept for the stack"))
+            .with_help("spread the data over more PEs or use smaller arrays");
+        return Err(d);
+    }
+    let mut data = vec![0u8; next as usize];
+    for (g, gl) in &prog.globals {
+        let base = addrs[g] as usize;
+        if let Some(dst) = data.get_mut(base..base + gl.init.len()) {
+            dst.copy_from_slice(&gl.init);
+        }
+        for r in &gl.relocs {
+            let v = (addrs[r.target] + r.addend) as u16;
+            let at = base + r.offset as usize;
+            if let Some(dst) = data.get_mut(at..at + 2) {
+                dst.copy_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+    Ok((addrs, data))
+}

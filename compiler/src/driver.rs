@@ -1,0 +1,262 @@
+//! The compiler driver: options, the pipeline from a top-level file to an image, and the
+//! compile metadata (`out.json`).
+
+use crate::diag::{Diagnostic, codes};
+use crate::sema::value::Value;
+use crate::sema::{Sema, SemaOptions};
+use crate::source::{FileId, SourceMap};
+use csl_arch::Arch;
+use csl_arch::image::{ColorConfig, FORMAT_VERSION, Image, Meta};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// Compiler options (the `cslc` flags).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `--arch`.
+    pub arch: Arch,
+    /// `--fabric-dims=W,H`.
+    pub fabric_dims: (u32, u32),
+    /// `--fabric-offsets=X,Y`.
+    pub fabric_offsets: (u32, u32),
+    /// `--params=NAME:VALUE`, in order.
+    pub params: Vec<(String, String)>,
+    /// `--memcpy`.
+    pub memcpy: bool,
+    /// `--channels`.
+    pub channels: u32,
+    /// `--width-west-buf`.
+    pub width_west_buf: u32,
+    /// `--width-east-buf`.
+    pub width_east_buf: u32,
+    /// Comptime evaluation budget.
+    pub fuel: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            arch: Arch::Wse2,
+            fabric_dims: (64, 64),
+            fabric_offsets: (4, 1),
+            params: Vec::new(),
+            memcpy: true,
+            channels: 1,
+            width_west_buf: 0,
+            width_east_buf: 0,
+            fuel: 10_000_000,
+        }
+    }
+}
+
+/// A successful compilation's products.
+pub struct Output {
+    /// The image.
+    pub image: Image,
+    /// The compile metadata written as `out.json`.
+    pub metadata: serde_json::Value,
+}
+
+/// Everything a compilation produced.
+pub struct Compilation {
+    /// Every file read (for rendering diagnostics).
+    pub sources: SourceMap,
+    /// Errors and warnings.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The image, if there were no errors.
+    pub output: Option<Output>,
+    /// Lines printed by `@comptime_print`.
+    pub prints: Vec<String>,
+}
+
+impl Compilation {
+    /// Whether any error was reported.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Compiles the program whose top-level (layout) file is `path`.
+pub fn compile_file(path: &Path, opts: &Options) -> Compilation {
+    let mut sources = SourceMap::new();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            return Compilation {
+                sources,
+                diagnostics: vec![Diagnostic::global(codes::MODULE_NOT_FOUND, format!("cannot read `{}`: {e}", path.display()))],
+                output: None,
+                prints: Vec::new(),
+            };
+        }
+    };
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let display = path.to_string_lossy().trim_start_matches("./").to_string();
+    let top = sources.add(display, Some(canonical), text);
+    compile_sources(sources, top, opts)
+}
+
+/// Compiles from an already loaded top-level file.
+pub fn compile_sources(sources: SourceMap, top: FileId, opts: &Options) -> Compilation {
+    let sopts = SemaOptions { arch: opts.arch, fabric: opts.fabric_dims, offsets: opts.fabric_offsets, fuel: opts.fuel };
+    let mut sema = Sema::new(sopts, sources);
+    let output = run(&mut sema, top, opts);
+    let has_errors = sema.diags.iter().any(Diagnostic::is_error);
+    Compilation {
+        sources: std::mem::take(&mut sema.sources),
+        diagnostics: std::mem::take(&mut sema.diags),
+        output: if has_errors { None } else { output },
+        prints: std::mem::take(&mut sema.prints),
+    }
+}
+
+fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
+    let (fw, fh) = opts.fabric_dims;
+    let (ox, oy) = opts.fabric_offsets;
+    if fw == 0 || fh == 0 || ox >= fw || oy >= fh {
+        sema.report(Diagnostic::global(codes::BAD_ARGUMENT, format!("fabric offsets ({ox}, {oy}) lie outside a {fw} x {fh} fabric")));
+        return None;
+    }
+    let ast = sema.ast_of(top);
+    if sema.diags.iter().any(Diagnostic::is_error) {
+        return None;
+    }
+    // --params: bind the top-level file's params.
+    let mut params = BTreeMap::new();
+    for (name, raw) in &opts.params {
+        let declared = ast.decls.iter().any(|d| matches!(&d.kind, crate::syntax::ast::DeclKind::Param { name: n, .. } if n.name == *name));
+        if !declared {
+            sema.report(
+                Diagnostic::global(codes::BAD_ARGUMENT, format!("--params names `{name}`, but the top-level file declares no such param"))
+                    .with_help(format!("declare it with `param {name}: i16;` or remove it from --params")),
+            );
+            continue;
+        }
+        params.insert(name.clone(), parse_param(raw, &sema.types));
+    }
+    let top_mod = sema.instantiate(top, params, String::new());
+    let plan = sema.run_layout(top_mod)?;
+    let (w, h, _) = plan.rect?;
+    sema.rect = Some((w, h));
+    sema.export_names = plan.exports.iter().map(|(e, _)| e.clone()).collect();
+
+    // One program class per distinct (file, params).
+    let mut class_of: HashMap<(FileId, String), u32> = HashMap::new();
+    let mut class_src: Vec<(FileId, crate::sema::layout::TileCode)> = Vec::new();
+    let mut placement = Vec::with_capacity((w * h) as usize);
+    for y in 0..h {
+        for x in 0..w {
+            let tile = plan.tiles.get(&(x, y))?.clone();
+            let key = (tile.file, Value::Struct(tile.params.clone()).canonical(&sema.types));
+            let n = class_src.len() as u32;
+            let c = *class_of.entry(key).or_insert_with(|| {
+                class_src.push((tile.file, tile.clone()));
+                n
+            });
+            placement.push(c);
+        }
+    }
+    let mut classes = Vec::new();
+    for (file, tile) in &class_src {
+        let Some(prog) = sema.compile_class(*file, &tile.params) else { continue };
+        if sema.diags.iter().any(Diagnostic::is_error) {
+            return None;
+        }
+        let name = class_name(sema, *file, &tile.params);
+        match crate::codegen::emit_class(&prog, &name) {
+            Ok(c) => classes.push(c),
+            Err(d) => {
+                sema.report(d);
+                return None;
+            }
+        }
+    }
+    let routes: Vec<ColorConfig> = plan.routes.iter().map(|(c, _)| c.clone()).collect();
+    let exports: Vec<_> = plan.exports.iter().map(|(e, _)| e.clone()).collect();
+    let meta = Meta {
+        format_version: FORMAT_VERSION,
+        arch: opts.arch,
+        fabric_width: fw,
+        fabric_height: fh,
+        offset_x: ox,
+        offset_y: oy,
+        width: w,
+        height: h,
+        memcpy: opts.memcpy,
+        channels: opts.channels,
+        params: opts.params.iter().cloned().collect(),
+    };
+    let image = Image { meta, placement, routes, exports, classes };
+    let metadata = metadata_json(&image);
+    Some(Output { image, metadata })
+}
+
+fn class_name(sema: &Sema, file: FileId, params: &[(String, Value)]) -> String {
+    let shown: Vec<String> = params
+        .iter()
+        .filter(|(_, v)| !matches!(v, Value::Struct(_)))
+        .map(|(n, v)| format!("{n}={}", v.describe(&sema.types)))
+        .collect();
+    let f = &sema.sources.get(file).display;
+    if shown.is_empty() { f.clone() } else { format!("{f} {{{}}}", shown.join(", ")) }
+}
+
+/// Interprets a `--params` value: an integer (decimal, `0x`, `0b`, negative), a float,
+/// `true`/`false`, or else a string.
+fn parse_param(raw: &str, types: &crate::sema::types::TypeStore) -> Value {
+    let t = raw.trim();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t),
+    };
+    let int = if let Some(h) = digits.strip_prefix("0x") {
+        i128::from_str_radix(h, 16).ok()
+    } else if let Some(b) = digits.strip_prefix("0b") {
+        i128::from_str_radix(b, 2).ok()
+    } else {
+        digits.parse::<i128>().ok()
+    };
+    if let Some(i) = int {
+        return Value::Int(if neg { -i } else { i }, types.common.comptime_int);
+    }
+    if let Ok(f) = t.parse::<f64>() {
+        return Value::Float(f, types.common.comptime_float);
+    }
+    match t {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        _ => Value::Str(std::rc::Rc::from(t)),
+    }
+}
+
+/// The compile metadata in the shape host scripts read: `params` (strings) and the RPC
+/// symbol table.
+pub fn metadata_json(image: &Image) -> serde_json::Value {
+    let params: serde_json::Map<String, serde_json::Value> =
+        image.meta.params.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
+    let symbols: Vec<serde_json::Value> = image
+        .exports
+        .iter()
+        .enumerate()
+        .map(|(id, e)| match &e.kind {
+            csl_arch::image::ExportKind::Tensor { elem, mutable } => serde_json::json!({
+                "id": id, "name": e.name, "kind": "Var", "type": format!("[*]{}", elem.name()), "immutable": !mutable,
+            }),
+            csl_arch::image::ExportKind::Func { params } => serde_json::json!({
+                "id": id, "name": e.name, "kind": "Func",
+                "inputs": params.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            }),
+        })
+        .collect();
+    serde_json::json!({
+        "params": params,
+        "arch": image.meta.arch.name(),
+        "fabric": { "width": image.meta.fabric_width, "height": image.meta.fabric_height },
+        "offsets": { "x": image.meta.offset_x, "y": image.meta.offset_y },
+        "rectangle": { "width": image.meta.width, "height": image.meta.height },
+        "memcpy": image.meta.memcpy,
+        "channels": image.meta.channels,
+        "program_classes": image.classes.len(),
+        "rpc_symbols": symbols,
+    })
+}

@@ -1,0 +1,178 @@
+//! The middle-end IR: one [`Program`] per distinct PE program (program class).
+//!
+//! The IR knows nothing of CSL syntax: functions of basic blocks over virtual registers,
+//! globals as byte images with relocations, task bindings and host exports. A second front
+//! end can lower into it directly.
+//!
+//! Invariants (checked by construction in `sema::lower`): every block ends in a real
+//! terminator; every [`VReg`] is below its function's `nregs`; call arguments match the
+//! callee's parameter count.
+
+use crate::source::Span;
+use cranelift_entity::{PrimaryMap, entity_impl};
+use csl_arch::image::TaskKind;
+use csl_arch::isa::{BinOp, CmpOp, NumTy, TrapCode, UnOp, Width};
+
+/// A virtual register of one function.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VReg(u32);
+entity_impl!(VReg, "v");
+
+/// A basic block of one function.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(u32);
+entity_impl!(BlockId, "blk");
+
+/// A function (or task body) of a program.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncId(u32);
+entity_impl!(FuncId, "fn");
+
+/// A global variable of a program.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GlobalId(u32);
+entity_impl!(GlobalId, "g");
+
+/// One compiled PE program.
+#[derive(Default)]
+pub struct Program {
+    /// Functions and task bodies.
+    pub functions: PrimaryMap<FuncId, Function>,
+    /// Globals placed in PE memory.
+    pub globals: PrimaryMap<GlobalId, Global>,
+    /// Task-id bindings.
+    pub tasks: Vec<TaskBind>,
+    /// Task ids active at start.
+    pub initially_active: u64,
+    /// Task ids blocked at start.
+    pub initially_blocked: u64,
+    /// Symbols exported to the host.
+    pub symbols: Vec<ExportedSymbol>,
+}
+
+/// A task bound to an id.
+pub struct TaskBind {
+    /// Task id.
+    pub id: u8,
+    /// Kind.
+    pub kind: TaskKind,
+    /// Body.
+    pub func: FuncId,
+    /// Where it was bound.
+    pub span: Span,
+}
+
+/// A host-visible symbol.
+pub struct ExportedSymbol {
+    /// Host name.
+    pub name: String,
+    /// What it names.
+    pub target: ExportTarget,
+}
+
+/// What an exported symbol names.
+#[derive(Clone, Copy)]
+pub enum ExportTarget {
+    /// A pointer variable.
+    Global(GlobalId),
+    /// A function.
+    Func(FuncId),
+}
+
+/// A global's storage and initial bytes.
+pub struct Global {
+    /// Qualified name.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u32,
+    /// Alignment in bytes.
+    pub align: u32,
+    /// Initial bytes (`size` long).
+    pub init: Vec<u8>,
+    /// 16-bit little-endian pointer fields to patch with another global's address.
+    pub relocs: Vec<Reloc>,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// A pointer stored in a global's initial bytes.
+pub struct Reloc {
+    /// Byte offset within the global.
+    pub offset: u32,
+    /// The global pointed to.
+    pub target: GlobalId,
+    /// Bytes added to the target's address.
+    pub addend: u32,
+}
+
+/// A function body.
+pub struct Function {
+    /// Qualified name (for traces and faults).
+    pub name: String,
+    /// Parameter count (parameters arrive in the first registers).
+    pub nparams: u32,
+    /// Registers used.
+    pub nregs: u32,
+    /// Stack bytes for local aggregates.
+    pub frame_bytes: u32,
+    /// Blocks; the first is the entry.
+    pub blocks: PrimaryMap<BlockId, Block>,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// A basic block.
+pub struct Block {
+    /// Straight-line instructions.
+    pub insts: Vec<Inst>,
+    /// How it ends.
+    pub term: Term,
+}
+
+/// A straight-line instruction.
+#[allow(missing_docs)]
+#[derive(Clone, Debug)]
+pub enum Inst {
+    Imm { dst: VReg, imm: u32 },
+    Mov { dst: VReg, src: VReg },
+    Bin { op: BinOp, ty: NumTy, dst: VReg, a: VReg, b: VReg },
+    Cmp { op: CmpOp, ty: NumTy, dst: VReg, a: VReg, b: VReg },
+    Un { op: UnOp, ty: NumTy, dst: VReg, a: VReg },
+    Conv { to: NumTy, from: NumTy, dst: VReg, src: VReg },
+    Load { w: Width, dst: VReg, addr: VReg },
+    Store { w: Width, addr: VReg, src: VReg },
+    /// Address of `off` bytes into this frame's stack area.
+    FrameAddr { dst: VReg, off: u32 },
+    /// Address of a global plus `offset`.
+    GlobalAddr { dst: VReg, global: GlobalId, offset: u32 },
+    /// Index of a function (a function pointer).
+    FuncAddr { dst: VReg, func: FuncId },
+    Call { func: FuncId, args: Vec<VReg>, dst: Option<VReg> },
+    CallInd { fptr: VReg, args: Vec<VReg>, dst: Option<VReg> },
+    Activate { id: VReg },
+    Block { id: VReg },
+    Unblock { id: VReg },
+    Trap { code: TrapCode },
+}
+
+/// A block terminator.
+#[derive(Clone, Debug)]
+pub enum Term {
+    /// Not yet terminated (only while building).
+    Open,
+    /// Unconditional jump.
+    Jump(BlockId),
+    /// Two-way branch.
+    Branch {
+        /// Condition (bool).
+        cond: VReg,
+        /// Taken when true.
+        then: BlockId,
+        /// Taken when false.
+        otherwise: BlockId,
+    },
+    /// Return, with a value or not.
+    Ret(Option<VReg>),
+    /// Control cannot reach here (e.g. a missing return); traps if it does.
+    Unreachable,
+}

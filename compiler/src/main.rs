@@ -1,0 +1,188 @@
+//! `cslc`: the command-line compiler. Accepts the vendor compiler's spelling of its flags.
+//!
+//! Exit codes: 0 success, 1 errors in the program or the command line.
+
+use clap::Parser;
+use cslc::diag::{Diagnostic, codes, render_all};
+use cslc::driver::{Options, compile_file};
+use csl_arch::Arch;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Compile a CSL program (the file holding the `layout` block) into a fabric image.
+#[derive(Parser, Debug)]
+#[command(name = "cslc", version, about)]
+struct Cli {
+    /// The top-level CSL file (the one with the `layout` block).
+    file: PathBuf,
+    /// Target architecture: wse2 or wse3.
+    #[arg(long, default_value = "wse2")]
+    arch: String,
+    /// Size of the simulated fabric, `W,H`.
+    #[arg(long = "fabric-dims")]
+    fabric_dims: Option<String>,
+    /// Position of the program rectangle's north-west PE, `X,Y`.
+    #[arg(long = "fabric-offsets")]
+    fabric_offsets: Option<String>,
+    /// Top-level params, `NAME:VALUE[,NAME:VALUE]` (repeatable).
+    #[arg(long = "params")]
+    params: Vec<String>,
+    /// Include the host-transfer (memcpy) infrastructure.
+    #[arg(long)]
+    memcpy: bool,
+    /// Number of host I/O channels.
+    #[arg(long, default_value_t = 1)]
+    channels: u32,
+    /// Memcpy buffer columns on the west side.
+    #[arg(long = "width-west-buf", default_value_t = 0)]
+    width_west_buf: u32,
+    /// Memcpy buffer columns on the east side.
+    #[arg(long = "width-east-buf", default_value_t = 0)]
+    width_east_buf: u32,
+    /// Output: a path ending in `.elf` is written as one file; anything else is a
+    /// directory that receives `out.elf` and `out.json`.
+    #[arg(short = 'o', default_value = "out")]
+    output: PathBuf,
+    /// Only analyse the program; write nothing.
+    #[arg(long)]
+    check: bool,
+    /// Print the disassembly of every program class.
+    #[arg(long = "emit-asm")]
+    emit_asm: bool,
+}
+
+fn main() -> ExitCode {
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 1 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let opts = match options(&cli) {
+        Ok(o) => o,
+        Err(d) => {
+            eprint!("{}", cslc::diag::render(&d, &cslc::SourceMap::new(), color));
+            return ExitCode::from(1);
+        }
+    };
+    let comp = compile_file(&cli.file, &opts);
+    for line in &comp.prints {
+        eprintln!("{line}");
+    }
+    eprint!("{}", render_all(&comp.diagnostics, &comp.sources, color));
+    let Some(out) = comp.output else {
+        let n = comp.diagnostics.iter().filter(|d| d.is_error()).count();
+        eprintln!("error: could not compile `{}` ({n} error{})", cli.file.display(), if n == 1 { "" } else { "s" });
+        return ExitCode::from(1);
+    };
+    if cli.emit_asm {
+        let mut text = String::new();
+        for (i, c) in out.image.classes.iter().enumerate() {
+            text.push_str(&format!("; class {i}: {}\n", c.info.name));
+            for f in &c.info.functions {
+                text.push_str(&format!(";   fn {} at {} ({} regs, {} frame bytes)\n", f.name, f.entry, f.nregs, f.frame_bytes));
+            }
+            text.push_str(&csl_arch::isa::disassemble(&c.code));
+        }
+        // A closed pipe (e.g. `| head`) is not an error worth a panic.
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
+    }
+    if cli.check {
+        return ExitCode::SUCCESS;
+    }
+    match write_output(&cli.output, &out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("error[{}]: {msg}", codes::BAD_ARGUMENT);
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn write_output(path: &Path, out: &cslc::driver::Output) -> Result<(), String> {
+    let elf = out.image.to_elf().map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(&out.metadata).map_err(|e| e.to_string())?;
+    let is_file = path.extension().is_some_and(|e| e == "elf");
+    if is_file {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
+        }
+        std::fs::write(path, elf).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    } else {
+        std::fs::create_dir_all(path).map_err(|e| format!("cannot create `{}`: {e}", path.display()))?;
+        let elf_path = path.join("out.elf");
+        std::fs::write(&elf_path, elf).map_err(|e| format!("cannot write `{}`: {e}", elf_path.display()))?;
+        let json_path = path.join("out.json");
+        std::fs::write(&json_path, json).map_err(|e| format!("cannot write `{}`: {e}", json_path.display()))?;
+    }
+    Ok(())
+}
+
+fn bad(msg: String) -> Diagnostic {
+    Diagnostic::global(codes::BAD_ARGUMENT, msg)
+}
+
+fn pair(flag: &str, s: &str) -> Result<(u32, u32), Diagnostic> {
+    let parts: Vec<&str> = s.split(',').collect();
+    match parts.as_slice() {
+        [a, b] => match (a.trim().parse(), b.trim().parse()) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            _ => Err(bad(format!("{flag} expects two non-negative integers `A,B`, got `{s}`"))),
+        },
+        _ => Err(bad(format!("{flag} expects `A,B`, got `{s}`"))),
+    }
+}
+
+fn options(cli: &Cli) -> Result<Options, Diagnostic> {
+    let arch = Arch::from_name(&cli.arch).ok_or_else(|| bad(format!("unknown architecture `{}`; use wse2 or wse3", cli.arch)))?;
+    let offsets = match &cli.fabric_offsets {
+        Some(s) => pair("--fabric-offsets", s)?,
+        None => (4, 1),
+    };
+    let dims = match &cli.fabric_dims {
+        Some(s) => pair("--fabric-dims", s)?,
+        None => (757, 996),
+    };
+    let mut params = Vec::new();
+    for group in &cli.params {
+        for item in group.split(',').filter(|s| !s.trim().is_empty()) {
+            let Some((name, value)) = item.split_once(':') else {
+                return Err(bad(format!("--params expects NAME:VALUE, got `{item}`")));
+            };
+            let name = name.trim();
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(bad(format!("`{name}` is not a param name")));
+            }
+            params.push((name.to_string(), value.trim().to_string()));
+        }
+    }
+    if cli.channels == 0 || cli.channels > 16 {
+        return Err(bad(format!("--channels must be between 1 and 16, got {}", cli.channels)));
+    }
+    if cli.memcpy {
+        // The vendor's rule for the memcpy halo: 4 + west buffer columns to the west, 3 + east
+        // buffer columns to the east, one row above and below.
+        let need_x = 4 + cli.width_west_buf;
+        if offsets.0 < need_x || offsets.1 < 1 {
+            return Err(bad(format!(
+                "--memcpy needs --fabric-offsets of at least {need_x},1 to leave room for the memcpy columns (got {},{})",
+                offsets.0, offsets.1
+            )));
+        }
+    }
+    Ok(Options {
+        arch,
+        fabric_dims: dims,
+        fabric_offsets: offsets,
+        params,
+        memcpy: cli.memcpy,
+        channels: cli.channels,
+        width_west_buf: cli.width_west_buf,
+        width_east_buf: cli.width_east_buf,
+        ..Options::default()
+    })
+}

@@ -1,0 +1,1597 @@
+//! Expressions: one walker for comptime evaluation and runtime lowering.
+//!
+//! [`Sema::expr`] returns a [`Val`]: either a comptime [`Value`] or a runtime register.
+//! Operations whose operands are all comptime-known fold; otherwise they emit IR into the
+//! environment's [`FnBuilder`]. In a comptime environment (no builder) a runtime operand
+//! is an error ("runtime value used at comptime").
+
+use super::lower::FnBuilder;
+use super::module::{DeclRef, ModId};
+use super::types::{Type, TypeId};
+use super::value::Value;
+use super::{Ctx, R, Reported, Sema, did_you_mean};
+use crate::diag::{Diagnostic, codes};
+use crate::ir::{Inst, Term, VReg};
+use crate::source::Span;
+use crate::syntax::ast::{Ast, BinaryOp, DeclKind, ExprId, ExprKind, InitList, UnaryOp};
+use csl_arch::isa::{BinOp, CmpOp, NumTy, UnOp, Width};
+use std::rc::Rc;
+
+/// A local binding.
+#[derive(Clone, Debug)]
+pub enum Local {
+    /// A constant (comptime-known).
+    Value(Value),
+    /// A `comptime var`, or a `var` inside comptime code.
+    CtVar(Value),
+    /// A runtime scalar held in a register.
+    Reg {
+        /// The register.
+        reg: VReg,
+        /// Its type.
+        ty: TypeId,
+        /// Whether assignments are allowed.
+        mutable: bool,
+    },
+    /// A runtime aggregate in the frame's stack area.
+    Frame {
+        /// Byte offset in the frame.
+        off: u32,
+        /// Its type.
+        ty: TypeId,
+        /// Whether assignments are allowed.
+        mutable: bool,
+    },
+}
+
+/// A runtime loop's jump targets.
+pub struct LoopCtx {
+    /// Label, if any.
+    pub label: Option<String>,
+    /// Where `break` goes.
+    pub exit: crate::ir::BlockId,
+    /// Where `continue` goes.
+    pub cont: crate::ir::BlockId,
+}
+
+/// The evaluation environment of one function activation or comptime block.
+pub struct Env {
+    /// The module whose top-level names are visible.
+    pub module: ModId,
+    /// That module's AST.
+    pub ast: Rc<Ast>,
+    /// What kind of context this is.
+    pub ctx: Ctx,
+    /// Whether evaluation is at comptime (no runtime code may be produced).
+    pub comptime: bool,
+    /// Block scopes, innermost last.
+    pub scopes: Vec<Vec<(String, Local)>>,
+    /// The function being lowered (runtime environments only).
+    pub fb: Option<FnBuilder>,
+    /// Enclosing runtime loops.
+    pub loops: Vec<LoopCtx>,
+    /// The return type of the current function.
+    pub ret_ty: Option<TypeId>,
+    /// Labels of enclosing comptime loops (None = unlabelled), for `break` checks.
+    pub ct_loops: Vec<Option<String>>,
+    /// Labels of enclosing labelled blocks.
+    pub ct_labels: Vec<String>,
+}
+
+impl Env {
+    /// A comptime environment for module `m`.
+    pub fn comptime(module: ModId, ast: Rc<Ast>, ctx: Ctx) -> Env {
+        Env {
+            module,
+            ast,
+            ctx,
+            comptime: true,
+            scopes: vec![Vec::new()],
+            fb: None,
+            loops: Vec::new(),
+            ret_ty: None,
+            ct_loops: Vec::new(),
+            ct_labels: Vec::new(),
+        }
+    }
+
+    /// Binds a name in the innermost scope.
+    pub fn bind(&mut self, name: &str, l: Local) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.push((name.to_string(), l));
+        }
+    }
+
+    fn find(&self, name: &str) -> Option<(usize, usize)> {
+        for (si, s) in self.scopes.iter().enumerate().rev() {
+            if let Some(li) = s.iter().rposition(|(n, _)| n == name) {
+                return Some((si, li));
+            }
+        }
+        None
+    }
+
+    /// Every local name in scope.
+    pub fn local_names(&self) -> Vec<String> {
+        self.scopes.iter().flatten().map(|(n, _)| n.clone()).collect()
+    }
+}
+
+/// The result of analysing an expression.
+#[derive(Clone, Debug)]
+pub enum Val {
+    /// Known at compile time.
+    Ct(Value),
+    /// Computed at runtime into a register.
+    Rt {
+        /// The register.
+        reg: VReg,
+        /// The type.
+        ty: TypeId,
+    },
+}
+
+/// Base of a memory place.
+#[derive(Clone, Copy, Debug)]
+pub enum MemBase {
+    /// A global.
+    Global(crate::ir::GlobalId),
+    /// The frame's stack area.
+    Frame(u32),
+    /// An address in a register.
+    Reg(VReg),
+    /// A fixed address.
+    Abs(u32),
+}
+
+/// Something that can be assigned to or have its address taken.
+#[derive(Clone, Debug)]
+pub enum Place {
+    /// A comptime variable (scope, index) and a path of array indices inside it.
+    Ct {
+        /// Scope index.
+        scope: usize,
+        /// Binding index.
+        idx: usize,
+        /// Element indices into nested arrays.
+        path: Vec<usize>,
+        /// Type of the designated value.
+        ty: TypeId,
+    },
+    /// A runtime register variable.
+    Reg {
+        /// Register.
+        reg: VReg,
+        /// Type.
+        ty: TypeId,
+        /// Assignable.
+        mutable: bool,
+    },
+    /// Memory.
+    Mem {
+        /// Base.
+        base: MemBase,
+        /// Constant byte offset.
+        off: u32,
+        /// Dynamic byte offset.
+        dyn_off: Option<VReg>,
+        /// Type of the designated object.
+        ty: TypeId,
+        /// Assignable.
+        mutable: bool,
+    },
+}
+
+impl Sema {
+    pub(crate) fn span(&self, env: &Env, e: ExprId) -> Span {
+        env.ast.exprs[e].span
+    }
+
+    /// Evaluates an expression that must be comptime-known.
+    pub fn eval_comptime(&mut self, env: &mut Env, e: ExprId) -> R<Value> {
+        let saved = env.comptime;
+        env.comptime = true;
+        let r = self.expr(env, e);
+        env.comptime = saved;
+        match r? {
+            Val::Ct(v) => Ok(v),
+            Val::Rt { .. } => {
+                let span = self.span(env, e);
+                Err(self.not_comptime(span))
+            }
+        }
+    }
+
+    pub(crate) fn not_comptime(&mut self, span: Span) -> Reported {
+        self.report(
+            Diagnostic::error(codes::NOT_COMPTIME, "runtime value used at comptime", span, "this is only known at runtime")
+                .with_help("comptime code can use literals, params, constants and comptime variables"),
+        )
+    }
+
+    /// Evaluates a type expression.
+    pub fn eval_type(&mut self, env: &mut Env, e: ExprId) -> R<TypeId> {
+        match self.eval_comptime(env, e)? {
+            Value::Type(t) => Ok(t),
+            other => {
+                let span = self.span(env, e);
+                let desc = other.describe(&self.types);
+                let ty = other.ty(&mut self.types);
+                let tyd = self.types.display(ty);
+                Err(self.err(codes::NOT_A_TYPE, "expected a type", span, format!("this is the value {desc} of type {tyd}")))
+            }
+        }
+    }
+
+    /// Evaluates a comptime integer (any integer type).
+    pub fn eval_int(&mut self, env: &mut Env, e: ExprId) -> R<i128> {
+        match self.eval_comptime(env, e)? {
+            Value::Int(v, _) => Ok(v),
+            other => {
+                let span = self.span(env, e);
+                let ty = other.ty(&mut self.types);
+                let d = self.types.display(ty);
+                Err(self.err(codes::TYPE_MISMATCH, "expected an integer", span, format!("this has type {d}")))
+            }
+        }
+    }
+
+    /// Analyses an expression.
+    pub fn expr(&mut self, env: &mut Env, e: ExprId) -> R<Val> {
+        let ast = env.ast.clone();
+        let node = &ast.exprs[e];
+        let span = node.span;
+        let c = &self.types.common;
+        match &node.kind {
+            ExprKind::Int(v) => Ok(Val::Ct(Value::Int(*v as i128, c.comptime_int))),
+            ExprKind::Float(v) => Ok(Val::Ct(Value::Float(*v, c.comptime_float))),
+            ExprKind::Str(s) => Ok(Val::Ct(Value::Str(Rc::from(s.as_str())))),
+            ExprKind::Bool(b) => Ok(Val::Ct(Value::Bool(*b))),
+            ExprKind::Ident(name) => self.ident(env, name, span),
+            ExprKind::Builtin { name, args } => self.builtin(env, name, args, span),
+            ExprKind::Unary { op, operand } => self.unary(env, *op, *operand, span),
+            ExprKind::Binary { op, lhs, rhs } => self.binary(env, *op, *lhs, *rhs, span),
+            ExprKind::Call { callee, args } => self.call(env, *callee, args, span),
+            ExprKind::Index { .. } | ExprKind::Deref(_) => {
+                if let ExprKind::Index { base, indices } = &node.kind
+                    && let Some(v) = self.ct_index(env, *base, indices)?
+                {
+                    return Ok(Val::Ct(v));
+                }
+                let p = self.place(env, e)?;
+                self.read_place(env, p, span)
+            }
+            ExprKind::Field { base, name } => self.field(env, e, *base, name, span),
+            ExprKind::AnonInit(list) => self.anon_init(env, list),
+            ExprKind::TypedInit { ty, init } => self.typed_init(env, *ty, init, span),
+            ExprKind::If { cond, then, otherwise } => self.if_expr(env, *cond, *then, *otherwise, span),
+            ExprKind::Switch { scrutinee, cases } => self.switch(env, *scrutinee, cases, span, true),
+            ExprKind::Block(block) => self.block_expr(env, block, span),
+            ExprKind::Comptime(inner) => Ok(Val::Ct(self.eval_comptime(env, *inner)?)),
+            ExprKind::ArrayType { dims, elem } => {
+                let mut ds = Vec::new();
+                for d in dims {
+                    let v = self.eval_int(env, *d)?;
+                    if v < 0 {
+                        let s = self.span(env, *d);
+                        return Err(self.err(codes::OUT_OF_RANGE, "array extent is negative", s, format!("this is {v}")));
+                    }
+                    ds.push(v as u64);
+                }
+                let elem = self.eval_type(env, *elem)?;
+                if matches!(self.types.get(elem), Type::Array { .. }) {
+                    let s = self.span(env, e);
+                    return Err(self.err(
+                        codes::UNSUPPORTED,
+                        "arrays of arrays are not allowed",
+                        s,
+                        "use the comma form `[M, N]T` for a multi-dimensional array",
+                    ));
+                }
+                Ok(Val::Ct(Value::Type(self.types.intern(Type::Array { elem, dims: ds }))))
+            }
+            ExprKind::PtrType { is_const, elem } => {
+                let elem = self.eval_type(env, *elem)?;
+                Ok(Val::Ct(Value::Type(self.types.intern(Type::Ptr { elem, is_const: *is_const }))))
+            }
+            ExprKind::ManyPtrType { is_const, elem } => {
+                let elem = self.eval_type(env, *elem)?;
+                Ok(Val::Ct(Value::Type(self.types.intern(Type::ManyPtr { elem, is_const: *is_const }))))
+            }
+            ExprKind::FnType { params, ret } => {
+                let mut ps = Vec::new();
+                for p in params {
+                    ps.push(self.eval_type(env, *p)?);
+                }
+                let ret = self.eval_type(env, *ret)?;
+                Ok(Val::Ct(Value::Type(self.types.intern(Type::Fn { params: ps, ret }))))
+            }
+            ExprKind::StructType(_) | ExprKind::EnumType { .. } => Err(self.err(
+                codes::UNSUPPORTED,
+                "named struct and enum types are not supported yet",
+                span,
+                "not supported by this version of cslc",
+            )),
+            ExprKind::TensorAccess { .. } => Err(self.err(
+                codes::UNSUPPORTED,
+                "tensor access expressions are not supported yet",
+                span,
+                "not supported by this version of cslc",
+            )),
+            ExprKind::Error => Err(Reported),
+        }
+    }
+
+    // ----- names -------------------------------------------------------------------------
+
+    fn ident(&mut self, env: &mut Env, name: &str, span: Span) -> R<Val> {
+        if let Some((si, li)) = env.find(name) {
+            return match &env.scopes[si][li].1 {
+                Local::Value(v) | Local::CtVar(v) => Ok(Val::Ct(v.clone())),
+                Local::Reg { reg, ty, .. } => {
+                    if env.comptime {
+                        return Err(self.not_comptime(span));
+                    }
+                    Ok(Val::Rt { reg: *reg, ty: *ty })
+                }
+                Local::Frame { .. } => {
+                    let p = self.ident_place(env, name, span)?;
+                    self.read_place(env, p, span)
+                }
+            };
+        }
+        if let Some(d) = self.lookup_decl(env.module, name) {
+            return self.decl_val(env, d, span);
+        }
+        if let Some(v) = self.predefined(name) {
+            return Ok(Val::Ct(v));
+        }
+        Err(self.undefined(env, name, span))
+    }
+
+    /// Predefined names: builtin types and direction constants.
+    fn predefined(&mut self, name: &str) -> Option<Value> {
+        if let Some(t) = self.types.builtin_named(name) {
+            return Some(Value::Type(t));
+        }
+        csl_arch::fabric::Direction::from_name(name).map(Value::Dir)
+    }
+
+    pub(crate) fn undefined(&mut self, env: &Env, name: &str, span: Span) -> Reported {
+        let mut cands = env.local_names();
+        cands.extend(self.decl_names(env.module));
+        let mut d = Diagnostic::error(codes::UNDEFINED_NAME, format!("cannot find `{name}` in this scope"), span, "not declared");
+        if let Some(s) = did_you_mean(name, cands.iter().map(String::as_str)) {
+            d = d.with_help(format!("a declaration with a similar name exists: `{s}`"));
+        }
+        self.report(d)
+    }
+
+    /// The value of a top-level declaration used in an expression.
+    pub fn decl_val(&mut self, env: &mut Env, d: DeclRef, span: Span) -> R<Val> {
+        let ast = self.mods[d.module].ast.clone();
+        let Some(decl) = ast.decls.get(d.index as usize) else { return Err(Reported) };
+        match &decl.kind {
+            DeclKind::Param { .. } => Ok(Val::Ct(self.const_value(d, span)?)),
+            DeclKind::Var(v) if v.mutability == crate::syntax::ast::Mutability::Const => {
+                Ok(Val::Ct(self.const_value(d, span)?))
+            }
+            DeclKind::Var(_) => {
+                let p = self.global_place(env, d, span)?;
+                self.read_place(env, p, span)
+            }
+            DeclKind::Fn(_) => Ok(Val::Ct(Value::Func(d))),
+            DeclKind::Task(_) => Ok(Val::Ct(Value::Task(d))),
+            _ => Err(Reported),
+        }
+    }
+
+    fn global_place(&mut self, env: &mut Env, d: DeclRef, span: Span) -> R<Place> {
+        if env.comptime && env.ctx != Ctx::TopComptime {
+            let ast = self.mods[d.module].ast.clone();
+            let decl_span = super::decl_name_span(&ast, d.index).unwrap_or(span);
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::NOT_COMPTIME,
+                    "runtime variable used at comptime",
+                    span,
+                    "the value of a `var` is only known at runtime",
+                )
+                .with_label(decl_span, "declared as `var` here"),
+            ));
+        }
+        let g = self.global_of(d, span)?;
+        let ty = self.global_type(g);
+        Ok(Place::Mem { base: MemBase::Global(g), off: 0, dyn_off: None, ty, mutable: true })
+    }
+
+    fn ident_place(&mut self, env: &mut Env, name: &str, span: Span) -> R<Place> {
+        if let Some((si, li)) = env.find(name) {
+            return match &env.scopes[si][li].1 {
+                Local::Value(_) => Err(self.assign_const(name, span)),
+                Local::CtVar(v) => {
+                    let v = v.clone();
+                    let ty = v.ty(&mut self.types);
+                    Ok(Place::Ct { scope: si, idx: li, path: vec![], ty })
+                }
+                Local::Reg { reg, ty, mutable } => Ok(Place::Reg { reg: *reg, ty: *ty, mutable: *mutable }),
+                Local::Frame { off, ty, mutable } => {
+                    Ok(Place::Mem { base: MemBase::Frame(*off), off: 0, dyn_off: None, ty: *ty, mutable: *mutable })
+                }
+            };
+        }
+        if let Some(d) = self.lookup_decl(env.module, name) {
+            let ast = self.mods[d.module].ast.clone();
+            return match ast.decls.get(d.index as usize).map(|x| &x.kind) {
+                Some(DeclKind::Var(v)) if v.mutability != crate::syntax::ast::Mutability::Const => {
+                    self.global_place(env, d, span)
+                }
+                _ => Err(self.assign_const(name, span)),
+            };
+        }
+        Err(self.undefined(env, name, span))
+    }
+
+    fn assign_const(&mut self, name: &str, span: Span) -> Reported {
+        self.report(
+            Diagnostic::error(codes::ASSIGN_TO_CONST, format!("cannot assign to constant `{name}`"), span, "this is a constant")
+                .with_help("declare it with `var` to make it mutable"),
+        )
+    }
+
+    // ----- places ------------------------------------------------------------------------
+
+    /// Analyses an expression as a place (something with an address or a variable slot).
+    pub fn place(&mut self, env: &mut Env, e: ExprId) -> R<Place> {
+        let ast = env.ast.clone();
+        let span = ast.exprs[e].span;
+        match &ast.exprs[e].kind {
+            ExprKind::Ident(name) => self.ident_place(env, name, span),
+            ExprKind::Field { base, name } => {
+                if let Val::Ct(Value::Module(m)) = self.expr(env, *base)? {
+                    let Some(d) = self.lookup_decl(m, &name.name) else {
+                        return Err(self.unknown_member_of_module(m, &name.name, name.span));
+                    };
+                    let mast = self.mods[m].ast.clone();
+                    return match mast.decls.get(d.index as usize).map(|x| &x.kind) {
+                        Some(DeclKind::Var(v)) if v.mutability != crate::syntax::ast::Mutability::Const => {
+                            self.global_place(env, d, span)
+                        }
+                        _ => Err(self.assign_const(&name.name, span)),
+                    };
+                }
+                Err(self.err(codes::UNSUPPORTED, "this field cannot be assigned", span, "not an assignable place"))
+            }
+            ExprKind::Index { base, indices } => self.index_place(env, *base, indices, span),
+            ExprKind::Deref(p) => {
+                let pv = self.expr(env, *p)?;
+                let pspan = self.span(env, *p);
+                let pty = self.val_ty(&pv);
+                let (elem, is_const) = match self.types.get(pty) {
+                    Type::Ptr { elem, is_const } => (*elem, *is_const),
+                    _ => {
+                        let d = self.types.display(pty);
+                        return Err(self.err(
+                            codes::NOT_A_POINTER,
+                            "cannot dereference a value that is not a pointer",
+                            pspan,
+                            format!("this has type {d}"),
+                        ));
+                    }
+                };
+                let base = self.ptr_base(env, pv, pspan)?;
+                Ok(Place::Mem { base, off: 0, dyn_off: None, ty: elem, mutable: !is_const })
+            }
+            _ => Err(self.err(codes::BAD_OPERAND, "this expression is not assignable", span, "not a variable, element or dereference")),
+        }
+    }
+
+    fn ptr_base(&mut self, env: &mut Env, pv: Val, span: Span) -> R<MemBase> {
+        Ok(match pv {
+            Val::Ct(Value::GlobalPtr { global, offset, .. }) => {
+                if offset == 0 {
+                    MemBase::Global(global)
+                } else {
+                    let r = self.emit_global_addr(env, global, offset, span)?;
+                    MemBase::Reg(r)
+                }
+            }
+            Val::Ct(Value::AbsPtr { addr, .. }) => MemBase::Abs(addr),
+            Val::Rt { reg, .. } => MemBase::Reg(reg),
+            Val::Ct(_) => return Err(self.err(codes::NOT_A_POINTER, "not a pointer", span, "expected a pointer")),
+        })
+    }
+
+    fn index_place(&mut self, env: &mut Env, base: ExprId, indices: &[ExprId], span: Span) -> R<Place> {
+        let bspan = self.span(env, base);
+        // A pointer-valued base ([*]T or *[N]T) is indexed through its value; an array
+        // variable through its place.
+        let base_place = match self.place(env, base) {
+            Ok(p) => Some(p),
+            Err(Reported) => None,
+        };
+        let (mbase, off, dyn_off, arr_ty, mutable) = match base_place {
+            Some(Place::Mem { base, off, dyn_off, ty, mutable }) if matches!(self.types.get(ty), Type::Array { .. }) => {
+                (base, off, dyn_off, ty, mutable)
+            }
+            Some(Place::Ct { scope, idx, mut path, ty }) => {
+                let Type::Array { elem, dims } = self.types.get(ty).clone() else {
+                    return Err(self.not_indexable(ty, bspan));
+                };
+                let flat = self.ct_flat_index(env, &dims, indices, span)?;
+                path.push(flat);
+                return Ok(Place::Ct { scope, idx, path, ty: elem });
+            }
+            other => {
+                // Not an array place: index through a pointer value.
+                if other.is_none() {
+                    self.diags.pop();
+                }
+                let pv = self.expr(env, base)?;
+                let pty = self.val_ty(&pv);
+                match self.types.get(pty).clone() {
+                    Type::ManyPtr { elem, is_const } => {
+                        let mb = self.ptr_base(env, pv, bspan)?;
+                        let esize = self.types.size_of(elem).unwrap_or(0) as u32;
+                        if indices.len() != 1 {
+                            return Err(self.err(codes::NOT_INDEXABLE, "a [*] pointer takes one index", span, "one index expected"));
+                        }
+                        let (coff, dreg) = self.scaled_index(env, indices[0], esize)?;
+                        return Ok(Place::Mem { base: mb, off: coff, dyn_off: dreg, ty: elem, mutable: !is_const });
+                    }
+                    Type::Ptr { elem, is_const } if matches!(self.types.get(elem), Type::Array { .. }) => {
+                        let mb = self.ptr_base(env, pv, bspan)?;
+                        (mb, 0, None, elem, !is_const)
+                    }
+                    _ => return Err(self.not_indexable(pty, bspan)),
+                }
+            }
+        };
+        let Type::Array { elem, dims } = self.types.get(arr_ty).clone() else {
+            return Err(self.not_indexable(arr_ty, bspan));
+        };
+        if indices.len() != dims.len() {
+            return Err(self.err(
+                codes::NOT_INDEXABLE,
+                format!("array of rank {} indexed with {} indices", dims.len(), indices.len()),
+                span,
+                "wrong number of indices",
+            ));
+        }
+        let esize = self.types.size_of(elem).unwrap_or(0) as u32;
+        // Row-major: offset = ((i0 * d1 + i1) * d2 + i2) * esize.
+        let mut const_part: i128 = 0;
+        let mut dyn_part: Option<VReg> = None;
+        for (k, &ix) in indices.iter().enumerate() {
+            let stride: u64 = dims[k + 1..].iter().product::<u64>() * u64::from(esize);
+            let v = self.expr(env, ix)?;
+            let ispan = self.span(env, ix);
+            match v {
+                Val::Ct(Value::Int(i, _)) => {
+                    if i < 0 || i as u128 >= u128::from(dims[k]) {
+                        return Err(self.err(
+                            codes::COMPTIME_INDEX,
+                            format!("index {i} is out of range for an extent of {}", dims[k]),
+                            ispan,
+                            "out of range",
+                        ));
+                    }
+                    const_part += i * stride as i128;
+                }
+                other => {
+                    let r = self.index_to_u16(env, other, ispan)?;
+                    let scaled = self.mul_const_u16(env, r, stride as u32);
+                    dyn_part = Some(match dyn_part {
+                        None => scaled,
+                        Some(prev) => self.emit_bin(env, BinOp::Add, NumTy::U16, prev, scaled),
+                    });
+                }
+            }
+        }
+        let dyn_off = match (dyn_off, dyn_part) {
+            (Some(a), Some(b)) => Some(self.emit_bin(env, BinOp::Add, NumTy::U16, a, b)),
+            (a, b) => a.or(b),
+        };
+        Ok(Place::Mem { base: mbase, off: off + const_part as u32, dyn_off, ty: elem, mutable })
+    }
+
+    fn scaled_index(&mut self, env: &mut Env, ix: ExprId, esize: u32) -> R<(u32, Option<VReg>)> {
+        let v = self.expr(env, ix)?;
+        let ispan = self.span(env, ix);
+        match v {
+            Val::Ct(Value::Int(i, _)) if i >= 0 => Ok((i as u32 * esize, None)),
+            other => {
+                let r = self.index_to_u16(env, other, ispan)?;
+                Ok((0, Some(self.mul_const_u16(env, r, esize))))
+            }
+        }
+    }
+
+    fn not_indexable(&mut self, ty: TypeId, span: Span) -> Reported {
+        let d = self.types.display(ty);
+        self.err(codes::NOT_INDEXABLE, format!("cannot index a value of type {d}"), span, "not an array or [*] pointer")
+    }
+
+    fn ct_flat_index(&mut self, env: &mut Env, dims: &[u64], indices: &[ExprId], span: Span) -> R<usize> {
+        if indices.len() != dims.len() {
+            return Err(self.err(codes::NOT_INDEXABLE, "wrong number of indices", span, "index count differs from the array's rank"));
+        }
+        let mut flat: u64 = 0;
+        for (k, &ix) in indices.iter().enumerate() {
+            let i = self.eval_int(env, ix)?;
+            if i < 0 || i as u128 >= u128::from(dims[k]) {
+                let s = self.span(env, ix);
+                return Err(self.err(
+                    codes::COMPTIME_INDEX,
+                    format!("index {i} is out of range for an extent of {}", dims[k]),
+                    s,
+                    "out of range",
+                ));
+            }
+            flat = flat * dims[k] + i as u64;
+        }
+        Ok(flat as usize)
+    }
+
+    /// Indexing a comptime array or tuple with comptime indices.
+    fn ct_index(&mut self, env: &mut Env, base: ExprId, indices: &[ExprId]) -> R<Option<Value>> {
+        // Only when the base is comptime-known without side effects: a literal, a constant,
+        // a comptime variable.
+        let ast = env.ast.clone();
+        let is_ct_base = match &ast.exprs[base].kind {
+            ExprKind::Ident(n) => match env.find(n) {
+                Some((si, li)) => matches!(env.scopes[si][li].1, Local::Value(_) | Local::CtVar(_)),
+                None => self.lookup_decl(env.module, n).is_some_and(|d| {
+                    let a = self.mods[d.module].ast.clone();
+                    matches!(a.decls.get(d.index as usize).map(|x| &x.kind),
+                        Some(DeclKind::Param { .. }) | Some(DeclKind::Var(crate::syntax::ast::VarDecl { mutability: crate::syntax::ast::Mutability::Const, .. })))
+                }),
+            },
+            ExprKind::Builtin { .. } | ExprKind::AnonInit(_) | ExprKind::TypedInit { .. } | ExprKind::Field { .. } => true,
+            _ => false,
+        };
+        if !is_ct_base {
+            return Ok(None);
+        }
+        let bv = match self.expr(env, base)? {
+            Val::Ct(v) => v,
+            Val::Rt { .. } => return Ok(None),
+        };
+        let span = self.span(env, base);
+        match bv {
+            Value::Array(t, elems) => {
+                let Type::Array { dims, .. } = self.types.get(t).clone() else { return Ok(None) };
+                let idx_vals: Vec<Val> = indices.iter().map(|&i| self.expr(env, i)).collect::<R<_>>()?;
+                if idx_vals.iter().any(|v| matches!(v, Val::Rt { .. })) {
+                    return Err(self.err(
+                        codes::UNSUPPORTED,
+                        "indexing a comptime array with a runtime index",
+                        span,
+                        "store the array in a global `var` or `const` to index it at runtime",
+                    ));
+                }
+                let flat = self.ct_flat_index(env, &dims, indices, span)?;
+                Ok(elems.get(flat).cloned())
+            }
+            Value::Struct(fields) => {
+                if indices.len() != 1 {
+                    return Ok(None);
+                }
+                let i = self.eval_int(env, indices[0])?;
+                match fields.get(i as usize) {
+                    Some((_, v)) if i >= 0 => Ok(Some(v.clone())),
+                    _ => {
+                        let s = self.span(env, indices[0]);
+                        Err(self.err(codes::COMPTIME_INDEX, format!("index {i} is out of range for a tuple of {} elements", fields.len()), s, "out of range"))
+                    }
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Reads a place as a value.
+    pub fn read_place(&mut self, env: &mut Env, p: Place, span: Span) -> R<Val> {
+        match p {
+            Place::Ct { scope, idx, path, .. } => {
+                let Some((_, Local::CtVar(v))) = env.scopes.get(scope).and_then(|s| s.get(idx)) else {
+                    return Err(Reported);
+                };
+                let mut v = v.clone();
+                for i in path {
+                    v = match v {
+                        Value::Array(_, elems) => elems.get(i).cloned().ok_or(Reported)?,
+                        _ => return Err(Reported),
+                    };
+                }
+                Ok(Val::Ct(v))
+            }
+            Place::Reg { reg, ty, .. } => Ok(Val::Rt { reg, ty }),
+            Place::Mem { base, off, dyn_off, ty, .. } => {
+                if env.comptime {
+                    return Err(self.not_comptime(span));
+                }
+                let Some(nt) = self.types.num_ty(ty) else {
+                    let d = self.types.display(ty);
+                    return Err(self.err(
+                        codes::UNSUPPORTED,
+                        format!("a value of type {d} cannot be loaded into a register"),
+                        span,
+                        "index it, or take its address with `&`",
+                    ));
+                };
+                let addr = self.place_addr(env, base, off, dyn_off, span)?;
+                let dst = self.fb(env).reg();
+                self.fb(env).emit(Inst::Load { w: nt.width(), dst, addr });
+                Ok(Val::Rt { reg: dst, ty })
+            }
+        }
+    }
+
+    /// Writes a value to a place (the value is coerced to the place's type).
+    pub fn write_place(&mut self, env: &mut Env, p: Place, v: Val, span: Span, target_span: Span) -> R<()> {
+        match p {
+            Place::Ct { scope, idx, path, ty } => {
+                let Val::Ct(v) = v else {
+                    return Err(self.err(codes::NOT_COMPTIME, "runtime value stored in a comptime variable", span, "only known at runtime"));
+                };
+                let v = self.coerce_value(v, ty, span)?;
+                let Some((_, Local::CtVar(slot))) = env.scopes.get_mut(scope).and_then(|s| s.get_mut(idx)) else {
+                    return Err(Reported);
+                };
+                set_path(slot, &path, v);
+                Ok(())
+            }
+            Place::Reg { reg, ty, mutable } => {
+                if !mutable {
+                    return Err(self.err(codes::ASSIGN_TO_CONST, "cannot assign to a constant", target_span, "this is a constant"));
+                }
+                let v = self.coerce(env, v, ty, span)?;
+                let src = self.materialize(env, v, span)?;
+                self.fb(env).emit(Inst::Mov { dst: reg, src });
+                Ok(())
+            }
+            Place::Mem { base, off, dyn_off, ty, mutable } => {
+                if !mutable {
+                    return Err(self.err(codes::ASSIGN_TO_CONST, "cannot assign through a const pointer", target_span, "read-only"));
+                }
+                if env.comptime {
+                    return Err(self.not_comptime(target_span));
+                }
+                let v = self.coerce(env, v, ty, span)?;
+                let Some(nt) = self.types.num_ty(ty) else {
+                    return Err(self.err(codes::UNSUPPORTED, "whole-aggregate assignment is not supported yet", target_span, "assign element by element"));
+                };
+                let src = self.materialize(env, v, span)?;
+                let addr = self.place_addr(env, base, off, dyn_off, span)?;
+                self.fb(env).emit(Inst::Store { w: nt.width(), addr, src });
+                Ok(())
+            }
+        }
+    }
+
+    fn place_addr(&mut self, env: &mut Env, base: MemBase, off: u32, dyn_off: Option<VReg>, span: Span) -> R<VReg> {
+        let b = match base {
+            MemBase::Global(g) => self.emit_global_addr(env, g, off, span)?,
+            MemBase::Frame(f) => {
+                let dst = self.fb(env).reg();
+                self.fb(env).emit(Inst::FrameAddr { dst, off: f + off });
+                dst
+            }
+            MemBase::Abs(a) => self.imm(env, a + off),
+            MemBase::Reg(r) => {
+                if off == 0 {
+                    r
+                } else {
+                    let k = self.imm(env, off);
+                    self.emit_bin(env, BinOp::Add, NumTy::U16, r, k)
+                }
+            }
+        };
+        Ok(match dyn_off {
+            Some(d) => self.emit_bin(env, BinOp::Add, NumTy::U16, b, d),
+            None => b,
+        })
+    }
+
+    fn emit_global_addr(&mut self, env: &mut Env, global: crate::ir::GlobalId, offset: u32, span: Span) -> R<VReg> {
+        if env.comptime && env.ctx != Ctx::TopComptime {
+            return Err(self.not_comptime(span));
+        }
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::GlobalAddr { dst, global, offset });
+        Ok(dst)
+    }
+
+    /// The function builder (callers check `env.comptime` first).
+    ///
+    /// A comptime environment gets a throw-away builder: anything emitted there yields a
+    /// runtime value that the comptime caller then rejects with a diagnostic.
+    pub fn fb<'e>(&self, env: &'e mut Env) -> &'e mut FnBuilder {
+        env.fb.get_or_insert_with(FnBuilder::sink)
+    }
+
+    // ----- small emitters ------------------------------------------------------------------
+
+    pub(crate) fn imm(&mut self, env: &mut Env, v: u32) -> VReg {
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::Imm { dst, imm: v });
+        dst
+    }
+
+    pub(crate) fn emit_bin(&mut self, env: &mut Env, op: BinOp, ty: NumTy, a: VReg, b: VReg) -> VReg {
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::Bin { op, ty, dst, a, b });
+        dst
+    }
+
+    fn mul_const_u16(&mut self, env: &mut Env, r: VReg, k: u32) -> VReg {
+        if k == 1 {
+            return r;
+        }
+        let kr = self.imm(env, k);
+        self.emit_bin(env, BinOp::Mul, NumTy::U16, r, kr)
+    }
+
+    /// Converts an index value to a u16 register.
+    fn index_to_u16(&mut self, env: &mut Env, v: Val, span: Span) -> R<VReg> {
+        let ty = self.val_ty(&v);
+        if !self.types.is_int(ty) {
+            let d = self.types.display(ty);
+            return Err(self.err(codes::TYPE_MISMATCH, "array index must be an integer", span, format!("this has type {d}")));
+        }
+        if env.comptime {
+            return Err(self.not_comptime(span));
+        }
+        let r = self.materialize(env, v, span)?;
+        let from = self.types.num_ty(ty).unwrap_or(NumTy::U16);
+        if from == NumTy::U16 {
+            return Ok(r);
+        }
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::Conv { to: NumTy::U16, from, dst, src: r });
+        Ok(dst)
+    }
+
+    /// The type of a [`Val`].
+    pub fn val_ty(&mut self, v: &Val) -> TypeId {
+        match v {
+            Val::Ct(v) => v.ty(&mut self.types),
+            Val::Rt { ty, .. } => *ty,
+        }
+    }
+
+    /// Puts a scalar value into a register.
+    pub fn materialize(&mut self, env: &mut Env, v: Val, span: Span) -> R<VReg> {
+        let v = match v {
+            Val::Rt { reg, .. } => return Ok(reg),
+            Val::Ct(v) => v,
+        };
+        if env.comptime {
+            return Err(self.not_comptime(span));
+        }
+        let bits = match &v {
+            Value::GlobalPtr { global, offset, .. } => return self.emit_global_addr(env, *global, *offset, span),
+            Value::Func(d) => {
+                let f = self.lower_fn(*d, span)?;
+                let dst = self.fb(env).reg();
+                self.fb(env).emit(Inst::FuncAddr { dst, func: f });
+                return Ok(dst);
+            }
+            other => self.scalar_bits(other, span)?,
+        };
+        Ok(self.imm(env, bits))
+    }
+
+    /// The 32-bit register image of a comptime scalar.
+    pub fn scalar_bits(&mut self, v: &Value, span: Span) -> R<u32> {
+        Ok(match v {
+            Value::Bool(b) => u32::from(*b),
+            Value::Int(i, t) => {
+                if *t == self.types.common.comptime_int {
+                    return Err(self.err(
+                        codes::TYPE_MISMATCH,
+                        "an untyped integer has no runtime representation",
+                        span,
+                        "give it a type, e.g. `@as(i16, ...)`",
+                    ));
+                }
+                let (_, bits) = self.types.int_info(*t).unwrap_or((false, 32));
+                if bits > 32 {
+                    return Err(self.err(codes::UNSUPPORTED, "64-bit integers are not supported at runtime", span, "use a 32-bit type"));
+                }
+                let mask: u64 = if bits >= 32 { 0xffff_ffff } else { (1u64 << bits) - 1 };
+                ((*i as i64 as u64) & mask) as u32
+            }
+            Value::Float(f, t) => match self.types.get(*t) {
+                Type::F32 => (*f as f32).to_bits(),
+                Type::F16 => u32::from(half::f16::from_f64(*f).to_bits()),
+                _ => {
+                    return Err(self.err(
+                        codes::TYPE_MISMATCH,
+                        "an untyped float has no runtime representation",
+                        span,
+                        "give it a type, e.g. `@as(f32, ...)`",
+                    ));
+                }
+            },
+            Value::Color(c) => u32::from(*c),
+            Value::Dir(d) => u32::from(d.index()),
+            Value::TaskId(_, n) | Value::Queue(_, n) => u32::from(*n),
+            Value::AbsPtr { addr, .. } => *addr,
+            other => {
+                let ty = other.ty(&mut self.types);
+                let d = self.types.display(ty);
+                return Err(self.err(codes::NOT_COMPTIME, format!("a value of type {d} exists only at comptime"), span, "used in runtime code here"));
+            }
+        })
+    }
+
+    // ----- coercion ----------------------------------------------------------------------
+
+    /// Coerces a comptime value to `ty` (range-checked), or reports a type mismatch.
+    pub fn coerce_value(&mut self, v: Value, ty: TypeId, span: Span) -> R<Value> {
+        let vt = v.ty(&mut self.types);
+        if vt == ty {
+            return Ok(v);
+        }
+        let target = self.types.get(ty).clone();
+        let ok = match (&v, &target) {
+            (_, Type::ComptimeStruct) if matches!(v, Value::Struct(_)) => Some(v.clone()),
+            (Value::Int(i, _), Type::Int { .. }) => {
+                if !self.types.int_fits(ty, *i) {
+                    let d = self.types.display(ty);
+                    return Err(self.report(
+                        Diagnostic::error(codes::OUT_OF_RANGE, format!("integer {i} does not fit in {d}"), span, format!("out of range for {d}"))
+                            .with_help(int_range_help(&self.types, ty)),
+                    ));
+                }
+                Some(Value::Int(*i, ty))
+            }
+            (Value::Int(i, _), Type::ComptimeInt) => Some(Value::Int(*i, ty)),
+            (Value::Int(i, t), Type::F16 | Type::F32 | Type::ComptimeFloat) if *t == self.types.common.comptime_int => {
+                Some(Value::Float(round_to(&target, *i as f64), ty))
+            }
+            (Value::Float(f, t), Type::F16 | Type::F32) if *t == self.types.common.comptime_float => {
+                Some(Value::Float(round_to(&target, *f), ty))
+            }
+            (Value::Float(f, _), Type::ComptimeFloat) => Some(Value::Float(*f, ty)),
+            (Value::Array(_, elems), Type::Array { elem, dims }) => {
+                let n: u64 = dims.iter().product();
+                if elems.len() as u64 == n {
+                    let mut out = Vec::with_capacity(elems.len());
+                    for e in elems.iter() {
+                        out.push(self.coerce_value(e.clone(), *elem, span)?);
+                    }
+                    Some(Value::Array(ty, Rc::new(out)))
+                } else {
+                    None
+                }
+            }
+            (Value::Struct(fields), Type::Array { elem, dims }) if fields.iter().enumerate().all(|(i, (n, _))| *n == i.to_string()) => {
+                let n: u64 = dims.iter().product();
+                if fields.len() as u64 == n {
+                    let mut out = Vec::with_capacity(fields.len());
+                    for (_, e) in fields.iter() {
+                        out.push(self.coerce_value(e.clone(), *elem, span)?);
+                    }
+                    Some(Value::Array(ty, Rc::new(out)))
+                } else {
+                    None
+                }
+            }
+            (Value::GlobalPtr { global, offset, .. }, _) if self.ptr_coercible(vt, ty) => {
+                Some(Value::GlobalPtr { global: *global, offset: *offset, ty })
+            }
+            (Value::AbsPtr { addr, .. }, _) if self.ptr_coercible(vt, ty) => Some(Value::AbsPtr { addr: *addr, ty }),
+            (Value::Func(_), Type::Fn { .. }) => Some(v.clone()),
+            (Value::Func(_), Type::Ptr { elem, .. }) if matches!(self.types.get(*elem), Type::Fn { .. }) => Some(v.clone()),
+            (Value::Task(_), Type::LocalTaskId | Type::DataTaskId | Type::ControlTaskId) => None,
+            _ => None,
+        };
+        match ok {
+            Some(v) => Ok(v),
+            None => Err(self.mismatch(ty, vt, span)),
+        }
+    }
+
+    pub(crate) fn mismatch(&mut self, expected: TypeId, found: TypeId, span: Span) -> Reported {
+        let e = self.types.display(expected);
+        let f = self.types.display(found);
+        let mut d = Diagnostic::error(codes::TYPE_MISMATCH, format!("expected {e}, found {f}"), span, format!("this has type {f}"));
+        if self.types.is_numeric(expected) && self.types.is_numeric(found) {
+            d = d.with_help(format!("convert explicitly with `@as({e}, ...)`"));
+        }
+        self.report(d)
+    }
+
+    fn ptr_coercible(&self, from: TypeId, to: TypeId) -> bool {
+        match (self.types.get(from), self.types.get(to)) {
+            // *[N]T -> [*]T
+            (Type::Ptr { elem, is_const: fc }, Type::ManyPtr { elem: te, is_const: tc }) => {
+                matches!(self.types.get(*elem), Type::Array { elem: ae, dims } if ae == te && dims.len() == 1) && (*tc || !*fc)
+            }
+            (Type::Ptr { elem, is_const: fc }, Type::Ptr { elem: te, is_const: tc }) => elem == te && (*tc || !*fc),
+            (Type::ManyPtr { elem, is_const: fc }, Type::ManyPtr { elem: te, is_const: tc }) => elem == te && (*tc || !*fc),
+            _ => false,
+        }
+    }
+
+    /// Coerces a value (comptime or runtime) to `ty`.
+    pub fn coerce(&mut self, _env: &mut Env, v: Val, ty: TypeId, span: Span) -> R<Val> {
+        match v {
+            Val::Ct(v) => Ok(Val::Ct(self.coerce_value(v, ty, span)?)),
+            Val::Rt { reg, ty: vt } => {
+                if vt == ty || self.ptr_coercible(vt, ty) {
+                    Ok(Val::Rt { reg, ty })
+                } else {
+                    Err(self.mismatch(ty, vt, span))
+                }
+            }
+        }
+    }
+
+    // ----- operators ---------------------------------------------------------------------
+
+    fn unary(&mut self, env: &mut Env, op: UnaryOp, operand: ExprId, span: Span) -> R<Val> {
+        if op == UnaryOp::AddrOf {
+            return self.addr_of(env, operand, span);
+        }
+        let v = self.expr(env, operand)?;
+        let ty = self.val_ty(&v);
+        let ospan = self.span(env, operand);
+        let ok = match op {
+            UnaryOp::Neg => self.types.is_numeric(ty),
+            UnaryOp::Not => ty == self.types.common.bool_,
+            UnaryOp::BitNot => matches!(self.types.get(ty), Type::Int { .. }),
+            UnaryOp::AddrOf => true,
+        };
+        if !ok {
+            let d = self.types.display(ty);
+            let sym = match op {
+                UnaryOp::Neg => "-",
+                UnaryOp::Not => "!",
+                UnaryOp::BitNot => "~",
+                UnaryOp::AddrOf => "&",
+            };
+            return Err(self.err(codes::BAD_OPERAND, format!("operator `{sym}` cannot be applied to {d}"), ospan, format!("this has type {d}")));
+        }
+        match v {
+            Val::Ct(c) => Ok(Val::Ct(match (op, c) {
+                (UnaryOp::Neg, Value::Int(i, t)) => {
+                    let r = -i;
+                    if !self.types.int_fits(t, r) {
+                        let d = self.types.display(t);
+                        return Err(self.err(codes::OUT_OF_RANGE, format!("negation overflows {d}"), span, "result out of range"));
+                    }
+                    Value::Int(r, t)
+                }
+                (UnaryOp::Neg, Value::Float(f, t)) => Value::Float(-f, t),
+                (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
+                (UnaryOp::BitNot, Value::Int(i, t)) => {
+                    let (signed, bits) = self.types.int_info(t).unwrap_or((true, 64));
+                    Value::Int(wrap_int(!i, signed, bits), t)
+                }
+                _ => return Err(Reported),
+            })),
+            Val::Rt { reg, ty } => {
+                let nt = self.types.num_ty(ty).unwrap_or(NumTy::U16);
+                let uop = match op {
+                    UnaryOp::Neg => UnOp::Neg,
+                    UnaryOp::Not => UnOp::LNot,
+                    _ => UnOp::Not,
+                };
+                let dst = self.fb(env).reg();
+                self.fb(env).emit(Inst::Un { op: uop, ty: nt, dst, a: reg });
+                Ok(Val::Rt { reg: dst, ty })
+            }
+        }
+    }
+
+    fn addr_of(&mut self, env: &mut Env, operand: ExprId, span: Span) -> R<Val> {
+        // `&f` of a function is the function itself.
+        if let ExprKind::Ident(n) = &env.ast.exprs[operand].kind
+            && env.find(n).is_none()
+            && let Some(d) = self.lookup_decl(env.module, n)
+            && let Some(DeclKind::Fn(_)) = self.mods[d.module].ast.decls.get(d.index as usize).map(|x| &x.kind)
+        {
+            return Ok(Val::Ct(Value::Func(d)));
+        }
+        let saved = env.comptime;
+        // Taking the address of a global is fine in comptime code: the address is a
+        // link-time constant.
+        if env.ctx != Ctx::Layout {
+            env.comptime = false;
+        }
+        let p = self.place(env, operand);
+        env.comptime = saved;
+        match p? {
+            Place::Mem { base, off, dyn_off, ty, mutable } => {
+                let pty = self.types.intern(Type::Ptr { elem: ty, is_const: !mutable });
+                match (base, dyn_off) {
+                    (MemBase::Global(g), None) => Ok(Val::Ct(Value::GlobalPtr { global: g, offset: off, ty: pty })),
+                    (MemBase::Abs(a), None) => Ok(Val::Ct(Value::AbsPtr { addr: a + off, ty: pty })),
+                    _ => {
+                        if env.comptime {
+                            return Err(self.not_comptime(span));
+                        }
+                        let r = self.place_addr(env, base, off, dyn_off, span)?;
+                        Ok(Val::Rt { reg: r, ty: pty })
+                    }
+                }
+            }
+            _ => Err(self.err(
+                codes::UNSUPPORTED,
+                "cannot take the address of this value",
+                span,
+                "only globals, array elements and local arrays have addresses",
+            )),
+        }
+    }
+
+    fn binary(&mut self, env: &mut Env, op: BinaryOp, lhs: ExprId, rhs: ExprId, span: Span) -> R<Val> {
+        if matches!(op, BinaryOp::And | BinaryOp::Or) {
+            return self.short_circuit(env, op, lhs, rhs, span);
+        }
+        let l = self.expr(env, lhs)?;
+        let r = self.expr(env, rhs)?;
+        let lspan = self.span(env, lhs);
+        let rspan = self.span(env, rhs);
+        self.binary_vals(env, op, l, r, span, lspan, rspan)
+    }
+
+    /// Applies a binary operator to two analysed operands.
+    #[allow(clippy::too_many_arguments)]
+    pub fn binary_vals(&mut self, env: &mut Env, op: BinaryOp, l: Val, r: Val, span: Span, lspan: Span, rspan: Span) -> R<Val> {
+        let lt = self.val_ty(&l);
+        let rt = self.val_ty(&r);
+        let is_shift = matches!(op, BinaryOp::Shl | BinaryOp::Shr);
+        // Shifts: the result has the left operand's type; the amount must be unsigned.
+        let ty = if is_shift {
+            if let Some((true, _)) = self.types.int_info(rt) {
+                let d = self.types.display(rt);
+                return Err(self.report(
+                    Diagnostic::error(codes::BAD_OPERAND, "shift amount must be unsigned", rspan, format!("this has type {d}"))
+                        .with_help("convert it with `@as(u16, ...)`"),
+                ));
+            }
+            if !self.types.is_int(lt) || !self.types.is_int(rt) {
+                let d = self.types.display(if self.types.is_int(lt) { rt } else { lt });
+                return Err(self.err(codes::BAD_OPERAND, format!("cannot shift a value of type {d}"), span, "shifts need integers"));
+            }
+            lt
+        } else {
+            self.peer_type(lt, rt, &l, &r, op, lspan, rspan)?
+        };
+        let is_cmp = matches!(op, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge);
+        self.check_operator(op, ty, span)?;
+        match (l, r) {
+            (Val::Ct(a), Val::Ct(b)) => {
+                let a = if is_shift { a } else { self.coerce_value(a, ty, lspan)? };
+                let b = if is_shift { b } else { self.coerce_value(b, ty, rspan)? };
+                Ok(Val::Ct(self.fold_binary(op, a, b, ty, span, rspan)?))
+            }
+            (l, r) => {
+                if env.comptime {
+                    let s = if matches!(l, Val::Rt { .. }) { lspan } else { rspan };
+                    return Err(self.not_comptime(s));
+                }
+                let (lv, rv) = if is_shift {
+                    let rv = match r {
+                        Val::Ct(Value::Int(i, t)) if t == self.types.common.comptime_int => Val::Ct(Value::Int(i, lt)),
+                        other => other,
+                    };
+                    (l, rv)
+                } else {
+                    (self.coerce(env, l, ty, lspan)?, self.coerce(env, r, ty, rspan)?)
+                };
+                let a = self.materialize(env, lv, lspan)?;
+                let b = self.materialize(env, rv, rspan)?;
+                let Some(nt) = self.types.num_ty(ty) else {
+                    let d = self.types.display(ty);
+                    return Err(self.err(codes::BAD_OPERAND, format!("operator `{}` is not available at runtime for {d}", op.symbol()), span, "here"));
+                };
+                let dst = self.fb(env).reg();
+                if is_cmp {
+                    let cop = match op {
+                        BinaryOp::Eq => CmpOp::Eq,
+                        BinaryOp::Ne => CmpOp::Ne,
+                        BinaryOp::Lt => CmpOp::Lt,
+                        BinaryOp::Le => CmpOp::Le,
+                        BinaryOp::Gt => CmpOp::Gt,
+                        _ => CmpOp::Ge,
+                    };
+                    self.fb(env).emit(Inst::Cmp { op: cop, ty: nt, dst, a, b });
+                    Ok(Val::Rt { reg: dst, ty: self.types.common.bool_ })
+                } else {
+                    let bop = arith_op(op);
+                    self.fb(env).emit(Inst::Bin { op: bop, ty: nt, dst, a, b });
+                    Ok(Val::Rt { reg: dst, ty })
+                }
+            }
+        }
+    }
+
+    /// The common type of two operands (comptime literals adopt the other side's type).
+    #[allow(clippy::too_many_arguments)]
+    fn peer_type(&mut self, lt: TypeId, rt: TypeId, l: &Val, r: &Val, op: BinaryOp, lspan: Span, rspan: Span) -> R<TypeId> {
+        if lt == rt {
+            return Ok(lt);
+        }
+        let c = &self.types.common;
+        let (ci, cf) = (c.comptime_int, c.comptime_float);
+        let l_ct_num = (lt == ci || lt == cf) && matches!(l, Val::Ct(_));
+        let r_ct_num = (rt == ci || rt == cf) && matches!(r, Val::Ct(_));
+        if (lt == ci && rt == cf) || (lt == cf && rt == ci) {
+            return Ok(cf);
+        }
+        if l_ct_num && self.types.is_numeric(rt) && !(lt == cf && self.types.is_int(rt)) {
+            return Ok(rt);
+        }
+        if r_ct_num && self.types.is_numeric(lt) && !(rt == cf && self.types.is_int(lt)) {
+            return Ok(lt);
+        }
+        let ld = self.types.display(lt);
+        let rd = self.types.display(rt);
+        let both_fixed = self.types.is_numeric(lt) && self.types.is_numeric(rt);
+        let msg = if both_fixed {
+            format!("mixed-type arithmetic: `{}` between {ld} and {rd}", op.symbol())
+        } else {
+            format!("operator `{}` cannot combine {ld} and {rd}", op.symbol())
+        };
+        let mut d = Diagnostic::error(codes::TYPE_MISMATCH, msg, rspan, format!("this has type {rd}"))
+            .with_label(lspan, format!("this has type {ld}"));
+        if both_fixed {
+            d = d.with_help(format!("CSL never converts between fixed-width types implicitly; convert one side, e.g. `@as({ld}, ...)`"));
+        }
+        Err(self.report(d))
+    }
+
+    fn check_operator(&mut self, op: BinaryOp, ty: TypeId, span: Span) -> R<()> {
+        let t = self.types.get(ty).clone();
+        let numeric = self.types.is_numeric(ty);
+        let int = self.types.is_int(ty);
+        let ok = match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => numeric,
+            BinaryOp::Rem | BinaryOp::Shl | BinaryOp::Shr | BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => int,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => numeric,
+            BinaryOp::Eq | BinaryOp::Ne => {
+                numeric
+                    || matches!(
+                        t,
+                        Type::Bool
+                            | Type::ComptimeString
+                            | Type::Color
+                            | Type::Direction
+                            | Type::DataTaskId
+                            | Type::LocalTaskId
+                            | Type::ControlTaskId
+                            | Type::InputQueue
+                            | Type::OutputQueue
+                            | Type::UtId
+                            | Type::Type
+                            | Type::Ptr { .. }
+                            | Type::ManyPtr { .. }
+                    )
+            }
+            BinaryOp::And | BinaryOp::Or => matches!(t, Type::Bool),
+        };
+        if ok {
+            Ok(())
+        } else {
+            let d = self.types.display(ty);
+            Err(self.err(codes::BAD_OPERAND, format!("operator `{}` cannot be applied to {d}", op.symbol()), span, format!("operands have type {d}")))
+        }
+    }
+
+    fn fold_binary(&mut self, op: BinaryOp, a: Value, b: Value, ty: TypeId, span: Span, rspan: Span) -> R<Value> {
+        use BinaryOp::*;
+        let cmp = |o: std::cmp::Ordering| -> bool {
+            match op {
+                Eq => o.is_eq(),
+                Ne => o.is_ne(),
+                Lt => o.is_lt(),
+                Le => o.is_le(),
+                Gt => o.is_gt(),
+                _ => o.is_ge(),
+            }
+        };
+        Ok(match (a, b) {
+            (Value::Int(x, _), Value::Int(y, yt)) => match op {
+                Eq | Ne | Lt | Le | Gt | Ge => Value::Bool(cmp(x.cmp(&y))),
+                _ => {
+                    let r = match op {
+                        Add => x.checked_add(y),
+                        Sub => x.checked_sub(y),
+                        Mul => x.checked_mul(y),
+                        Div | Rem => {
+                            if y == 0 {
+                                return Err(self.err(codes::COMPTIME_DIV_ZERO, "division by zero at comptime", rspan, "this is zero"));
+                            }
+                            if op == Div { x.checked_div(y) } else { x.checked_rem(y) }
+                        }
+                        BitAnd => Some(x & y),
+                        BitOr => Some(x | y),
+                        BitXor => Some(x ^ y),
+                        Shl | Shr => {
+                            if y < 0 || (yt != self.types.common.comptime_int && !self.types.int_fits(yt, y)) {
+                                return Err(self.err(codes::OUT_OF_RANGE, "negative shift amount", rspan, "must be non-negative"));
+                            }
+                            let (signed, bits) = self.types.int_info(ty).unwrap_or((true, 127));
+                            if op == Shl {
+                                if self.types.int_info(ty).is_some() {
+                                    Some(wrap_int(x.checked_shl(y.min(127) as u32).unwrap_or(0), signed, bits))
+                                } else {
+                                    x.checked_shl(y.min(127) as u32)
+                                }
+                            } else {
+                                Some(x >> y.min(127))
+                            }
+                        }
+                        _ => None,
+                    };
+                    match r {
+                        Some(r) if self.types.int_fits(ty, r) => Value::Int(r, ty),
+                        _ => {
+                            let d = self.types.display(ty);
+                            return Err(self.err(codes::OUT_OF_RANGE, format!("comptime arithmetic overflows {d}"), span, "overflows"));
+                        }
+                    }
+                }
+            },
+            (Value::Float(x, _), Value::Float(y, _)) => match op {
+                Eq | Ne | Lt | Le | Gt | Ge => Value::Bool(x.partial_cmp(&y).is_some_and(cmp) || (op == Ne && x.is_nan())),
+                Add | Sub | Mul | Div => {
+                    let r = match op {
+                        Add => x + y,
+                        Sub => x - y,
+                        Mul => x * y,
+                        _ => x / y,
+                    };
+                    let tt = self.types.get(ty).clone();
+                    Value::Float(round_to(&tt, r), ty)
+                }
+                _ => return Err(Reported),
+            },
+            (Value::Bool(x), Value::Bool(y)) => Value::Bool(if op == Eq { x == y } else { x != y }),
+            (a, b) => {
+                let eq = a.canonical(&self.types) == b.canonical(&self.types);
+                match op {
+                    Eq => Value::Bool(eq),
+                    Ne => Value::Bool(!eq),
+                    _ => return Err(Reported),
+                }
+            }
+        })
+    }
+
+    fn short_circuit(&mut self, env: &mut Env, op: BinaryOp, lhs: ExprId, rhs: ExprId, span: Span) -> R<Val> {
+        let l = self.expr(env, lhs)?;
+        let lspan = self.span(env, lhs);
+        let bool_ = self.types.common.bool_;
+        let l = self.coerce(env, l, bool_, lspan)?;
+        match l {
+            Val::Ct(Value::Bool(b)) => {
+                // The skipped operand is not even analysed.
+                if (op == BinaryOp::And && !b) || (op == BinaryOp::Or && b) {
+                    return Ok(Val::Ct(Value::Bool(b)));
+                }
+                let r = self.expr(env, rhs)?;
+                let rspan = self.span(env, rhs);
+                self.coerce(env, r, bool_, rspan)
+            }
+            Val::Ct(_) => Err(Reported),
+            Val::Rt { reg, .. } => {
+                let result = self.fb(env).reg();
+                self.fb(env).emit(Inst::Mov { dst: result, src: reg });
+                let rhs_b = self.fb(env).block();
+                let join = self.fb(env).block();
+                let term = if op == BinaryOp::And {
+                    Term::Branch { cond: reg, then: rhs_b, otherwise: join }
+                } else {
+                    Term::Branch { cond: reg, then: join, otherwise: rhs_b }
+                };
+                self.fb(env).terminate(term);
+                self.fb(env).switch_to(rhs_b);
+                let r = self.expr(env, rhs)?;
+                let rspan = self.span(env, rhs);
+                let r = self.coerce(env, r, bool_, rspan)?;
+                let rr = self.materialize(env, r, span)?;
+                self.fb(env).emit(Inst::Mov { dst: result, src: rr });
+                self.fb(env).terminate(Term::Jump(join));
+                self.fb(env).switch_to(join);
+                Ok(Val::Rt { reg: result, ty: bool_ })
+            }
+        }
+    }
+
+    // ----- fields, initialisers ----------------------------------------------------------
+
+    fn unknown_member_of_module(&mut self, m: ModId, name: &str, span: Span) -> Reported {
+        let names = self.decl_names(m);
+        let mut d = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("module has no member `{name}`"), span, "unknown member");
+        if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
+            d = d.with_help(format!("did you mean `{s}`?"));
+        }
+        self.report(d)
+    }
+
+    fn field(&mut self, env: &mut Env, _e: ExprId, base: ExprId, name: &crate::syntax::ast::Ident, span: Span) -> R<Val> {
+        let bv = self.expr(env, base)?;
+        let bspan = self.span(env, base);
+        match bv {
+            Val::Ct(Value::Module(m)) => {
+                let Some(d) = self.lookup_decl(m, &name.name) else {
+                    return Err(self.unknown_member_of_module(m, &name.name, name.span));
+                };
+                self.decl_val(env, d, span)
+            }
+            Val::Ct(Value::Struct(fields)) => match fields.iter().find(|(n, _)| *n == name.name) {
+                Some((_, v)) => Ok(Val::Ct(v.clone())),
+                None => {
+                    let mut names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+                    names.sort();
+                    let mut d = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("struct has no field `{}`", name.name), name.span, "unknown field");
+                    if let Some(s) = did_you_mean(&name.name, names.iter().copied()) {
+                        d = d.with_help(format!("did you mean `{s}`?"));
+                    } else {
+                        d = d.with_note(format!("its fields are: {}", names.join(", ")));
+                    }
+                    Err(self.report(d))
+                }
+            },
+            other => {
+                let ty = self.val_ty(&other);
+                let d = self.types.display(ty);
+                Err(self.err(codes::UNKNOWN_MEMBER, format!("a value of type {d} has no fields"), bspan, format!("this has type {d}")))
+            }
+        }
+    }
+
+    fn anon_init(&mut self, env: &mut Env, list: &InitList) -> R<Val> {
+        let mut fields = Vec::new();
+        match list {
+            InitList::Fields(fs) => {
+                for f in fs {
+                    if fields.iter().any(|(n, _): &(String, Value)| *n == f.name.name) {
+                        return Err(self.err(codes::DUPLICATE_DECL, format!("field `{}` is given twice", f.name.name), f.name.span, "repeated"));
+                    }
+                    let v = self.eval_comptime(env, f.value)?;
+                    fields.push((f.name.name.clone(), v));
+                }
+            }
+            InitList::Elems(es) => {
+                for (i, e) in es.iter().enumerate() {
+                    let v = self.eval_comptime(env, *e)?;
+                    fields.push((i.to_string(), v));
+                }
+            }
+        }
+        Ok(Val::Ct(Value::Struct(Rc::new(fields))))
+    }
+
+    fn typed_init(&mut self, env: &mut Env, ty: ExprId, init: &InitList, span: Span) -> R<Val> {
+        let t = self.eval_type(env, ty)?;
+        match (self.types.get(t).clone(), init) {
+            (Type::Array { elem, dims }, InitList::Elems(es)) => {
+                let n: u64 = dims.iter().product();
+                if es.len() as u64 != n {
+                    return Err(self.err(codes::TYPE_MISMATCH, format!("expected {n} elements, found {}", es.len()), span, "wrong number of elements"));
+                }
+                let mut out = Vec::new();
+                for e in es {
+                    let v = self.eval_comptime(env, *e)?;
+                    let s = self.span(env, *e);
+                    out.push(self.coerce_value(v, elem, s)?);
+                }
+                Ok(Val::Ct(Value::Array(t, Rc::new(out))))
+            }
+            (Type::Array { dims, .. }, InitList::Fields(fs)) if fs.is_empty() && dims.iter().product::<u64>() == 0 => {
+                Ok(Val::Ct(Value::Array(t, Rc::new(Vec::new()))))
+            }
+            _ => {
+                let d = self.types.display(t);
+                Err(self.err(codes::UNSUPPORTED, format!("cannot initialise {d} with a list"), span, "not supported"))
+            }
+        }
+    }
+
+    fn if_expr(&mut self, env: &mut Env, cond: ExprId, then: ExprId, otherwise: ExprId, span: Span) -> R<Val> {
+        let c = self.expr(env, cond)?;
+        let cspan = self.span(env, cond);
+        let bool_ = self.types.common.bool_;
+        let c = self.coerce(env, c, bool_, cspan)?;
+        match c {
+            Val::Ct(Value::Bool(b)) => self.expr(env, if b { then } else { otherwise }),
+            Val::Ct(_) => Err(Reported),
+            Val::Rt { reg, .. } => {
+                let tb = self.fb(env).block();
+                let eb = self.fb(env).block();
+                let join = self.fb(env).block();
+                self.fb(env).terminate(Term::Branch { cond: reg, then: tb, otherwise: eb });
+                self.fb(env).switch_to(tb);
+                let tv = self.expr(env, then)?;
+                let t_end = self.fb(env).cur;
+                self.fb(env).switch_to(eb);
+                let ev = self.expr(env, otherwise)?;
+                let e_end = self.fb(env).cur;
+                let tt = self.val_ty(&tv);
+                let et = self.val_ty(&ev);
+                let tspan = self.span(env, then);
+                let espan = self.span(env, otherwise);
+                let ty = self.peer_type(tt, et, &tv, &ev, BinaryOp::Eq, tspan, espan)?;
+                let result = self.fb(env).reg();
+                for (blk, v, s) in [(t_end, tv, tspan), (e_end, ev, espan)] {
+                    self.fb(env).switch_to(blk);
+                    let v = self.coerce(env, v, ty, s)?;
+                    let r = self.materialize(env, v, span)?;
+                    self.fb(env).emit(Inst::Mov { dst: result, src: r });
+                    self.fb(env).terminate(Term::Jump(join));
+                }
+                self.fb(env).switch_to(join);
+                Ok(Val::Rt { reg: result, ty })
+            }
+        }
+    }
+}
+
+fn arith_op(op: BinaryOp) -> BinOp {
+    match op {
+        BinaryOp::Add => BinOp::Add,
+        BinaryOp::Sub => BinOp::Sub,
+        BinaryOp::Mul => BinOp::Mul,
+        BinaryOp::Div => BinOp::Div,
+        BinaryOp::Rem => BinOp::Rem,
+        BinaryOp::Shl => BinOp::Shl,
+        BinaryOp::Shr => BinOp::Shr,
+        BinaryOp::BitAnd => BinOp::And,
+        BinaryOp::BitOr => BinOp::Or,
+        _ => BinOp::Xor,
+    }
+}
+
+/// Wraps an integer to a fixed width.
+pub fn wrap_int(v: i128, signed: bool, bits: u8) -> i128 {
+    if bits >= 127 {
+        return v;
+    }
+    let m = 1i128 << bits;
+    let r = v.rem_euclid(m);
+    if signed && r >= m / 2 { r - m } else { r }
+}
+
+/// Rounds a float to the precision of a float type.
+pub fn round_to(t: &Type, v: f64) -> f64 {
+    match t {
+        Type::F32 => v as f32 as f64,
+        Type::F16 => half::f16::from_f64(v).to_f64(),
+        _ => v,
+    }
+}
+
+fn int_range_help(types: &super::types::TypeStore, ty: TypeId) -> String {
+    match types.int_info(ty) {
+        Some((true, bits)) => format!("{} holds {} to {}", types.display(ty), -(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+        Some((false, bits)) => format!("{} holds 0 to {}", types.display(ty), (1i128 << bits) - 1),
+        None => String::new(),
+    }
+}
+
+fn set_path(slot: &mut Value, path: &[usize], v: Value) {
+    match path.split_first() {
+        None => *slot = v,
+        Some((&i, rest)) => {
+            if let Value::Array(_, elems) = slot
+                && let Some(e) = Rc::make_mut(elems).get_mut(i)
+            {
+                set_path(e, rest, v);
+            }
+        }
+    }
+}
+
+
+/// Width of a load or store for a scalar type.
+pub fn width_of(n: NumTy) -> Width {
+    n.width()
+}

@@ -1,0 +1,342 @@
+//! The layout block: evaluates `layout { ... }` of the top-level file into a
+//! [`LayoutPlan`] (rectangle, code per PE, colour configuration, host names), and compiles
+//! one program class per distinct (file, params) pair.
+
+use super::eval::{Env, Val};
+use super::value::Value;
+use super::{Ctx, R, Reported, Sema};
+use crate::diag::{Diagnostic, codes};
+use crate::ir::Program;
+use crate::source::{FileId, Span};
+use crate::syntax::ast::{DeclKind, ExprId, ExprKind};
+use csl_arch::fabric::Direction;
+use csl_arch::image::{ColorConfig, ExportKind, ExportName};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+/// Code assigned to one PE.
+#[derive(Clone)]
+pub struct TileCode {
+    /// The PE program file.
+    pub file: FileId,
+    /// Its params.
+    pub params: Rc<Vec<(String, Value)>>,
+    /// The `@set_tile_code` call.
+    pub span: Span,
+}
+
+/// What the layout block produced.
+#[derive(Default)]
+pub struct LayoutPlan {
+    /// `(width, height, call span)` from `@set_rectangle`.
+    pub rect: Option<(u32, u32, Span)>,
+    /// Code per PE (rectangle-relative coordinates).
+    pub tiles: HashMap<(u32, u32), TileCode>,
+    /// Colour configurations.
+    pub routes: Vec<(ColorConfig, Span)>,
+    /// Host-visible names.
+    pub exports: Vec<(ExportName, Span)>,
+}
+
+impl Sema {
+    /// Evaluates the layout block of the top-level module `top`.
+    pub fn run_layout(&mut self, top: super::module::ModId) -> Option<LayoutPlan> {
+        let ast = self.mods[top].ast.clone();
+        let layouts: Vec<_> = ast.decls.iter().filter_map(|d| if let DeclKind::Layout(b) = &d.kind { Some((b, d.span)) } else { None }).collect();
+        let file = self.mods[top].file;
+        match layouts.as_slice() {
+            [] => {
+                let display = self.sources.get(file).display.clone();
+                self.report(
+                    Diagnostic::global(codes::LAYOUT_MISSING, format!("`{display}` has no layout block"))
+                        .with_help("the file given to cslc must contain `layout { ... }` with @set_rectangle and @set_tile_code"),
+                );
+                None
+            }
+            [(block, _)] => {
+                self.layout = Some(LayoutPlan::default());
+                let mut env = Env::comptime(top, ast.clone(), Ctx::Layout);
+                let ok = self.exec_block(&mut env, block).is_ok();
+                let plan = self.layout.take()?;
+                if !ok {
+                    return None;
+                }
+                let Some((w, h, rspan)) = plan.rect else {
+                    self.report(Diagnostic::error(codes::LAYOUT_RECTANGLE, "the layout never calls @set_rectangle", block.span, "in this layout block"));
+                    return None;
+                };
+                let mut missing = Vec::new();
+                for y in 0..h {
+                    for x in 0..w {
+                        if !plan.tiles.contains_key(&(x, y)) {
+                            missing.push((x, y));
+                        }
+                    }
+                }
+                if !missing.is_empty() {
+                    let list: Vec<String> = missing.iter().take(6).map(|(x, y)| format!("({x}, {y})")).collect();
+                    let more = if missing.len() > 6 { format!(" and {} more", missing.len() - 6) } else { String::new() };
+                    self.report(
+                        Diagnostic::error(codes::LAYOUT_NO_CODE, format!("{} PE{} of the rectangle have no code", missing.len(), if missing.len() == 1 { "" } else { "s" }), rspan, "rectangle set here")
+                            .with_note(format!("without code: {}{more}", list.join(", ")))
+                            .with_help("call @set_tile_code for every PE of the rectangle"),
+                    );
+                    return None;
+                }
+                Some(plan)
+            }
+            [_, (second, _), ..] => {
+                self.report(Diagnostic::error(codes::LAYOUT_MISSING, "a program has exactly one layout block", second.span, "second layout block"));
+                None
+            }
+        }
+    }
+
+    /// Compiles one program class: `file` instantiated with `params`.
+    pub fn compile_class(&mut self, file: FileId, params: &[(String, Value)]) -> Option<Program> {
+        self.prog = Some(Program::default());
+        self.bound_ids.clear();
+        self.sigs.clear();
+        self.global_types.clear();
+        let first = self.mods.len();
+        let map: BTreeMap<String, Value> = params.iter().cloned().collect();
+        let root = self.instantiate(file, map, String::new());
+        // Run the comptime blocks of the root and of every module it imports (eagerly
+        // instantiating `const m = @import_module(...)` declarations), to a fixpoint.
+        let mut done = std::collections::HashSet::new();
+        loop {
+            let pending: Vec<_> = self.mods.keys().skip(first).filter(|m| !done.contains(m)).collect();
+            if pending.is_empty() {
+                break;
+            }
+            for m in pending {
+                done.insert(m);
+                self.instantiate_imports(m);
+                self.run_top_comptime(m);
+            }
+        }
+        let _ = root;
+        self.prog.take()
+    }
+
+    fn instantiate_imports(&mut self, m: super::module::ModId) {
+        let ast = self.mods[m].ast.clone();
+        for (i, d) in ast.decls.iter().enumerate() {
+            if let DeclKind::Var(v) = &d.kind
+                && let Some(init) = v.init
+                && matches!(&ast.exprs[init].kind, ExprKind::Builtin { name, .. } if name.name == "import_module")
+            {
+                let _ = self.const_value(super::module::DeclRef { module: m, index: i as u32 }, v.name.span);
+            }
+        }
+    }
+
+    /// Layout-only builtins.
+    pub fn layout_builtin(&mut self, env: &mut Env, n: &str, args: &[ExprId], span: Span) -> R<Val> {
+        if n == "get_rectangle" {
+            return self.b_get_rectangle(span);
+        }
+        let Some(mut plan) = self.layout.take() else {
+            return Err(self.err(codes::BUILTIN_CONTEXT, format!("`@{n}` can only be used in the layout block"), span, "not allowed here"));
+        };
+        let r = self.layout_builtin_in(env, &mut plan, n, args, span);
+        self.layout = Some(plan);
+        r.map(|()| Val::Ct(Value::Void))
+    }
+
+    fn u32_arg(&mut self, env: &mut Env, e: ExprId) -> R<u32> {
+        let v = self.eval_int(env, e)?;
+        u32::try_from(v).map_err(|_| {
+            let sp = self.span(env, e);
+            self.err(codes::OUT_OF_RANGE, format!("{v} is not a valid coordinate or size"), sp, "must be a non-negative integer")
+        })
+    }
+
+    fn layout_builtin_in(&mut self, env: &mut Env, plan: &mut LayoutPlan, n: &str, args: &[ExprId], span: Span) -> R<()> {
+        match n {
+            "set_rectangle" => {
+                let w = self.u32_arg(env, args[0])?;
+                let h = self.u32_arg(env, args[1])?;
+                if let Some((_, _, prev)) = plan.rect {
+                    return Err(self.report(
+                        Diagnostic::error(codes::LAYOUT_RECTANGLE, "@set_rectangle is called twice", span, "called again here").with_label(prev, "first called here"),
+                    ));
+                }
+                if w == 0 || h == 0 {
+                    return Err(self.err(codes::LAYOUT_RECTANGLE, "the rectangle is empty", span, format!("{w} x {h}")));
+                }
+                let (fw, fh) = self.opts.fabric;
+                let (ox, oy) = self.opts.offsets;
+                if ox.saturating_add(w) > fw || oy.saturating_add(h) > fh {
+                    return Err(self.report(
+                        Diagnostic::error(codes::LAYOUT_FABRIC, format!("a {w} x {h} rectangle at offset ({ox}, {oy}) does not fit a {fw} x {fh} fabric"), span, "rectangle set here")
+                            .with_help(format!("pass a larger --fabric-dims, e.g. --fabric-dims={},{}", ox + w + 3, oy + h + 1)),
+                    ));
+                }
+                plan.rect = Some((w, h, span));
+                Ok(())
+            }
+            "set_tile_code" => {
+                let Some((w, h, _)) = plan.rect else {
+                    return Err(self.report(
+                        Diagnostic::error(codes::LAYOUT_RECTANGLE, "@set_tile_code before @set_rectangle", span, "no rectangle yet")
+                            .with_help("call @set_rectangle(width, height) first"),
+                    ));
+                };
+                let x = self.u32_arg(env, args[0])?;
+                let y = self.u32_arg(env, args[1])?;
+                if x >= w || y >= h {
+                    return Err(self.err(codes::LAYOUT_TILE, format!("PE ({x}, {y}) is outside the {w} x {h} rectangle"), span, "outside the rectangle"));
+                }
+                if let Some(prev) = plan.tiles.get(&(x, y)) {
+                    let p = prev.span;
+                    return Err(self.report(
+                        Diagnostic::error(codes::LAYOUT_TILE, format!("PE ({x}, {y}) is given code twice"), span, "again here").with_label(p, "first here"),
+                    ));
+                }
+                let from = self.mods[env.module].file;
+                let file = match args.get(2) {
+                    Some(f) => {
+                        let path = self.str_arg_pub(env, *f)?;
+                        let sp = self.span(env, *f);
+                        self.load_module_file(&path, from, sp)?
+                    }
+                    None => from,
+                };
+                let params = match args.get(3) {
+                    Some(p) => match self.eval_comptime(env, *p)? {
+                        Value::Struct(f) => f,
+                        Value::Void => Rc::new(Vec::new()),
+                        other => {
+                            let sp = self.span(env, *p);
+                            let t = other.ty(&mut self.types);
+                            let d = self.types.display(t);
+                            return Err(self.err(codes::TYPE_MISMATCH, "tile params must be a struct", sp, format!("this has type {d}")));
+                        }
+                    },
+                    None => Rc::new(Vec::new()),
+                };
+                plan.tiles.insert((x, y), TileCode { file, params, span });
+                Ok(())
+            }
+            "set_color_config" => {
+                let x = self.u32_arg(env, args[0])?;
+                let y = self.u32_arg(env, args[1])?;
+                let c = match self.eval_comptime(env, args[2])? {
+                    Value::Color(c) => c,
+                    _ => {
+                        let sp = self.span(env, args[2]);
+                        return Err(self.err(codes::TYPE_MISMATCH, "expected a color", sp, "not a color"));
+                    }
+                };
+                let cfg = self.eval_comptime(env, args[3])?;
+                let routes = struct_field(&cfg, "routes");
+                let rx = routes.as_ref().and_then(|r| struct_field(r, "rx")).map(dirs).unwrap_or_default();
+                let tx = routes.as_ref().and_then(|r| struct_field(r, "tx")).map(dirs).unwrap_or_default();
+                plan.routes.push((ColorConfig { x, y, color: c, rx, tx }, span));
+                Ok(())
+            }
+            "export_name" => {
+                let name = self.str_arg_pub(env, args[0])?.to_string();
+                let t = self.eval_type(env, args[1])?;
+                let tspan = self.span(env, args[1]);
+                let kind = match self.types.get(t).clone() {
+                    super::types::Type::Fn { params, ret } => {
+                        if ret != self.types.common.void {
+                            return Err(self.err(codes::BAD_EXPORT, "exported functions must return void", tspan, "returns a value"));
+                        }
+                        let mut ps = Vec::new();
+                        for p in params {
+                            match self.types.num_ty(p) {
+                                Some(n) => ps.push(n),
+                                None => {
+                                    let d = self.types.display(p);
+                                    return Err(self.err(codes::BAD_EXPORT, format!("parameter type {d} cannot be passed from the host"), tspan, "not a scalar"));
+                                }
+                            }
+                        }
+                        ExportKind::Func { params: ps }
+                    }
+                    super::types::Type::ManyPtr { elem, .. } | super::types::Type::Ptr { elem, .. } => {
+                        let Some(e) = self.types.num_ty(elem) else {
+                            let d = self.types.display(elem);
+                            return Err(self.err(codes::BAD_EXPORT, format!("tensors of {d} cannot be exported"), tspan, "not a scalar element type"));
+                        };
+                        let Some(m) = args.get(2) else {
+                            return Err(self.err(codes::BUILTIN_ARGS, "@export_name of a tensor needs the mutability flag", span, "add `true` or `false` as the third argument"));
+                        };
+                        let mutable = match self.eval_comptime(env, *m)? {
+                            Value::Bool(b) => b,
+                            _ => {
+                                let sp = self.span(env, *m);
+                                return Err(self.err(codes::TYPE_MISMATCH, "expected a bool", sp, "mutability flag"));
+                            }
+                        };
+                        ExportKind::Tensor { elem: e, mutable }
+                    }
+                    _ => {
+                        let d = self.types.display(t);
+                        return Err(self.err(codes::BAD_EXPORT, format!("{d} cannot be exported to the host"), tspan, "expected `[*]T` or `fn(...) void`"));
+                    }
+                };
+                if let Some((_, prev)) = plan.exports.iter().find(|(e, _)| e.name == name) {
+                    let p = *prev;
+                    return Err(self.report(Diagnostic::error(codes::BAD_EXPORT, format!("`{name}` is exported twice"), span, "again here").with_label(p, "first here")));
+                }
+                plan.exports.push((ExportName { name, kind }, span));
+                Ok(())
+            }
+            _ => Err(Reported),
+        }
+    }
+
+    /// A comptime string argument (shared with other builtins).
+    pub fn str_arg_pub(&mut self, env: &mut Env, e: ExprId) -> R<Rc<str>> {
+        match self.eval_comptime(env, e)? {
+            Value::Str(s) => Ok(s),
+            other => {
+                let sp = self.span(env, e);
+                let t = other.ty(&mut self.types);
+                let d = self.types.display(t);
+                Err(self.err(codes::TYPE_MISMATCH, "expected a comptime_string", sp, format!("this has type {d}")))
+            }
+        }
+    }
+
+    fn b_get_rectangle(&mut self, span: Span) -> R<Val> {
+        let rect = match &self.layout {
+            Some(p) => p.rect.map(|(w, h, _)| (w, h)),
+            None => self.rect,
+        };
+        let Some((w, h)) = rect else {
+            return Err(self.err(codes::LAYOUT_RECTANGLE, "@get_rectangle before @set_rectangle", span, "no rectangle yet"));
+        };
+        let ci = self.types.common.comptime_int;
+        let int = |v: u32| Value::Int(i128::from(v), ci);
+        let pair = |a: u32, b: u32| Value::Struct(Rc::new(vec![("width".into(), int(a)), ("height".into(), int(b))]));
+        let (fw, fh) = self.opts.fabric;
+        let (ox, oy) = self.opts.offsets;
+        Ok(Val::Ct(Value::Struct(Rc::new(vec![
+            ("width".into(), int(w)),
+            ("height".into(), int(h)),
+            ("fabric".into(), pair(fw, fh)),
+            ("offsets".into(), pair(ox, oy)),
+        ]))))
+    }
+}
+
+fn struct_field(v: &Value, name: &str) -> Option<Value> {
+    match v {
+        Value::Struct(f) => f.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()),
+        _ => None,
+    }
+}
+
+fn dirs(v: Value) -> Vec<Direction> {
+    match v {
+        Value::Dir(d) => vec![d],
+        Value::Struct(f) => f.iter().filter_map(|(_, v)| if let Value::Dir(d) = v { Some(*d) } else { None }).collect(),
+        Value::Array(_, e) => e.iter().filter_map(|v| if let Value::Dir(d) = v { Some(*d) } else { None }).collect(),
+        _ => Vec::new(),
+    }
+}

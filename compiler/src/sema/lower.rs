@@ -1,0 +1,113 @@
+//! [`FnBuilder`]: emits IR for the function or task body being lowered.
+
+use crate::ir::{Block, BlockId, Function, Inst, Term, VReg};
+use crate::source::Span;
+use cranelift_entity::{EntityRef, PrimaryMap};
+
+/// Builds one [`Function`].
+pub struct FnBuilder {
+    /// The function under construction.
+    pub func: Function,
+    /// The block instructions go into.
+    pub cur: BlockId,
+    /// Number of jumps/branches targeting each block (the entry counts as targeted).
+    targeted: Vec<u32>,
+}
+
+impl FnBuilder {
+    /// A builder with an empty entry block and `nparams` parameter registers.
+    pub fn new(name: String, nparams: u32, span: Span) -> FnBuilder {
+        let mut blocks = PrimaryMap::new();
+        let entry = blocks.push(Block { insts: Vec::new(), term: Term::Open });
+        FnBuilder {
+            func: Function { name, nparams, nregs: nparams, frame_bytes: 0, blocks, span },
+            cur: entry,
+            targeted: vec![1],
+        }
+    }
+
+    /// A builder whose output is discarded (used by comptime environments).
+    pub fn sink() -> FnBuilder {
+        let file = <crate::source::FileId as EntityRef>::new(0);
+        FnBuilder::new("<comptime>".into(), 0, Span::new(file, 0, 0))
+    }
+
+    /// A fresh register.
+    pub fn reg(&mut self) -> VReg {
+        let r = VReg::new(self.func.nregs as usize);
+        self.func.nregs += 1;
+        r
+    }
+
+    /// Parameter register `i`.
+    pub fn param(&self, i: u32) -> VReg {
+        VReg::new(i as usize)
+    }
+
+    /// Appends an instruction to the current block (dropped if the block is closed, which
+    /// only happens in dead code after a terminator).
+    pub fn emit(&mut self, inst: Inst) {
+        let b = &mut self.func.blocks[self.cur];
+        if matches!(b.term, Term::Open) {
+            b.insts.push(inst);
+        }
+    }
+
+    /// A new empty block.
+    pub fn block(&mut self) -> BlockId {
+        self.targeted.push(0);
+        self.func.blocks.push(Block { insts: Vec::new(), term: Term::Open })
+    }
+
+    /// Ends the current block (if still open).
+    pub fn terminate(&mut self, term: Term) {
+        let b = &mut self.func.blocks[self.cur];
+        if !matches!(b.term, Term::Open) {
+            return;
+        }
+        match &term {
+            Term::Jump(t) => self.targeted[t.index()] += 1,
+            Term::Branch { then, otherwise, .. } => {
+                self.targeted[then.index()] += 1;
+                self.targeted[otherwise.index()] += 1;
+            }
+            _ => {}
+        }
+        b.term = term;
+    }
+
+    /// Makes `b` the current block.
+    pub fn switch_to(&mut self, b: BlockId) {
+        self.cur = b;
+    }
+
+    /// Ends the current block with `term` and continues in a fresh (unreachable) block.
+    pub fn terminate_and_continue(&mut self, term: Term) {
+        self.terminate(term);
+        let next = self.block();
+        self.switch_to(next);
+    }
+
+    /// Whether the current block can be reached (it is targeted and still open).
+    pub fn cur_reachable(&self) -> bool {
+        self.targeted[self.cur.index()] > 0 && matches!(self.func.blocks[self.cur].term, Term::Open)
+    }
+
+    /// Reserves `size` bytes (aligned to `align`) in the frame's stack area.
+    pub fn frame_slot(&mut self, size: u32, align: u32) -> u32 {
+        let align = align.max(1);
+        let off = self.func.frame_bytes.div_ceil(align) * align;
+        self.func.frame_bytes = off + size;
+        off
+    }
+
+    /// Finishes: closes every open block (open unreachable blocks become `Unreachable`).
+    pub fn finish(mut self) -> Function {
+        for b in self.func.blocks.values_mut() {
+            if matches!(b.term, Term::Open) {
+                b.term = Term::Unreachable;
+            }
+        }
+        self.func
+    }
+}

@@ -1,0 +1,442 @@
+//! Semantic analysis: name resolution, type checking and comptime evaluation, fused into
+//! one walk over the AST in the style of Zig's `Sema`.
+//!
+//! * Comptime code (layout blocks, top-level `comptime` blocks, constant initialisers,
+//!   functions called at comptime) is **executed** by the interpreter in [`stmt`] and
+//!   [`eval`].
+//! * Runtime code (function and task bodies) is **lowered** to IR ([`crate::ir`]) by the
+//!   same expression walker: sub-expressions whose operands are all comptime-known fold to
+//!   constants, the rest emit instructions into the current [`lower::FnBuilder`].
+//! * Analysis is lazy: a declaration is analysed only when something reachable uses it, and
+//!   an `if` with a comptime-known condition analyses only the taken branch.
+//!
+//! Entry points: [`Sema::run_layout`] evaluates the top-level file's layout block into a
+//! [`layout::LayoutPlan`]; [`Sema::compile_class`] compiles one (file, params) pair into an
+//! [`ir::Program`](crate::ir::Program).
+
+pub mod builtins;
+pub mod call;
+pub mod eval;
+pub mod layout;
+pub mod lower;
+pub mod module;
+pub mod stmt;
+pub mod types;
+pub mod value;
+
+use crate::diag::{Diagnostic, codes};
+use crate::ir::Program;
+use crate::source::{FileId, SourceMap, Span};
+use crate::syntax::ast::{Ast, DeclKind};
+use cranelift_entity::PrimaryMap;
+use csl_arch::Arch;
+use module::{ConstState, DeclRef, ModId, ModInst};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use types::{TypeId, TypeStore};
+use value::Value;
+
+/// Marker: a diagnostic has been recorded; unwind to the nearest recovery point.
+#[derive(Debug, Clone, Copy)]
+pub struct Reported;
+
+/// Result type of analysis functions.
+pub type R<T> = Result<T, Reported>;
+
+/// Where code is being evaluated, for builtin legality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ctx {
+    /// The top-level file's `layout` block (and comptime functions it calls).
+    Layout,
+    /// A top-level `comptime` block of a PE program (and functions it calls).
+    TopComptime,
+    /// Other comptime evaluation (constant initialisers, `comptime` expressions).
+    Comptime,
+    /// Runtime code.
+    Runtime,
+}
+
+/// Settings that analysis depends on.
+#[derive(Clone, Debug)]
+pub struct SemaOptions {
+    /// Target.
+    pub arch: Arch,
+    /// Fabric size.
+    pub fabric: (u32, u32),
+    /// Rectangle offset.
+    pub offsets: (u32, u32),
+    /// Comptime evaluation budget (statements and loop iterations).
+    pub fuel: u64,
+}
+
+/// The analysis state shared by the layout and every program class.
+pub struct Sema {
+    /// Options.
+    pub opts: SemaOptions,
+    /// Every file read.
+    pub sources: SourceMap,
+    /// Parsed files.
+    asts: HashMap<FileId, Rc<Ast>>,
+    /// Files whose declarations were checked for duplicates.
+    checked_files: HashSet<FileId>,
+    /// Interned types.
+    pub types: TypeStore,
+    /// Module instances.
+    pub mods: PrimaryMap<ModId, ModInst>,
+    /// Diagnostics so far.
+    pub diags: Vec<Diagnostic>,
+    /// Remaining comptime fuel.
+    fuel: u64,
+    fuel_reported: bool,
+    /// The program class being compiled (None while evaluating the layout).
+    pub prog: Option<Program>,
+    /// The layout plan (only while evaluating the layout).
+    pub layout: Option<layout::LayoutPlan>,
+    /// Task ids bound in the current program: id -> where.
+    pub bound_ids: HashMap<u8, Span>,
+    /// Signatures of lowered functions (parameter types, return type).
+    pub sigs: HashMap<crate::ir::FuncId, (Vec<TypeId>, TypeId)>,
+    /// Types of the current program's globals.
+    pub global_types: HashMap<crate::ir::GlobalId, TypeId>,
+    /// Comptime call depth.
+    pub depth: u32,
+    /// Host-visible names declared by the layout (checked by `@export_symbol`).
+    pub export_names: Vec<csl_arch::image::ExportName>,
+    /// Output of `@comptime_print`.
+    pub prints: Vec<String>,
+    /// The rectangle (once the layout has run).
+    pub rect: Option<(u32, u32)>,
+}
+
+impl Sema {
+    /// A fresh analysis over `sources` (which holds at least the top-level file).
+    pub fn new(opts: SemaOptions, sources: SourceMap) -> Sema {
+        let fuel = opts.fuel;
+        Sema {
+            opts,
+            sources,
+            asts: HashMap::new(),
+            checked_files: HashSet::new(),
+            types: TypeStore::new(),
+            mods: PrimaryMap::new(),
+            diags: Vec::new(),
+            fuel,
+            fuel_reported: false,
+            prog: None,
+            layout: None,
+            bound_ids: HashMap::new(),
+            sigs: HashMap::new(),
+            global_types: HashMap::new(),
+            depth: 0,
+            export_names: Vec::new(),
+            prints: Vec::new(),
+            rect: None,
+        }
+    }
+
+    /// Records a diagnostic and returns the unwinding marker.
+    pub fn report(&mut self, d: Diagnostic) -> Reported {
+        self.diags.push(d);
+        Reported
+    }
+
+    /// Shorthand for an error with one label.
+    pub fn err(&mut self, code: &'static str, msg: impl Into<String>, span: Span, label: impl Into<String>) -> Reported {
+        self.report(Diagnostic::error(code, msg, span, label))
+    }
+
+    /// Consumes one unit of comptime fuel.
+    pub fn burn(&mut self, span: Span) -> R<()> {
+        if self.fuel == 0 {
+            if !self.fuel_reported {
+                self.fuel_reported = true;
+                let budget = self.opts.fuel;
+                return Err(self.report(
+                    Diagnostic::error(
+                        codes::COMPTIME_FUEL,
+                        "comptime evaluation did not finish",
+                        span,
+                        "still running here",
+                    )
+                    .with_note(format!("the comptime interpreter stopped after {budget} steps"))
+                    .with_help("check the loop condition; comptime loops must terminate"),
+                ));
+            }
+            return Err(Reported);
+        }
+        self.fuel -= 1;
+        Ok(())
+    }
+
+    /// Parses a file (once) and returns its AST.
+    pub fn ast_of(&mut self, file: FileId) -> Rc<Ast> {
+        if let Some(a) = self.asts.get(&file) {
+            return a.clone();
+        }
+        let (ast, diags) = crate::syntax::parse(file, &self.sources.get(file).text);
+        self.diags.extend(diags);
+        let ast = Rc::new(ast);
+        self.asts.insert(file, ast.clone());
+        ast
+    }
+
+    /// Resolves an import path written in `from` (a `<lib>` name or a path relative to the
+    /// importing file) and loads the file.
+    pub fn load_module_file(&mut self, spec: &str, from: FileId, span: Span) -> R<FileId> {
+        if let Some(lib) = spec.strip_prefix('<').and_then(|s| s.strip_suffix('>')) {
+            let display = format!("<{lib}>");
+            if let Some(id) = self.sources.find_display(&display) {
+                return Ok(id);
+            }
+            let Some(text) = crate::stdlib::lookup(lib) else {
+                let known = crate::stdlib::names().join(", ");
+                return Err(self.report(
+                    Diagnostic::error(codes::MODULE_NOT_FOUND, format!("no library named <{lib}>"), span, "imported here")
+                        .with_note(format!("available libraries: {known}")),
+                ));
+            };
+            return Ok(self.sources.add(display, None, text.to_string()));
+        }
+        let base: PathBuf = self
+            .sources
+            .get(from)
+            .path
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let path = if Path::new(spec).is_absolute() { PathBuf::from(spec) } else { base.join(spec) };
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if let Some(id) = self.sources.find_path(&canonical) {
+            return Ok(id);
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                // Show the path relative to how the importing file was named.
+                let from_display = self.sources.get(from).display.clone();
+                let shown = match Path::new(&from_display).parent() {
+                    Some(p) if !Path::new(spec).is_absolute() && !from_display.starts_with('<') => p.join(spec),
+                    _ => path.clone(),
+                };
+                let display = shown.to_string_lossy().trim_start_matches("./").to_string();
+                Ok(self.sources.add(display, Some(canonical), text))
+            }
+            Err(e) => Err(self.report(
+                Diagnostic::error(
+                    codes::MODULE_NOT_FOUND,
+                    format!("cannot read module file `{}`", path.display()),
+                    span,
+                    "imported here",
+                )
+                .with_note(e.to_string())
+                .with_help("paths are relative to the file that contains the import"),
+            )),
+        }
+    }
+
+    /// Creates a module instance of `file` with bound params.
+    pub fn instantiate(&mut self, file: FileId, params: BTreeMap<String, Value>, prefix: String) -> ModId {
+        let ast = self.ast_of(file);
+        let mut names = HashMap::new();
+        let check = self.checked_files.insert(file);
+        for (i, d) in ast.decls.iter().enumerate() {
+            let name = match &d.kind {
+                DeclKind::Param { name, .. } => name,
+                DeclKind::Var(v) => &v.name,
+                DeclKind::Fn(f) => &f.name,
+                DeclKind::Task(t) => &t.name,
+                _ => continue,
+            };
+            if let Some(&prev) = names.get(&name.name) {
+                if check {
+                    let prev_span = decl_name_span(&ast, prev).unwrap_or(name.span);
+                    self.report(
+                        Diagnostic::error(
+                            codes::DUPLICATE_DECL,
+                            format!("`{}` is declared twice", name.name),
+                            name.span,
+                            "declared again here",
+                        )
+                        .with_label(prev_span, "first declared here"),
+                    );
+                }
+                continue;
+            }
+            names.insert(name.name.clone(), i as u32);
+        }
+        self.mods.push(ModInst {
+            file,
+            ast,
+            params,
+            names,
+            consts: HashMap::new(),
+            globals: HashMap::new(),
+            funcs: HashMap::new(),
+            prefix,
+            comptime_ran: false,
+        })
+    }
+
+    /// Looks up a top-level name of a module.
+    pub fn lookup_decl(&self, module: ModId, name: &str) -> Option<DeclRef> {
+        self.mods[module].names.get(name).map(|&index| DeclRef { module, index })
+    }
+
+    /// All top-level names of a module (for "did you mean").
+    pub fn decl_names(&self, module: ModId) -> Vec<String> {
+        self.mods[module].names.keys().cloned().collect()
+    }
+
+    /// The value of a `const` or `param` declaration, evaluated once.
+    pub fn const_value(&mut self, d: DeclRef, use_span: Span) -> R<Value> {
+        match self.mods[d.module].consts.get(&d.index) {
+            Some(ConstState::Done(v)) => return Ok(v.clone()),
+            Some(ConstState::Failed) => return Err(Reported),
+            Some(ConstState::InProgress) => {
+                let ast = self.mods[d.module].ast.clone();
+                let decl_span = decl_name_span(&ast, d.index).unwrap_or(use_span);
+                return Err(self.report(
+                    Diagnostic::error(codes::CYCLIC_DECL, "this declaration depends on itself", decl_span, "declared here")
+                        .with_label(use_span, "used here while it is being evaluated"),
+                ));
+            }
+            None => {}
+        }
+        self.mods[d.module].consts.insert(d.index, ConstState::InProgress);
+        let result = self.eval_const_decl(d, use_span);
+        let state = match &result {
+            Ok(v) => ConstState::Done(v.clone()),
+            Err(_) => ConstState::Failed,
+        };
+        self.mods[d.module].consts.insert(d.index, state);
+        result
+    }
+
+    fn eval_const_decl(&mut self, d: DeclRef, use_span: Span) -> R<Value> {
+        let ast = self.mods[d.module].ast.clone();
+        let Some(decl) = ast.decls.get(d.index as usize) else { return Err(Reported) };
+        let mut env = eval::Env::comptime(d.module, ast.clone(), Ctx::Comptime);
+        match &decl.kind {
+            DeclKind::Param { name, ty, default } => {
+                let ty = match ty {
+                    Some(t) => Some(self.eval_type(&mut env, *t)?),
+                    None => None,
+                };
+                let bound = self.mods[d.module].params.get(&name.name).cloned();
+                let v = match (bound, default) {
+                    (Some(v), _) => v,
+                    (None, Some(e)) => self.eval_comptime(&mut env, *e)?,
+                    (None, None) => {
+                        return Err(self.report(
+                            Diagnostic::error(
+                                codes::UNBOUND_PARAM,
+                                format!("param `{}` has no value", name.name),
+                                use_span,
+                                "used here",
+                            )
+                            .with_label(name.span, "declared here without a default")
+                            .with_help("pass it in the struct given to @set_tile_code / @import_module, or with cslc --params"),
+                        ));
+                    }
+                };
+                match ty {
+                    Some(t) => self.coerce_value(v, t, name.span),
+                    None => Ok(v),
+                }
+            }
+            DeclKind::Var(v) => {
+                let Some(init) = v.init else {
+                    return Err(self.err(codes::UNSUPPORTED, "constant without a value", v.name.span, "needs `= value`"));
+                };
+                let val = self.eval_comptime(&mut env, init)?;
+                match v.ty {
+                    Some(t) => {
+                        let t = self.eval_type(&mut env, t)?;
+                        let span = ast.exprs[init].span;
+                        self.coerce_value(val, t, span)
+                    }
+                    None => Ok(val),
+                }
+            }
+            _ => Err(Reported),
+        }
+    }
+
+    /// Runs the top-level comptime blocks of a module instance (once).
+    pub fn run_top_comptime(&mut self, m: ModId) {
+        if self.mods[m].comptime_ran {
+            return;
+        }
+        self.mods[m].comptime_ran = true;
+        let ast = self.mods[m].ast.clone();
+        for decl in &ast.decls {
+            if let DeclKind::Comptime(block) = &decl.kind {
+                let mut env = eval::Env::comptime(m, ast.clone(), Ctx::TopComptime);
+                let _ = self.exec_block(&mut env, block);
+            }
+        }
+    }
+
+    /// The qualified name of a declaration in a module (for the image's symbol tables).
+    pub fn qualified(&self, m: ModId, name: &str) -> String {
+        let p = &self.mods[m].prefix;
+        if p.is_empty() { name.to_string() } else { format!("{p}.{name}") }
+    }
+
+    /// The type `type` as an id (convenience).
+    pub fn ty_type(&self) -> TypeId {
+        self.types.common.type_
+    }
+}
+
+/// The span of the name of declaration `index`.
+pub fn decl_name_span(ast: &Ast, index: u32) -> Option<Span> {
+    let d = ast.decls.get(index as usize)?;
+    Some(match &d.kind {
+        DeclKind::Param { name, .. } => name.span,
+        DeclKind::Var(v) => v.name.span,
+        DeclKind::Fn(f) => f.name.span,
+        DeclKind::Task(t) => t.name.span,
+        _ => d.span,
+    })
+}
+
+/// The closest candidate to `name` by edit distance, if close enough to suggest.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(name, c);
+        let limit = (name.len().max(c.len()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c.to_string())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(did_you_mean("reslt", ["result", "res", "x"]), Some("result".into()));
+        assert_eq!(did_you_mean("zzz", ["result"]), None);
+    }
+}

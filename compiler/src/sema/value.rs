@@ -1,0 +1,170 @@
+//! Comptime values: what the comptime interpreter computes and what runtime code reads as
+//! constants.
+
+use super::types::{Type, TypeId, TypeStore};
+use crate::ir::GlobalId;
+use crate::sema::module::{DeclRef, ModId};
+use csl_arch::fabric::Direction;
+use std::rc::Rc;
+
+/// The kind of a task-id handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TaskIdKind {
+    /// `local_task_id`.
+    Local,
+    /// `data_task_id`.
+    Data,
+    /// `control_task_id`.
+    Control,
+}
+
+/// A value known at compile time.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// `{}`.
+    Void,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer of the given type (`comptime_int` or fixed).
+    Int(i128, TypeId),
+    /// A float of the given type (`comptime_float`, `f16` or `f32`).
+    Float(f64, TypeId),
+    /// A `comptime_string`.
+    Str(Rc<str>),
+    /// A type.
+    Type(TypeId),
+    /// An anonymous struct or tuple (tuples have fields `0`, `1`, ...).
+    Struct(Rc<Vec<(String, Value)>>),
+    /// An array: the array type and its elements, flattened row-major.
+    Array(TypeId, Rc<Vec<Value>>),
+    /// An imported module instance.
+    Module(ModId),
+    /// A function declaration.
+    Func(DeclRef),
+    /// A task declaration.
+    Task(DeclRef),
+    /// A colour id.
+    Color(u8),
+    /// A direction.
+    Dir(Direction),
+    /// A task-id handle.
+    TaskId(TaskIdKind, u8),
+    /// A queue handle (`true` = input queue).
+    Queue(bool, u8),
+    /// A `@range`.
+    Range {
+        /// First value.
+        start: i128,
+        /// End (exclusive).
+        stop: i128,
+        /// Step (non-zero).
+        step: i128,
+        /// Element type.
+        elem: TypeId,
+    },
+    /// A pointer to (into) a global of the program being compiled.
+    GlobalPtr {
+        /// The global.
+        global: GlobalId,
+        /// Byte offset.
+        offset: u32,
+        /// The pointer type.
+        ty: TypeId,
+    },
+    /// A pointer to a fixed address (memory-mapped registers).
+    AbsPtr {
+        /// Byte address.
+        addr: u32,
+        /// The pointer type.
+        ty: TypeId,
+    },
+}
+
+impl Value {
+    /// The value's type.
+    pub fn ty(&self, types: &mut TypeStore) -> TypeId {
+        let c = &types.common;
+        match self {
+            Value::Void => c.void,
+            Value::Bool(_) => c.bool_,
+            Value::Int(_, t) | Value::Float(_, t) => *t,
+            Value::Str(_) => c.comptime_string,
+            Value::Type(_) => c.type_,
+            Value::Struct(fields) => {
+                let fields = fields.clone();
+                let ft = fields.iter().map(|(n, v)| (n.clone(), v.ty(types))).collect();
+                types.intern(Type::AnonStruct(ft))
+            }
+            Value::Array(t, _) => *t,
+            Value::Module(_) => c.module,
+            Value::Func(_) | Value::Task(_) => c.task,
+            Value::Color(_) => c.color,
+            Value::Dir(_) => c.direction,
+            Value::TaskId(TaskIdKind::Local, _) => c.local_task_id,
+            Value::TaskId(TaskIdKind::Data, _) => c.data_task_id,
+            Value::TaskId(TaskIdKind::Control, _) => c.control_task_id,
+            Value::Queue(true, _) => types.intern(Type::InputQueue),
+            Value::Queue(false, _) => types.intern(Type::OutputQueue),
+            Value::Range { elem, .. } => types.intern(Type::Range(*elem)),
+            Value::GlobalPtr { ty, .. } | Value::AbsPtr { ty, .. } => *ty,
+        }
+    }
+
+    /// A canonical text form, used to decide whether two PEs share one program class.
+    pub fn canonical(&self, types: &TypeStore) -> String {
+        match self {
+            Value::Void => "{}".into(),
+            Value::Bool(b) => b.to_string(),
+            Value::Int(v, t) => format!("{v}:{}", types.display(*t)),
+            Value::Float(v, t) => format!("{:?}:{}", v, types.display(*t)),
+            Value::Str(s) => format!("{s:?}"),
+            Value::Type(t) => types.display(*t),
+            Value::Struct(fields) => {
+                let f: Vec<String> = fields.iter().map(|(n, v)| format!(".{n}={}", v.canonical(types))).collect();
+                format!(".{{{}}}", f.join(","))
+            }
+            Value::Array(t, elems) => {
+                let e: Vec<String> = elems.iter().map(|v| v.canonical(types)).collect();
+                format!("{}{{{}}}", types.display(*t), e.join(","))
+            }
+            Value::Module(m) => format!("module#{}", m.as_u32()),
+            Value::Func(d) => format!("fn#{}.{}", d.module.as_u32(), d.index),
+            Value::Task(d) => format!("task#{}.{}", d.module.as_u32(), d.index),
+            Value::Color(c) => format!("color({c})"),
+            Value::Dir(d) => d.name().into(),
+            Value::TaskId(k, n) => format!("{k:?}_task_id({n})"),
+            Value::Queue(i, n) => format!("{}({n})", if *i { "input_queue" } else { "output_queue" }),
+            Value::Range { start, stop, step, elem } => {
+                format!("range({},{start},{stop},{step})", types.display(*elem))
+            }
+            Value::GlobalPtr { global, offset, .. } => format!("&g{}+{offset}", global.as_u32()),
+            Value::AbsPtr { addr, .. } => format!("@0x{addr:x}"),
+        }
+    }
+
+    /// A short human description for messages, e.g. `42` or `"abc"`.
+    pub fn describe(&self, types: &TypeStore) -> String {
+        match self {
+            Value::Int(v, _) => v.to_string(),
+            Value::Float(v, _) => format!("{v}"),
+            Value::Bool(b) => b.to_string(),
+            Value::Str(s) => format!("{s:?}"),
+            Value::Type(t) => types.display(*t),
+            _ => self.canonical(types),
+        }
+    }
+}
+
+trait AsU32 {
+    fn as_u32(&self) -> u32;
+}
+impl AsU32 for ModId {
+    fn as_u32(&self) -> u32 {
+        cranelift_entity::EntityRef::index(*self) as u32
+    }
+}
+impl AsU32 for GlobalId {
+    fn as_u32(&self) -> u32 {
+        cranelift_entity::EntityRef::index(*self) as u32
+    }
+}

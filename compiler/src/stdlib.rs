@@ -1,0 +1,24 @@
+//! The bundled CSL libraries (`@import_module("<name>")`), embedded from `stdlib/`.
+
+/// Every library: the name used inside `<...>` and its source.
+const LIBS: &[(&str, &str)] = &[
+    ("memcpy/get_params", include_str!("../../stdlib/memcpy/get_params.csl")),
+    ("memcpy/memcpy", include_str!("../../stdlib/memcpy/memcpy.csl")),
+];
+
+/// The source of library `name`, if bundled.
+pub fn lookup(name: &str) -> Option<&'static str> {
+    LIBS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// Names of every bundled library, sorted.
+pub fn names() -> Vec<String> {
+    let mut v: Vec<String> = LIBS.iter().map(|(n, _)| format!("<{n}>")).collect();
+    v.sort();
+    v
+}
+
+/// Every library as (name, source), for tests.
+pub fn all() -> &'static [(&'static str, &'static str)] {
+    LIBS
+}
