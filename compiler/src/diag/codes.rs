@@ -60,6 +60,8 @@ codes! {
     BAD_RETURN = "E0208";
     /// `break` or `continue` outside a loop.
     BREAK_OUTSIDE_LOOP = "E0209";
+    /// A `switch` that does not cover every value.
+    NON_EXHAUSTIVE = "E0213";
     /// Something the compiler does not support yet.
     UNSUPPORTED = "E0210";
     /// Indexing a value that is not an array or pointer.

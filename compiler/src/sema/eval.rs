@@ -506,10 +506,7 @@ impl Sema {
         let bspan = self.span(env, base);
         // A pointer-valued base ([*]T or *[N]T) is indexed through its value; an array
         // variable through its place.
-        let base_place = match self.place(env, base) {
-            Ok(p) => Some(p),
-            Err(Reported) => None,
-        };
+        let base_place = if self.is_place_expr(env, base) { Some(self.place(env, base)?) } else { None };
         let (mbase, off, dyn_off, arr_ty, mutable) = match base_place {
             Some(Place::Mem { base, off, dyn_off, ty, mutable }) if matches!(self.types.get(ty), Type::Array { .. }) => {
                 (base, off, dyn_off, ty, mutable)
@@ -524,10 +521,10 @@ impl Sema {
             }
             other => {
                 // Not an array place: index through a pointer value.
-                if other.is_none() {
-                    self.diags.pop();
-                }
-                let pv = self.expr(env, base)?;
+                let pv = match other {
+                    Some(p) => self.read_place(env, p, bspan)?,
+                    None => self.expr(env, base)?,
+                };
                 let pty = self.val_ty(&pv);
                 match self.types.get(pty).clone() {
                     Type::ManyPtr { elem, is_const } => {
@@ -593,6 +590,41 @@ impl Sema {
             (a, b) => a.or(b),
         };
         Ok(Place::Mem { base: mbase, off: off + const_part as u32, dyn_off, ty: elem, mutable })
+    }
+
+    /// Whether an expression designates a variable (rather than a constant or a
+    /// computed value), so that indexing it goes through its storage.
+    fn is_place_expr(&mut self, env: &mut Env, e: ExprId) -> bool {
+        let ast = env.ast.clone();
+        match &ast.exprs[e].kind {
+            ExprKind::Ident(n) => match env.find(n) {
+                Some((si, li)) => !matches!(env.scopes[si][li].1, Local::Value(_)),
+                None => self.lookup_decl(env.module, n).is_some_and(|d| self.is_var_decl(d)),
+            },
+            ExprKind::Field { base, name } => match &ast.exprs[*base].kind {
+                ExprKind::Ident(_) => {
+                    let saved = self.diags.len();
+                    let r = self.expr(env, *base);
+                    match r {
+                        Ok(Val::Ct(Value::Module(m))) => self.lookup_decl(m, &name.name).is_some_and(|d| self.is_var_decl(d)),
+                        _ => {
+                            self.diags.truncate(saved);
+                            false
+                        }
+                    }
+                }
+                _ => false,
+            },
+            ExprKind::Index { .. } | ExprKind::Deref(_) => true,
+            _ => false,
+        }
+    }
+
+    fn is_var_decl(&self, d: DeclRef) -> bool {
+        matches!(
+            self.mods[d.module].ast.decls.get(d.index as usize).map(|x| &x.kind),
+            Some(DeclKind::Var(v)) if v.mutability != crate::syntax::ast::Mutability::Const
+        )
     }
 
     fn scaled_index(&mut self, env: &mut Env, ix: ExprId, esize: u32) -> R<(u32, Option<VReg>)> {

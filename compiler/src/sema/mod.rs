@@ -211,26 +211,20 @@ impl Sema {
         if let Some(id) = self.sources.find_path(&canonical) {
             return Ok(id);
         }
+        // Show the path relative to how the importing file was named (never an absolute
+        // path the user did not write, so messages are the same on every machine).
+        let from_display = self.sources.get(from).display.clone();
+        let shown = match Path::new(&from_display).parent() {
+            Some(p) if !Path::new(spec).is_absolute() && !from_display.starts_with('<') => p.join(spec),
+            _ => PathBuf::from(spec),
+        };
+        let display = shown.to_string_lossy().trim_start_matches("./").to_string();
         match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                // Show the path relative to how the importing file was named.
-                let from_display = self.sources.get(from).display.clone();
-                let shown = match Path::new(&from_display).parent() {
-                    Some(p) if !Path::new(spec).is_absolute() && !from_display.starts_with('<') => p.join(spec),
-                    _ => path.clone(),
-                };
-                let display = shown.to_string_lossy().trim_start_matches("./").to_string();
-                Ok(self.sources.add(display, Some(canonical), text))
-            }
+            Ok(text) => Ok(self.sources.add(display, Some(canonical), text)),
             Err(e) => Err(self.report(
-                Diagnostic::error(
-                    codes::MODULE_NOT_FOUND,
-                    format!("cannot read module file `{}`", path.display()),
-                    span,
-                    "imported here",
-                )
-                .with_note(e.to_string())
-                .with_help("paths are relative to the file that contains the import"),
+                Diagnostic::error(codes::MODULE_NOT_FOUND, format!("cannot read module file `{display}`"), span, "imported here")
+                    .with_note(e.to_string())
+                    .with_help("paths are relative to the file that contains the import"),
             )),
         }
     }

@@ -692,7 +692,7 @@ impl Sema {
     fn non_exhaustive(&mut self, ty: super::types::TypeId, span: Span) -> Reported {
         let d = self.types.display(ty);
         self.report(
-            Diagnostic::error(codes::UNSUPPORTED, format!("switch on {d} is not exhaustive"), span, "some values have no case")
+            Diagnostic::error(codes::NON_EXHAUSTIVE, format!("switch on {d} is not exhaustive"), span, "some values have no case")
                 .with_help("add an `else => ...` case"),
         )
     }

@@ -1,0 +1,183 @@
+//! The interpreter: [`step`] executes one instruction of a PE's running task (one cycle).
+//!
+//! Semantics follow the machine model in [`csl_arch::isa`]; the arithmetic is in
+//! [`crate::alu`]. Register indices are not re-checked here: [`crate::class::Class::prepare`]
+//! proved at load time that every instruction a frame can reach names only registers of
+//! that frame.
+
+use crate::alu;
+use crate::class::Class;
+use crate::error::FaultKind;
+use crate::pe::{Pe, Tick};
+use csl_arch::fabric::mmio;
+use csl_arch::isa::{Op, Width};
+
+/// Executes the instruction at the running frame's pc.
+#[inline]
+pub(crate) fn step(pe: &mut Pe, class: &Class, cycle: u64) -> Result<Tick, FaultKind> {
+    let pc = pe.cur.pc;
+    let Some(&op) = class.code().get(pc as usize) else {
+        return Err(FaultKind::PcOutOfRange { pc });
+    };
+    let base = pe.cur.base as usize;
+    let mut next = pc.wrapping_add(1);
+    let mut tick = Tick::Busy;
+    // Register `r` of the running frame.
+    macro_rules! r {
+        ($reg:expr) => {
+            pe.regs[base + usize::from($reg.0)]
+        };
+    }
+    match op {
+        Op::Nop {} => {}
+        Op::Imm { dst, imm } => r!(dst) = imm,
+        Op::Mov { dst, src } => r!(dst) = r!(src),
+        Op::Bin { op, ty, dst, a, b } => r!(dst) = alu::bin(op, ty, r!(a), r!(b))?,
+        Op::Cmp { op, ty, dst, a, b } => r!(dst) = u32::from(alu::cmp(op, ty, r!(a), r!(b))),
+        Op::Un { op, ty, dst, a } => r!(dst) = alu::un(op, ty, r!(a)),
+        Op::Conv { to, from, dst, src } => r!(dst) = alu::conv(to, from, r!(src)),
+        Op::Load { w, dst, addr } => {
+            let a = r!(addr);
+            let v = if a >= mmio::BASE {
+                mmio_read(pe, a, cycle)?
+            } else {
+                mem_read(&pe.mem, a, w)?
+            };
+            r!(dst) = v & width_mask(w);
+        }
+        Op::Store { w, addr, src } => {
+            let (a, v) = (r!(addr), r!(src));
+            if a >= mmio::BASE {
+                if a != mmio::HOST_CMD_UNBLOCK {
+                    return Err(FaultKind::UnknownMmio {
+                        addr: a,
+                        write: true,
+                    });
+                }
+                if !pe.cmd_unblocked {
+                    pe.cmd_unblocked = true;
+                    tick = Tick::BusyUnblocked;
+                }
+            } else {
+                mem_write(&mut pe.mem, a, w, v)?;
+            }
+        }
+        Op::FrameAddr { dst, off } => r!(dst) = pe.cur.sp + u32::from(off),
+        Op::Jump { target } => next = target,
+        Op::BrTrue { cond, target } => {
+            if r!(cond) != 0 {
+                next = target;
+            }
+        }
+        Op::BrFalse { cond, target } => {
+            if r!(cond) == 0 {
+                next = target;
+            }
+        }
+        Op::Call {
+            func,
+            args,
+            nargs,
+            dst,
+        } => {
+            pe.call(class, func, args, nargs, dst, next)?;
+            return Ok(tick);
+        }
+        Op::CallInd {
+            fptr,
+            args,
+            nargs,
+            dst,
+        } => {
+            let func = r!(fptr);
+            pe.call(class, func, args, nargs, dst, next)?;
+            return Ok(tick);
+        }
+        Op::Ret { src } => {
+            let v = r!(src);
+            pe.ret(Some(v))?;
+            return Ok(tick);
+        }
+        Op::RetVoid {} => {
+            pe.ret(None)?;
+            return Ok(tick);
+        }
+        Op::Activate { id } => pe.active |= task_bit(r!(id)),
+        Op::Block { id } => pe.blocked |= task_bit(r!(id)),
+        Op::Unblock { id } => pe.blocked &= !task_bit(r!(id)),
+        Op::Trap { code } => return Err(FaultKind::Trap { code }),
+    }
+    pe.cur.pc = next;
+    Ok(tick)
+}
+
+/// The activation bit of the task id in the low 6 bits of `v`.
+#[inline]
+fn task_bit(v: u32) -> u64 {
+    1u64 << (v & 63)
+}
+
+#[inline]
+fn width_mask(w: Width) -> u32 {
+    match w {
+        Width::W8 => 0xff,
+        Width::W16 => 0xffff,
+        Width::W32 => u32::MAX,
+    }
+}
+
+/// Little-endian load from SRAM.
+#[inline]
+fn mem_read(mem: &[u8], addr: u32, w: Width) -> Result<u32, FaultKind> {
+    let tail = mem.get(addr as usize..);
+    let v = match w {
+        Width::W8 => tail.and_then(|t| t.first()).map(|&b| u32::from(b)),
+        Width::W16 => tail
+            .and_then(|t| t.first_chunk::<2>())
+            .map(|c| u32::from(u16::from_le_bytes(*c))),
+        Width::W32 => tail
+            .and_then(|t| t.first_chunk::<4>())
+            .map(|c| u32::from_le_bytes(*c)),
+    };
+    v.ok_or(FaultKind::MemoryOutOfBounds {
+        addr,
+        width: w.bytes(),
+    })
+}
+
+/// Little-endian store of the low `w` bytes of `v` to SRAM.
+#[inline]
+fn mem_write(mem: &mut [u8], addr: u32, w: Width, v: u32) -> Result<(), FaultKind> {
+    let oob = FaultKind::MemoryOutOfBounds {
+        addr,
+        width: w.bytes(),
+    };
+    let Some(tail) = mem.get_mut(addr as usize..) else {
+        return Err(oob);
+    };
+    let bytes = v.to_le_bytes();
+    let ok = match w {
+        Width::W8 => tail.first_mut().map(|b| *b = bytes[0]).is_some(),
+        Width::W16 => tail
+            .first_chunk_mut::<2>()
+            .map(|c| *c = [bytes[0], bytes[1]])
+            .is_some(),
+        Width::W32 => tail.first_chunk_mut::<4>().map(|c| *c = bytes).is_some(),
+    };
+    if ok { Ok(()) } else { Err(oob) }
+}
+
+/// A load from the memory-mapped register window. Each register is one 16-bit word,
+/// read whole (zero-extended) whatever the access width.
+fn mmio_read(pe: &Pe, addr: u32, cycle: u64) -> Result<u32, FaultKind> {
+    let word = |shift: u32| ((cycle >> shift) & 0xffff) as u32;
+    match addr {
+        mmio::ROW_ID => Ok(pe.loc.abs.y & 0xffff),
+        mmio::COL_ID => Ok(pe.loc.abs.x & 0xffff),
+        // The 48-bit timestamp counter as three little-endian 16-bit words.
+        a if a == mmio::TSC => Ok(word(0)),
+        a if a == mmio::TSC + 2 => Ok(word(16)),
+        a if a == mmio::TSC + 4 => Ok(word(32)),
+        _ => Err(FaultKind::UnknownMmio { addr, write: false }),
+    }
+}

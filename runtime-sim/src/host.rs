@@ -1,0 +1,293 @@
+//! The host runtime: a Rust mirror of the vendor's `SdkRuntime` (libraries.md §1–2) driving
+//! the simulated fabric.
+//!
+//! Protocol: [`SdkRuntime::new`] reads the image, [`SdkRuntime::load`] builds the fabric,
+//! [`SdkRuntime::run`] starts it, then host commands (`memcpy_h2d`, `memcpy_d2h`,
+//! `launch`), then [`SdkRuntime::stop`]. Commands execute **serially in issue order**: each
+//! call returns once its command has completed on the fabric, so a command always waits
+//! for the previous one (a launch completes when every PE has called
+//! `unblock_cmd_stream()`). `nonblock = true` is accepted and behaves like `false` (the
+//! vendor also completes commands in order; only the Python caller regains control early).
+//!
+//! Time (ours): the fabric runs only while a command waits or takes time. A copy-mode
+//! memcpy takes [`MEMCPY_SETUP_CYCLES`] plus one cycle per element per PE of a row (rows
+//! stream in parallel), during which the fabric keeps running; its data moves at the end
+//! of that time. Copy mode does not need the PEs' cooperation (it does not wait for a busy
+//! CE). A launch starts the function on each PE as a task under
+//! [`LAUNCH_TASK_ID`](csl_arch::fabric::LAUNCH_TASK_ID) as soon as that PE is not running
+//! another task (see [`crate::pe`] for the picker order).
+
+mod error;
+mod memcpy;
+
+pub use error::HostError;
+pub use memcpy::{MEMCPY_SETUP_CYCLES, MemcpyDataType, MemcpyOrder};
+
+use crate::alu;
+use crate::error::{PeLoc, SimError};
+use crate::sim::{RunEnd, RunStats, Simulator};
+use csl_arch::image::{ExportKind, Image, SymbolTarget};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Default bound on simulated cycles ([`SdkRuntime::with_max_cycles`]).
+pub const DEFAULT_MAX_CYCLES: u64 = 1_000_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Created,
+    Loaded,
+    Running,
+    Stopped,
+}
+
+/// The host's handle on a simulated program (vendor `SdkRuntime`).
+#[derive(Debug)]
+pub struct SdkRuntime {
+    image: Image,
+    state: State,
+    sim: Option<Simulator>,
+    max_cycles: u64,
+    /// The error that ended the simulation, repeated by later commands.
+    failed: Option<SimError>,
+    /// For each program class, the first PE (row-major index) that runs it.
+    first_pe: Vec<Option<usize>>,
+}
+
+impl SdkRuntime {
+    /// Reads an image: `path` is an `.elf` file or a directory containing `out.elf`.
+    pub fn new(path: impl AsRef<Path>) -> Result<Self, HostError> {
+        let path = path.as_ref();
+        let file = if path.is_dir() {
+            path.join("out.elf")
+        } else {
+            path.to_path_buf()
+        };
+        let bytes = std::fs::read(&file).map_err(|source| HostError::Io { path: file, source })?;
+        Ok(Self::from_image(Image::from_elf(&bytes)?))
+    }
+
+    /// Wraps an image already in memory.
+    pub fn from_image(image: Image) -> Self {
+        let mut first_pe = vec![None; image.classes.len()];
+        for (i, &c) in image.placement.iter().enumerate() {
+            if let Some(slot @ None) = first_pe.get_mut(c as usize) {
+                *slot = Some(i);
+            }
+        }
+        SdkRuntime {
+            image,
+            state: State::Created,
+            sim: None,
+            max_cycles: DEFAULT_MAX_CYCLES,
+            failed: None,
+            first_pe,
+        }
+    }
+
+    /// Bounds the simulated clock: a run reaching `n` cycles fails with
+    /// [`SimError::CycleLimit`].
+    pub fn with_max_cycles(mut self, n: u64) -> Self {
+        self.max_cycles = n;
+        self
+    }
+
+    /// The image.
+    pub fn image(&self) -> &Image {
+        &self.image
+    }
+
+    /// The simulated fabric (after `load`).
+    pub fn simulator(&self) -> Option<&Simulator> {
+        self.sim.as_ref()
+    }
+
+    /// Builds the fabric in its reset state.
+    pub fn load(&mut self) -> Result<(), HostError> {
+        if self.state != State::Created {
+            return Err(HostError::AlreadyLoaded);
+        }
+        self.sim = Some(Simulator::new(&self.image)?);
+        self.state = State::Loaded;
+        Ok(())
+    }
+
+    /// Starts the fabric.
+    pub fn run(&mut self) -> Result<(), HostError> {
+        match self.state {
+            State::Created => Err(HostError::NotLoaded),
+            State::Loaded => {
+                self.state = State::Running;
+                Ok(())
+            }
+            State::Running => Err(HostError::AlreadyRunning),
+            State::Stopped => Err(HostError::Stopped),
+        }
+    }
+
+    /// Ends the session. Commands complete when issued, so there is nothing pending.
+    pub fn stop(&mut self) -> Result<(), HostError> {
+        match self.state {
+            State::Created => Err(HostError::NotLoaded),
+            State::Loaded => Err(HostError::NotRunning),
+            State::Running => {
+                self.state = State::Stopped;
+                Ok(())
+            }
+            State::Stopped => Err(HostError::Stopped),
+        }
+    }
+
+    /// Lets the fabric run until no PE has work (not a vendor call; for tools and tests).
+    pub fn run_until_idle(&mut self) -> Result<(), HostError> {
+        let max = self.max_cycles;
+        let sim = self.ready()?;
+        let r = sim.run_until_idle(max);
+        self.record(r)
+    }
+
+    /// Index of `name` among the image's exported names.
+    pub fn get_id(&self, name: &str) -> Result<u32, HostError> {
+        self.image
+            .exports
+            .iter()
+            .position(|e| e.name == name)
+            .map(|i| i as u32)
+            .ok_or_else(|| self.unknown(name))
+    }
+
+    /// Simulated cycles so far.
+    pub fn cycles(&self) -> u64 {
+        self.sim.as_ref().map_or(0, Simulator::cycle)
+    }
+
+    /// Per-PE and total counters.
+    pub fn stats(&self) -> RunStats {
+        self.sim.as_ref().map(Simulator::stats).unwrap_or_default()
+    }
+
+    /// Runs the exported function `name` on every PE of the rectangle with `args` (one raw
+    /// 32-bit word per declared parameter, normalised to the parameter's type) and waits
+    /// until every PE has called `unblock_cmd_stream()`.
+    pub fn launch(&mut self, name: &str, args: &[u32], _nonblock: bool) -> Result<(), HostError> {
+        self.ready()?;
+        let export = self
+            .image
+            .exports
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| self.unknown(name))?;
+        let ExportKind::Func { params } = &export.kind else {
+            return Err(HostError::WrongSymbolKind {
+                name: name.into(),
+                expected: "a function",
+                found: "a tensor",
+            });
+        };
+        if args.len() != params.len() {
+            return Err(HostError::WrongArgCount {
+                name: name.into(),
+                expected: params.len(),
+                got: args.len(),
+            });
+        }
+        let words: Arc<[u32]> = args
+            .iter()
+            .zip(params)
+            .map(|(&a, &t)| alu::normalize(t, a))
+            .collect();
+        let mut funcs = Vec::with_capacity(self.image.classes.len());
+        for c in 0..self.image.classes.len() {
+            funcs.push(match self.lookup(c, name)? {
+                None => None,
+                Some(SymbolTarget::Func { func }) => Some(func),
+                Some(SymbolTarget::Tensor { .. }) => {
+                    return Err(HostError::WrongSymbolKind {
+                        name: name.into(),
+                        expected: "a function",
+                        found: "a tensor on some PEs",
+                    });
+                }
+            });
+        }
+        let max = self.max_cycles;
+        let sim = self.ready()?;
+        sim.issue_host_call(&funcs, words);
+        let r = match sim.run_until(Simulator::all_unblocked, max) {
+            Ok(RunEnd::Condition) => Ok(()),
+            Ok(RunEnd::Idle) => Err(SimError::Deadlock {
+                cycle: sim.cycle(),
+                command: format!("launch `{name}`"),
+                waiting: sim.not_unblocked(),
+            }),
+            Err(e) => Err(e),
+        };
+        self.record(r)
+    }
+
+    /// The running fabric, or why commands cannot run now.
+    fn ready(&mut self) -> Result<&mut Simulator, HostError> {
+        match self.state {
+            State::Created => return Err(HostError::NotLoaded),
+            State::Loaded => return Err(HostError::NotRunning),
+            State::Stopped => return Err(HostError::Stopped),
+            State::Running => {}
+        }
+        if let Some(e) = &self.failed {
+            return Err(HostError::Sim(e.clone()));
+        }
+        self.sim.as_mut().ok_or(HostError::NotLoaded)
+    }
+
+    /// Remembers a simulation failure so that later commands repeat it.
+    fn record(&mut self, r: Result<(), SimError>) -> Result<(), HostError> {
+        r.map_err(|e| {
+            self.failed = Some(e.clone());
+            HostError::Sim(e)
+        })
+    }
+
+    fn unknown(&self, name: &str) -> HostError {
+        HostError::UnknownSymbol {
+            name: name.into(),
+            known: self.image.exports.iter().map(|e| e.name.clone()).collect(),
+        }
+    }
+
+    /// What class `c` exports as `name`: `Ok(None)` if no PE runs class `c`, an error if
+    /// a PE runs it and it lacks the symbol.
+    fn lookup(&self, c: usize, name: &str) -> Result<Option<SymbolTarget>, HostError> {
+        let Some(&Some(pe_index)) = self.first_pe.get(c) else {
+            return Ok(None);
+        };
+        self.lookup_on(c, pe_index, name).map(Some)
+    }
+
+    fn lookup_on(&self, c: usize, pe_index: usize, name: &str) -> Result<SymbolTarget, HostError> {
+        let class = self.image.classes.get(c);
+        let found = class.and_then(|cl| cl.info.symbols.iter().find(|s| s.name == name));
+        found
+            .map(|s| s.target.clone())
+            .ok_or_else(|| HostError::SymbolMissingOnPe {
+                name: name.into(),
+                pe: self.loc_of(pe_index),
+                class: class.map_or_else(String::new, |cl| cl.info.name.clone()),
+            })
+    }
+
+    fn loc_of(&self, pe_index: usize) -> PeLoc {
+        let m = &self.image.meta;
+        let i = pe_index as u32;
+        let rel = csl_arch::fabric::PeCoord {
+            x: i % m.width.max(1),
+            y: i / m.width.max(1),
+        };
+        PeLoc {
+            rel,
+            abs: csl_arch::fabric::PeCoord {
+                x: rel.x + m.offset_x,
+                y: rel.y + m.offset_y,
+            },
+        }
+    }
+}

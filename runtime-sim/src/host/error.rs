@@ -1,0 +1,217 @@
+//! [`HostError`]: why a host call failed (wrong call order, bad arguments, bad image, or a
+//! failed simulation).
+
+#[cfg(doc)]
+use super::SdkRuntime;
+use crate::error::{PeLoc, SimError};
+use csl_arch::fabric::PE_MEMORY_BYTES;
+use csl_arch::image::ImageError;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Why a host call failed.
+#[derive(Debug)]
+pub enum HostError {
+    /// A command before [`SdkRuntime::load`].
+    NotLoaded,
+    /// [`SdkRuntime::load`] called twice.
+    AlreadyLoaded,
+    /// A command after `load` but before [`SdkRuntime::run`].
+    NotRunning,
+    /// [`SdkRuntime::run`] called twice.
+    AlreadyRunning,
+    /// A command after [`SdkRuntime::stop`].
+    Stopped,
+    /// The image file could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid image.
+    Image(ImageError),
+    /// No `@export_name` has this name.
+    UnknownSymbol {
+        /// The name asked for.
+        name: String,
+        /// The names the image exports.
+        known: Vec<String>,
+    },
+    /// A symbol id not returned by [`SdkRuntime::get_id`].
+    UnknownSymbolId {
+        /// The id.
+        id: u32,
+        /// Number of exported names.
+        count: usize,
+    },
+    /// The name is of the wrong kind for the call (a function given to memcpy, ...).
+    WrongSymbolKind {
+        /// The name.
+        name: String,
+        /// What the call needs.
+        expected: &'static str,
+        /// What the name is.
+        found: &'static str,
+    },
+    /// `memcpy_h2d` into a tensor exported as immutable.
+    ImmutableSymbol {
+        /// The name.
+        name: String,
+    },
+    /// A PE's program does not `@export_symbol` the name.
+    SymbolMissingOnPe {
+        /// The name.
+        name: String,
+        /// The first PE lacking it.
+        pe: PeLoc,
+        /// Its program class.
+        class: String,
+    },
+    /// The memcpy region is not inside the program rectangle.
+    RegionOutsideRectangle {
+        /// Region origin column.
+        px: u32,
+        /// Region origin row.
+        py: u32,
+        /// Region width.
+        w: u32,
+        /// Region height.
+        h: u32,
+        /// Rectangle width.
+        width: u32,
+        /// Rectangle height.
+        height: u32,
+    },
+    /// The host array does not hold `w * h * elem_per_pe` elements.
+    WrongArraySize {
+        /// Elements needed.
+        expected: u64,
+        /// Elements given.
+        got: usize,
+    },
+    /// `launch` with the wrong number of arguments.
+    WrongArgCount {
+        /// The function.
+        name: String,
+        /// Declared parameters.
+        expected: usize,
+        /// Arguments given.
+        got: usize,
+    },
+    /// A memcpy would pass the end of a PE's memory.
+    SymbolOutOfBounds {
+        /// The symbol.
+        name: String,
+        /// The PE.
+        pe: PeLoc,
+        /// Start address of the tensor (or of its pointer variable).
+        addr: u32,
+        /// Bytes the copy needs from there.
+        bytes: u64,
+    },
+    /// A feature the simulator does not have yet.
+    Unsupported(String),
+    /// The simulation failed (fault, deadlock, cycle limit).
+    Sim(SimError),
+}
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostError::NotLoaded => f.write_str("the runtime is not loaded yet: call load() first"),
+            HostError::AlreadyLoaded => f.write_str("load() was already called"),
+            HostError::NotRunning => {
+                f.write_str("the fabric is not running yet: call run() after load()")
+            }
+            HostError::AlreadyRunning => f.write_str("run() was already called"),
+            HostError::Stopped => f.write_str("the runtime was stopped: no more commands"),
+            HostError::Io { path, source } => {
+                write!(f, "cannot read `{}`: {source}", path.display())
+            }
+            HostError::Image(e) => write!(f, "{e}"),
+            HostError::UnknownSymbol { name, known } => {
+                write!(f, "no exported name `{name}`")?;
+                if known.is_empty() {
+                    f.write_str(" (the program exports no names)")
+                } else {
+                    write!(f, " (exported: {})", known.join(", "))
+                }
+            }
+            HostError::UnknownSymbolId { id, count } => {
+                write!(
+                    f,
+                    "symbol id {id} is not valid (the program exports {count} names)"
+                )
+            }
+            HostError::WrongSymbolKind {
+                name,
+                expected,
+                found,
+            } => {
+                write!(f, "`{name}` is {found}, but this call needs {expected}")
+            }
+            HostError::ImmutableSymbol { name } => {
+                write!(
+                    f,
+                    "`{name}` is exported as immutable; the host cannot write it"
+                )
+            }
+            HostError::SymbolMissingOnPe { name, pe, class } => {
+                write!(
+                    f,
+                    "{pe} (program `{class}`) does not export a symbol `{name}`"
+                )
+            }
+            HostError::RegionOutsideRectangle {
+                px,
+                py,
+                w,
+                h,
+                width,
+                height,
+            } => write!(
+                f,
+                "memcpy region at ({px},{py}) of {w}x{h} PEs is outside the {width}x{height} \
+                 program rectangle"
+            ),
+            HostError::WrongArraySize { expected, got } => write!(
+                f,
+                "host array has {got} elements; w * h * elem_per_pe = {expected}"
+            ),
+            HostError::WrongArgCount {
+                name,
+                expected,
+                got,
+            } => {
+                write!(f, "`{name}` takes {expected} arguments, {got} given")
+            }
+            HostError::SymbolOutOfBounds {
+                name,
+                pe,
+                addr,
+                bytes,
+            } => write!(
+                f,
+                "memcpy of `{name}` on {pe} needs {bytes} bytes from address 0x{addr:04x}, \
+                 past the end of the {PE_MEMORY_BYTES}-byte memory"
+            ),
+            HostError::Unsupported(what) => write!(f, "unsupported: {what}"),
+            HostError::Sim(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+impl From<SimError> for HostError {
+    fn from(e: SimError) -> Self {
+        HostError::Sim(e)
+    }
+}
+
+impl From<ImageError> for HostError {
+    fn from(e: ImageError) -> Self {
+        HostError::Image(e)
+    }
+}

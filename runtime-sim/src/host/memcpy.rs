@@ -1,0 +1,296 @@
+//! Copy-mode `memcpy_h2d` / `memcpy_d2h` (libraries.md §1.3–1.4): host arrays of 32-bit
+//! words to and from the tensor each PE exports with `@export_symbol`.
+//!
+//! For each PE of the region, the class's exported symbol gives the address of a pointer
+//! variable (`SymbolTarget::Tensor { ptr_addr }`); the 16-bit pointer stored there is the
+//! tensor's address, and `elem_per_pe` elements are copied from element 0.
+
+use super::{HostError, SdkRuntime};
+use csl_arch::fabric::PE_MEMORY_BYTES;
+use csl_arch::image::{ExportKind, SymbolTarget};
+
+/// Fixed cycles of a copy-mode memcpy (ours: a plausible command overhead).
+pub const MEMCPY_SETUP_CYCLES: u64 = 16;
+
+/// Device element size of a copy-mode memcpy (vendor `MEMCPY_32BIT` / `MEMCPY_16BIT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemcpyDataType {
+    /// 4 bytes per element.
+    Bit32,
+    /// 2 bytes per element: the low 16 bits of each host word.
+    Bit16,
+}
+
+impl MemcpyDataType {
+    fn bytes(self) -> u32 {
+        match self {
+            MemcpyDataType::Bit32 => 4,
+            MemcpyDataType::Bit16 => 2,
+        }
+    }
+}
+
+/// Host array layout (libraries.md §1.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemcpyOrder {
+    /// Host index of PE `(i, j)`, element `k`: `(j*w + i)*l + k`.
+    RowMajor,
+    /// Host index of PE `(i, j)`, element `k`: `j + i*h + k*h*w`.
+    ColMajor,
+}
+
+impl SdkRuntime {
+    /// Copies `src` into the tensor `dest` (a [`get_id`](Self::get_id) value) of every PE
+    /// of the region.
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy_h2d(
+        &mut self,
+        dest: u32,
+        src: &[u32],
+        px: u32,
+        py: u32,
+        w: u32,
+        h: u32,
+        elem_per_pe: u32,
+        streaming: bool,
+        data_type: MemcpyDataType,
+        order: MemcpyOrder,
+        _nonblock: bool,
+    ) -> Result<(), HostError> {
+        let region = Region {
+            px,
+            py,
+            w,
+            h,
+            l: elem_per_pe,
+        };
+        let plan = self.plan_copy(dest, src.len(), region, streaming, data_type, true)?;
+        let Some(sim) = self.sim.as_mut() else {
+            return Err(HostError::NotLoaded);
+        };
+        let n = data_type.bytes() as usize;
+        for (i, j, addr) in plan {
+            let Some(pe) = sim.pe_mut(px + i, py + j) else {
+                continue;
+            };
+            for k in 0..elem_per_pe {
+                let v = src
+                    .get(region.host_index(order, i, j, k))
+                    .copied()
+                    .unwrap_or(0);
+                let at = (addr + k * data_type.bytes()) as usize;
+                let bytes = v.to_le_bytes();
+                if let (Some(dst), Some(b)) = (pe.memory_mut().get_mut(at..at + n), bytes.get(..n))
+                {
+                    dst.copy_from_slice(b);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies the tensor `src` (a [`get_id`](Self::get_id) value) of every PE of the region
+    /// into `dest`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy_d2h(
+        &mut self,
+        dest: &mut [u32],
+        src: u32,
+        px: u32,
+        py: u32,
+        w: u32,
+        h: u32,
+        elem_per_pe: u32,
+        streaming: bool,
+        data_type: MemcpyDataType,
+        order: MemcpyOrder,
+        _nonblock: bool,
+    ) -> Result<(), HostError> {
+        let region = Region {
+            px,
+            py,
+            w,
+            h,
+            l: elem_per_pe,
+        };
+        let plan = self.plan_copy(src, dest.len(), region, streaming, data_type, false)?;
+        let Some(sim) = self.sim.as_ref() else {
+            return Err(HostError::NotLoaded);
+        };
+        for (i, j, addr) in plan {
+            let Some(pe) = sim.pe(px + i, py + j) else {
+                continue;
+            };
+            for k in 0..elem_per_pe {
+                let at = (addr + k * data_type.bytes()) as usize;
+                let mem = pe.memory();
+                let v = match data_type {
+                    MemcpyDataType::Bit32 => mem
+                        .get(at..)
+                        .and_then(|t| t.first_chunk::<4>())
+                        .map(|c| u32::from_le_bytes(*c)),
+                    MemcpyDataType::Bit16 => mem
+                        .get(at..)
+                        .and_then(|t| t.first_chunk::<2>())
+                        .map(|c| u32::from(u16::from_le_bytes(*c))),
+                };
+                if let Some(slot) = dest.get_mut(region.host_index(order, i, j, k)) {
+                    *slot = v.unwrap_or(0);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a copy-mode memcpy, lets its time pass, and returns for each PE of the region
+    /// (row-major) its region-relative column and row and the tensor's address.
+    fn plan_copy(
+        &mut self,
+        id: u32,
+        host_len: usize,
+        region: Region,
+        streaming: bool,
+        data_type: MemcpyDataType,
+        h2d: bool,
+    ) -> Result<Vec<(u32, u32, u32)>, HostError> {
+        self.ready()?;
+        if streaming {
+            return Err(HostError::Unsupported(
+                "streaming memcpy is not implemented yet".into(),
+            ));
+        }
+        let export = self
+            .image
+            .exports
+            .get(id as usize)
+            .ok_or(HostError::UnknownSymbolId {
+                id,
+                count: self.image.exports.len(),
+            })?;
+        let name = export.name.clone();
+        match export.kind {
+            ExportKind::Tensor { mutable, .. } => {
+                if h2d && !mutable {
+                    return Err(HostError::ImmutableSymbol { name });
+                }
+            }
+            ExportKind::Func { .. } => {
+                return Err(HostError::WrongSymbolKind {
+                    name,
+                    expected: "a tensor",
+                    found: "a function",
+                });
+            }
+        }
+        let Region { px, py, w, h, l } = region;
+        let (width, height) = (self.image.meta.width, self.image.meta.height);
+        if u64::from(px) + u64::from(w) > u64::from(width)
+            || u64::from(py) + u64::from(h) > u64::from(height)
+        {
+            return Err(HostError::RegionOutsideRectangle {
+                px,
+                py,
+                w,
+                h,
+                width,
+                height,
+            });
+        }
+        let expected = u64::from(w) * u64::from(h) * u64::from(l);
+        if host_len as u64 != expected {
+            return Err(HostError::WrongArraySize {
+                expected,
+                got: host_len,
+            });
+        }
+        // Where each PE's pointer variable is (looked up once per program class).
+        let mut class_ptr: Vec<Option<u32>> = vec![None; self.image.classes.len()];
+        let mut ptrs = Vec::with_capacity((w as usize) * (h as usize));
+        for j in 0..h {
+            for i in 0..w {
+                let pe_index = (py + j) as usize * width as usize + (px + i) as usize;
+                let c = self.image.placement.get(pe_index).copied().unwrap_or(0) as usize;
+                let ptr_addr = match class_ptr.get(c).copied().flatten() {
+                    Some(p) => p,
+                    None => match self.lookup_on(c, pe_index, &name)? {
+                        SymbolTarget::Tensor { ptr_addr } => {
+                            if let Some(slot) = class_ptr.get_mut(c) {
+                                *slot = Some(ptr_addr);
+                            }
+                            ptr_addr
+                        }
+                        SymbolTarget::Func { .. } => {
+                            return Err(HostError::WrongSymbolKind {
+                                name,
+                                expected: "a tensor",
+                                found: "a function on some PEs",
+                            });
+                        }
+                    },
+                };
+                ptrs.push((i, j, ptr_addr));
+            }
+        }
+        // The copy's time passes (the fabric runs meanwhile), then the data moves.
+        let cost = MEMCPY_SETUP_CYCLES + u64::from(w) * u64::from(l);
+        let max = self.max_cycles;
+        let sim = self.ready()?;
+        let r = sim.advance(cost, max);
+        self.record(r)?;
+        let Some(sim) = self.sim.as_ref() else {
+            return Err(HostError::NotLoaded);
+        };
+        let bytes = u64::from(l) * u64::from(data_type.bytes());
+        let mut plan = Vec::with_capacity(ptrs.len());
+        for (i, j, ptr_addr) in ptrs {
+            let Some(pe) = sim.pe(px + i, py + j) else {
+                continue;
+            };
+            let ptr = pe
+                .memory()
+                .get(ptr_addr as usize..)
+                .and_then(|t| t.first_chunk::<2>())
+                .map(|c| u32::from(u16::from_le_bytes(*c)));
+            let Some(addr) = ptr else {
+                return Err(HostError::SymbolOutOfBounds {
+                    name,
+                    pe: pe.loc(),
+                    addr: ptr_addr,
+                    bytes: 2,
+                });
+            };
+            if u64::from(addr) + bytes > u64::from(PE_MEMORY_BYTES) {
+                return Err(HostError::SymbolOutOfBounds {
+                    name,
+                    pe: pe.loc(),
+                    addr,
+                    bytes,
+                });
+            }
+            plan.push((i, j, addr));
+        }
+        Ok(plan)
+    }
+}
+
+/// A memcpy region: origin, size in PEs, elements per PE.
+#[derive(Clone, Copy, Debug)]
+struct Region {
+    px: u32,
+    py: u32,
+    w: u32,
+    h: u32,
+    l: u32,
+}
+
+impl Region {
+    /// Host array index of PE `(i, j)` of the region, element `k`.
+    fn host_index(&self, order: MemcpyOrder, i: u32, j: u32, k: u32) -> usize {
+        let (i, j, k) = (i as usize, j as usize, k as usize);
+        let (w, h, l) = (self.w as usize, self.h as usize, self.l as usize);
+        match order {
+            MemcpyOrder::RowMajor => (j * w + i) * l + k,
+            MemcpyOrder::ColMajor => j + i * h + k * h * w,
+        }
+    }
+}

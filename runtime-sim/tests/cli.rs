@@ -1,0 +1,89 @@
+//! The `cslsim` binary: output, exit codes, and no panics on bad input.
+
+mod common;
+
+use common::{Asm, export_func, image, temp_file};
+use std::process::Command;
+
+fn cslsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cslsim"))
+        .args(args)
+        .output()
+        .expect("run cslsim");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn program() -> Vec<u8> {
+    let mut a = Asm::new("main.csl");
+    let go = a.func("go", 1, 0, 0);
+    a.unblock_cmd_stream(0);
+    a.ret_void();
+    a.export_func("go", go);
+    let quiet = a.func("quiet", 0, 0, 0);
+    a.ret_void();
+    a.export_func("quiet", quiet);
+    let spin = a.func("spin", 0, 0, 0);
+    a.op(csl_arch::isa::Op::Jump { target: a.here() });
+    a.export_func("spin", spin);
+    let img = image(
+        2,
+        1,
+        vec![a.build()],
+        vec![0, 0],
+        vec![
+            export_func("go", vec![]),
+            export_func("quiet", vec![]),
+            export_func("spin", vec![]),
+        ],
+    );
+    img.to_elf().expect("encode")
+}
+
+#[test]
+fn runs_launches_and_reports() {
+    let path = temp_file(&program());
+    let p = path.to_str().expect("utf-8 path");
+    let (code, out, err) = cslsim(&[p, "--launch", "go", "--launch", "go", "--disas"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("class 0 `main.csl`:"), "{out}");
+    assert!(out.contains("ret_void"), "{out}");
+    assert!(out.contains("simulated cycles: "), "{out}");
+    assert!(out.contains("PE(1,0) [fabric (5,1)]: busy "), "{out}");
+
+    let (code, _, err) = cslsim(&[p, "--launch", "quiet"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("deadlock") && err.contains("unblock_cmd_stream"),
+        "{err}"
+    );
+
+    let (code, _, err) = cslsim(&[p, "--launch", "spin", "--max-cycles", "500"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("cycle limit"), "{err}");
+
+    let (code, _, err) = cslsim(&[p, "--launch", "nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no exported name `nope`"), "{err}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn bad_input_exits_with_1() {
+    let (code, _, err) = cslsim(&["/nonexistent/image.elf"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("cslsim: error: cannot read"), "{err}");
+    let path = temp_file(b"\x7fELF garbage");
+    let (code, _, err) = cslsim(&[path.to_str().expect("utf-8")]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("not a CSL fabric image"), "{err}");
+    let (code, _, _) = cslsim(&["--bogus-flag"]);
+    assert_eq!(code, 1);
+    let (code, out, _) = cslsim(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("--launch"));
+}

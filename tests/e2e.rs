@@ -1,0 +1,42 @@
+//! End-to-end tests: compile example programs with the compiler library, run them on the
+//! simulator through the host runtime, and compare with answers computed on the host.
+
+use csl_arch::Arch;
+use cslc::driver::{Options, compile_file};
+use std::path::PathBuf;
+
+/// Compiles `layout` for `arch` into a fresh output directory and returns it.
+fn compile_to_dir(layout: &str, arch: Arch, name: &str) -> PathBuf {
+    let root = csl_tests::repo_root();
+    let opts = Options { arch, fabric_dims: (8, 3), fabric_offsets: (4, 1), ..Options::default() };
+    let comp = compile_file(&root.join(layout), &opts);
+    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    let out = comp.output.unwrap_or_else(|| panic!("{layout} does not compile:\n{rendered}"));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{arch}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("out.elf"), out.image.to_elf().unwrap()).unwrap();
+    std::fs::write(dir.join("out.json"), serde_json_string(&out.metadata)).unwrap();
+    dir
+}
+
+fn serde_json_string(v: &impl std::fmt::Display) -> String {
+    v.to_string()
+}
+
+fn gemv(arch: Arch) {
+    let dir = compile_to_dir("examples/tutorials/01-gemv/layout.csl", arch, "gemv01");
+    let r = csl_examples::gemv01::run(&dir).unwrap();
+    assert_eq!(r.device.len(), 4);
+    assert!(csl_examples::gemv01::matches(&r.device, &r.expected), "device {:?} vs host {:?}", r.device, r.expected);
+    assert!(r.cycles > 0);
+}
+
+#[test]
+fn gemv_01_wse2() {
+    gemv(Arch::Wse2);
+}
+
+#[test]
+fn gemv_01_wse3() {
+    gemv(Arch::Wse3);
+}

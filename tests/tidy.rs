@@ -1,0 +1,116 @@
+//! Tidy checks: conventions of the repository enforced as tests.
+
+use std::path::Path;
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+#[test]
+fn every_rust_module_starts_with_a_doc_comment() {
+    let root = csl_tests::repo_root();
+    let mut missing = Vec::new();
+    for dir in ["compiler/src", "runtime-sim/src", "runtime-sim/arch/src", "tests", "examples"] {
+        for f in csl_tests::files_with_ext(&root.join(dir), "rs") {
+            let text = read(&f);
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            if !first.starts_with("//!") {
+                missing.push(f.strip_prefix(&root).unwrap_or(&f).display().to_string());
+            }
+        }
+    }
+    assert!(missing.is_empty(), "modules without a `//!` header: {missing:?}");
+}
+
+#[test]
+fn the_simulator_never_depends_on_the_compiler() {
+    let root = csl_tests::repo_root();
+    for manifest in ["runtime-sim/Cargo.toml", "runtime-sim/arch/Cargo.toml"] {
+        let text = read(&root.join(manifest));
+        let depends = text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("cslc ") || l.starts_with("cslc.") || l.starts_with("cslc=")
+        });
+        assert!(!depends, "{manifest} must not depend on the compiler");
+    }
+}
+
+#[test]
+fn no_unreviewed_snapshots() {
+    let root = csl_tests::repo_root();
+    let pending: Vec<_> = csl_tests::files_with_ext(&root.join("tests"), "new")
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".snap.new"))
+        .collect();
+    assert!(pending.is_empty(), "unreviewed snapshots: {pending:?}");
+}
+
+#[test]
+fn memcpy_library_uses_the_arch_unblock_register() {
+    // The CSL library cannot import Rust constants, so this test keeps the two in step.
+    let src = cslc::stdlib::lookup("memcpy/memcpy").unwrap_or("");
+    let want = format!("0x{:x}", csl_arch::fabric::mmio::HOST_CMD_UNBLOCK);
+    assert!(src.contains(&want), "<memcpy/memcpy> must store to {want}");
+}
+
+#[test]
+fn every_stdlib_file_is_bundled() {
+    let root = csl_tests::repo_root();
+    for f in csl_tests::files_with_ext(&root.join("stdlib"), "csl") {
+        let rel = f.strip_prefix(root.join("stdlib")).unwrap_or(&f).with_extension("");
+        let name = rel.to_string_lossy().replace('\\', "/");
+        assert!(cslc::stdlib::lookup(&name).is_some(), "stdlib/{name}.csl is not listed in compiler/src/stdlib.rs");
+    }
+}
+
+#[test]
+fn every_csl_file_in_examples_and_stdlib_parses() {
+    let root = csl_tests::repo_root();
+    let mut failures = Vec::new();
+    for dir in ["examples", "stdlib"] {
+        for f in csl_tests::files_with_ext(&root.join(dir), "csl") {
+            let mut sources = cslc::SourceMap::new();
+            let text = read(&f);
+            let id = sources.add(f.display().to_string(), None, text.clone());
+            let (_, diags) = cslc::syntax::parse(id, &text);
+            if !diags.is_empty() {
+                failures.push(cslc::diag::render_all(&diags, &sources, false));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_example_layout_compiles_for_both_archs() {
+    let root = csl_tests::repo_root();
+    for f in csl_tests::files_with_ext(&root.join("examples"), "csl") {
+        if f.file_name().is_none_or(|n| n != "layout.csl") {
+            continue;
+        }
+        for arch in [csl_arch::Arch::Wse2, csl_arch::Arch::Wse3] {
+            let opts = cslc::Options { arch, ..cslc::Options::default() };
+            let comp = cslc::compile_file(&f, &opts);
+            assert!(!comp.has_errors(), "{} ({arch}):\n{}", f.display(), cslc::diag::render_all(&comp.diagnostics, &comp.sources, false));
+        }
+    }
+}
+
+/// Codes that do not have a ui case yet. This list may only shrink.
+const CODES_WITHOUT_CASES: &[&str] = &["E0210", "E0901"];
+
+#[test]
+fn every_diagnostic_code_has_a_ui_case() {
+    let root = csl_tests::repo_root();
+    let mut all_cases = String::new();
+    for f in csl_tests::files_with_ext(&root.join("tests/ui"), "csl") {
+        all_cases.push_str(&read(&f));
+    }
+    let missing: Vec<&str> = cslc::diag::codes::ALL
+        .iter()
+        .map(|(c, _)| *c)
+        .filter(|c| !all_cases.contains(&format!("expect: {c}")) && !all_cases.contains(&format!(" {c}")))
+        .filter(|c| !CODES_WITHOUT_CASES.contains(c))
+        .collect();
+    assert!(missing.is_empty(), "diagnostic codes without a tests/ui case: {missing:?}");
+}

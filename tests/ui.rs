@@ -1,0 +1,45 @@
+//! Diagnostic snapshot tests: every `ui/**/*.csl` file is compiled, and its source and
+//! rendered diagnostics are compared with a committed insta snapshot.
+//!
+//! Header lines (`//@ key: value`) at the top of a case:
+//! * `expect: E0101 E0201` — codes that must be reported (the snapshot alone records the
+//!   rendering; the header states the intent).
+//! * `arch: wse3` — target (default wse2).
+//! * `fuel: N` — comptime budget, for cases that test the runaway-loop diagnostic.
+//!
+//! Bless new or changed snapshots with `INSTA_UPDATE=always cargo test -p csl-tests --test
+//! ui`, then review every changed `.snap` file.
+
+use csl_arch::Arch;
+use cslc::diag::render_all;
+use cslc::driver::{Options, compile_file};
+use std::path::Path;
+
+#[test]
+fn ui() {
+    insta::glob!("ui/**/*.csl", |path| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        let src = std::fs::read_to_string(path).unwrap();
+        let header = csl_tests::Header::parse(&src);
+        let opts = Options {
+            arch: header.arch.unwrap_or(Arch::Wse2),
+            fabric_dims: (64, 64),
+            fabric_offsets: (4, 1),
+            fuel: header.fuel.unwrap_or(10_000_000),
+            ..Options::default()
+        };
+        // Compile relative to the crate directory so that paths in messages are stable.
+        let comp = compile_file(rel, &opts);
+        let rendered = render_all(&comp.diagnostics, &comp.sources, false);
+        for code in &header.expect {
+            assert!(
+                comp.diagnostics.iter().any(|d| d.code == code),
+                "{}: expected {code}, got:\n{rendered}",
+                rel.display()
+            );
+        }
+        assert!(!header.expect.is_empty() || !comp.has_errors(), "{}: unexpected errors:\n{rendered}", rel.display());
+        insta::assert_snapshot!(format!("----- SOURCE\n{src}\n----- DIAGNOSTICS\n{}", if rendered.is_empty() { "(none)\n" } else { &rendered }));
+    });
+}
