@@ -1,6 +1,8 @@
 //! End-to-end tests: compile example programs with the compiler library, run them on the
 //! simulator through the host runtime, and compare with answers computed on the host.
 
+#![allow(clippy::unwrap_used)]
+
 use csl_arch::Arch;
 use cslc::driver::{Options, compile_file};
 use std::path::PathBuf;
@@ -8,7 +10,7 @@ use std::path::PathBuf;
 /// Compiles `layout` for `arch` into a fresh output directory and returns it.
 fn compile_to_dir(layout: &str, arch: Arch, name: &str) -> PathBuf {
     let root = csl_tests::repo_root();
-    let opts = Options { arch, fabric_dims: (8, 3), fabric_offsets: (4, 1), ..Options::default() };
+    let opts = Options { arch, fabric_dims: (16, 8), fabric_offsets: (4, 1), ..Options::default() };
     let comp = compile_file(&root.join(layout), &opts);
     let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
     let out = comp.output.unwrap_or_else(|| panic!("{layout} does not compile:\n{rendered}"));
@@ -39,4 +41,37 @@ fn gemv_01_wse2() {
 #[test]
 fn gemv_01_wse3() {
     gemv(Arch::Wse3);
+}
+
+fn tasks(arch: Arch) {
+    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    let dir = compile_to_dir("tests/programs/tasks/layout.csl", arch, "tasks");
+    let mut rt = SdkRuntime::new(&dir).unwrap();
+    rt.load().unwrap();
+    rt.run().unwrap();
+    rt.launch("start", &[], false).unwrap();
+    let id = rt.get_id("log").unwrap();
+    let mut log = vec![0u32; 2 * 2 * 8];
+    rt.memcpy_d2h(&mut log, id, 0, 0, 2, 2, 8, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+    rt.stop().unwrap();
+    for y in 0..2i32 {
+        for x in 0..2i32 {
+            let base = ((y * 2 + x) * 8) as usize;
+            let got: Vec<i32> = log[base..base + 8].iter().map(|&v| v as i32).collect();
+            // a, then c (b is blocked), then b: fib(10), the odd numbers below 10, the
+            // per-PE param, and the loop counter left by `break`.
+            let seed = x + 10 * y;
+            assert_eq!(got, vec![1, 3, 2, 55, 25, seed * 3 - 7, 2, 0], "PE ({x}, {y}) on {arch}");
+        }
+    }
+}
+
+#[test]
+fn local_tasks_and_control_flow_wse2() {
+    tasks(Arch::Wse2);
+}
+
+#[test]
+fn local_tasks_and_control_flow_wse3() {
+    tasks(Arch::Wse3);
 }

@@ -13,12 +13,11 @@
 use csl_arch::Arch;
 use cslc::diag::render_all;
 use cslc::driver::{Options, compile_file};
-use std::path::Path;
 
 #[test]
 fn ui() {
     insta::glob!("ui/**/*.csl", |path| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let rel = path.strip_prefix(root).unwrap_or(path);
         let src = std::fs::read_to_string(path).unwrap();
         let header = csl_tests::Header::parse(&src);

@@ -166,7 +166,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         match crate::codegen::emit_class(&prog, &name) {
             Ok(c) => classes.push(c),
             Err(d) => {
-                sema.report(d);
+                sema.report(*d);
                 return None;
             }
         }

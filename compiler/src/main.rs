@@ -122,11 +122,11 @@ fn write_output(path: &Path, out: &cslc::driver::Output) -> Result<(), String> {
     Ok(())
 }
 
-fn bad(msg: String) -> Diagnostic {
-    Diagnostic::global(codes::BAD_ARGUMENT, msg)
+fn bad(msg: String) -> Box<Diagnostic> {
+    Box::new(Diagnostic::global(codes::BAD_ARGUMENT, msg))
 }
 
-fn pair(flag: &str, s: &str) -> Result<(u32, u32), Diagnostic> {
+fn pair(flag: &str, s: &str) -> Result<(u32, u32), Box<Diagnostic>> {
     let parts: Vec<&str> = s.split(',').collect();
     match parts.as_slice() {
         [a, b] => match (a.trim().parse(), b.trim().parse()) {
@@ -137,7 +137,7 @@ fn pair(flag: &str, s: &str) -> Result<(u32, u32), Diagnostic> {
     }
 }
 
-fn options(cli: &Cli) -> Result<Options, Diagnostic> {
+fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
     let arch = Arch::from_name(&cli.arch).ok_or_else(|| bad(format!("unknown architecture `{}`; use wse2 or wse3", cli.arch)))?;
     let offsets = match &cli.fabric_offsets {
         Some(s) => pair("--fabric-offsets", s)?,

@@ -16,7 +16,7 @@ use csl_arch::image::{ClassInfo, FuncInfo, GlobalInfo, ProgramClass, SymbolExpor
 use csl_arch::isa::{Op, Reg, TrapCode};
 
 /// Compiles one program into an image class. `name` describes the class in messages.
-pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Diagnostic> {
+pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagnostic>> {
     let (addrs, data) = place_globals(prog, name)?;
     let mut code = Vec::new();
     let mut functions = Vec::new();
@@ -35,13 +35,13 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Diagnostic
         let scratch = f.nregs;
         let nregs = f.nregs + max_args;
         if nregs > u32::from(u16::MAX) || f.frame_bytes > STACK_BYTES {
-            return Err(Diagnostic::error(
+            return Err(Box::new(Diagnostic::error(
                 codes::OUT_OF_MEMORY,
                 format!("function `{}` is too large", f.name),
                 f.span,
                 "in this function",
             )
-            .with_note(format!("it needs {nregs} registers and {} bytes of stack", f.frame_bytes)));
+            .with_note(format!("it needs {nregs} registers and {} bytes of stack", f.frame_bytes))));
         }
         let reg = |v: crate::ir::VReg| Reg(v.index() as u16);
         let mut starts: SecondaryMap<crate::ir::BlockId, u32> = SecondaryMap::new();
@@ -162,8 +162,11 @@ fn func_index(f: FuncId) -> u32 {
     f.index() as u32
 }
 
+/// The byte address of every global.
+type Addresses = SecondaryMap<crate::ir::GlobalId, u32>;
+
 /// Assigns addresses and builds the initial memory image.
-fn place_globals(prog: &Program, name: &str) -> Result<(SecondaryMap<crate::ir::GlobalId, u32>, Vec<u8>), Diagnostic> {
+fn place_globals(prog: &Program, name: &str) -> Result<(Addresses, Vec<u8>), Box<Diagnostic>> {
     let mut addrs = SecondaryMap::new();
     let mut next: u64 = 0;
     for (g, gl) in &prog.globals {
@@ -177,7 +180,7 @@ fn place_globals(prog: &Program, name: &str) -> Result<(SecondaryMap<crate::ir::
         let mut by_size: Vec<_> = prog.globals.values().collect();
         by_size.sort_by(|a, b| b.size.cmp(&a.size).then(a.name.cmp(&b.name)));
         let Some(first) = by_size.first() else {
-            return Err(Diagnostic::global(codes::OUT_OF_MEMORY, "program does not fit in PE memory"));
+            return Err(Box::new(Diagnostic::global(codes::OUT_OF_MEMORY, "program does not fit in PE memory")));
         };
         let mut d = Diagnostic::error(
             codes::OUT_OF_MEMORY,
@@ -191,7 +194,7 @@ fn place_globals(prog: &Program, name: &str) -> Result<(SecondaryMap<crate::ir::
         d = d
             .with_note(format!("a PE has {PE_MEMORY_BYTES} bytes; {STACK_BYTES} are kept for the stack"))
             .with_help("spread the data over more PEs or use smaller arrays");
-        return Err(d);
+        return Err(Box::new(d));
     }
     let mut data = vec![0u8; next as usize];
     for (g, gl) in &prog.globals {

@@ -21,7 +21,9 @@ pub struct Lexer<'a> {
 impl<'a> Lexer<'a> {
     /// Lexes `text`.
     pub fn new(text: &'a str) -> Lexer<'a> {
-        Lexer { inner: Token::lexer(text).spanned() }
+        Lexer {
+            inner: Token::lexer(text).spanned(),
+        }
     }
 }
 
@@ -49,8 +51,7 @@ impl<'a> Iterator for Lexer<'a> {
 pub fn tokenize(text: &str) -> (Vec<Spanned<'_>>, Vec<LexError>) {
     let mut tokens = Vec::new();
     let mut errors: Vec<LexError> = Vec::new();
-    let mut lexer = Token::lexer(text).spanned();
-    while let Some((result, span)) = lexer.next() {
+    for (result, span) in Token::lexer(text).spanned() {
         let error = match result {
             Ok(token) => {
                 tokens.push((span.start, token, span.end));
@@ -67,14 +68,20 @@ pub fn tokenize(text: &str) -> (Vec<Spanned<'_>>, Vec<LexError>) {
                 {
                     last.end = span.end;
                 } else {
-                    errors.push(LexError { kind: LexErrorKind::StrayChar, start: span.start, end: span.end });
+                    errors.push(LexError {
+                        kind: LexErrorKind::StrayChar,
+                        start: span.start,
+                        end: span.end,
+                    });
                 }
                 continue;
             }
-            LexErrorKind::UnterminatedString | LexErrorKind::BadEscape { in_char: false } => Token::Str(String::new()),
-            LexErrorKind::UnterminatedChar | LexErrorKind::BadChar | LexErrorKind::BadEscape { in_char: true } => {
-                Token::Char(0)
+            LexErrorKind::UnterminatedString | LexErrorKind::BadEscape { in_char: false } => {
+                Token::Str(String::new())
             }
+            LexErrorKind::UnterminatedChar
+            | LexErrorKind::BadChar
+            | LexErrorKind::BadEscape { in_char: true } => Token::Char(0),
             LexErrorKind::BadNumber(_) => Token::Int(0),
         };
         tokens.push((span.start, stand_in, span.end));
@@ -89,7 +96,10 @@ mod tests {
 
     fn toks(text: &str) -> Vec<Token<'_>> {
         let (tokens, errors) = tokenize(text);
-        assert!(errors.is_empty(), "unexpected errors {errors:?} for {text:?}");
+        assert!(
+            errors.is_empty(),
+            "unexpected errors {errors:?} for {text:?}"
+        );
         tokens.into_iter().map(|(_, t, _)| t).collect()
     }
 
@@ -133,17 +143,33 @@ mod tests {
             ]
         );
         // `0x1e-5` is hex 0x1e minus 5, not a float.
-        assert_eq!(toks("0x1e-5"), vec![Token::Int(30), Token::Minus, Token::Int(5)]);
+        assert_eq!(
+            toks("0x1e-5"),
+            vec![Token::Int(30), Token::Minus, Token::Int(5)]
+        );
         // Ranges and field access after numbers.
-        assert_eq!(toks("1...5"), vec![Token::Int(1), Token::Ellipsis, Token::Int(5)]);
+        assert_eq!(
+            toks("1...5"),
+            vec![Token::Int(1), Token::Ellipsis, Token::Int(5)]
+        );
     }
 
     #[test]
     fn bad_numbers() {
-        for text in ["0x", "12abc", "0b102", "1.0f", "0o9", "999999999999999999999999999999999999999999"] {
+        for text in [
+            "0x",
+            "12abc",
+            "0b102",
+            "1.0f",
+            "0o9",
+            "999999999999999999999999999999999999999999",
+        ] {
             let e = errs(text);
             assert_eq!(e.len(), 1, "{text}");
-            assert!(matches!(e[0].kind, LexErrorKind::BadNumber(_)), "{text}: {e:?}");
+            assert!(
+                matches!(e[0].kind, LexErrorKind::BadNumber(_)),
+                "{text}: {e:?}"
+            );
             assert_eq!((e[0].start, e[0].end), (0, text.len()), "{text}");
         }
         // The stand-in keeps the parser going.
@@ -193,16 +219,43 @@ mod tests {
     #[test]
     fn string_errors() {
         let e = errs("x = \"abc\ny");
-        assert_eq!(e, vec![LexError { kind: LexErrorKind::UnterminatedString, start: 4, end: 5 }]);
+        assert_eq!(
+            e,
+            vec![LexError {
+                kind: LexErrorKind::UnterminatedString,
+                start: 4,
+                end: 5
+            }]
+        );
         let e = errs(r#"x = "a\qb";"#);
-        assert_eq!(e, vec![LexError { kind: LexErrorKind::BadEscape { in_char: false }, start: 6, end: 8 }]);
+        assert_eq!(
+            e,
+            vec![LexError {
+                kind: LexErrorKind::BadEscape { in_char: false },
+                start: 6,
+                end: 8
+            }]
+        );
         let e = errs(r"'\z'");
-        assert_eq!(e, vec![LexError { kind: LexErrorKind::BadEscape { in_char: true }, start: 1, end: 3 }]);
+        assert_eq!(
+            e,
+            vec![LexError {
+                kind: LexErrorKind::BadEscape { in_char: true },
+                start: 1,
+                end: 3
+            }]
+        );
         assert_eq!(errs("'a")[0].kind, LexErrorKind::UnterminatedChar);
         assert_eq!(errs("''")[0].kind, LexErrorKind::BadChar);
         assert_eq!(errs("'ab'")[0].kind, LexErrorKind::BadChar);
-        assert_eq!(errs("\"\\x4\"")[0].kind, LexErrorKind::BadEscape { in_char: false });
-        assert_eq!(errs("\"\\u{110000}\"")[0].kind, LexErrorKind::BadEscape { in_char: false });
+        assert_eq!(
+            errs("\"\\x4\"")[0].kind,
+            LexErrorKind::BadEscape { in_char: false }
+        );
+        assert_eq!(
+            errs("\"\\u{110000}\"")[0].kind,
+            LexErrorKind::BadEscape { in_char: false }
+        );
         assert_eq!(errs("\"abc\\")[0].kind, LexErrorKind::UnterminatedString);
     }
 
@@ -213,9 +266,21 @@ mod tests {
         assert_eq!(
             e,
             vec![
-                LexError { kind: LexErrorKind::StrayChar, start: 2, end: 4 },
-                LexError { kind: LexErrorKind::StrayChar, start: 7, end: 8 },
-                LexError { kind: LexErrorKind::StrayChar, start: 9, end: 11 },
+                LexError {
+                    kind: LexErrorKind::StrayChar,
+                    start: 2,
+                    end: 4
+                },
+                LexError {
+                    kind: LexErrorKind::StrayChar,
+                    start: 7,
+                    end: 8
+                },
+                LexError {
+                    kind: LexErrorKind::StrayChar,
+                    start: 9,
+                    end: 11
+                },
             ]
         );
     }
@@ -224,6 +289,13 @@ mod tests {
     fn adapter_reports_errors_with_spans() {
         let items: Vec<_> = Lexer::new("a $ b").collect();
         assert_eq!(items.len(), 3);
-        assert_eq!(items[1], Err(LexError { kind: LexErrorKind::StrayChar, start: 2, end: 3 }));
+        assert_eq!(
+            items[1],
+            Err(LexError {
+                kind: LexErrorKind::StrayChar,
+                start: 2,
+                end: 3
+            })
+        );
     }
 }

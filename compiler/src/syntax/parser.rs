@@ -18,7 +18,14 @@ use crate::source::{FileId, Span};
 use lalrpop_util::{ErrorRecovery, ParseError, lalrpop_mod};
 
 lalrpop_mod!(
-    #[allow(clippy::all, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, unused)]
+    #[allow(
+        clippy::all,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        unused
+    )]
     csl
 );
 
@@ -28,9 +35,18 @@ lalrpop_mod!(
 /// an open or a closed statement.
 pub(crate) enum LoopHead {
     /// `[label:] while (cond) [: (cont)]`
-    While { label: Option<Ident>, cond: ExprId, cont: Option<Stmt> },
+    While {
+        label: Option<Ident>,
+        cond: ExprId,
+        cont: Option<Stmt>,
+    },
     /// `[label:] for (iter) |capture[, index]|`
-    For { label: Option<Ident>, iter: ExprId, capture: Ident, index: Option<Ident> },
+    For {
+        label: Option<Ident>,
+        iter: ExprId,
+        capture: Ident,
+        index: Option<Ident>,
+    },
 }
 
 /// A span in `file`.
@@ -40,7 +56,10 @@ pub(crate) fn sp(file: FileId, start: usize, end: usize) -> Span {
 
 /// An identifier with its span.
 pub(crate) fn ident(file: FileId, start: usize, name: &str, end: usize) -> Ident {
-    Ident { name: name.to_string(), span: sp(file, start, end) }
+    Ident {
+        name: name.to_string(),
+        span: sp(file, start, end),
+    }
 }
 
 /// The body of an `if` branch or a loop as a block: an unlabelled block statement is used
@@ -50,7 +69,11 @@ pub(crate) fn block_of(stmt: Stmt) -> Block {
         StmtKind::Block(b) if b.label.is_none() => b,
         kind => {
             let span = stmt.span;
-            Block { label: None, stmts: vec![Stmt { kind, span }], span }
+            Block {
+                label: None,
+                stmts: vec![Stmt { kind, span }],
+                span,
+            }
         }
     }
 }
@@ -59,8 +82,24 @@ pub(crate) fn block_of(stmt: Stmt) -> Block {
 pub(crate) fn loop_stmt(head: LoopHead, body: Stmt, span: Span) -> Stmt {
     let body = block_of(body);
     let kind = match head {
-        LoopHead::While { label, cond, cont } => StmtKind::While { label, cond, cont: cont.map(Box::new), body },
-        LoopHead::For { label, iter, capture, index } => StmtKind::For { label, iter, capture, index, body },
+        LoopHead::While { label, cond, cont } => StmtKind::While {
+            label,
+            cond,
+            cont: cont.map(Box::new),
+            body,
+        },
+        LoopHead::For {
+            label,
+            iter,
+            capture,
+            index,
+        } => StmtKind::For {
+            label,
+            iter,
+            capture,
+            index,
+            body,
+        },
     };
     Stmt { kind, span }
 }
@@ -70,7 +109,10 @@ pub(crate) fn loop_stmt(head: LoopHead, body: Stmt, span: Span) -> Stmt {
 /// Parses one file into an AST and diagnostics (see the module documentation).
 pub fn parse(file: FileId, text: &str) -> (Ast, Vec<Diagnostic>) {
     let (tokens, lex_errors) = tokenize(text);
-    let mut diags: Vec<Diagnostic> = lex_errors.iter().map(|e| lex_diagnostic(file, text, e)).collect();
+    let mut diags: Vec<Diagnostic> = lex_errors
+        .iter()
+        .map(|e| lex_diagnostic(file, text, e))
+        .collect();
     let brackets = Brackets::new(text, tokens);
     for &(start, end) in &brackets.unmatched {
         let closer = text.get(start..end).unwrap_or("?");
@@ -102,7 +144,10 @@ pub fn parse(file: FileId, text: &str) -> (Ast, Vec<Diagnostic>) {
                 sp(file, start, end),
                 format!("this '{opener}' is not closed before the next declaration"),
             )
-            .with_label(sp(file, cut.at.0, cut.at.1), "the next declaration starts here"),
+            .with_label(
+                sp(file, cut.at.0, cut.at.1),
+                "the next declaration starts here",
+            ),
         );
     }
 
@@ -114,7 +159,12 @@ pub fn parse(file: FileId, text: &str) -> (Ast, Vec<Diagnostic>) {
     let mut errors: Vec<(ParseError<usize, Token<'_>, LexError>, usize)> = recovered
         .into_iter()
         .map(|r| {
-            let consumed = r.dropped_tokens.iter().map(|t| t.2).chain(error_span(&r.error).map(|s| s.1)).max();
+            let consumed = r
+                .dropped_tokens
+                .iter()
+                .map(|t| t.2)
+                .chain(error_span(&r.error).map(|s| s.1))
+                .max();
             (r.error, consumed.unwrap_or(0))
         })
         .collect();
@@ -126,7 +176,12 @@ pub fn parse(file: FileId, text: &str) -> (Ast, Vec<Diagnostic>) {
         }
     }
 
-    let ctx = Context { file, text, brackets: &brackets, lex_errors: &lex_errors };
+    let ctx = Context {
+        file,
+        text,
+        brackets: &brackets,
+        lex_errors: &lex_errors,
+    };
     let mut reported_unclosed = false;
     // Token start and consumed input of the previous error.
     let mut previous: Option<(usize, usize)> = None;
@@ -144,10 +199,15 @@ pub fn parse(file: FileId, text: &str) -> (Ast, Vec<Diagnostic>) {
         if cascade {
             continue;
         }
-        let Some(d) = ctx.parse_diagnostic(error, &mut reported_unclosed) else { continue };
+        let Some(d) = ctx.parse_diagnostic(error, &mut reported_unclosed) else {
+            continue;
+        };
         // Recovery can fail twice at the same place; report each place once.
         let start = d.primary.as_ref().map(|l| l.span.start);
-        if diags.iter().any(|old| old.primary.as_ref().map(|l| l.span.start) == start) {
+        if diags
+            .iter()
+            .any(|old| old.primary.as_ref().map(|l| l.span.start) == start)
+        {
             continue;
         }
         diags.push(d);
@@ -158,7 +218,9 @@ pub fn parse(file: FileId, text: &str) -> (Ast, Vec<Diagnostic>) {
 /// The span of the token a parse error is about, if it has one.
 fn error_span(error: &ParseError<usize, Token<'_>, LexError>) -> Option<(usize, usize)> {
     match error {
-        ParseError::UnrecognizedToken { token, .. } | ParseError::ExtraToken { token } => Some((token.0, token.2)),
+        ParseError::UnrecognizedToken { token, .. } | ParseError::ExtraToken { token } => {
+            Some((token.0, token.2))
+        }
         ParseError::InvalidToken { location } | ParseError::UnrecognizedEof { location, .. } => {
             Some((*location, *location))
         }
@@ -216,6 +278,13 @@ struct Open {
     chain: usize,
 }
 
+impl Open {
+    /// What this bracket adds to the nesting depth.
+    fn weight(&self) -> usize {
+        self.chain + usize::from(self.closer == Token::RBrace)
+    }
+}
+
 impl<'a> Brackets<'a> {
     fn new(text: &str, input: Vec<Spanned<'a>>) -> Brackets<'a> {
         let mut tokens = Vec::with_capacity(input.len());
@@ -225,26 +294,40 @@ impl<'a> Brackets<'a> {
         let mut stack: Vec<Open> = Vec::new();
         // Nesting keywords at the top level since the last statement end.
         let mut top_chain = 0usize;
+        // `top_chain` plus the weights of everything on the stack, kept up to date.
+        let mut depth = 0usize;
         let mut input = input.into_iter().peekable();
         while let Some((start, token, end)) = input.next() {
             let next = input.peek().map(|t| &t.1);
             if let Some(open) = stack.last()
                 && starts_declaration(&token, next)
-                && text.get(..start).is_some_and(|before| before.is_empty() || before.ends_with('\n'))
+                && text
+                    .get(..start)
+                    .is_some_and(|before| before.is_empty() || before.ends_with('\n'))
             {
-                cut_off.push(CutOff { opener: (open.start, open.end), at: (start, end) });
+                cut_off.push(CutOff {
+                    opener: (open.start, open.end),
+                    at: (start, end),
+                });
                 for open in stack.drain(..).rev() {
                     tokens.push((start, open.closer, start));
                 }
                 top_chain = 0;
+                depth = 0;
             }
             let chain = match stack.last_mut() {
                 Some(open) => &mut open.chain,
                 None => &mut top_chain,
             };
             match token {
-                Token::If | Token::While | Token::For => *chain += 1,
-                Token::Semi => *chain = 0,
+                Token::If | Token::While | Token::For => {
+                    *chain += 1;
+                    depth += 1;
+                }
+                Token::Semi => {
+                    depth = depth.saturating_sub(*chain);
+                    *chain = 0;
+                }
                 _ => {}
             }
             let closer = match token {
@@ -255,10 +338,15 @@ impl<'a> Brackets<'a> {
             };
             let opens = closer.is_some();
             if let Some(closer) = closer {
-                stack.push(Open { closer, start, end, chain: 0 });
+                let open = Open {
+                    closer,
+                    start,
+                    end,
+                    chain: 0,
+                };
+                depth += open.weight();
+                stack.push(open);
             }
-            let depth = top_chain
-                + stack.iter().map(|o| o.chain + usize::from(o.closer == Token::RBrace)).sum::<usize>();
             if depth > MAX_NESTING {
                 too_deep = Some((start, end));
                 break;
@@ -271,13 +359,16 @@ impl<'a> Brackets<'a> {
                 // Matches an open bracket, perhaps skipping unclosed inner ones; the parser
                 // reports what is missing there.
                 Some(i) => {
-                    stack.truncate(i);
+                    depth =
+                        depth.saturating_sub(stack.drain(i..).map(|o| o.weight()).sum::<usize>());
                     // A statement ends here unless an `else` continues it.
                     if token == Token::RBrace && !matches!(next, Some(Token::Else)) {
-                        match stack.last_mut() {
-                            Some(open) => open.chain = 0,
-                            None => top_chain = 0,
-                        }
+                        let chain = match stack.last_mut() {
+                            Some(open) => &mut open.chain,
+                            None => &mut top_chain,
+                        };
+                        depth = depth.saturating_sub(*chain);
+                        *chain = 0;
                     }
                     tokens.push((start, token, end));
                 }
@@ -285,14 +376,25 @@ impl<'a> Brackets<'a> {
             }
         }
         let open_at_eof = stack.into_iter().map(|o| (o.start, o.end)).collect();
-        Brackets { tokens, unmatched, cut_off, open_at_eof, too_deep }
+        Brackets {
+            tokens,
+            unmatched,
+            cut_off,
+            open_at_eof,
+            too_deep,
+        }
     }
 }
 
 /// Whether `token` (followed by `next`) can only start a top-level declaration.
 fn starts_declaration(token: &Token<'_>, next: Option<&Token<'_>>) -> bool {
     match token {
-        Token::Task | Token::Param | Token::Layout | Token::Export | Token::Extern | Token::Inline => true,
+        Token::Task
+        | Token::Param
+        | Token::Layout
+        | Token::Export
+        | Token::Extern
+        | Token::Inline => true,
         // `fn(...)` is a function type; `fn name` is a declaration.
         Token::Fn => matches!(next, Some(Token::Ident(_))),
         Token::Comptime => matches!(next, Some(Token::LBrace)),
@@ -316,7 +418,11 @@ fn lex_diagnostic(file: FileId, text: &str, e: &LexError) -> Diagnostic {
                 span,
                 "not part of any token",
             );
-            if slice == "@" { d.with_help("builtins are written '@name(...)' with no space after '@'") } else { d }
+            if slice == "@" {
+                d.with_help("builtins are written '@name(...)' with no space after '@'")
+            } else {
+                d
+            }
         }
         LexErrorKind::UnterminatedString => Diagnostic::error(
             codes::UNTERMINATED_STRING,
@@ -332,9 +438,15 @@ fn lex_diagnostic(file: FileId, text: &str, e: &LexError) -> Diagnostic {
         ),
         LexErrorKind::BadChar => {
             let (message, label) = if slice == "''" {
-                ("empty character literal", "a character literal holds exactly one character")
+                (
+                    "empty character literal",
+                    "a character literal holds exactly one character",
+                )
             } else {
-                ("character literal holds more than one character", "use a string literal for several characters")
+                (
+                    "character literal holds more than one character",
+                    "use a string literal for several characters",
+                )
             };
             Diagnostic::error(codes::UNTERMINATED_STRING, message, span, label)
         }
@@ -342,22 +454,38 @@ fn lex_diagnostic(file: FileId, text: &str, e: &LexError) -> Diagnostic {
             let shown = printable(slice);
             let label = match slice.get(1..2) {
                 Some("x") => "'\\x' takes exactly two hex digits",
-                Some("u") => "'\\u' takes '{', 1 to 6 hex digits naming a valid code point, and '}'",
+                Some("u") => {
+                    "'\\u' takes '{', 1 to 6 hex digits naming a valid code point, and '}'"
+                }
                 _ => "unknown escape",
             };
-            Diagnostic::error(codes::BAD_ESCAPE, format!("invalid escape sequence '{shown}'"), span, label)
-                .with_help("valid escapes: \\n \\t \\r \\0 \\\\ \\\" \\' \\xNN \\u{N}")
+            Diagnostic::error(
+                codes::BAD_ESCAPE,
+                format!("invalid escape sequence '{shown}'"),
+                span,
+                label,
+            )
+            .with_help("valid escapes: \\n \\t \\r \\0 \\\\ \\\" \\' \\xNN \\u{N}")
         }
         LexErrorKind::BadNumber(reason) => {
             let shown: String = slice.chars().take(40).collect();
-            Diagnostic::error(codes::BAD_NUMBER, format!("invalid number literal '{shown}'"), span, *reason)
+            Diagnostic::error(
+                codes::BAD_NUMBER,
+                format!("invalid number literal '{shown}'"),
+                span,
+                *reason,
+            )
         }
     }
 }
 
 /// `text` as written, or escaped if it holds control characters.
 fn printable(text: &str) -> String {
-    if text.chars().any(char::is_control) { text.chars().flat_map(char::escape_debug).collect() } else { text.to_string() }
+    if text.chars().any(char::is_control) {
+        text.chars().flat_map(char::escape_debug).collect()
+    } else {
+        text.to_string()
+    }
 }
 
 /// What the parse-error conversion needs to know about the file.
@@ -405,9 +533,17 @@ impl Context<'_, '_> {
                     Some((s, e)) => (sp(self.file, s, e), format!("{expected} after this")),
                     None => (sp(self.file, location, location), expected),
                 };
-                Some(Diagnostic::error(codes::UNEXPECTED_EOF, "unexpected end of file", span, label))
+                Some(Diagnostic::error(
+                    codes::UNEXPECTED_EOF,
+                    "unexpected end of file",
+                    span,
+                    label,
+                ))
             }
-            ParseError::UnrecognizedToken { token: (start, token, end), expected } => {
+            ParseError::UnrecognizedToken {
+                token: (start, token, end),
+                expected,
+            } => {
                 // Zero-width tokens are the closers inserted by the bracket repair, which
                 // has already reported the problem.
                 if start == end || self.follows_lex_error(start) {
@@ -418,19 +554,24 @@ impl Context<'_, '_> {
                     Token::EqEq | Token::NotEq | Token::Lt | Token::Le | Token::Gt | Token::Ge
                 );
                 if is_comparison && expected.iter().any(|e| e == "\"and\"") {
-                    return Some(Diagnostic::error(
-                        codes::UNEXPECTED_TOKEN,
-                        "comparison operators cannot be chained",
-                        sp(self.file, start, end),
-                        "a second comparison here",
-                    )
-                    .with_help("use 'and' between comparisons, or parentheses"));
+                    return Some(
+                        Diagnostic::error(
+                            codes::UNEXPECTED_TOKEN,
+                            "comparison operators cannot be chained",
+                            sp(self.file, start, end),
+                            "a second comparison here",
+                        )
+                        .with_help("use 'and' between comparisons, or parentheses"),
+                    );
                 }
                 let semicolon_expected = expected.iter().any(|e| e == "\";\"");
                 let expected = describe_expected(&expected);
                 if semicolon_expected
                     && let Some((ps, pe)) = self.token_before(start)
-                    && self.text.get(pe..start).is_some_and(|gap| gap.contains('\n'))
+                    && self
+                        .text
+                        .get(pe..start)
+                        .is_some_and(|gap| gap.contains('\n'))
                 {
                     // The statement or declaration on the previous line is unfinished, most
                     // likely a missing `;`: point at the end of that line.
@@ -439,8 +580,13 @@ impl Context<'_, '_> {
                     return Some(if expected == "expected ';'" {
                         Diagnostic::error(codes::UNEXPECTED_TOKEN, "missing ';'", at, label)
                     } else {
-                        Diagnostic::error(codes::UNEXPECTED_TOKEN, format!("unexpected {}", token.describe()), at, label)
-                            .with_label(sp(self.file, start, end), "unexpected here")
+                        Diagnostic::error(
+                            codes::UNEXPECTED_TOKEN,
+                            format!("unexpected {}", token.describe()),
+                            at,
+                            label,
+                        )
+                        .with_label(sp(self.file, start, end), "unexpected here")
                     });
                 }
                 Some(Diagnostic::error(
@@ -450,7 +596,9 @@ impl Context<'_, '_> {
                     expected,
                 ))
             }
-            ParseError::ExtraToken { token: (start, token, end) } => Some(Diagnostic::error(
+            ParseError::ExtraToken {
+                token: (start, token, end),
+            } => Some(Diagnostic::error(
                 codes::UNEXPECTED_TOKEN,
                 format!("unexpected {}", token.describe()),
                 sp(self.file, start, end),
@@ -466,12 +614,16 @@ impl Context<'_, '_> {
     /// in step.
     fn is_cascade(&self, prev_start: usize, prev_end: usize, start: usize) -> bool {
         let tokens = &self.brackets.tokens;
-        let next = tokens.get(tokens.partition_point(|t| t.0 < prev_end)).map(|t| t.0);
+        let next = tokens
+            .get(tokens.partition_point(|t| t.0 < prev_end))
+            .map(|t| t.0);
         let from = tokens.partition_point(|t| t.0 < prev_start);
         let to = tokens.partition_point(|t| t.0 < start);
-        let synced = tokens
-            .get(from..to)
-            .is_some_and(|between| between.iter().any(|t| matches!(t.1, Token::Semi | Token::RBrace)));
+        let synced = tokens.get(from..to).is_some_and(|between| {
+            between
+                .iter()
+                .any(|t| matches!(t.1, Token::Semi | Token::RBrace))
+        });
         next == Some(start) || !synced
     }
 
@@ -479,7 +631,12 @@ impl Context<'_, '_> {
     fn token_before(&self, offset: usize) -> Option<(usize, usize)> {
         let tokens = &self.brackets.tokens;
         let i = tokens.partition_point(|(_, _, end)| *end <= offset);
-        tokens.get(..i)?.iter().rev().find(|t| t.0 < t.2).map(|t| (t.0, t.2))
+        tokens
+            .get(..i)?
+            .iter()
+            .rev()
+            .find(|t| t.0 < t.2)
+            .map(|t| (t.0, t.2))
     }
 
     /// Whether the token at `start` (or the end of input) comes right after a dropped stray
@@ -490,7 +647,9 @@ impl Context<'_, '_> {
         self.lex_errors.iter().any(|e| {
             matches!(
                 e.kind,
-                LexErrorKind::StrayChar | LexErrorKind::UnterminatedString | LexErrorKind::UnterminatedChar
+                LexErrorKind::StrayChar
+                    | LexErrorKind::UnterminatedString
+                    | LexErrorKind::UnterminatedChar
             ) && e.start >= prev_start
                 && e.end <= start
         })
@@ -500,8 +659,14 @@ impl Context<'_, '_> {
 // ---- "expected ..." labels ----
 
 /// Names of token classes; every other terminal name is a fixed spelling and is quoted.
-const CLASSES: &[&str] =
-    &["identifier", "builtin", "integer literal", "float literal", "character literal", "string literal"];
+const CLASSES: &[&str] = &[
+    "identifier",
+    "builtin",
+    "integer literal",
+    "float literal",
+    "character literal",
+    "string literal",
+];
 
 /// Tokens that can start an expression.
 const EXPR_START: &[&str] = &[
@@ -533,16 +698,20 @@ const EXPR_START: &[&str] = &[
 ];
 
 /// Tokens that can start a statement but not an expression.
-const STMT_START: &[&str] = &["const", "var", "while", "for", "break", "continue", "return"];
+const STMT_START: &[&str] = &[
+    "const", "var", "while", "for", "break", "continue", "return",
+];
 
 /// Tokens that can start a top-level declaration.
-const DECL_START: &[&str] =
-    &["param", "const", "var", "fn", "task", "comptime", "layout", "export", "extern", "inline"];
+const DECL_START: &[&str] = &[
+    "param", "const", "var", "fn", "task", "comptime", "layout", "export", "extern", "inline",
+];
 
 /// Tokens that can continue a complete operand: binary, assignment and suffix operators.
 const OPERATORS: &[&str] = &[
-    "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "==", "!=", "<", ">", "<=", ">=", "and", "or", "=", "+=",
-    "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "(", "[", ".", ".*", "{",
+    "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "==", "!=", "<", ">", "<=", ">=", "and",
+    "or", "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "(", "[", ".", ".*",
+    "{",
 ];
 
 /// Suffix operators only (after a type, where no binary operator may follow).
@@ -579,7 +748,13 @@ fn describe_expected(expected: &[String]) -> String {
     let rest: Vec<String> = names
         .iter()
         .filter(|n| !covered.contains(n))
-        .map(|n| if CLASSES.contains(n) { (*n).to_string() } else { format!("'{n}'") })
+        .map(|n| {
+            if CLASSES.contains(n) {
+                (*n).to_string()
+            } else {
+                format!("'{n}'")
+            }
+        })
         .collect();
     if !operators.is_empty() && rest.is_empty() && summary.is_empty() {
         summary.push("an operator".to_string());
@@ -608,8 +783,14 @@ mod tests {
 
     #[test]
     fn expected_lists() {
-        assert_eq!(describe_expected(&names(&[")", ","])), "expected ')' or ','");
-        assert_eq!(describe_expected(&names(&["identifier"])), "expected identifier");
+        assert_eq!(
+            describe_expected(&names(&[")", ","])),
+            "expected ')' or ','"
+        );
+        assert_eq!(
+            describe_expected(&names(&["identifier"])),
+            "expected identifier"
+        );
         let mut expr = names(EXPR_START);
         assert_eq!(describe_expected(&expr), "expected an expression");
         expr.push("\";\"".to_string());
@@ -617,7 +798,10 @@ mod tests {
         let mut ops = names(OPERATORS);
         ops.push("\";\"".to_string());
         assert_eq!(describe_expected(&ops), "expected ';'");
-        assert_eq!(describe_expected(&names(&["(", ".", ".*", ";", "[", "{"])), "expected ';' or '{'");
+        assert_eq!(
+            describe_expected(&names(&["(", ".", ".*", ";", "[", "{"])),
+            "expected ';' or '{'"
+        );
         let mut decl = names(DECL_START);
         decl.push("\"}\"".to_string());
         assert_eq!(describe_expected(&decl), "expected a declaration or '}'");

@@ -62,7 +62,11 @@ pub enum Token<'a> {
     #[regex(r"@[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().get(1..).unwrap_or(""))]
     Builtin(&'a str),
     /// Integer literal: decimal, `0x`, `0o`, `0b`, with `_` separators.
-    #[regex(r"[0-9][0-9_]*|0x[0-9a-fA-F_]+|0o[0-7_]+|0b[01_]+", lex_int, priority = 10)]
+    #[regex(
+        r"[0-9][0-9_]*|0x[0-9a-fA-F_]+|0o[0-7_]+|0b[01_]+",
+        lex_int,
+        priority = 10
+    )]
     Int(u128),
     /// Float literal: `1.0`, `1e-5`, `1.5e3`, hex `0x1.8p3`.
     #[regex(
@@ -413,9 +417,18 @@ impl fmt::Display for Token<'_> {
 // ---- literal callbacks ----
 
 /// An error covering `start..end` relative to the current token.
-fn error_at<'a>(lex: &Lexer<'a, Token<'a>>, kind: LexErrorKind, start: usize, end: usize) -> LexError {
+fn error_at<'a>(
+    lex: &Lexer<'a, Token<'a>>,
+    kind: LexErrorKind,
+    start: usize,
+    end: usize,
+) -> LexError {
     let base = lex.span().start;
-    LexError { kind, start: base + start, end: base + end }
+    LexError {
+        kind,
+        start: base + start,
+        end: base + end,
+    }
 }
 
 /// The value of an integer literal (its syntax is already checked by the regex).
@@ -424,10 +437,21 @@ fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
     let (radix, digits) = split_radix(text);
     let digits: String = digits.chars().filter(|&c| c != '_').collect();
     if digits.is_empty() {
-        return Err(error_at(lex, LexErrorKind::BadNumber("missing digits after the base prefix"), 0, text.len()));
+        return Err(error_at(
+            lex,
+            LexErrorKind::BadNumber("missing digits after the base prefix"),
+            0,
+            text.len(),
+        ));
     }
-    u128::from_str_radix(&digits, radix)
-        .map_err(|_| error_at(lex, LexErrorKind::BadNumber("integer literal is too large"), 0, text.len()))
+    u128::from_str_radix(&digits, radix).map_err(|_| {
+        error_at(
+            lex,
+            LexErrorKind::BadNumber("integer literal is too large"),
+            0,
+            text.len(),
+        )
+    })
 }
 
 /// Splits off a `0x` / `0o` / `0b` prefix.
@@ -452,7 +476,12 @@ fn lex_float<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<f64, LexError> {
     };
     match value {
         Some(v) if v.is_finite() => Ok(v),
-        _ => Err(error_at(lex, LexErrorKind::BadNumber("float literal is out of range"), 0, lex.slice().len())),
+        _ => Err(error_at(
+            lex,
+            LexErrorKind::BadNumber("float literal is out of range"),
+            0,
+            lex.slice().len(),
+        )),
     }
 }
 
@@ -491,7 +520,12 @@ fn bad_number<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
             _ => "invalid character in number literal",
         }
     };
-    Err(error_at(lex, LexErrorKind::BadNumber(reason), 0, text.len()))
+    Err(error_at(
+        lex,
+        LexErrorKind::BadNumber(reason),
+        0,
+        text.len(),
+    ))
 }
 
 /// Outcome of decoding one escape sequence starting at a backslash.
@@ -506,7 +540,9 @@ enum Escape {
 fn escape(s: &str) -> Escape {
     let mut chars = s.chars();
     chars.next(); // the backslash
-    let Some(c) = chars.next() else { return Escape::Bad(1) };
+    let Some(c) = chars.next() else {
+        return Escape::Bad(1);
+    };
     let simple = match c {
         'n' => Some('\n'),
         't' => Some('\t'),
@@ -522,24 +558,38 @@ fn escape(s: &str) -> Escape {
     }
     match c {
         'x' => {
-            let hex = s.get(2..4).filter(|h| h.chars().all(|c| c.is_ascii_hexdigit()));
+            let hex = s
+                .get(2..4)
+                .filter(|h| h.chars().all(|c| c.is_ascii_hexdigit()));
             match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 Some(b) => Escape::Ok(char::from(b), 4),
                 // Cover `\x` plus whatever hex digits follow.
-                None => Escape::Bad(2 + s.get(2..).map_or(0, |r| r.chars().take_while(char::is_ascii_hexdigit).count())),
+                None => Escape::Bad(
+                    2 + s
+                        .get(2..)
+                        .map_or(0, |r| r.chars().take_while(char::is_ascii_hexdigit).count()),
+                ),
             }
         }
         'u' => {
-            let Some(body) = s.get(2..).and_then(|r| r.strip_prefix('{')) else { return Escape::Bad(2) };
+            let Some(body) = s.get(2..).and_then(|r| r.strip_prefix('{')) else {
+                return Escape::Bad(2);
+            };
             let Some(close) = body.find('}') else {
                 return Escape::Bad(3 + body.chars().take_while(char::is_ascii_hexdigit).count());
             };
             let digits = body.get(..close).unwrap_or("");
             let len = 4 + close;
-            if digits.is_empty() || digits.len() > 6 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+            if digits.is_empty()
+                || digits.len() > 6
+                || !digits.chars().all(|c| c.is_ascii_hexdigit())
+            {
                 return Escape::Bad(len);
             }
-            match u32::from_str_radix(digits, 16).ok().and_then(char::from_u32) {
+            match u32::from_str_radix(digits, 16)
+                .ok()
+                .and_then(char::from_u32)
+            {
                 Some(v) => Escape::Ok(v, len),
                 None => Escape::Bad(len),
             }
@@ -567,7 +617,12 @@ fn lex_string<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<String, LexError> {
             '"' => {
                 lex.bump(i + 1);
                 return match bad {
-                    Some((s, e)) => Err(error_at(lex, LexErrorKind::BadEscape { in_char: false }, s + 1, e + 1)),
+                    Some((s, e)) => Err(error_at(
+                        lex,
+                        LexErrorKind::BadEscape { in_char: false },
+                        s + 1,
+                        e + 1,
+                    )),
                     None => Ok(value),
                 };
             }
@@ -633,7 +688,12 @@ fn lex_char<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
         lex.bump(len + 1);
         return match value {
             Some(v) => Ok(u128::from(u32::from(v))),
-            None => Err(error_at(lex, LexErrorKind::BadEscape { in_char: true }, 1, 1 + len)),
+            None => Err(error_at(
+                lex,
+                LexErrorKind::BadEscape { in_char: true },
+                1,
+                1 + len,
+            )),
         };
     }
     // No closing quote right after one character: `'ab'` (too long) or `'a` (unterminated).

@@ -406,10 +406,10 @@ impl Image {
                 }
             }
             for s in &class.info.symbols {
-                if let SymbolTarget::Func { func } = s.target {
-                    if func >= nfuncs {
-                        return Err(bad(&sec, format!("symbol `{}` names no function", s.name)));
-                    }
+                if let SymbolTarget::Func { func } = s.target
+                    && func >= nfuncs
+                {
+                    return Err(bad(&sec, format!("symbol `{}` names no function", s.name)));
                 }
             }
             for op in &class.code {
