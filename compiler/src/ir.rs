@@ -48,6 +48,12 @@ pub struct Program {
     pub initially_blocked: u64,
     /// Symbols exported to the host.
     pub symbols: Vec<ExportedSymbol>,
+    /// Input queues bound to colours.
+    pub input_queues: Vec<csl_arch::image::QueueBinding>,
+    /// Output queues bound to colours.
+    pub output_queues: Vec<csl_arch::image::QueueBinding>,
+    /// Colour configurations set by the program itself (`@set_local_color_config`).
+    pub local_routes: Vec<csl_arch::image::ColorConfig>,
 }
 
 /// A task bound to an id.
@@ -58,6 +64,8 @@ pub struct TaskBind {
     pub kind: TaskKind,
     /// Body.
     pub func: FuncId,
+    /// How the wavelet becomes arguments.
+    pub args: csl_arch::image::WaveletArgs,
     /// Where it was bound.
     pub span: Span,
 }

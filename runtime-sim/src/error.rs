@@ -41,6 +41,11 @@ pub enum FaultKind {
     },
     /// Integer division or remainder by zero.
     DivisionByZero,
+    /// An instruction this simulator does not execute yet.
+    Unimplemented {
+        /// The instruction's mnemonic.
+        what: &'static str,
+    },
     /// A `trap` instruction (`@assert` failed, unreachable code, ...).
     Trap {
         /// The raw trap code; see [`FaultKind::trap_code`].
@@ -168,6 +173,9 @@ impl fmt::Display for FaultKind {
             ),
             FaultKind::PcOutOfRange { pc } => {
                 write!(f, "execution ran past the end of the code (pc {pc})")
+            }
+            FaultKind::Unimplemented { what } => {
+                write!(f, "the simulator does not execute `{what}` yet")
             }
         }
     }

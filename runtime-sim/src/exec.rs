@@ -30,6 +30,9 @@ pub(crate) fn step(pe: &mut Pe, class: &Class, cycle: u64) -> Result<Tick, Fault
     }
     match op {
         Op::Nop {} => {}
+        Op::DsdOp { .. } | Op::DsdSet { .. } | Op::Copy { .. } => {
+            return Err(FaultKind::Unimplemented { what: op.mnemonic() });
+        }
         Op::Imm { dst, imm } => r!(dst) = imm,
         Op::Mov { dst, src } => r!(dst) = r!(src),
         Op::Bin { op, ty, dst, a, b } => r!(dst) = alu::bin(op, ty, r!(a), r!(b))?,

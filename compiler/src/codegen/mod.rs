@@ -130,7 +130,7 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             frame_bytes: f.frame_bytes as u16,
         });
     }
-    let tasks = prog.tasks.iter().map(|t| TaskBinding { id: t.id, kind: t.kind, func: t.func.index() as u32 }).collect();
+    let tasks = prog.tasks.iter().map(|t| TaskBinding { id: t.id, kind: t.kind, func: t.func.index() as u32, args: t.args }).collect();
     let symbols = prog
         .symbols
         .iter()
@@ -154,6 +154,9 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             initially_blocked: prog.initially_blocked,
             symbols,
             globals,
+            input_queues: prog.input_queues.clone(),
+            output_queues: prog.output_queues.clone(),
+            blocked_queues: Vec::new(),
         },
     })
 }

@@ -734,7 +734,7 @@ impl Sema {
         self.bound_ids.insert(num, span);
         let func = self.lower_task(d, span)?;
         if let Some(p) = self.prog.as_mut() {
-            p.tasks.push(crate::ir::TaskBind { id: num, kind, func, span });
+            p.tasks.push(crate::ir::TaskBind { id: num, kind, func, args: csl_arch::image::WaveletArgs::None, span });
         }
         Ok(Val::Ct(Value::Void))
     }

@@ -233,7 +233,10 @@ impl Sema {
                 let routes = struct_field(&cfg, "routes");
                 let rx = routes.as_ref().and_then(|r| struct_field(r, "rx")).map(dirs).unwrap_or_default();
                 let tx = routes.as_ref().and_then(|r| struct_field(r, "tx")).map(dirs).unwrap_or_default();
-                plan.routes.push((ColorConfig { x, y, color: c, rx, tx }, span));
+                plan.routes.push((
+                    ColorConfig { x, y, color: c, rx, tx, switches: None, filter: None, teardown: false, color_swap_x: false, color_swap_y: false },
+                    span,
+                ));
                 Ok(())
             }
             "export_name" => {

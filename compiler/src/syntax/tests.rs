@@ -545,6 +545,19 @@ var fp: *const fn(i16, f32) f32 = foo;
 fn f(x: anytype, y: @type_of(x)) @type_of(x) { return x; }
 fn P(comptime T: type) type { return struct { t: T }; }
 fn read() u16 { return @bitcast(*u16, addr).*; }
+param X: *[ARRAY_LEN]tensor_type;
+const tally = @import_module("<kernels/tally/pe>",
+  @concat_structs(tally_params, .{
+    .output_queues=[2]u16{4, 5}, // a trailing comma
+  }));
+const ns_mdsd = @get_dsd(mem1d_dsd, .{.tensor_access=|i|{1}->stage_ns[i]});
+fn fft(f: *[N]tensor_type) void {
+  while (offset < N) : (offset += stride) {
+    c1a = (f.*)[offset];
+    @fmach(imag_dstDSD, imag_dstDSD, real_srcDSD, -c1b);
+    baseA = 0;baseB = 0;
+  }
+}
 fn sel() void { switch(@as(mode, select)) { mode.send => @activate(a), mode.recv => @block(b), } }
 comptime {
   @set_local_color_config(c, .{ .routes = .{ .rx = .{ WEST }, .tx = .{ RAMP } },
@@ -897,7 +910,10 @@ fn ui_cases_report_their_codes() {
             .next()
             .and_then(|l| l.strip_prefix("//@ expect:"))
             .expect("header");
-        let expected: Vec<&str> = header.split(',').map(str::trim).collect();
+        let expected: Vec<&str> = header
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|c| !c.is_empty())
+            .collect();
         let (_, diags, rendered) = parse_and_render(&text);
         println!("== {}\n{rendered}", path.display());
         let got: Vec<&str> = diags.iter().map(|d| d.code).collect();

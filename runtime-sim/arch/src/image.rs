@@ -92,7 +92,8 @@ pub struct Meta {
     pub params: BTreeMap<String, String>,
 }
 
-/// One router colour configuration of one PE.
+/// One router colour configuration of one PE (`@set_color_config` in the layout, or
+/// `@set_local_color_config` in the PE's code, resolved to every PE running it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColorConfig {
     /// Column within the rectangle.
@@ -101,10 +102,122 @@ pub struct ColorConfig {
     pub y: u32,
     /// Colour id.
     pub color: u8,
-    /// Input directions.
+    /// Input directions of switch position 0.
     pub rx: Vec<crate::fabric::Direction>,
-    /// Output directions.
+    /// Output directions of switch position 0.
     pub tx: Vec<crate::fabric::Direction>,
+    /// Switch positions 1..=3 and the switch state, if configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switches: Option<SwitchConfig>,
+    /// The colour's filter, if configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<FilterConfig>,
+    /// Start in teardown mode.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub teardown: bool,
+    /// Swap colours `c` and `c ^ 1` for wavelets arriving from east or west.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub color_swap_x: bool,
+    /// Swap colours `c` and `c ^ 1` for wavelets arriving from north or south.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub color_swap_y: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One switch position beyond position 0. A position overrides one side of position 0;
+/// the other side is inherited. Both `None` means the position is invalid.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchPos {
+    /// Input direction in this position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx: Option<crate::fabric::Direction>,
+    /// Output directions in this position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx: Option<Vec<crate::fabric::Direction>>,
+}
+
+impl SwitchPos {
+    /// Whether the position is usable.
+    pub fn is_valid(&self) -> bool {
+        self.rx.is_some() || self.tx.is_some()
+    }
+}
+
+/// How a router drops the head command of a control wavelet (see `fabric.md` §3.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PopMode {
+    /// Keep the command list.
+    #[default]
+    NoPop,
+    /// Always remove the head command.
+    AlwaysPop,
+    /// Remove it only if this router's position changed.
+    PopOnAdvance,
+    /// Remove it if the position changed or the head was a NOP.
+    PopOnAdvanceNop,
+}
+
+/// A colour's switch configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchConfig {
+    /// Positions 1, 2 and 3.
+    pub positions: [SwitchPos; 3],
+    /// Position at start (0..=3).
+    pub current: u8,
+    /// Advancing past the last valid position wraps to 0.
+    pub ring_mode: bool,
+    /// Command popping.
+    pub pop_mode: PopMode,
+}
+
+/// Kind of a colour filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FilterKind {
+    /// Pass data wavelets whose index (high 16 bits) is in `min_idx..=max_idx`.
+    Range,
+    /// Counter-based filter.
+    Counter,
+    /// Counter with a one-time limit switch.
+    SparseCounter,
+}
+
+/// A colour filter: decides which wavelets reach the CE (forwarding is unaffected).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilterConfig {
+    /// Kind.
+    pub kind: FilterKind,
+    /// Data wavelets increment the counter.
+    #[serde(default)]
+    pub count_data: bool,
+    /// Control wavelets increment the counter.
+    #[serde(default)]
+    pub count_control: bool,
+    /// Initial counter.
+    #[serde(default)]
+    pub init_counter: u16,
+    /// The counter wraps to 0 after reaching this value.
+    #[serde(default)]
+    pub limit1: u16,
+    /// Sparse counters: replaces `limit1` once it is reached.
+    #[serde(default)]
+    pub limit2: Option<u16>,
+    /// Wavelets are rejected while the counter exceeds this.
+    #[serde(default)]
+    pub max_counter: u16,
+    /// Only control wavelets at `counter == max_counter` pass.
+    #[serde(default)]
+    pub filter_control: bool,
+    /// Range filters: lowest index passed.
+    #[serde(default)]
+    pub min_idx: u16,
+    /// Range filters: highest index passed.
+    #[serde(default)]
+    pub max_idx: u16,
 }
 
 /// A host-visible name declared by `@export_name` in the layout.
@@ -162,6 +275,16 @@ pub struct ClassInfo {
     pub symbols: Vec<SymbolExport>,
     /// Every global placed in memory (for debuggers and `read_symbol`).
     pub globals: Vec<GlobalInfo>,
+    /// Input queues bound to colours.
+    #[serde(default)]
+    pub input_queues: Vec<QueueBinding>,
+    /// Output queues bound to colours.
+    #[serde(default)]
+    pub output_queues: Vec<QueueBinding>,
+    /// Colours whose wavelets are blocked from reaching tasks at start (WSE-2 `@block(color)`
+    /// is the data task id bit; this lists WSE-3 input queues blocked at start).
+    #[serde(default)]
+    pub blocked_queues: Vec<u8>,
 }
 
 /// A function's entry and frame shape.
@@ -200,6 +323,34 @@ pub struct TaskBinding {
     pub kind: TaskKind,
     /// Index into [`ClassInfo::functions`].
     pub func: u32,
+    /// How the triggering wavelet becomes the task's arguments (data and control tasks).
+    #[serde(default)]
+    pub args: WaveletArgs,
+}
+
+/// How a data or control task receives its wavelet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaveletArgs {
+    /// No arguments.
+    #[default]
+    None,
+    /// `r0` = the whole 32-bit payload.
+    Word,
+    /// `r0` = the low 16 bits (data; for control tasks the 16-bit data field).
+    Low16,
+    /// `r0` = the low 16 bits (data), `r1` = the high 16 bits (index).
+    Pair16,
+}
+
+/// An input or output queue bound to a colour (`@initialize_queue`; on WSE-2 implied by
+/// fabric DSDs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueBinding {
+    /// Queue id.
+    pub queue: u8,
+    /// Colour id.
+    pub color: u8,
 }
 
 /// A symbol exported to the host.

@@ -21,6 +21,7 @@
 //! One opcode byte (the op's position in the table) followed by each field in table order,
 //! little-endian, at its natural width.
 
+pub use crate::dsd::{DsdField, DsdOpcode};
 use std::fmt;
 
 /// A virtual register of the current call frame.
@@ -263,6 +264,15 @@ macro_rules! for_each_op {
             unblock = Unblock { id: Reg };
             /// Stop the PE with a fault; `code` is a [`TrapCode`](crate::isa::TrapCode).
             trap = Trap { code: u16 };
+            /// Run DSD operation `op` (see [`crate::dsd`]). `kinds` packs the operand kinds
+            /// of `dst, a, b, c` ([`OperandKind`](crate::dsd::OperandKind)); `cfg` holds
+            /// [`crate::dsd::cfg`] bits; `done` is the task id to activate or unblock on
+            /// completion; `ut` the microthread of an async op; `idx` the `.index` register.
+            dsd_op = DsdOp { op: DsdOpcode, kinds: u8, cfg: u8, done: u8, ut: u8, dst: Reg, a: Reg, b: Reg, c: Reg, idx: Reg };
+            /// Change one field of the descriptor at byte address `desc` to/by `val`.
+            dsd_set = DsdSet { field: DsdField, desc: Reg, val: Reg };
+            /// Copy `bytes` bytes of memory from address `src` to address `dst`.
+            copy = Copy { dst: Reg, src: Reg, bytes: u16 };
         }
     };
 }
@@ -395,7 +405,17 @@ macro_rules! enum_operand {
         }
     )*};
 }
-enum_operand!(NumTy, Width, BinOp, CmpOp, UnOp);
+enum_operand!(NumTy, Width, BinOp, CmpOp, UnOp, DsdField);
+
+impl Operand for DsdOpcode {
+    fn encode(self, out: &mut Vec<u8>) {
+        out.push(self as u8);
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let b = r.byte()?;
+        DsdOpcode::from_u8(b).ok_or_else(|| r.bad("DSD opcode", b))
+    }
+}
 
 macro_rules! define_ops {
     ($( $(#[$attr:meta])* $snake:ident = $Name:ident { $($field:ident : $fty:ident),* } ;)*) => {
@@ -469,7 +489,13 @@ macro_rules! disas_debug {
         }
     )*};
 }
-disas_debug!(u8, u16, i16, Width, BinOp, CmpOp, UnOp);
+disas_debug!(u8, u16, i16, Width, BinOp, CmpOp, UnOp, DsdField);
+
+impl fmt::Display for DisasField<DsdOpcode> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
 
 impl fmt::Display for DisasField<u32> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -5,10 +5,12 @@
 //!   memory-mapped registers, reserved resources).
 //! * [`isa`]: the PE instruction set as one declarative table ([`for_each_op!`]) that the
 //!   encoder, decoder, disassembler (here) and the simulator's interpreter all expand.
+//! * [`dsd`]: the in-memory DSD descriptor layout and the DSD operation table.
 //! * [`image`]: the compiled image (an ELF file) and its manifest types.
 //!
 //! Architecture invariant: this crate depends on nothing of the compiler or the simulator.
 
+pub mod dsd;
 pub mod fabric;
 pub mod image;
 pub mod isa;
