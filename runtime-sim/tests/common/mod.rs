@@ -48,6 +48,7 @@ impl Asm {
             id,
             kind: TaskKind::Local,
             func,
+            args: csl_arch::image::WaveletArgs::None,
         });
         if active {
             self.info.initially_active |= 1 << id;
