@@ -161,6 +161,20 @@ pub enum Inst {
     Block { id: VReg },
     Unblock { id: VReg },
     Trap { code: TrapCode },
+    /// Copy `bytes` bytes from address `src` to address `dst`.
+    Copy { dst: VReg, src: VReg, bytes: u16 },
+    /// A DSD operation (see [`csl_arch::dsd`]); `operands` are (kind, register) for dst,
+    /// src0, src1, src2.
+    DsdOp {
+        op: csl_arch::dsd::DsdOpcode,
+        operands: [(csl_arch::dsd::OperandKind, Option<VReg>); 4],
+        cfg: u8,
+        done: u8,
+        ut: u8,
+        idx: Option<VReg>,
+    },
+    /// Change a field of the descriptor at address `desc`.
+    DsdSet { field: csl_arch::dsd::DsdField, desc: VReg, val: VReg },
 }
 
 /// A block terminator.

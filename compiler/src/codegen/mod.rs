@@ -91,6 +91,24 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                     Inst::Block { id } => code.push(Op::Block { id: reg(*id) }),
                     Inst::Unblock { id } => code.push(Op::Unblock { id: reg(*id) }),
                     Inst::Trap { code: c } => code.push(Op::Trap { code: *c as u16 }),
+                    Inst::Copy { dst, src, bytes } => code.push(Op::Copy { dst: reg(*dst), src: reg(*src), bytes: *bytes }),
+                    Inst::DsdSet { field, desc, val } => code.push(Op::DsdSet { field: *field, desc: reg(*desc), val: reg(*val) }),
+                    Inst::DsdOp { op, operands, cfg, done, ut, idx } => {
+                        let kinds = csl_arch::dsd::OperandKind::pack(operands.map(|(k, _)| k));
+                        let r = |i: usize| operands[i].1.map_or(Reg(0), reg);
+                        code.push(Op::DsdOp {
+                            op: *op,
+                            kinds,
+                            cfg: *cfg,
+                            done: *done,
+                            ut: *ut,
+                            dst: r(0),
+                            a: r(1),
+                            b: r(2),
+                            c: r(3),
+                            idx: idx.map_or(Reg(0), reg),
+                        });
+                    }
                 }
             }
             let next = order.get(pos + 1).copied();

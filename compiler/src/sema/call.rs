@@ -354,6 +354,16 @@ impl Sema {
                 }
                 Ok(())
             }
+            (Value::Dsd(d), _) => {
+                let (bytes, reloc) = d.encode();
+                if let Some(dst) = out.get_mut(off..off + bytes.len()) {
+                    dst.copy_from_slice(&bytes);
+                }
+                if let Some((at, g, addend)) = reloc {
+                    relocs.push(Reloc { offset: off as u32 + at, target: g, addend });
+                }
+                Ok(())
+            }
             (Value::GlobalPtr { global, offset, .. }, _) => {
                 relocs.push(Reloc { offset: off as u32, target: *global, addend: *offset });
                 Ok(())

@@ -743,6 +743,11 @@ impl Sema {
                 if env.comptime {
                     return Err(self.not_comptime(span));
                 }
+                // A descriptor's runtime value is its address.
+                if self.types.get(ty).is_dsd() {
+                    let addr = self.place_addr(env, base, off, dyn_off, span)?;
+                    return Ok(Val::Rt { reg: addr, ty });
+                }
                 let Some(nt) = self.types.num_ty(ty) else {
                     let d = self.types.display(ty);
                     return Err(self.err(
@@ -791,6 +796,12 @@ impl Sema {
                     return Err(self.not_comptime(target_span));
                 }
                 let v = self.coerce(env, v, ty, span)?;
+                if self.types.get(ty).is_dsd() {
+                    let src = self.materialize(env, v, span)?;
+                    let dst = self.place_addr(env, base, off, dyn_off, span)?;
+                    self.fb(env).emit(Inst::Copy { dst, src, bytes: csl_arch::dsd::DESC_BYTES as u16 });
+                    return Ok(());
+                }
                 let Some(nt) = self.types.num_ty(ty) else {
                     return Err(self.err(codes::UNSUPPORTED, "whole-aggregate assignment is not supported yet", target_span, "assign element by element"));
                 };
@@ -904,6 +915,10 @@ impl Sema {
         }
         let bits = match &v {
             Value::GlobalPtr { global, offset, .. } => return self.emit_global_addr(env, *global, *offset, span),
+            Value::Dsd(d) => {
+                let d = d.clone();
+                return self.dsd_const_addr(env, &d, span);
+            }
             Value::Func(d) => {
                 let f = self.lower_fn(*d, span)?;
                 let dst = self.fb(env).reg();

@@ -98,6 +98,7 @@ impl Sema {
         self.bound_ids.clear();
         self.sigs.clear();
         self.global_types.clear();
+        self.dsd_consts.clear();
         let first = self.mods.len();
         let map: BTreeMap<String, Value> = params.iter().cloned().collect();
         let root = self.instantiate(file, map, String::new());

@@ -16,6 +16,7 @@
 
 pub mod builtins;
 pub mod call;
+pub mod dsd;
 pub mod eval;
 pub mod layout;
 pub mod lower;
@@ -107,6 +108,8 @@ pub struct Sema {
     pub prints: Vec<String>,
     /// The rectangle (once the layout has run).
     pub rect: Option<(u32, u32)>,
+    /// Constant descriptor globals of the current program, by content.
+    pub dsd_consts: HashMap<String, crate::ir::GlobalId>,
 }
 
 impl Sema {
@@ -132,6 +135,7 @@ impl Sema {
             export_names: Vec::new(),
             prints: Vec::new(),
             rect: None,
+            dsd_consts: HashMap::new(),
         }
     }
 

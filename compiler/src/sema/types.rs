@@ -102,6 +102,16 @@ pub enum Type {
     FabinDsd,
     /// `fabout_dsd`.
     FaboutDsd,
+    /// The type of `@allocate_fifo` (a FIFO descriptor).
+    Fifo,
+}
+
+impl Type {
+    /// Whether values of this type are data structure descriptors (held in memory as a
+    /// [`csl_arch::dsd`] descriptor; at runtime a value is the descriptor's address).
+    pub fn is_dsd(&self) -> bool {
+        matches!(self, Type::Mem1dDsd | Type::Mem4dDsd | Type::FabinDsd | Type::FaboutDsd | Type::Fifo)
+    }
 }
 
 /// The interner.
@@ -317,6 +327,7 @@ impl TypeStore {
                 }
                 Some(size)
             }
+            t if t.is_dsd() => Some(u64::from(csl_arch::dsd::DESC_BYTES)),
             _ => self.num_ty(id).map(|n| u64::from(n.size())),
         }
     }
@@ -326,6 +337,7 @@ impl TypeStore {
         match self.get(id) {
             Type::Array { elem, .. } => self.align_of(*elem),
             Type::AnonStruct(fields) => fields.iter().map(|(_, t)| self.align_of(*t)).try_fold(1, |a, b| Some(a.max(b?))),
+            t if t.is_dsd() => Some(2),
             _ => self.num_ty(id).map(|n| u64::from(n.size().max(1))),
         }
     }
@@ -378,6 +390,7 @@ impl TypeStore {
             Type::Mem4dDsd => "mem4d_dsd".into(),
             Type::FabinDsd => "fabin_dsd".into(),
             Type::FaboutDsd => "fabout_dsd".into(),
+            Type::Fifo => "fifo".into(),
         }
     }
 

@@ -78,6 +78,8 @@ pub enum Value {
         /// The pointer type.
         ty: TypeId,
     },
+    /// A data structure descriptor known at comptime (its type is one of the DSD types).
+    Dsd(Rc<super::dsd::DsdVal>),
 }
 
 impl Value {
@@ -107,6 +109,7 @@ impl Value {
             Value::Queue(false, _) => types.intern(Type::OutputQueue),
             Value::Range { elem, .. } => types.intern(Type::Range(*elem)),
             Value::GlobalPtr { ty, .. } | Value::AbsPtr { ty, .. } => *ty,
+            Value::Dsd(d) => d.ty,
         }
     }
 
@@ -139,6 +142,7 @@ impl Value {
             }
             Value::GlobalPtr { global, offset, .. } => format!("&g{}+{offset}", global.as_u32()),
             Value::AbsPtr { addr, .. } => format!("@0x{addr:x}"),
+            Value::Dsd(d) => format!("{:?}", d),
         }
     }
 
