@@ -157,8 +157,10 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         }
     }
     let mut classes = Vec::new();
+    let mut local_routes: Vec<Vec<ColorConfig>> = Vec::new();
     for (file, tile) in &class_src {
         let Some(prog) = sema.compile_class(*file, &tile.params) else { continue };
+        local_routes.push(prog.local_routes.clone());
         if sema.diags.iter().any(Diagnostic::is_error) {
             return None;
         }
@@ -171,7 +173,26 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
             }
         }
     }
-    let routes: Vec<ColorConfig> = plan.routes.iter().map(|(c, _)| c.clone()).collect();
+    let mut routes: Vec<ColorConfig> = plan.routes.iter().map(|(c, _)| c.clone()).collect();
+    // `@set_local_color_config` applies to every PE running the class.
+    for (i, &c) in placement.iter().enumerate() {
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        for lr in local_routes.get(c as usize).into_iter().flatten() {
+            if let Some((_, span)) = plan.routes.iter().find(|(r, _)| r.x == x && r.y == y && r.color == lr.color) {
+                sema.report(
+                    Diagnostic::error(
+                        codes::LAYOUT_TILE,
+                        format!("color {} of PE ({x}, {y}) is configured both in the layout and by the PE's code", lr.color),
+                        *span,
+                        "configured in the layout here",
+                    )
+                    .with_note("the PE's code also calls @set_local_color_config for this color"),
+                );
+                return None;
+            }
+            routes.push(ColorConfig { x, y, ..lr.clone() });
+        }
+    }
     let exports: Vec<_> = plan.exports.iter().map(|(e, _)| e.clone()).collect();
     let meta = Meta {
         format_version: FORMAT_VERSION,

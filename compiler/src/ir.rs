@@ -170,6 +170,8 @@ pub enum Inst {
         operands: [(csl_arch::dsd::OperandKind, Option<VReg>); 4],
         cfg: u8,
         done: u8,
+        /// A task whose bound id replaces `done` when the program is finished.
+        done_task: Option<FuncId>,
         ut: u8,
         idx: Option<VReg>,
     },

@@ -93,14 +93,31 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                     Inst::Trap { code: c } => code.push(Op::Trap { code: *c as u16 }),
                     Inst::Copy { dst, src, bytes } => code.push(Op::Copy { dst: reg(*dst), src: reg(*src), bytes: *bytes }),
                     Inst::DsdSet { field, desc, val } => code.push(Op::DsdSet { field: *field, desc: reg(*desc), val: reg(*val) }),
-                    Inst::DsdOp { op, operands, cfg, done, ut, idx } => {
+                    Inst::DsdOp { op, operands, cfg, done, done_task, ut, idx } => {
+                        let done = match done_task {
+                            None => *done,
+                            Some(t) => match prog.tasks.iter().find(|b| b.func == *t) {
+                                Some(b) => b.id,
+                                None => {
+                                    return Err(Box::new(
+                                        Diagnostic::error(
+                                            codes::BAD_TASK,
+                                            format!("task `{}` is started by a DSD operation but never bound to a task id", prog.functions[*t].name),
+                                            f.span,
+                                            "in this function",
+                                        )
+                                        .with_help("bind it in a top-level comptime block, e.g. `@bind_local_task(task, id)`"),
+                                    ));
+                                }
+                            },
+                        };
                         let kinds = csl_arch::dsd::OperandKind::pack(operands.map(|(k, _)| k));
                         let r = |i: usize| operands[i].1.map_or(Reg(0), reg);
                         code.push(Op::DsdOp {
                             op: *op,
                             kinds,
                             cfg: *cfg,
-                            done: *done,
+                            done,
                             ut: *ut,
                             dst: r(0),
                             a: r(1),

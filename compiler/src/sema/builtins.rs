@@ -326,7 +326,24 @@ impl Sema {
             "bind_local_task" | "bind_data_task" | "bind_control_task" => self.b_bind(env, n, args, span),
             "activate" | "block" | "unblock" => self.b_task_state(env, n, args[0], span),
             "export_symbol" => self.b_export_symbol(env, args, span),
-            "initialize_queue" | "set_local_color_config" => Ok(Val::Ct(Value::Void)),
+            "initialize_queue" => self.b_initialize_queue(env, args, span),
+            "set_local_color_config" => self.b_set_local_color_config(env, args, span),
+            "get_dsd" => self.b_get_dsd(env, args, span),
+            "set_dsd_base_addr" | "increment_dsd_offset" | "set_dsd_length" | "set_dsd_stride" => self.b_dsd_modify(env, n, args, span),
+            "allocate_fifo" => self.b_allocate_fifo(env, args, span),
+            "get_ut_id" => {
+                let i = self.eval_int(env, args[0])?;
+                if !(0..8).contains(&i) {
+                    let sp = self.span(env, args[0]);
+                    return Err(self.err(codes::TASK_ID_RANGE, format!("microthread {i} does not exist"), sp, "microthreads are 0 to 7"));
+                }
+                let ci = self.types.common.comptime_int;
+                Ok(Val::Ct(Value::Struct(Rc::new(vec![("ut".into(), Value::Int(i, ci))]))))
+            }
+            op if csl_arch::dsd::DsdOpcode::from_name(op).is_some() => match csl_arch::dsd::DsdOpcode::from_name(op) {
+                Some(o) => self.b_dsd_op(env, o, args, span),
+                None => Err(Reported),
+            },
             _ => Err(self.err(codes::UNSUPPORTED, format!("`@{n}` is not supported by this version of cslc yet"), name.span, "not supported yet")),
         }
     }
@@ -733,8 +750,22 @@ impl Sema {
         }
         self.bound_ids.insert(num, span);
         let func = self.lower_task(d, span)?;
+        let ptys = self.sigs.get(&func).map(|(p, _)| p.clone()).unwrap_or_default();
+        let sizes: Vec<Option<u32>> = ptys.iter().map(|t| self.types.num_ty(*t).map(|n| n.size())).collect();
+        let wavelet_args = match sizes.as_slice() {
+            [] => csl_arch::image::WaveletArgs::None,
+            [Some(4)] => csl_arch::image::WaveletArgs::Word,
+            [Some(2)] => csl_arch::image::WaveletArgs::Low16,
+            [Some(2), Some(2)] => csl_arch::image::WaveletArgs::Pair16,
+            _ => {
+                return Err(self.report(
+                    Diagnostic::error(codes::BAD_TASK, "a wavelet-triggered task takes one 32-bit parameter, or one or two 16-bit parameters", tspan, "bound here")
+                        .with_note("the 32-bit wavelet is split evenly across the parameters: (data, index) for two 16-bit halves"),
+                ));
+            }
+        };
         if let Some(p) = self.prog.as_mut() {
-            p.tasks.push(crate::ir::TaskBind { id: num, kind, func, args: csl_arch::image::WaveletArgs::None, span });
+            p.tasks.push(crate::ir::TaskBind { id: num, kind, func, args: wavelet_args, span });
         }
         Ok(Val::Ct(Value::Void))
     }

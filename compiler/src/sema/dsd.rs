@@ -114,3 +114,788 @@ impl super::Sema {
         Ok(dst)
     }
 }
+
+use super::eval::{Env, Val};
+use super::types::Type;
+use super::value::Value;
+use super::{R, Reported, Sema};
+use crate::diag::{Diagnostic, codes};
+use crate::ir::{Inst, VReg};
+use crate::source::Span;
+use crate::syntax::ast::{BinaryOp, ExprId, ExprKind, InitList, UnaryOp};
+use csl_arch::dsd::{DsdField, DsdOpcode, Elem, OperandKind, cfg as opcfg, flags};
+use std::rc::Rc;
+
+/// An affine index expression: constant plus one coefficient per tensor-access variable.
+struct Affine {
+    constant: i128,
+    coeffs: Vec<i128>,
+}
+
+/// A DSD operand after analysis.
+enum Operand {
+    Desc(Val),
+    Scalar(Val),
+    Ptr(Val),
+}
+
+impl Sema {
+    /// `@get_dsd(kind, .{ ... })`.
+    pub fn b_get_dsd(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+        let kind_ty = self.eval_type(env, args[0])?;
+        let kspan = self.span(env, args[0]);
+        let kind = match self.types.get(kind_ty) {
+            Type::Mem1dDsd => DsdKind::Mem1d,
+            Type::Mem4dDsd => DsdKind::Mem4d,
+            Type::FabinDsd => DsdKind::FabIn,
+            Type::FaboutDsd => DsdKind::FabOut,
+            _ => {
+                let d = self.types.display(kind_ty);
+                return Err(self.err(codes::BUILTIN_ARGS, format!("@get_dsd cannot build a {d}"), kspan, "expected mem1d_dsd, mem4d_dsd, fabin_dsd or fabout_dsd"));
+            }
+        };
+        let ast = env.ast.clone();
+        let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[args[1]].kind else {
+            let s = self.span(env, args[1]);
+            return Err(self.err(codes::BUILTIN_ARGS, "@get_dsd needs a struct of properties", s, "expected `.{ .name = value, ... }`"));
+        };
+        let mut d = DsdVal {
+            ty: kind_ty,
+            kind,
+            flags: 0,
+            queue: 0,
+            color: 0,
+            base: DsdBase::None,
+            elem_bytes: 4,
+            length: 0,
+            stride: 1,
+            extents: Vec::new(),
+            strides: Vec::new(),
+            fifo_tasks: (0xff, 0xff),
+        };
+        // Runtime-valued properties, applied after the comptime descriptor is built.
+        let mut rt_length: Option<(Val, Span)> = None;
+        let mut rt_base: Option<(Val, Span)> = None;
+        let mut offset: i128 = 0;
+        let mut explicit_strides: Option<Vec<i128>> = None;
+        let mut explicit_extents: Option<Vec<i128>> = None;
+        for f in fields {
+            let fname = f.name.name.as_str();
+            let fspan = f.name.span;
+            match (kind, fname) {
+                (DsdKind::Mem1d | DsdKind::Mem4d, "tensor_access") => {
+                    self.tensor_access(env, f.value, &mut d, span)?;
+                }
+                (DsdKind::Mem1d | DsdKind::Mem4d, "base_address") => {
+                    let v = self.expr(env, f.value)?;
+                    let vspan = self.span(env, f.value);
+                    match v {
+                        Val::Ct(Value::GlobalPtr { global, offset: o, ty }) => {
+                            d.elem_bytes = self.pointee_elem_bytes(ty);
+                            d.base = DsdBase::Global(global, i64::from(o));
+                        }
+                        Val::Ct(Value::AbsPtr { addr, ty }) => {
+                            d.elem_bytes = self.pointee_elem_bytes(ty);
+                            d.base = DsdBase::Abs(addr);
+                        }
+                        Val::Rt { ty, .. } if matches!(self.types.get(ty), Type::Ptr { .. } | Type::ManyPtr { .. }) => {
+                            d.elem_bytes = self.pointee_elem_bytes(ty);
+                            rt_base = Some((v, vspan));
+                        }
+                        other => {
+                            let t = self.val_ty(&other);
+                            let ds = self.types.display(t);
+                            return Err(self.err(codes::BUILTIN_ARGS, "base_address must be a pointer", vspan, format!("this has type {ds}; write `&array`")));
+                        }
+                    }
+                }
+                (DsdKind::Mem1d | DsdKind::FabIn | DsdKind::FabOut, "extent") => {
+                    let v = self.expr(env, f.value)?;
+                    let vspan = self.span(env, f.value);
+                    match v {
+                        Val::Ct(Value::Int(n, _)) => d.length = self.u16_prop(n, vspan, "extent")?,
+                        Val::Ct(_) => return Err(self.err(codes::BUILTIN_ARGS, "extent must be an integer", vspan, "not an integer")),
+                        rt => rt_length = Some((rt, vspan)),
+                    }
+                }
+                (DsdKind::Mem4d, "extent") => explicit_extents = Some(self.int_list(env, f.value)?),
+                (DsdKind::Mem4d, "stride") => explicit_strides = Some(self.int_list(env, f.value)?),
+                (DsdKind::Mem1d, "stride") => {
+                    let n = self.eval_int(env, f.value)?;
+                    let vspan = self.span(env, f.value);
+                    d.stride = i16::try_from(n).map_err(|_| self.err(codes::OUT_OF_RANGE, format!("stride {n} does not fit in i16"), vspan, "out of range"))?;
+                }
+                (DsdKind::Mem1d | DsdKind::Mem4d, "offset") => offset = self.eval_int(env, f.value)?,
+                (DsdKind::Mem1d | DsdKind::Mem4d | DsdKind::FabOut, "wavelet_index_offset") => {
+                    if self.bool_prop(env, f.value)? {
+                        d.flags |= flags::WAVELET_INDEX_OFFSET;
+                    }
+                }
+                (DsdKind::FabIn | DsdKind::FabOut, "fabric_color") => match self.eval_comptime(env, f.value)? {
+                    Value::Color(c) => d.color = c,
+                    _ => {
+                        let s = self.span(env, f.value);
+                        return Err(self.err(codes::TYPE_MISMATCH, "fabric_color must be a color", s, "expected `@get_color(n)` or a color param"));
+                    }
+                },
+                (DsdKind::FabIn, "input_queue") | (DsdKind::FabOut, "output_queue") => match self.eval_comptime(env, f.value)? {
+                    Value::Queue(input, q) if input == (kind == DsdKind::FabIn) => d.queue = q,
+                    _ => {
+                        let s = self.span(env, f.value);
+                        let want = if kind == DsdKind::FabIn { "an input_queue" } else { "an output_queue" };
+                        return Err(self.err(codes::TYPE_MISMATCH, format!("{fname} must be {want}"), s, "wrong kind of queue"));
+                    }
+                },
+                (DsdKind::FabOut, "control") => {
+                    if self.bool_prop(env, f.value)? {
+                        d.flags |= flags::CONTROL;
+                    }
+                }
+                (DsdKind::FabOut, "advance_switch") => {
+                    if self.bool_prop(env, f.value)? {
+                        d.flags |= flags::ADVANCE_SWITCH;
+                    }
+                }
+                (DsdKind::FabIn | DsdKind::FabOut, "control_transform") => {
+                    if self.bool_prop(env, f.value)? {
+                        d.flags |= flags::CONTROL_TRANSFORM;
+                    }
+                }
+                (DsdKind::FabIn | DsdKind::FabOut, "simd_mode") => match self.eval_comptime(env, f.value)? {
+                    Value::Struct(fs) => {
+                        for (n, v) in fs.iter() {
+                            if matches!(v, Value::Bool(true)) {
+                                match n.as_str() {
+                                    "simd_32" => d.flags |= flags::SIMD_32,
+                                    "simd_64" => d.flags |= flags::SIMD_64,
+                                    _ => d.flags |= flags::SIMD_32 | flags::SIMD_64,
+                                }
+                            }
+                        }
+                    }
+                    _ => {
+                        let s = self.span(env, f.value);
+                        return Err(self.err(codes::BUILTIN_ARGS, "simd_mode must be `.{ .simd_32 = true }` or similar", s, "here"));
+                    }
+                },
+                (DsdKind::FabIn, "priority") | (DsdKind::FabOut, "zero") => {
+                    self.eval_comptime(env, f.value)?;
+                }
+                _ => {
+                    let kd = self.types.display(kind_ty);
+                    return Err(self.report(
+                        Diagnostic::error(codes::BUILTIN_ARGS, format!("`{fname}` is not a property of {kd}"), fspan, "unknown property")
+                            .with_help(known_props(kind)),
+                    ));
+                }
+            }
+        }
+        // Fold offsets and explicit mem4d shapes.
+        if offset != 0 {
+            if let DsdBase::Global(_, o) = &mut d.base {
+                *o += (offset * i128::from(d.elem_bytes)) as i64;
+            } else if let DsdBase::Abs(a) = &mut d.base {
+                *a = (i128::from(*a) + offset * i128::from(d.elem_bytes)) as u32;
+            }
+        }
+        if kind == DsdKind::Mem4d && d.extents.is_empty() {
+            let (Some(ext), Some(st)) = (explicit_extents, explicit_strides.or(Some(Vec::new()))) else {
+                return Err(self.err(codes::BUILTIN_ARGS, "a mem4d_dsd needs `tensor_access` or `extent`", span, "here"));
+            };
+            // `extent` is listed outermost first, `stride` innermost first.
+            d.extents = ext.iter().rev().map(|&e| e as u16).collect();
+            d.strides = if st.is_empty() { vec![1; ext.len()] } else { st.iter().map(|&s| s as i16).collect() };
+        }
+        if matches!(kind, DsdKind::Mem1d | DsdKind::Mem4d) && d.base == DsdBase::None && rt_base.is_none() {
+            return Err(self.err(codes::BUILTIN_ARGS, "a memory DSD needs `base_address` or `tensor_access`", span, "here"));
+        }
+        if rt_base.is_none() && rt_length.is_none() {
+            return Ok(Val::Ct(Value::Dsd(Rc::new(d))));
+        }
+        // Some properties are runtime values: build the descriptor in the frame.
+        if env.comptime {
+            let s = rt_length.as_ref().or(rt_base.as_ref()).map_or(span, |x| x.1);
+            return Err(self.not_comptime(s));
+        }
+        let ty = d.ty;
+        let addr = self.dsd_temp_copy(env, Val::Ct(Value::Dsd(Rc::new(d))), span)?;
+        if let Some((v, s)) = rt_base {
+            let r = self.materialize(env, v, s)?;
+            self.fb(env).emit(Inst::DsdSet { field: DsdField::Base, desc: addr, val: r });
+        }
+        if let Some((v, s)) = rt_length {
+            let u16t = self.types.common.u16;
+            let v = self.coerce_int_to(env, v, u16t, s)?;
+            let r = self.materialize(env, v, s)?;
+            self.fb(env).emit(Inst::DsdSet { field: DsdField::Length, desc: addr, val: r });
+        }
+        Ok(Val::Rt { reg: addr, ty })
+    }
+
+    fn coerce_int_to(&mut self, env: &mut Env, v: Val, ty: super::types::TypeId, s: Span) -> R<Val> {
+        let vt = self.val_ty(&v);
+        if vt == ty || matches!(v, Val::Ct(_)) {
+            return self.coerce(env, v, ty, s);
+        }
+        let (Some(from), Some(to)) = (self.types.num_ty(vt), self.types.num_ty(ty)) else {
+            return Err(self.mismatch(ty, vt, s));
+        };
+        if !self.types.is_int(vt) {
+            return Err(self.mismatch(ty, vt, s));
+        }
+        let Val::Rt { reg, .. } = v else { return Err(Reported) };
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::Conv { to, from, dst, src: reg });
+        Ok(Val::Rt { reg: dst, ty })
+    }
+
+    /// Copies a descriptor value into a fresh frame slot and returns the slot's address.
+    fn dsd_temp_copy(&mut self, env: &mut Env, v: Val, span: Span) -> R<VReg> {
+        let src = self.materialize(env, v, span)?;
+        let off = self.fb(env).frame_slot(DESC_BYTES, 2);
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::FrameAddr { dst, off });
+        self.fb(env).emit(Inst::Copy { dst, src, bytes: DESC_BYTES as u16 });
+        Ok(dst)
+    }
+
+    fn u16_prop(&mut self, n: i128, span: Span, what: &str) -> R<u16> {
+        u16::try_from(n).map_err(|_| self.err(codes::OUT_OF_RANGE, format!("{what} {n} does not fit in u16"), span, "out of range"))
+    }
+
+    fn bool_prop(&mut self, env: &mut Env, e: ExprId) -> R<bool> {
+        match self.eval_comptime(env, e)? {
+            Value::Bool(b) => Ok(b),
+            _ => {
+                let s = self.span(env, e);
+                Err(self.err(codes::TYPE_MISMATCH, "expected a comptime bool", s, "here"))
+            }
+        }
+    }
+
+    fn int_list(&mut self, env: &mut Env, e: ExprId) -> R<Vec<i128>> {
+        match self.eval_comptime(env, e)? {
+            Value::Int(i, _) => Ok(vec![i]),
+            Value::Struct(fs) => fs
+                .iter()
+                .map(|(_, v)| match v {
+                    Value::Int(i, _) => Ok(*i),
+                    _ => {
+                        let s = self.span(env, e);
+                        Err(self.err(codes::TYPE_MISMATCH, "expected integers", s, "here"))
+                    }
+                })
+                .collect(),
+            _ => {
+                let s = self.span(env, e);
+                Err(self.err(codes::TYPE_MISMATCH, "expected a tuple of integers", s, "here"))
+            }
+        }
+    }
+
+    fn pointee_elem_bytes(&self, ptr_ty: super::types::TypeId) -> u32 {
+        let elem = match self.types.get(ptr_ty) {
+            Type::Ptr { elem, .. } | Type::ManyPtr { elem, .. } => *elem,
+            _ => return 4,
+        };
+        let elem = match self.types.get(elem) {
+            Type::Array { elem, .. } => *elem,
+            _ => elem,
+        };
+        self.types.size_of(elem).map_or(4, |s| s as u32)
+    }
+
+    /// `|i, j|{M, N} -> A[affine]`: fills base, length/stride or extents/strides.
+    fn tensor_access(&mut self, env: &mut Env, e: ExprId, d: &mut DsdVal, span: Span) -> R<()> {
+        let ast = env.ast.clone();
+        let ExprKind::TensorAccess { vars, extents, access } = &ast.exprs[e].kind else {
+            let s = self.span(env, e);
+            return Err(self.err(codes::BUILTIN_ARGS, "tensor_access must be `|i|{n} -> array[expression]`", s, "here"));
+        };
+        let mut exts = Vec::new();
+        for x in extents {
+            let n = self.eval_int(env, *x)?;
+            let s = self.span(env, *x);
+            exts.push(i128::from(self.u16_prop(n, s, "extent")?));
+        }
+        if exts.len() != vars.len() {
+            let s = self.span(env, e);
+            return Err(self.err(codes::BUILTIN_ARGS, format!("{} index variables but {} extents", vars.len(), exts.len()), s, "counts differ"));
+        }
+        let ExprKind::Index { base, indices } = &ast.exprs[*access].kind else {
+            let s = self.span(env, *access);
+            return Err(self.err(codes::BUILTIN_ARGS, "the accessed expression must index an array", s, "expected `array[...]`"));
+        };
+        // The array: a global variable (its address is a link-time constant).
+        let saved = (env.comptime, env.ctx);
+        env.comptime = false;
+        if env.ctx == super::Ctx::Comptime {
+            env.ctx = super::Ctx::TopComptime;
+        }
+        let place = self.place(env, *base);
+        (env.comptime, env.ctx) = saved;
+        let (g, goff, arr_ty) = match place? {
+            super::eval::Place::Mem { base: super::eval::MemBase::Global(g), off, dyn_off: None, ty, .. } => (g, off, ty),
+            _ => {
+                let s = self.span(env, *base);
+                return Err(self.err(codes::BUILTIN_ARGS, "tensor_access needs a global array", s, "not a global array"));
+            }
+        };
+        let Type::Array { elem, dims } = self.types.get(arr_ty).clone() else {
+            let s = self.span(env, *base);
+            return Err(self.not_an_array(arr_ty, s));
+        };
+        if indices.len() != dims.len() {
+            let s = self.span(env, *access);
+            return Err(self.err(codes::NOT_INDEXABLE, format!("array of rank {} indexed with {} indices", dims.len(), indices.len()), s, "wrong number of indices"));
+        }
+        let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
+        // Flatten the (row-major) multi-index into one affine element index.
+        let mut total = Affine { constant: 0, coeffs: vec![0; names.len()] };
+        for (k, ix) in indices.iter().enumerate() {
+            let a = self.affine(env, *ix, &names)?;
+            let scale: i128 = dims[k + 1..].iter().map(|&x| i128::from(x as u32)).product();
+            total.constant += a.constant * scale;
+            for (c, ac) in total.coeffs.iter_mut().zip(&a.coeffs) {
+                *c += ac * scale;
+            }
+        }
+        let esize = self.types.size_of(elem).unwrap_or(4) as u32;
+        d.elem_bytes = esize;
+        d.base = DsdBase::Global(g, i64::from(goff) + (total.constant * i128::from(esize)) as i64);
+        match d.kind {
+            DsdKind::Mem1d => {
+                if names.len() != 1 {
+                    return Err(self.err(codes::BUILTIN_ARGS, "a mem1d_dsd tensor access has one index variable", span, "use mem4d_dsd for more"));
+                }
+                d.length = exts[0] as u16;
+                d.stride = i16::try_from(total.coeffs[0]).map_err(|_| self.err(codes::OUT_OF_RANGE, "stride does not fit in i16", span, "here"))?;
+            }
+            _ => {
+                if names.len() > 4 {
+                    return Err(self.err(codes::BUILTIN_ARGS, "a mem4d_dsd has at most 4 index variables", span, "too many"));
+                }
+                // Innermost (last variable) first; stride d applies when dimension d advances
+                // after the inner ones wrapped.
+                let n = names.len();
+                let mut inner_span: i128 = 0;
+                d.extents.clear();
+                d.strides.clear();
+                for v in (0..n).rev() {
+                    d.extents.push(exts[v] as u16);
+                    d.strides.push((total.coeffs[v] - inner_span) as i16);
+                    inner_span += total.coeffs[v] * (exts[v] - 1);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn not_an_array(&mut self, ty: super::types::TypeId, s: Span) -> Reported {
+        let d = self.types.display(ty);
+        self.err(codes::NOT_INDEXABLE, format!("cannot index a value of type {d}"), s, "not an array")
+    }
+
+    fn affine(&mut self, env: &mut Env, e: ExprId, vars: &[&str]) -> R<Affine> {
+        let ast = env.ast.clone();
+        let n = vars.len();
+        let constant = |c| Affine { constant: c, coeffs: vec![0; n] };
+        match &ast.exprs[e].kind {
+            ExprKind::Ident(name) if vars.contains(&name.as_str()) => {
+                let mut coeffs = vec![0; n];
+                if let Some(i) = vars.iter().position(|v| v == name) {
+                    coeffs[i] = 1;
+                }
+                Ok(Affine { constant: 0, coeffs })
+            }
+            ExprKind::Binary { op, lhs, rhs } if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) => {
+                let a = self.affine(env, *lhs, vars)?;
+                let b = self.affine(env, *rhs, vars)?;
+                match op {
+                    BinaryOp::Add | BinaryOp::Sub => {
+                        let sign = if *op == BinaryOp::Add { 1 } else { -1 };
+                        Ok(Affine {
+                            constant: a.constant + sign * b.constant,
+                            coeffs: a.coeffs.iter().zip(&b.coeffs).map(|(x, y)| x + sign * y).collect(),
+                        })
+                    }
+                    _ => {
+                        let a_const = a.coeffs.iter().all(|&c| c == 0);
+                        let b_const = b.coeffs.iter().all(|&c| c == 0);
+                        if a_const {
+                            Ok(Affine { constant: a.constant * b.constant, coeffs: b.coeffs.iter().map(|c| c * a.constant).collect() })
+                        } else if b_const {
+                            Ok(Affine { constant: a.constant * b.constant, coeffs: a.coeffs.iter().map(|c| c * b.constant).collect() })
+                        } else {
+                            let s = self.span(env, e);
+                            Err(self.err(codes::BUILTIN_ARGS, "tensor access indices must be affine", s, "product of two index variables"))
+                        }
+                    }
+                }
+            }
+            ExprKind::Unary { op: UnaryOp::Neg, operand } => {
+                let a = self.affine(env, *operand, vars)?;
+                Ok(Affine { constant: -a.constant, coeffs: a.coeffs.iter().map(|c| -c).collect() })
+            }
+            _ => Ok(constant(self.eval_int(env, e)?)),
+        }
+    }
+
+    /// `@set_dsd_base_addr`, `@increment_dsd_offset`, `@set_dsd_length`, `@set_dsd_stride`.
+    pub fn b_dsd_modify(&mut self, env: &mut Env, n: &str, args: &[ExprId], _span: Span) -> R<Val> {
+        let dv = self.expr(env, args[0])?;
+        let dty = self.val_ty(&dv);
+        let dspan = self.span(env, args[0]);
+        if !self.types.get(dty).is_dsd() {
+            let d = self.types.display(dty);
+            return Err(self.err(codes::TYPE_MISMATCH, format!("@{n} needs a DSD"), dspan, format!("this has type {d}")));
+        }
+        // Comptime descriptor and comptime argument: a new comptime descriptor.
+        let arg = self.expr(env, args[1])?;
+        let aspan = self.span(env, args[1]);
+        let scale = if n == "increment_dsd_offset" {
+            let t = self.eval_type(env, args[2])?;
+            self.types.size_of(t).unwrap_or(2) as i128
+        } else {
+            1
+        };
+        if let (Val::Ct(Value::Dsd(d)), true) = (&dv, matches!(arg, Val::Ct(_))) {
+            let mut nd = (**d).clone();
+            match (n, &arg) {
+                ("set_dsd_base_addr", Val::Ct(Value::GlobalPtr { global, offset, ty })) => {
+                    nd.elem_bytes = self.pointee_elem_bytes(*ty);
+                    nd.base = DsdBase::Global(*global, i64::from(*offset));
+                }
+                ("set_dsd_base_addr", Val::Ct(Value::AbsPtr { addr, ty })) => {
+                    nd.elem_bytes = self.pointee_elem_bytes(*ty);
+                    nd.base = DsdBase::Abs(*addr);
+                }
+                ("increment_dsd_offset", Val::Ct(Value::Int(k, _))) => match &mut nd.base {
+                    DsdBase::Global(_, o) => *o += (k * scale) as i64,
+                    DsdBase::Abs(a) => *a = (i128::from(*a) + k * scale) as u32,
+                    DsdBase::None => return Err(self.err(codes::BUILTIN_ARGS, "a fabric DSD has no offset", dspan, "not a memory DSD")),
+                },
+                ("set_dsd_length", Val::Ct(Value::Int(k, _))) => nd.length = self.u16_prop(*k, aspan, "length")?,
+                ("set_dsd_stride", Val::Ct(Value::Int(k, _))) => {
+                    nd.stride = i16::try_from(*k).map_err(|_| self.err(codes::OUT_OF_RANGE, "stride does not fit in i16", aspan, "out of range"))?
+                }
+                _ => {
+                    return Err(self.err(codes::TYPE_MISMATCH, format!("wrong argument for @{n}"), aspan, "here"));
+                }
+            }
+            return Ok(Val::Ct(Value::Dsd(Rc::new(nd))));
+        }
+        if env.comptime {
+            return Err(self.not_comptime(aspan));
+        }
+        let addr = self.dsd_temp_copy(env, dv, dspan)?;
+        let (field, val) = match n {
+            "set_dsd_base_addr" => (DsdField::Base, arg),
+            "increment_dsd_offset" => {
+                let i16t = self.types.common.i16;
+                let v = self.coerce_int_to(env, arg, i16t, aspan)?;
+                let r = self.materialize(env, v, aspan)?;
+                let k = self.imm(env, scale as u32);
+                let bytes = self.emit_bin(env, csl_arch::BinOp::Mul, csl_arch::NumTy::I16, r, k);
+                (DsdField::AddBase, Val::Rt { reg: bytes, ty: i16t })
+            }
+            "set_dsd_length" => {
+                let u16t = self.types.common.u16;
+                (DsdField::Length, self.coerce_int_to(env, arg, u16t, aspan)?)
+            }
+            _ => {
+                let i16t = self.types.common.i16;
+                (DsdField::Stride, self.coerce_int_to(env, arg, i16t, aspan)?)
+            }
+        };
+        let r = self.materialize(env, val, aspan)?;
+        self.fb(env).emit(Inst::DsdSet { field, desc: addr, val: r });
+        Ok(Val::Rt { reg: addr, ty: dty })
+    }
+
+    /// `@allocate_fifo(buffer[, config])`.
+    pub fn b_allocate_fifo(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+        let saved = (env.comptime, env.ctx);
+        env.comptime = false;
+        env.ctx = super::Ctx::TopComptime;
+        let place = self.place(env, args[0]);
+        (env.comptime, env.ctx) = saved;
+        let bspan = self.span(env, args[0]);
+        let (g, off, ty) = match place? {
+            super::eval::Place::Mem { base: super::eval::MemBase::Global(g), off, dyn_off: None, ty, .. } => (g, off, ty),
+            _ => return Err(self.err(codes::BUILTIN_ARGS, "@allocate_fifo needs a global array", bspan, "not a global array")),
+        };
+        let Type::Array { elem, dims } = self.types.get(ty).clone() else {
+            return Err(self.not_an_array(ty, bspan));
+        };
+        let n: u64 = dims.iter().product();
+        let esize = self.types.size_of(elem).unwrap_or(4) as u32;
+        let mut tasks = (0xffu8, 0xffu8);
+        if let Some(c) = args.get(1) {
+            if let Value::Struct(fs) = self.eval_comptime(env, *c)? {
+                for (name, v) in fs.iter() {
+                    let id = self.task_id_of_value(v, span)?;
+                    match name.as_str() {
+                        "activate_push" => tasks.0 = id,
+                        "activate_pop" => tasks.1 = id,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let fifo_ty = self.types.intern(Type::Fifo);
+        Ok(Val::Ct(Value::Dsd(Rc::new(DsdVal {
+            ty: fifo_ty,
+            kind: DsdKind::Fifo,
+            flags: 0,
+            queue: 0,
+            color: 0,
+            base: DsdBase::Global(g, i64::from(off)),
+            elem_bytes: esize,
+            length: n.min(u64::from(u16::MAX)) as u16,
+            stride: 1,
+            extents: Vec::new(),
+            strides: Vec::new(),
+            fifo_tasks: tasks,
+        }))))
+    }
+
+    /// The task id a value names: a task-id handle, or a task bound in this program.
+    pub fn task_id_of_value(&mut self, v: &Value, span: Span) -> R<u8> {
+        match v {
+            Value::TaskId(_, n) | Value::Color(n) | Value::Queue(true, n) => Ok(*n),
+            Value::Task(d) => {
+                let f = self.lower_task(*d, span)?;
+                match self.prog.as_ref().and_then(|p| p.tasks.iter().find(|t| t.func == f)) {
+                    Some(t) => Ok(t.id),
+                    None => {
+                        // Bound later in the comptime block: resolved when the class is done.
+                        Ok(TASK_ID_PENDING)
+                    }
+                }
+            }
+            _ => Err(self.err(codes::TYPE_MISMATCH, "expected a task or a task id", span, "here")),
+        }
+    }
+
+    /// A DSD operation builtin (`@fadds`, `@mov16`, ...).
+    pub fn b_dsd_op(&mut self, env: &mut Env, op: DsdOpcode, args: &[ExprId], span: Span) -> R<Val> {
+        // A trailing `.{ ... }` is the configuration.
+        let ast = env.ast.clone();
+        let (operands, config) = match args.split_last() {
+            Some((last, rest)) if matches!(&ast.exprs[*last].kind, ExprKind::AnonInit(InitList::Fields(_))) => (rest, Some(*last)),
+            _ => (args, None),
+        };
+        let nsrc = op.src_elems().len();
+        if operands.len() != nsrc + 1 {
+            return Err(self.report(
+                Diagnostic::error(codes::BUILTIN_ARGS, format!("`@{}` takes a destination and {nsrc} source{}, but {} operand{} given", op.name(), if nsrc == 1 { "" } else { "s" }, operands.len(), if operands.len() == 1 { " was" } else { "s were" }), span, "wrong number of operands")
+                    .with_help("the optional last argument is a configuration struct such as `.{ .async = true }`"),
+            ));
+        }
+        let mut regs: [(OperandKind, Option<VReg>); 4] = [(OperandKind::None, None); 4];
+        let mut any_fabric = false;
+        let mut queues: [Option<u8>; 3] = [None; 3];
+        for (i, &a) in operands.iter().enumerate() {
+            let elem = if i == 0 { op.dst_elem() } else { op.src_elems()[i - 1] };
+            let aspan = self.span(env, a);
+            let v = self.expr(env, a)?;
+            let operand = self.classify_operand(v, elem, i == 0, aspan)?;
+            let (kind, val) = match operand {
+                Operand::Desc(v) => {
+                    if let Val::Ct(Value::Dsd(d)) = &v {
+                        if matches!(d.kind, DsdKind::FabIn | DsdKind::FabOut) {
+                            any_fabric = true;
+                            if i < 3 {
+                                queues[i] = Some(d.queue);
+                            }
+                        }
+                        self.check_elem(d, elem, op, aspan)?;
+                    } else {
+                        let t = self.val_ty(&v);
+                        if matches!(self.types.get(t), Type::FabinDsd | Type::FaboutDsd) {
+                            any_fabric = true;
+                        }
+                    }
+                    (OperandKind::Desc, v)
+                }
+                Operand::Scalar(v) => (OperandKind::Scalar, v),
+                Operand::Ptr(v) => (OperandKind::Ptr, v),
+            };
+            if env.comptime {
+                return Err(self.not_comptime(aspan));
+            }
+            let r = self.materialize(env, val, aspan)?;
+            regs[i] = (kind, Some(r));
+        }
+        let (mut cfg, mut done, mut ut, mut idx) = (0u8, 0u8, None::<u8>, None);
+        let mut done_task = None;
+        if let Some(c) = config {
+            let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[c].kind else { return Err(Reported) };
+            for f in fields {
+                let fspan = f.name.span;
+                match f.name.name.as_str() {
+                    "async" => {
+                        if self.bool_prop(env, f.value)? {
+                            cfg |= opcfg::ASYNC;
+                        }
+                    }
+                    "activate" | "unblock" => {
+                        let v = self.eval_comptime(env, f.value)?;
+                        let vspan = self.span(env, f.value);
+                        cfg |= if f.name.name == "activate" { opcfg::ON_DONE_ACTIVATE } else { opcfg::ON_DONE_UNBLOCK };
+                        match &v {
+                            // A task named directly: its id is known once it is bound.
+                            Value::Task(d) => done_task = Some(self.lower_task(*d, vspan)?),
+                            other => done = self.task_id_of_value(other, vspan)?,
+                        }
+                    }
+                    "on_control" => {
+                        self.eval_comptime(env, f.value)?;
+                        cfg |= opcfg::ON_CONTROL_TERMINATE;
+                    }
+                    "index" => {
+                        let v = self.expr(env, f.value)?;
+                        let vspan = self.span(env, f.value);
+                        let u16t = self.types.common.u16;
+                        let v = self.coerce_int_to(env, v, u16t, vspan)?;
+                        idx = Some(self.materialize(env, v, vspan)?);
+                        cfg |= opcfg::HAS_INDEX;
+                    }
+                    "priority" => {
+                        if let Value::Struct(fs) = self.eval_comptime(env, f.value)? {
+                            let level = fs.iter().find(|(_, v)| matches!(v, Value::Bool(true))).map(|(n, _)| n.as_str());
+                            let p = match level {
+                                Some("high") => 2,
+                                Some("medium") => 1,
+                                _ => 0,
+                            };
+                            cfg |= p << opcfg::PRIORITY_SHIFT;
+                        }
+                    }
+                    "ut_id" => match self.eval_comptime(env, f.value)? {
+                        Value::Queue(_, n) if false => ut = Some(n),
+                        Value::Int(n, _) => ut = Some(n as u8),
+                        other => {
+                            if let Some(n) = self.ut_of(&other) {
+                                ut = Some(n);
+                            } else {
+                                let vspan = self.span(env, f.value);
+                                return Err(self.err(codes::TYPE_MISMATCH, "ut_id must be `@get_ut_id(n)`", vspan, "here"));
+                            }
+                        }
+                    },
+                    other => {
+                        return Err(self.report(
+                            Diagnostic::error(codes::BUILTIN_ARGS, format!("`{other}` is not a DSD operation setting"), fspan, "unknown setting")
+                                .with_help("settings are async, activate, unblock, on_control, index, priority, ut_id"),
+                        ));
+                    }
+                }
+            }
+        }
+        if cfg & opcfg::ASYNC != 0 && !any_fabric && regs.iter().all(|(k, _)| *k != OperandKind::Desc) {
+            return Err(self.err(codes::BUILTIN_ARGS, "`.async = true` needs a DSD operand", span, "no DSD operand"));
+        }
+        // WSE-2: the microthread is implied by the fabric operands' queues (destination
+        // first); WSE-3: explicit, defaulting the same way.
+        let ut = ut.or(queues[0]).or(queues[1]).or(queues[2]).unwrap_or(0);
+        self.fb(env).emit(Inst::DsdOp { op, operands: regs, cfg, done, done_task, ut, idx });
+        Ok(Val::Ct(Value::Bool(true)))
+    }
+
+    fn ut_of(&self, v: &Value) -> Option<u8> {
+        match v {
+            Value::Struct(fs) => fs.iter().find(|(n, _)| n == "ut").and_then(|(_, v)| if let Value::Int(n, _) = v { Some(*n as u8) } else { None }),
+            _ => None,
+        }
+    }
+
+    fn classify_operand(&mut self, v: Val, elem: Elem, is_dst: bool, span: Span) -> R<Operand> {
+        let ty = self.val_ty(&v);
+        let t = self.types.get(ty).clone();
+        if t.is_dsd() {
+            if is_dst && t == Type::FabinDsd {
+                return Err(self.err(codes::BUILTIN_ARGS, "a fabin_dsd cannot be a destination", span, "fabric input"));
+            }
+            if !is_dst && t == Type::FaboutDsd {
+                return Err(self.err(codes::BUILTIN_ARGS, "a fabout_dsd cannot be a source", span, "fabric output"));
+            }
+            return Ok(Operand::Desc(v));
+        }
+        if let Type::Ptr { elem: pe, .. } = t {
+            if self.types.num_ty(pe).is_some_and(|n| n.size() == elem.bytes()) {
+                return Ok(Operand::Ptr(v));
+            }
+            let d = self.types.display(ty);
+            return Err(self.err(codes::BUILTIN_ARGS, format!("a pointer operand must point to a {}-bit scalar", elem.bytes() * 8), span, format!("this has type {d}")));
+        }
+        if is_dst {
+            let d = self.types.display(ty);
+            return Err(self.report(
+                Diagnostic::error(codes::BUILTIN_ARGS, "the destination of a DSD operation must be a DSD or a pointer", span, format!("this has type {d}"))
+                    .with_help("pass a memory or fabric DSD, or `&variable`"),
+            ));
+        }
+        // A scalar: coerce to the element type.
+        let want = match elem {
+            Elem::F32 => self.types.common.f32,
+            Elem::F16 => self.types.common.f16,
+            Elem::W32 => {
+                if matches!(t, Type::Int { signed: true, .. }) { self.types.common.i32 } else { self.types.common.u32 }
+            }
+            Elem::I16 => {
+                if matches!(t, Type::Int { signed: true, .. }) { self.types.common.i16 } else { self.types.common.u16 }
+            }
+        };
+        let ok_int = matches!(elem, Elem::I16 | Elem::W32) && self.types.is_int(ty);
+        let ok_float = matches!(elem, Elem::F16 | Elem::F32) && self.types.is_float(ty);
+        if !(ok_int || ok_float) {
+            let d = self.types.display(ty);
+            let w = self.types.display(want);
+            return Err(self.err(codes::BUILTIN_ARGS, format!("expected a DSD or a {w} scalar, found {d}"), span, "wrong operand"));
+        }
+        match v {
+            Val::Ct(c) => Ok(Operand::Scalar(Val::Ct(self.coerce_value(c, want, span)?))),
+            Val::Rt { .. } => {
+                if self.types.num_ty(ty).is_some_and(|n| n.size() == elem.bytes()) {
+                    Ok(Operand::Scalar(v))
+                } else {
+                    let d = self.types.display(ty);
+                    let w = self.types.display(want);
+                    Err(self.err(codes::BUILTIN_ARGS, format!("expected a {w} scalar, found {d}"), span, "convert it with @as"))
+                }
+            }
+        }
+    }
+
+    fn check_elem(&mut self, d: &DsdVal, elem: Elem, op: DsdOpcode, span: Span) -> R<()> {
+        if matches!(d.kind, DsdKind::Mem1d | DsdKind::Mem4d | DsdKind::Fifo) && d.elem_bytes != elem.bytes() {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::BUILTIN_ARGS,
+                    format!("`@{}` works on {}-bit elements, but this DSD describes {}-bit elements", op.name(), elem.bytes() * 8, d.elem_bytes * 8),
+                    span,
+                    "element size differs",
+                )
+                .with_help("use the operation for this element type (e.g. @fadds for f32, @faddh for f16, @mov16 for 16-bit integers)"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Placeholder task id for a `.activate = task` whose binding comes later; resolved when
+/// the program class is finished.
+pub const TASK_ID_PENDING: u8 = 0xfe;
+
+fn known_props(kind: DsdKind) -> String {
+    let p = match kind {
+        DsdKind::Mem1d => "base_address, extent, stride, offset, tensor_access, wavelet_index_offset",
+        DsdKind::Mem4d => "base_address, extent, stride, offset, tensor_access, wavelet_index_offset",
+        DsdKind::FabIn => "fabric_color, extent, input_queue, control_transform, simd_mode, priority",
+        DsdKind::FabOut => "fabric_color, extent, output_queue, control, wavelet_index_offset, advance_switch, simd_mode, control_transform",
+        DsdKind::Fifo => "",
+    };
+    format!("its properties are: {p}")
+}

@@ -9,7 +9,6 @@ use crate::diag::{Diagnostic, codes};
 use crate::ir::Program;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::{DeclKind, ExprId, ExprKind};
-use csl_arch::fabric::Direction;
 use csl_arch::image::{ColorConfig, ExportKind, ExportName};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -231,13 +230,16 @@ impl Sema {
                     }
                 };
                 let cfg = self.eval_comptime(env, args[3])?;
-                let routes = struct_field(&cfg, "routes");
-                let rx = routes.as_ref().and_then(|r| struct_field(r, "rx")).map(dirs).unwrap_or_default();
-                let tx = routes.as_ref().and_then(|r| struct_field(r, "tx")).map(dirs).unwrap_or_default();
-                plan.routes.push((
-                    ColorConfig { x, y, color: c, rx, tx, switches: None, filter: None, teardown: false, color_swap_x: false, color_swap_y: false },
-                    span,
-                ));
+                let cspan = self.span(env, args[3]);
+                let config = self.color_config(x, y, c, &cfg, cspan)?;
+                if let Some((_, prev)) = plan.routes.iter().find(|(r, _)| r.x == x && r.y == y && r.color == c) {
+                    let p = *prev;
+                    return Err(self.report(
+                        Diagnostic::error(codes::LAYOUT_TILE, format!("color {c} of PE ({x}, {y}) is configured twice"), span, "configured again here")
+                            .with_label(p, "first configured here"),
+                    ));
+                }
+                plan.routes.push((config, span));
                 Ok(())
             }
             "export_name" => {
@@ -326,21 +328,5 @@ impl Sema {
             ("fabric".into(), pair(fw, fh)),
             ("offsets".into(), pair(ox, oy)),
         ]))))
-    }
-}
-
-fn struct_field(v: &Value, name: &str) -> Option<Value> {
-    match v {
-        Value::Struct(f) => f.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()),
-        _ => None,
-    }
-}
-
-fn dirs(v: Value) -> Vec<Direction> {
-    match v {
-        Value::Dir(d) => vec![d],
-        Value::Struct(f) => f.iter().filter_map(|(_, v)| if let Value::Dir(d) = v { Some(*d) } else { None }).collect(),
-        Value::Array(_, e) => e.iter().filter_map(|v| if let Value::Dir(d) = v { Some(*d) } else { None }).collect(),
-        _ => Vec::new(),
     }
 }

@@ -18,6 +18,7 @@ pub mod builtins;
 pub mod call;
 pub mod dsd;
 pub mod eval;
+pub mod fabric;
 pub mod layout;
 pub mod lower;
 pub mod module;
