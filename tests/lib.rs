@@ -2,6 +2,7 @@
 //! compile-and-run helpers.
 
 use csl_arch::Arch;
+use cslc::driver::{Options, compile_file};
 use std::path::{Path, PathBuf};
 
 /// The `//@ key: value` lines at the top of a test case.
@@ -58,4 +59,25 @@ pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// Compiles `layout` (relative to the repository root) for `arch` on a `dims` fabric
+/// (offsets 4,1) into `dir/out.elf` and `dir/out.json`, panicking with the rendered
+/// diagnostics if it does not compile. Returns `dir`.
+pub fn compile_to(layout: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)], dir: &Path) -> PathBuf {
+    let opts = Options {
+        arch,
+        fabric_dims: dims,
+        fabric_offsets: (4, 1),
+        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..Options::default()
+    };
+    let comp = compile_file(&repo_root().join(layout), &opts);
+    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    let Some(out) = comp.output else { panic!("{layout} does not compile for {arch}:\n{rendered}") };
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    let elf = out.image.to_elf().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("out.elf"), elf).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("out.json"), out.metadata.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    dir.to_path_buf()
 }

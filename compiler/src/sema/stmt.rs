@@ -189,6 +189,17 @@ impl Sema {
             return Err(self.err(codes::UNSUPPORTED, format!("local variables of type {d} are not supported yet"), v.name.span, "declared here"));
         };
         let off = self.fb(env).frame_slot(size as u32, align as u32);
+        if self.types.get(ty).is_dsd() {
+            // A descriptor variable: a frame slot holding a copy of the descriptor.
+            if let Some((val, s)) = init {
+                let src = self.materialize(env, val, s)?;
+                let dst = self.fb(env).reg();
+                self.fb(env).emit(Inst::FrameAddr { dst, off });
+                self.fb(env).emit(Inst::Copy { dst, src, bytes: size as u16 });
+            }
+            env.bind(&v.name.name, Local::Frame { off, ty, mutable: v.mutability != Mutability::Const });
+            return Ok(());
+        }
         if let Some((val, s)) = init {
             let Val::Ct(Value::Array(_, elems)) = val else {
                 return Err(self.err(codes::UNSUPPORTED, "a local array must be initialised with a comptime value", s, "here"));

@@ -1,6 +1,7 @@
 //! Types: the [`Type`] enum, the interner ([`TypeStore`]) that gives each distinct type a
 //! [`TypeId`], and the memory layout of runtime types (the one place sizes are computed).
 
+use super::value::Value;
 use cranelift_entity::{PrimaryMap, entity_impl};
 use csl_arch::NumTy;
 use std::collections::HashMap;
@@ -104,6 +105,10 @@ pub enum Type {
     FaboutDsd,
     /// The type of `@allocate_fifo` (a FIFO descriptor).
     Fifo,
+    /// A named (nominal) struct type: index into [`TypeStore`]'s struct definitions.
+    Struct(u32),
+    /// An enum type: index into [`TypeStore`]'s enum definitions.
+    Enum(u32),
 }
 
 impl Type {
@@ -114,10 +119,47 @@ impl Type {
     }
 }
 
+/// The definition of a named struct type.
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    /// The name it was bound to (`S`, `Pair(i16)`), or `None` while anonymous.
+    pub name: Option<String>,
+    /// Fields in declaration order.
+    pub fields: Vec<(String, TypeId)>,
+    /// Default values, one per field.
+    pub defaults: Vec<Option<Value>>,
+}
+
+/// The definition of an enum type.
+#[derive(Clone, Debug)]
+pub struct EnumDef {
+    /// The name it was bound to, or `None` while anonymous.
+    pub name: Option<String>,
+    /// The backing integer type.
+    pub tag: TypeId,
+    /// Members in declaration order with their values.
+    pub members: Vec<(String, i128)>,
+}
+
+/// Byte offsets of a struct's fields, its size and its alignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructLayout {
+    /// Offset of each field.
+    pub offsets: Vec<u64>,
+    /// Size (a multiple of the alignment, so arrays of the struct stay aligned).
+    pub size: u64,
+    /// Alignment: the largest field alignment.
+    pub align: u64,
+}
+
 /// The interner.
 pub struct TypeStore {
     types: PrimaryMap<TypeId, Type>,
     map: HashMap<Type, TypeId>,
+    structs: Vec<StructDef>,
+    enums: Vec<EnumDef>,
+    /// Struct and enum types by definition key (definition site and structure).
+    nominal: HashMap<String, TypeId>,
     /// Frequently used types.
     pub common: Common,
 }
@@ -194,7 +236,99 @@ impl TypeStore {
             data_task_id: add(Type::DataTaskId),
             control_task_id: add(Type::ControlTaskId),
         };
-        TypeStore { types, map, common }
+        TypeStore { types, map, structs: Vec::new(), enums: Vec::new(), nominal: HashMap::new(), common }
+    }
+
+    /// The struct type defined at `key` (a definition site plus the resolved structure),
+    /// created on first use: two evaluations of one definition with the same field types
+    /// and defaults are the same type; any other struct is a different type.
+    pub fn struct_type(&mut self, key: String, fields: Vec<(String, TypeId)>, defaults: Vec<Option<Value>>) -> TypeId {
+        if let Some(&t) = self.nominal.get(&key) {
+            return t;
+        }
+        let idx = self.structs.len() as u32;
+        self.structs.push(StructDef { name: None, fields, defaults });
+        let t = self.types.push(Type::Struct(idx));
+        self.nominal.insert(key, t);
+        t
+    }
+
+    /// The enum type defined at `key` (see [`TypeStore::struct_type`]).
+    pub fn enum_type(&mut self, key: String, tag: TypeId, members: Vec<(String, i128)>) -> TypeId {
+        if let Some(&t) = self.nominal.get(&key) {
+            return t;
+        }
+        let idx = self.enums.len() as u32;
+        self.enums.push(EnumDef { name: None, tag, members });
+        let t = self.types.push(Type::Enum(idx));
+        self.nominal.insert(key, t);
+        t
+    }
+
+    /// The definition of a struct type.
+    pub fn struct_def(&self, id: TypeId) -> Option<&StructDef> {
+        match self.get(id) {
+            Type::Struct(i) => self.structs.get(*i as usize),
+            _ => None,
+        }
+    }
+
+    /// The definition of an enum type.
+    pub fn enum_def(&self, id: TypeId) -> Option<&EnumDef> {
+        match self.get(id) {
+            Type::Enum(i) => self.enums.get(*i as usize),
+            _ => None,
+        }
+    }
+
+    /// Gives an anonymous struct or enum type the name it is first bound to.
+    pub fn name_type(&mut self, id: TypeId, name: &str) {
+        match *self.get(id) {
+            Type::Struct(i) => {
+                if let Some(d) = self.structs.get_mut(i as usize)
+                    && d.name.is_none()
+                {
+                    d.name = Some(name.to_string());
+                }
+            }
+            Type::Enum(i) => {
+                if let Some(d) = self.enums.get_mut(i as usize)
+                    && d.name.is_none()
+                {
+                    d.name = Some(name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The memory layout of a named or anonymous struct type: fields in declaration
+    /// order, each at its alignment. This and [`TypeStore::size_of`] are the only places
+    /// that compute layouts.
+    pub fn struct_layout(&self, id: TypeId) -> Option<StructLayout> {
+        let fields: Vec<TypeId> = match self.get(id) {
+            Type::Struct(i) => self.structs.get(*i as usize)?.fields.iter().map(|(_, t)| *t).collect(),
+            Type::AnonStruct(f) => f.iter().map(|(_, t)| *t).collect(),
+            _ => return None,
+        };
+        let mut offsets = Vec::with_capacity(fields.len());
+        let mut size: u64 = 0;
+        let mut align: u64 = 1;
+        for t in fields {
+            let a = self.align_of(t)?;
+            size = size.div_ceil(a) * a;
+            offsets.push(size);
+            size += self.size_of(t)?;
+            align = align.max(a);
+        }
+        Some(StructLayout { offsets, size: size.div_ceil(align) * align, align })
+    }
+
+    /// Whether runtime values of this type live in memory (arrays, structs, descriptors):
+    /// such a value is handled through its address.
+    pub fn is_mem_type(&self, id: TypeId) -> bool {
+        let t = self.get(id);
+        matches!(t, Type::Array { .. } | Type::Struct(_)) || t.is_dsd()
     }
 
     /// Interns a type.
@@ -267,6 +401,7 @@ impl TypeStore {
             Type::Array { elem, .. } | Type::Ptr { elem, .. } | Type::ManyPtr { elem, .. } => {
                 !matches!(self.get(*elem), Type::Fn { .. }) && self.is_comptime_only(*elem)
             }
+            Type::Struct(i) => self.structs.get(*i as usize).is_none_or(|d| d.fields.iter().any(|(_, t)| self.is_comptime_only(*t))),
             _ => false,
         }
     }
@@ -308,6 +443,7 @@ impl TypeStore {
             | Type::UtId
             | Type::Ptr { .. }
             | Type::ManyPtr { .. } => NumTy::U16,
+            Type::Enum(_) => return self.enum_def(id).and_then(|d| self.num_ty(d.tag)),
             _ => return None,
         })
     }
@@ -319,14 +455,7 @@ impl TypeStore {
                 let n: u64 = dims.iter().product();
                 Some(n * self.size_of(*elem)?)
             }
-            Type::AnonStruct(fields) => {
-                let mut size: u64 = 0;
-                for (_, t) in fields {
-                    let a = self.align_of(*t)?;
-                    size = size.div_ceil(a) * a + self.size_of(*t)?;
-                }
-                Some(size)
-            }
+            Type::AnonStruct(_) | Type::Struct(_) => self.struct_layout(id).map(|l| l.size),
             t if t.is_dsd() => Some(u64::from(csl_arch::dsd::DESC_BYTES)),
             _ => self.num_ty(id).map(|n| u64::from(n.size())),
         }
@@ -336,7 +465,7 @@ impl TypeStore {
     pub fn align_of(&self, id: TypeId) -> Option<u64> {
         match self.get(id) {
             Type::Array { elem, .. } => self.align_of(*elem),
-            Type::AnonStruct(fields) => fields.iter().map(|(_, t)| self.align_of(*t)).try_fold(1, |a, b| Some(a.max(b?))),
+            Type::AnonStruct(_) | Type::Struct(_) => self.struct_layout(id).map(|l| l.align),
             t if t.is_dsd() => Some(2),
             _ => self.num_ty(id).map(|n| u64::from(n.size().max(1))),
         }
@@ -391,6 +520,19 @@ impl TypeStore {
             Type::FabinDsd => "fabin_dsd".into(),
             Type::FaboutDsd => "fabout_dsd".into(),
             Type::Fifo => "fifo".into(),
+            Type::Struct(i) => match self.structs.get(*i as usize) {
+                Some(StructDef { name: Some(n), .. }) => n.clone(),
+                Some(d) => {
+                    let f: Vec<String> = d.fields.iter().map(|(n, t)| format!("{n}: {}", self.display(*t))).collect();
+                    format!("struct {{ {} }}", f.join(", "))
+                }
+                None => "struct".into(),
+            },
+            Type::Enum(i) => match self.enums.get(*i as usize) {
+                Some(EnumDef { name: Some(n), .. }) => n.clone(),
+                Some(d) => format!("enum({})", self.display(d.tag)),
+                None => "enum".into(),
+            },
         }
     }
 

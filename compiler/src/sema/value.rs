@@ -80,6 +80,10 @@ pub enum Value {
     },
     /// A data structure descriptor known at comptime (its type is one of the DSD types).
     Dsd(Rc<super::dsd::DsdVal>),
+    /// A value of a named struct type: field values in declaration order.
+    Record(TypeId, Rc<Vec<Value>>),
+    /// A member of an enum type, by value.
+    Enum(TypeId, i128),
 }
 
 impl Value {
@@ -110,6 +114,7 @@ impl Value {
             Value::Range { elem, .. } => types.intern(Type::Range(*elem)),
             Value::GlobalPtr { ty, .. } | Value::AbsPtr { ty, .. } => *ty,
             Value::Dsd(d) => d.ty,
+            Value::Record(t, _) | Value::Enum(t, _) => *t,
         }
     }
 
@@ -143,6 +148,11 @@ impl Value {
             Value::GlobalPtr { global, offset, .. } => format!("&g{}+{offset}", global.as_u32()),
             Value::AbsPtr { addr, .. } => format!("@0x{addr:x}"),
             Value::Dsd(d) => format!("{:?}", d),
+            Value::Record(t, fields) => {
+                let f: Vec<String> = fields.iter().map(|v| v.canonical(types)).collect();
+                format!("{}#{}{{{}}}", types.display(*t), cranelift_entity::EntityRef::index(*t), f.join(","))
+            }
+            Value::Enum(t, v) => format!("{}#{}({v})", types.display(*t), cranelift_entity::EntityRef::index(*t)),
         }
     }
 
@@ -154,6 +164,16 @@ impl Value {
             Value::Bool(b) => b.to_string(),
             Value::Str(s) => format!("{s:?}"),
             Value::Type(t) => types.display(*t),
+            Value::Enum(t, v) => match types.enum_def(*t).and_then(|d| d.members.iter().find(|m| m.1 == *v)) {
+                Some((name, _)) => format!("{}.{name}", types.display(*t)),
+                None => format!("@as({}, {v})", types.display(*t)),
+            },
+            Value::Record(t, fields) => {
+                let names = types.struct_def(*t).map(|d| d.fields.clone()).unwrap_or_default();
+                let f: Vec<String> =
+                    fields.iter().zip(names).map(|(v, (n, _))| format!(".{n} = {}", v.describe(types))).collect();
+                format!("{}{{ {} }}", types.display(*t), f.join(", "))
+            }
             _ => self.canonical(types),
         }
     }

@@ -1,0 +1,113 @@
+//! Multi-PE end-to-end tests: CSL programs under `tests/programs/` that talk over the
+//! fabric (routes, colours, data and control tasks, fabric DSDs, switches), compiled and
+//! run on both architectures, with answers computed here.
+
+#![allow(clippy::unwrap_used)]
+
+use csl_arch::Arch;
+use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+use std::path::PathBuf;
+
+const ARCHS: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
+
+fn build(program: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fabric-{program}-{arch}"));
+    csl_tests::compile_to(&format!("tests/programs/{program}/layout.csl"), arch, dims, &[], &dir);
+    let mut rt = SdkRuntime::new(&dir).unwrap().with_max_cycles(10_000_000);
+    rt.load().unwrap();
+    rt.run().unwrap();
+    rt
+}
+
+fn d2h_u32(rt: &mut SdkRuntime, name: &str, w: u32, h: u32, n: u32) -> Vec<u32> {
+    let id = rt.get_id(name).unwrap();
+    let mut out = vec![0u32; (w * h * n) as usize];
+    rt.memcpy_d2h(&mut out, id, 0, 0, w, h, n, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+    out
+}
+
+#[test]
+fn relay_along_a_row_with_alternating_colours() {
+    for arch in ARCHS {
+        let mut rt = build("relay", arch, (11, 3));
+        rt.launch("start", &[], false).unwrap();
+        let got = d2h_u32(&mut rt, "result", 4, 1, 1);
+        rt.stop().unwrap();
+        assert_eq!(got, vec![100, 101, 102, 103], "{arch}");
+    }
+}
+
+#[test]
+fn fabric_dsd_chain_sums_vectors_along_a_row() {
+    for arch in ARCHS {
+        let mut rt = build("chain", arch, (11, 3));
+        let (w, n) = (4usize, 8usize);
+        let v: Vec<f32> = (0..w * n).map(|i| (i as f32) * 0.5 - 3.0).collect();
+        let id = rt.get_id("v").unwrap();
+        let bits: Vec<u32> = v.iter().map(|f| f.to_bits()).collect();
+        rt.memcpy_h2d(id, &bits, 0, 0, w as u32, 1, n as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.launch("compute", &[], false).unwrap();
+        let total = d2h_u32(&mut rt, "total", w as u32, 1, n as u32);
+        rt.stop().unwrap();
+        // The last PE holds the element-wise sum, added in PE order.
+        for k in 0..n {
+            let mut expect = 0.0f32;
+            for x in 0..w {
+                expect = if x == 0 { v[k] } else { expect + v[x * n + k] };
+            }
+            let got = f32::from_bits(total[(w - 1) * n + k]);
+            assert_eq!(got, expect, "{arch} element {k}");
+        }
+    }
+}
+
+#[test]
+fn broadcast_down_a_column() {
+    for arch in ARCHS {
+        let mut rt = build("broadcast", arch, (8, 6));
+        let (h, n) = (4u32, 5u32);
+        let id = rt.get_id("buf").unwrap();
+        let root: Vec<u32> = (0..n).map(|i| 7 * i + 1).collect();
+        rt.memcpy_h2d(id, &root, 0, 0, 1, 1, n, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.launch("go", &[], false).unwrap();
+        let got = d2h_u32(&mut rt, "buf", 1, h, n);
+        rt.stop().unwrap();
+        for y in 0..h as usize {
+            assert_eq!(&got[y * n as usize..(y + 1) * n as usize], root.as_slice(), "{arch} row {y}");
+        }
+    }
+}
+
+#[test]
+fn control_wavelets_advance_a_switch_to_four_neighbours() {
+    for arch in ARCHS {
+        let mut rt = build("switches", arch, (10, 5));
+        rt.launch("start", &[], false).unwrap();
+        let got = d2h_u32(&mut rt, "got", 3, 3, 1);
+        rt.stop().unwrap();
+        let at = |x: usize, y: usize| got[y * 3 + x];
+        assert_eq!((at(2, 1), at(1, 2), at(1, 0), at(0, 1)), (10, 11, 12, 13), "{arch}: east, south, north, west");
+    }
+}
+
+#[test]
+fn control_wavelet_enters_a_control_task() {
+    for arch in ARCHS {
+        let mut rt = build("control_task", arch, (9, 3));
+        rt.launch("start", &[], false).unwrap();
+        let got = d2h_u32(&mut rt, "got", 2, 1, 1);
+        rt.stop().unwrap();
+        assert_eq!(got[1], 0x1234, "{arch}");
+    }
+}
+
+#[test]
+fn deadlock_names_the_waiting_pe_and_colour() {
+    for arch in ARCHS {
+        let mut rt = build("deadlock", arch, (9, 3));
+        let err = rt.launch("start", &[], false).unwrap_err().to_string();
+        assert!(err.contains("deadlock"), "{arch}: {err}");
+        assert!(err.contains("PE(1,0)") || err.contains("(1, 0)"), "{arch}: report must name PE (1,0): {err}");
+        assert!(err.contains("colour 2") || err.contains("color 2"), "{arch}: report must name the colour: {err}");
+    }
+}
