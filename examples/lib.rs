@@ -3,6 +3,8 @@
 //! command-line wrapper around its function here.
 
 pub mod gemv01;
+#[path = "md/mod.rs"]
+pub mod md;
 
 use std::path::Path;
 

@@ -75,3 +75,29 @@ fn local_tasks_and_control_flow_wse2() {
 fn local_tasks_and_control_flow_wse3() {
     tasks(Arch::Wse3);
 }
+
+#[test]
+fn layout_and_time_libraries() {
+    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("libs-{arch}"));
+        csl_tests::compile_to("tests/programs/libs/layout.csl", arch, (10, 4), &[], &dir);
+        let mut rt = SdkRuntime::new(&dir).unwrap();
+        rt.load().unwrap();
+        rt.run().unwrap();
+        rt.launch("go", &[], false).unwrap();
+        let id = rt.get_id("out").unwrap();
+        let mut out = vec![0u32; 3 * 2 * 4];
+        rt.memcpy_d2h(&mut out, id, 0, 0, 3, 2, 4, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.stop().unwrap();
+        for y in 0..2u32 {
+            for x in 0..3u32 {
+                let o = &out[((y * 3 + x) * 4) as usize..][..4];
+                assert_eq!((o[0], o[1]), (x, y), "{arch}: coordinates of PE ({x}, {y})");
+                // 50 iterations of a loop take at least 50 cycles and not absurdly many.
+                assert!(o[2] >= 50 && o[2] < 5000, "{arch}: elapsed cycles {}", o[2]);
+                assert_eq!(o[3], (0..50).sum::<u32>(), "{arch}");
+            }
+        }
+    }
+}

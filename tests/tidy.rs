@@ -54,6 +54,16 @@ fn memcpy_library_uses_the_arch_unblock_register() {
 }
 
 #[test]
+fn libraries_use_the_arch_register_addresses() {
+    use csl_arch::fabric::mmio;
+    for (lib, addr) in [("layout", mmio::COL_ID), ("layout", mmio::ROW_ID), ("time", mmio::TSC)] {
+        let src = cslc::stdlib::lookup(lib).unwrap_or("");
+        let want = format!("0x{addr:x}");
+        assert!(src.contains(&want), "<{lib}> must use register address {want}");
+    }
+}
+
+#[test]
 fn every_stdlib_file_is_bundled() {
     let root = csl_tests::repo_root();
     for f in csl_tests::files_with_ext(&root.join("stdlib"), "csl") {

@@ -2,6 +2,8 @@
 
 /// Every library: the name used inside `<...>` and its source.
 const LIBS: &[(&str, &str)] = &[
+    ("layout", include_str!("../../stdlib/layout.csl")),
+    ("time", include_str!("../../stdlib/time.csl")),
     ("memcpy/get_params", include_str!("../../stdlib/memcpy/get_params.csl")),
     ("memcpy/memcpy", include_str!("../../stdlib/memcpy/memcpy.csl")),
 ];
