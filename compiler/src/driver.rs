@@ -98,7 +98,7 @@ pub fn compile_file(path: &Path, opts: &Options) -> Compilation {
 
 /// Compiles from an already loaded top-level file.
 pub fn compile_sources(sources: SourceMap, top: FileId, opts: &Options) -> Compilation {
-    let sopts = SemaOptions { arch: opts.arch, fabric: opts.fabric_dims, offsets: opts.fabric_offsets, fuel: opts.fuel };
+    let sopts = SemaOptions { arch: opts.arch, fabric: opts.fabric_dims, offsets: opts.fabric_offsets, fuel: opts.fuel, memcpy: opts.memcpy };
     let mut sema = Sema::new(sopts, sources);
     let output = run(&mut sema, top, opts);
     let has_errors = sema.diags.iter().any(Diagnostic::is_error);

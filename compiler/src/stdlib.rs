@@ -2,6 +2,7 @@
 
 /// Every library: the name used inside `<...>` and its source.
 const LIBS: &[(&str, &str)] = &[
+    ("control", include_str!("../../stdlib/control.csl")),
     ("layout", include_str!("../../stdlib/layout.csl")),
     ("time", include_str!("../../stdlib/time.csl")),
     ("memcpy/get_params", include_str!("../../stdlib/memcpy/get_params.csl")),

@@ -9,7 +9,9 @@
 //! with an [`ImageError`] instead of faulting (or worse) at run time.
 
 use csl_arch::fabric::NUM_TASK_IDS;
-use csl_arch::image::{FuncInfo, ImageError, ProgramClass, section_class, section_text};
+use csl_arch::image::{
+    FuncInfo, ImageError, ProgramClass, TaskKind, WaveletArgs, section_class, section_text,
+};
 use csl_arch::isa::{Op, Reg};
 use std::collections::BTreeMap;
 
@@ -23,6 +25,14 @@ pub struct Class {
     pub program: ProgramClass,
     /// Function index bound to each task id, or [`NO_TASK`].
     pub(crate) bindings: [u32; NUM_TASK_IDS as usize],
+    /// How each task id is triggered (meaningful where bound).
+    pub(crate) kinds: [TaskKind; NUM_TASK_IDS as usize],
+    /// How each data or control task receives its wavelet.
+    pub(crate) args: [WaveletArgs; NUM_TASK_IDS as usize],
+    /// Bit `i`: a data task is bound to id `i` (ids 0..=31).
+    pub(crate) data_bound: u32,
+    /// Colour bound to each output queue (`0xff`: none), from `ClassInfo::output_queues`.
+    pub(crate) out_queue_color: [u8; 8],
 }
 
 impl Class {
@@ -30,6 +40,9 @@ impl Class {
     pub fn prepare(n: usize, program: &ProgramClass) -> Result<Class, ImageError> {
         let info = &program.info;
         let mut bindings = [NO_TASK; NUM_TASK_IDS as usize];
+        let mut kinds = [TaskKind::Local; NUM_TASK_IDS as usize];
+        let mut args = [WaveletArgs::None; NUM_TASK_IDS as usize];
+        let mut data_bound = 0u32;
         for t in &info.tasks {
             let Some(slot) = bindings.get_mut(usize::from(t.id)) else {
                 return Err(bad(
@@ -50,11 +63,30 @@ impl Class {
                 ));
             }
             *slot = t.func;
+            if let Some(k) = kinds.get_mut(usize::from(t.id)) {
+                *k = t.kind;
+            }
+            if let Some(a) = args.get_mut(usize::from(t.id)) {
+                *a = t.args;
+            }
+            if t.kind == TaskKind::Data && t.id < 32 {
+                data_bound |= 1 << t.id;
+            }
+        }
+        let mut out_queue_color = [0xff; 8];
+        for b in &info.output_queues {
+            if let Some(slot) = out_queue_color.get_mut(usize::from(b.queue)) {
+                *slot = b.color;
+            }
         }
         check_registers(n, program)?;
         Ok(Class {
             program: program.clone(),
             bindings,
+            kinds,
+            args,
+            data_bound,
+            out_queue_color,
         })
     }
 
@@ -76,6 +108,12 @@ impl Class {
         self.functions()
             .get(func as usize)
             .map_or("(task picker)", |f| f.name.as_str())
+    }
+
+    /// How task id `id` is triggered, if a task is bound to it.
+    pub fn kind(&self, id: u8) -> Option<TaskKind> {
+        self.binding(id)?;
+        self.kinds.get(usize::from(id)).copied()
     }
 
     /// The function bound to task id `id`, if any.

@@ -2,7 +2,7 @@
 //! complete (deadlock), and the cycle limit. A misbehaving guest program is a value of
 //! [`SimError`], never a panic of the simulator.
 
-use csl_arch::fabric::{PE_MEMORY_BYTES, PeCoord, STACK_BYTES};
+use csl_arch::fabric::{Direction, PE_MEMORY_BYTES, PeCoord, STACK_BYTES};
 use csl_arch::isa::TrapCode;
 use std::fmt;
 
@@ -14,6 +14,14 @@ pub struct PeLoc {
     pub rel: PeCoord,
     /// Absolute fabric coordinate (what `ROW_ID`/`COL_ID` report).
     pub abs: PeCoord,
+}
+
+impl PeLoc {
+    /// A placeholder location (0,0) for internal lookups that cannot fail in practice.
+    pub(crate) fn unknown() -> PeLoc {
+        let zero = PeCoord { x: 0, y: 0 };
+        PeLoc { rel: zero, abs: zero }
+    }
 }
 
 impl fmt::Display for PeLoc {
@@ -101,6 +109,18 @@ pub enum FaultKind {
         /// The program counter.
         pc: u32,
     },
+    /// A `dsd_op` operand names a descriptor the operation cannot use.
+    BadDescriptor {
+        /// Byte address of the descriptor.
+        addr: u32,
+        /// What is wrong.
+        why: &'static str,
+    },
+    /// A `dsd_op` instruction whose operand kinds do not fit its operation.
+    BadDsdOperands {
+        /// What is wrong.
+        why: &'static str,
+    },
 }
 
 impl FaultKind {
@@ -177,17 +197,136 @@ impl fmt::Display for FaultKind {
             FaultKind::Unimplemented { what } => {
                 write!(f, "the simulator does not execute `{what}` yet")
             }
+            FaultKind::BadDescriptor { addr, why } => {
+                write!(f, "bad DSD descriptor at 0x{addr:04x}: {why}")
+            }
+            FaultKind::BadDsdOperands { why } => write!(f, "bad DSD operation: {why}"),
         }
     }
 }
 
-/// Why a PE keeps a host command from completing.
+/// What a stalled DSD operation waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WaitOn {
+    /// A wavelet in an empty CE input queue (WSE-2: of a colour; WSE-3: a queue).
+    InputEmpty {
+        /// The colour (WSE-2), or the colour bound to the queue (WSE-3) if any.
+        color: Option<u8>,
+        /// The input queue (WSE-3).
+        queue: Option<u8>,
+    },
+    /// A control wavelet at the head of the input queue that no one takes (its channel is
+    /// blocked and the operation does not terminate on control).
+    ControlAtHead {
+        /// The colour (WSE-2), or the colour bound to the queue (WSE-3) if any.
+        color: Option<u8>,
+        /// The input queue (WSE-3).
+        queue: Option<u8>,
+    },
+    /// Room in a full output queue.
+    OutputFull {
+        /// The colour.
+        color: u8,
+        /// The output queue.
+        queue: u8,
+    },
+    /// Data in an empty FIFO.
+    FifoEmpty {
+        /// Byte address of the FIFO's descriptor.
+        fifo: u32,
+    },
+    /// Room in a full FIFO.
+    FifoFull {
+        /// Byte address of the FIFO's descriptor.
+        fifo: u32,
+    },
+}
+
+impl fmt::Display for WaitOn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let q = |f: &mut fmt::Formatter<'_>, color: &Option<u8>, queue: &Option<u8>| {
+            match (color, queue) {
+                (Some(c), Some(q)) => write!(f, "input queue {q} (colour {c})"),
+                (None, Some(q)) => write!(f, "input queue {q} (bound to no colour)"),
+                (Some(c), None) => write!(f, "colour {c}"),
+                (None, None) => f.write_str("an input queue"),
+            }
+        };
+        match self {
+            WaitOn::InputEmpty { color, queue } => {
+                f.write_str("waits for a wavelet on ")?;
+                q(f, color, queue)
+            }
+            WaitOn::ControlAtHead { color, queue } => {
+                f.write_str("waits behind a control wavelet nobody takes on ")?;
+                q(f, color, queue)
+            }
+            WaitOn::OutputFull { color, queue } => {
+                write!(f, "waits for room in output queue {queue} (colour {color})")
+            }
+            WaitOn::FifoEmpty { fifo } => write!(f, "waits for data in the FIFO at 0x{fifo:04x}"),
+            WaitOn::FifoFull { fifo } => write!(f, "waits for room in the FIFO at 0x{fifo:04x}"),
+        }
+    }
+}
+
+/// Why a PE keeps a host command (or the end of a run) from completing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WaitReason {
     /// The PE has nothing left to run and never stored to `HOST_CMD_UNBLOCK`.
     NeverUnblockedCmdStream {
         /// Bit `i` set: task id `i` is activated but blocked (it would run if unblocked).
         blocked_tasks: u64,
+    },
+    /// A synchronous DSD operation holds the running task.
+    SyncOp {
+        /// The task id.
+        task: Option<u8>,
+        /// The function that issued it.
+        func: String,
+        /// Instruction index of the `dsd_op`.
+        pc: u32,
+        /// The operation (`fadds`, ...).
+        op: &'static str,
+        /// What it waits for.
+        on: WaitOn,
+    },
+    /// An asynchronous DSD operation on a microthread cannot progress.
+    Microthread {
+        /// The microthread.
+        ut: u8,
+        /// The task that issued it.
+        task: Option<u8>,
+        /// The function that issued it.
+        func: String,
+        /// Instruction index of the `dsd_op`.
+        pc: u32,
+        /// The operation.
+        op: &'static str,
+        /// What it waits for.
+        on: WaitOn,
+    },
+    /// A task waits to issue an asynchronous operation on a microthread that stays busy.
+    MicrothreadBusy {
+        /// The microthread.
+        ut: u8,
+        /// The waiting task.
+        task: Option<u8>,
+        /// Its function.
+        func: String,
+        /// Instruction index of the `dsd_op`.
+        pc: u32,
+    },
+    /// A streaming memcpy did not move all of this PE's wavelets.
+    Stream {
+        /// Host to device (`true`) or device to host.
+        h2d: bool,
+        /// The colour.
+        color: u8,
+        /// Wavelets moved.
+        done: u32,
+        /// Wavelets to move.
+        total: u32,
     },
 }
 
@@ -205,6 +344,173 @@ impl fmt::Display for WaitReason {
                 }
                 Ok(())
             }
+            WaitReason::SyncOp {
+                task,
+                func,
+                pc,
+                op,
+                on,
+            } => {
+                write!(f, "{} in `{func}` is held by synchronous @{op} (pc {pc}), which {on}", task_name(*task))
+            }
+            WaitReason::Microthread {
+                ut,
+                task,
+                func,
+                pc,
+                op,
+                on,
+            } => write!(
+                f,
+                "microthread {ut}: asynchronous @{op} issued by {} in `{func}` (pc {pc}) {on}",
+                task_name(*task)
+            ),
+            WaitReason::MicrothreadBusy { ut, task, func, pc } => write!(
+                f,
+                "{} in `{func}` waits at pc {pc} to start an asynchronous operation on busy \
+                 microthread {ut}",
+                task_name(*task)
+            ),
+            WaitReason::Stream {
+                h2d,
+                color,
+                done,
+                total,
+            } => {
+                if *h2d {
+                    write!(f, "took {done} of {total} streamed host wavelets on colour {color}")
+                } else {
+                    write!(f, "sent {done} of {total} wavelets for the host on colour {color}")
+                }
+            }
+        }
+    }
+}
+
+fn task_name(t: Option<u8>) -> String {
+    t.map_or_else(|| "no task".to_string(), |t| format!("task {t}"))
+}
+
+/// Where wavelets are stuck.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StuckPlace {
+    /// A router input buffer, by the port the wavelets came from (`Ramp`: the CE's output
+    /// queue).
+    RouterInput(Direction),
+    /// The CE input buffer of the colour (WSE-2) or input queue (WSE-3).
+    CeInput {
+        /// The input queue (WSE-3).
+        queue: Option<u8>,
+    },
+}
+
+/// Why wavelets cannot move on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StuckWhy {
+    /// A destination (next router, or the CE input queue) is full.
+    Backpressure,
+    /// The colour is in teardown mode at this router.
+    Teardown,
+    /// The port is not an input of the colour's current switch position.
+    NotAccepted,
+    /// The colour has no route at this router (output of the CE on an unrouted colour).
+    NoRoute,
+    /// The channel's task id is blocked (`@block`).
+    ChannelBlocked,
+    /// A data task is bound but the CE never got to run it.
+    TaskNotRun,
+    /// Nothing reads the queue (no data task bound, no fabric input operation running).
+    NoConsumer,
+}
+
+impl fmt::Display for StuckWhy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StuckWhy::Backpressure => "a destination is full",
+            StuckWhy::Teardown => "the colour is in teardown",
+            StuckWhy::NotAccepted => "the port is not an input of the current switch position",
+            StuckWhy::NoRoute => "the colour has no route here",
+            StuckWhy::ChannelBlocked => "its task id is blocked",
+            StuckWhy::TaskNotRun => "its data task never ran",
+            StuckWhy::NoConsumer => "nothing reads it",
+        })
+    }
+}
+
+/// Wavelets that cannot move, at the end of a deadlocked run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stuck {
+    /// The PE.
+    pub pe: PeLoc,
+    /// The colour (WSE-3 CE input queues: the colour bound to the queue, or 255).
+    pub color: u8,
+    /// Where.
+    pub place: StuckPlace,
+    /// How many.
+    pub count: u32,
+    /// Why.
+    pub why: StuckWhy,
+}
+
+impl fmt::Display for Stuck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} wavelet(s) of colour {} ", self.pe, self.count, self.color)?;
+        match self.place {
+            StuckPlace::RouterInput(Direction::Ramp) => {
+                f.write_str("in the router's RAMP input (CE output queue)")?
+            }
+            StuckPlace::RouterInput(d) => write!(f, "in the router's {} input", d.name())?,
+            StuckPlace::CeInput { queue: Some(q) } => write!(f, "in CE input queue {q}")?,
+            StuckPlace::CeInput { queue: None } => f.write_str("in the CE input buffer")?,
+        }
+        write!(f, ": {}", self.why)
+    }
+}
+
+/// A routing failure: a wavelet the fabric cannot carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutingError {
+    /// A wavelet arrived on a colour that has no route at this PE.
+    Unrouted {
+        /// The port it arrived on.
+        from: Direction,
+    },
+    /// A wavelet arrived on a port that no switch position of the colour accepts.
+    NotAccepted {
+        /// The port it arrived on.
+        from: Direction,
+    },
+    /// A route sends a wavelet off the edge of the program rectangle.
+    OffEdge {
+        /// The direction.
+        dir: Direction,
+    },
+    /// WSE-3: a wavelet for the CE on a colour bound to no input queue.
+    NoInputQueue,
+}
+
+impl fmt::Display for RoutingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RoutingError::Unrouted { from } => write!(
+                f,
+                "a wavelet arrived from {} on a colour that has no route at this PE",
+                from.name()
+            ),
+            RoutingError::NotAccepted { from } => write!(
+                f,
+                "a wavelet arrived from {}, which is not an input of any switch position of \
+                 the colour here",
+                from.name()
+            ),
+            RoutingError::OffEdge { dir } => write!(
+                f,
+                "the route sends a wavelet {} off the edge of the program rectangle",
+                dir.name()
+            ),
+            RoutingError::NoInputQueue => f.write_str(
+                "a wavelet for the CE on a colour that no input queue is bound to (@initialize_queue)",
+            ),
         }
     }
 }
@@ -236,14 +542,28 @@ pub enum SimError {
         /// What went wrong.
         kind: FaultKind,
     },
-    /// A host command waits for PEs that have nothing left to run.
+    /// Nothing in the fabric can progress, but a host command (or the run) is not complete:
+    /// PEs wait, or wavelets are stuck.
     Deadlock {
         /// Cycle at which the fabric went idle.
         cycle: u64,
-        /// The host command, e.g. ``launch `f` ``.
+        /// The host command, e.g. ``launch `f` ``, or `run` for the end of a run.
         command: String,
-        /// Each PE that did not complete its part of the command.
+        /// Each PE that did not complete its part, or whose task or microthread is stuck.
         waiting: Vec<Waiting>,
+        /// Wavelets that cannot move, per PE, colour and buffer.
+        stuck: Vec<Stuck>,
+    },
+    /// The fabric cannot carry a wavelet.
+    Routing {
+        /// The PE whose router found the problem.
+        pe: PeLoc,
+        /// The colour.
+        color: u8,
+        /// The cycle.
+        cycle: u64,
+        /// What is wrong.
+        kind: RoutingError,
     },
     /// The simulated clock reached the limit.
     CycleLimit {
@@ -273,12 +593,14 @@ impl fmt::Display for SimError {
                 cycle,
                 command,
                 waiting,
+                stuck,
             } => {
                 write!(
                     f,
-                    "deadlock at cycle {cycle}: {command} waits for {} PE(s) that have nothing \
-                     left to run",
-                    waiting.len()
+                    "deadlock at cycle {cycle}: {command} cannot complete and nothing can \
+                     progress; {} wait(s) on PEs, {} place(s) with stuck wavelets",
+                    waiting.len(),
+                    stuck.len()
                 )?;
                 const SHOWN: usize = 16;
                 for w in waiting.iter().take(SHOWN) {
@@ -287,8 +609,20 @@ impl fmt::Display for SimError {
                 if waiting.len() > SHOWN {
                     write!(f, "\n  ... and {} more", waiting.len() - SHOWN)?;
                 }
+                for s in stuck.iter().take(SHOWN) {
+                    write!(f, "\n  stuck: {s}")?;
+                }
+                if stuck.len() > SHOWN {
+                    write!(f, "\n  ... and {} more places with stuck wavelets", stuck.len() - SHOWN)?;
+                }
                 Ok(())
             }
+            SimError::Routing {
+                pe,
+                color,
+                cycle,
+                kind,
+            } => write!(f, "routing error on {pe}, colour {color}, cycle {cycle}: {kind}"),
             SimError::CycleLimit { cycle } => write!(
                 f,
                 "cycle limit reached: the simulation ran for {cycle} cycles without finishing \

@@ -1,27 +1,43 @@
 //! The interpreter: [`step`] executes one instruction of a PE's running task (one cycle).
 //!
 //! Semantics follow the machine model in [`csl_arch::isa`]; the arithmetic is in
-//! [`crate::alu`]. Register indices are not re-checked here: [`crate::class::Class::prepare`]
-//! proved at load time that every instruction a frame can reach names only registers of
-//! that frame.
+//! [`crate::alu`], DSD operations in [`crate::dsd`]. Register indices are not re-checked
+//! here: [`crate::class::Class::prepare`] proved at load time that every instruction a
+//! frame can reach names only registers of that frame.
+//!
+//! Costs (ours): one cycle per instruction; `copy` of `n` bytes takes `ceil(n / 4)` cycles
+//! (one 32-bit write per cycle); a synchronous `dsd_op` holds the task until its operation
+//! completes (see [`crate::dsd`]).
 
 use crate::alu;
+use crate::ce::CeOut;
 use crate::class::Class;
+use crate::dsd::{self, Env, IssueArgs, Issued, Site};
 use crate::error::FaultKind;
-use crate::pe::{Pe, Tick};
-use csl_arch::fabric::mmio;
+use crate::pe::Pe;
+use crate::router::Router;
+use csl_arch::dsd::{DESC_BYTES, DsdField, field};
+use csl_arch::fabric::{NUM_COLORS, PE_MEMORY_BYTES, mmio};
 use csl_arch::isa::{Op, Width};
 
-/// Executes the instruction at the running frame's pc.
+/// Executes the instruction at the running frame's pc. Returns `false` if the instruction
+/// could not execute this cycle (an asynchronous `dsd_op` whose microthread is busy) and
+/// must be retried.
 #[inline]
-pub(crate) fn step(pe: &mut Pe, class: &Class, cycle: u64) -> Result<Tick, FaultKind> {
+pub(crate) fn step(
+    pe: &mut Pe,
+    router: &mut Router,
+    class: &Class,
+    env: &Env,
+    now: u64,
+    out: &mut CeOut,
+) -> Result<bool, FaultKind> {
     let pc = pe.cur.pc;
     let Some(&op) = class.code().get(pc as usize) else {
         return Err(FaultKind::PcOutOfRange { pc });
     };
     let base = pe.cur.base as usize;
     let mut next = pc.wrapping_add(1);
-    let mut tick = Tick::Busy;
     // Register `r` of the running frame.
     macro_rules! r {
         ($reg:expr) => {
@@ -30,8 +46,67 @@ pub(crate) fn step(pe: &mut Pe, class: &Class, cycle: u64) -> Result<Tick, Fault
     }
     match op {
         Op::Nop {} => {}
-        Op::DsdOp { .. } | Op::DsdSet { .. } | Op::Copy { .. } => {
-            return Err(FaultKind::Unimplemented { what: op.mnemonic() });
+        Op::DsdOp {
+            op,
+            kinds,
+            cfg,
+            done,
+            ut,
+            dst,
+            a,
+            b,
+            c,
+            idx,
+        } => {
+            let args = IssueArgs {
+                op,
+                kinds,
+                cfg,
+                done,
+                ut,
+                vals: [r!(dst), r!(a), r!(b), r!(c), r!(idx)],
+                site: Site {
+                    task: pe.task,
+                    func: pe.cur.func,
+                    pc,
+                },
+            };
+            match dsd::issue(pe, &class.out_queue_color, env, &args)? {
+                Issued::Sync(exec) => pe.main_op = Some(exec),
+                Issued::Async => {}
+                Issued::UtBusy => return Ok(false),
+            }
+        }
+        Op::DsdSet { field: f, desc, val } => {
+            let a = dsd::check_desc(r!(desc))?;
+            let v = r!(val);
+            let (off, value) = match f {
+                DsdField::Base => (field::BASE, v as u16),
+                DsdField::AddBase => {
+                    let old = read_u16(&pe.mem, a + field::BASE as usize);
+                    (field::BASE, old.wrapping_add(v as u16))
+                }
+                DsdField::Length => (field::LENGTH, v as u16),
+                DsdField::Stride => (field::STRIDE, v as u16),
+                DsdField::FifoRead => (field::FIFO_READ_LEN, v as u16),
+                DsdField::FifoWrite => (field::FIFO_WRITE_LEN, v as u16),
+            };
+            debug_assert!(off + 2 <= DESC_BYTES);
+            mem_write(&mut pe.mem, (a as u32) + off, Width::W16, u32::from(value))?;
+        }
+        Op::Copy { dst, src, bytes } => {
+            let (d, s, n) = (r!(dst), r!(src), u32::from(bytes));
+            for (addr, what) in [(s, s), (d, d)] {
+                if u64::from(addr) + u64::from(n) > u64::from(PE_MEMORY_BYTES) {
+                    return Err(FaultKind::MemoryOutOfBounds {
+                        addr: what,
+                        width: n,
+                    });
+                }
+            }
+            let (s, d, n) = (s as usize, d as usize, n as usize);
+            pe.mem.copy_within(s..s + n, d);
+            pe.stall = (n as u32).div_ceil(4).saturating_sub(1);
         }
         Op::Imm { dst, imm } => r!(dst) = imm,
         Op::Mov { dst, src } => r!(dst) = r!(src),
@@ -42,7 +117,7 @@ pub(crate) fn step(pe: &mut Pe, class: &Class, cycle: u64) -> Result<Tick, Fault
         Op::Load { w, dst, addr } => {
             let a = r!(addr);
             let v = if a >= mmio::BASE {
-                mmio_read(pe, a, cycle)?
+                mmio_read(pe, router, a, now)?
             } else {
                 mem_read(&pe.mem, a, w)?
             };
@@ -51,15 +126,29 @@ pub(crate) fn step(pe: &mut Pe, class: &Class, cycle: u64) -> Result<Tick, Fault
         Op::Store { w, addr, src } => {
             let (a, v) = (r!(addr), r!(src));
             if a >= mmio::BASE {
-                if a != mmio::HOST_CMD_UNBLOCK {
-                    return Err(FaultKind::UnknownMmio {
-                        addr: a,
-                        write: true,
-                    });
-                }
-                if !pe.cmd_unblocked {
-                    pe.cmd_unblocked = true;
-                    tick = Tick::BusyUnblocked;
+                match a {
+                    mmio::HOST_CMD_UNBLOCK => {
+                        if !pe.cmd_unblocked {
+                            pe.cmd_unblocked = true;
+                            out.unblocked = true;
+                        }
+                    }
+                    mmio::TEARDOWN_EXIT => {
+                        let c = (v & 0xff) as u8;
+                        if c < NUM_COLORS {
+                            router.teardown_pending &= !(1 << c);
+                            if let Some(cs) = router.color_mut(c) {
+                                cs.teardown = false;
+                            }
+                            out.wake_router = true;
+                        }
+                    }
+                    _ => {
+                        return Err(FaultKind::UnknownMmio {
+                            addr: a,
+                            write: true,
+                        });
+                    }
                 }
             } else {
                 mem_write(&mut pe.mem, a, w, v)?;
@@ -84,7 +173,7 @@ pub(crate) fn step(pe: &mut Pe, class: &Class, cycle: u64) -> Result<Tick, Fault
             dst,
         } => {
             pe.call(class, func, args, nargs, dst, next)?;
-            return Ok(tick);
+            return Ok(true);
         }
         Op::CallInd {
             fptr,
@@ -94,16 +183,16 @@ pub(crate) fn step(pe: &mut Pe, class: &Class, cycle: u64) -> Result<Tick, Fault
         } => {
             let func = r!(fptr);
             pe.call(class, func, args, nargs, dst, next)?;
-            return Ok(tick);
+            return Ok(true);
         }
         Op::Ret { src } => {
             let v = r!(src);
             pe.ret(Some(v))?;
-            return Ok(tick);
+            return Ok(true);
         }
         Op::RetVoid {} => {
             pe.ret(None)?;
-            return Ok(tick);
+            return Ok(true);
         }
         Op::Activate { id } => pe.active |= task_bit(r!(id)),
         Op::Block { id } => pe.blocked |= task_bit(r!(id)),
@@ -111,7 +200,13 @@ pub(crate) fn step(pe: &mut Pe, class: &Class, cycle: u64) -> Result<Tick, Fault
         Op::Trap { code } => return Err(FaultKind::Trap { code }),
     }
     pe.cur.pc = next;
-    Ok(tick)
+    Ok(true)
+}
+
+#[inline]
+fn read_u16(mem: &[u8], a: usize) -> u16 {
+    mem.get(a..a + 2)
+        .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
 }
 
 /// The activation bit of the task id in the low 6 bits of `v`.
@@ -131,7 +226,7 @@ fn width_mask(w: Width) -> u32 {
 
 /// Little-endian load from SRAM.
 #[inline]
-fn mem_read(mem: &[u8], addr: u32, w: Width) -> Result<u32, FaultKind> {
+pub(crate) fn mem_read(mem: &[u8], addr: u32, w: Width) -> Result<u32, FaultKind> {
     let tail = mem.get(addr as usize..);
     let v = match w {
         Width::W8 => tail.and_then(|t| t.first()).map(|&b| u32::from(b)),
@@ -150,7 +245,7 @@ fn mem_read(mem: &[u8], addr: u32, w: Width) -> Result<u32, FaultKind> {
 
 /// Little-endian store of the low `w` bytes of `v` to SRAM.
 #[inline]
-fn mem_write(mem: &mut [u8], addr: u32, w: Width, v: u32) -> Result<(), FaultKind> {
+pub(crate) fn mem_write(mem: &mut [u8], addr: u32, w: Width, v: u32) -> Result<(), FaultKind> {
     let oob = FaultKind::MemoryOutOfBounds {
         addr,
         width: w.bytes(),
@@ -172,9 +267,11 @@ fn mem_write(mem: &mut [u8], addr: u32, w: Width, v: u32) -> Result<(), FaultKin
 
 /// A load from the memory-mapped register window. Each register is one 16-bit word,
 /// read whole (zero-extended) whatever the access width.
-fn mmio_read(pe: &Pe, addr: u32, cycle: u64) -> Result<u32, FaultKind> {
+fn mmio_read(pe: &Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32, FaultKind> {
     let word = |shift: u32| ((cycle >> shift) & 0xffff) as u32;
     match addr {
+        mmio::TEARDOWN_PENDING => Ok(router.teardown_pending & 0xffff),
+        a if a == mmio::TEARDOWN_PENDING + 2 => Ok(router.teardown_pending >> 16),
         mmio::ROW_ID => Ok(pe.loc.abs.y & 0xffff),
         mmio::COL_ID => Ok(pe.loc.abs.x & 0xffff),
         // The 48-bit timestamp counter as three little-endian 16-bit words.

@@ -25,7 +25,9 @@ pub use memcpy::{MEMCPY_SETUP_CYCLES, MemcpyDataType, MemcpyOrder};
 
 use crate::alu;
 use crate::error::{PeLoc, SimError};
+use crate::params::SimParams;
 use crate::sim::{RunEnd, RunStats, Simulator};
+use crate::trace::Tracer;
 use csl_arch::image::{ExportKind, Image, SymbolTarget};
 use std::path::Path;
 use std::sync::Arc;
@@ -52,6 +54,8 @@ pub struct SdkRuntime {
     failed: Option<SimError>,
     /// For each program class, the first PE (row-major index) that runs it.
     first_pe: Vec<Option<usize>>,
+    params: SimParams,
+    trace: Option<Tracer>,
 }
 
 impl SdkRuntime {
@@ -82,7 +86,21 @@ impl SdkRuntime {
             max_cycles: DEFAULT_MAX_CYCLES,
             failed: None,
             first_pe,
+            params: SimParams::default(),
+            trace: None,
         }
+    }
+
+    /// Uses the given model parameters (before `load`).
+    pub fn with_params(mut self, params: SimParams) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// Traces instructions and wavelets of the PEs the tracer selects (before `load`).
+    pub fn with_trace(mut self, tracer: Tracer) -> Self {
+        self.trace = Some(tracer);
+        self
     }
 
     /// Bounds the simulated clock: a run reaching `n` cycles fails with
@@ -107,7 +125,9 @@ impl SdkRuntime {
         if self.state != State::Created {
             return Err(HostError::AlreadyLoaded);
         }
-        self.sim = Some(Simulator::new(&self.image)?);
+        let mut sim = Simulator::with_params(&self.image, self.params)?;
+        sim.set_trace(self.trace.clone());
+        self.sim = Some(sim);
         self.state = State::Loaded;
         Ok(())
     }
@@ -138,7 +158,9 @@ impl SdkRuntime {
         }
     }
 
-    /// Lets the fabric run until no PE has work (not a vendor call; for tools and tests).
+    /// Lets the fabric run until nothing can progress (not a vendor call; for tools and
+    /// tests). Fails with a deadlock if something is left stuck (see
+    /// [`Simulator::run_until_idle`]).
     pub fn run_until_idle(&mut self) -> Result<(), HostError> {
         let max = self.max_cycles;
         let sim = self.ready()?;
@@ -215,11 +237,7 @@ impl SdkRuntime {
         sim.issue_host_call(&funcs, words);
         let r = match sim.run_until(Simulator::all_unblocked, max) {
             Ok(RunEnd::Condition) => Ok(()),
-            Ok(RunEnd::Idle) => Err(SimError::Deadlock {
-                cycle: sim.cycle(),
-                command: format!("launch `{name}`"),
-                waiting: sim.not_unblocked(),
-            }),
+            Ok(RunEnd::Idle) => Err(sim.deadlock(&format!("launch `{name}`"), true)),
             Err(e) => Err(e),
         };
         self.record(r)

@@ -2,22 +2,40 @@
 //!
 //! * [`host`]: [`SdkRuntime`], the Rust mirror of the vendor host API (load, launch,
 //!   memcpy) — the usual entry point.
-//! * [`sim`]: [`Simulator`], the program rectangle of PEs and the global clock.
-//! * [`pe`]: one PE's state and the task picker; `exec` and [`alu`]: the interpreter.
+//! * [`sim`]: [`Simulator`], the program rectangle of PEs and routers and the global clock.
+//! * [`router`]: one PE's router (routes, switches, filters, colour swap, teardown).
+//! * [`pe`]: one PE's state; `ce`: its per-cycle behaviour (task picker, microthreads);
+//!   `exec` and [`alu`]: the interpreter; `dsd`: the DSD engine.
 //! * [`class`]: program classes checked and prepared for execution.
-//! * [`error`]: [`SimError`] (faults, deadlocks, the cycle limit).
+//! * [`params`]: [`SimParams`], the modelling parameters (SIMULATOR.md).
+//! * [`error`]: [`SimError`] (faults, routing errors, deadlocks, the cycle limit).
+//! * [`trace`]: instruction and wavelet traces; [`bench`]: synthetic workloads.
 //!
 //! Architecture invariant: this crate depends on `csl-arch`, never on the compiler.
 
 pub mod alu;
+pub mod bench;
+mod ce;
 pub mod class;
+mod dsd;
 pub mod error;
 mod exec;
 pub mod host;
+pub mod params;
 pub mod pe;
+mod ring;
+pub mod router;
 pub mod sim;
+pub mod trace;
+mod worklist;
 
-pub use error::{FaultKind, PeLoc, SimError, WaitReason, Waiting};
+pub use error::{
+    FaultKind, PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason,
+    Waiting,
+};
 pub use host::{DEFAULT_MAX_CYCLES, HostError, MemcpyDataType, MemcpyOrder, SdkRuntime};
+pub use params::SimParams;
 pub use pe::Pe;
+pub use router::Router;
 pub use sim::{PeStats, RunEnd, RunStats, Simulator};
+pub use trace::{TraceFilter, Tracer};

@@ -1,20 +1,6 @@
-//! The state of one processing element: its memory, task state, call stack and counters,
-//! and the task picker that decides what it runs next.
-//!
-//! # Task picker (our choices; the hardware order is undocumented)
-//!
-//! A task runs to completion. When a PE has no running task it starts, in this order:
-//!
-//! 1. a pending host call (`launch`), under task id [`LAUNCH_TASK_ID`]: host calls have
-//!    priority over local tasks so that a program that keeps re-activating its own tasks
-//!    cannot starve the host's command stream;
-//! 2. otherwise the **lowest task id** that is activated and not blocked (simulator-model
-//!    §1.1 says the order among runnable tasks is unspecified; lowest-first is our rule).
-//!    Picking clears the id's activation bit (activation is one pending bit per id). If
-//!    that id has no task bound, the PE faults with [`FaultKind::UnboundTask`].
-//!
-//! Starting a task costs [`TASK_START_CYCLES`]; its first instruction runs in the cycle
-//! after that.
+//! The state of one processing element: its memory, task state, call stack, CE input
+//! queues, DSD operations in progress and counters. The per-cycle behaviour (task picker,
+//! control-wavelet dispatch, microthreads) is in `ce`.
 //!
 //! # Call stack
 //!
@@ -24,9 +10,12 @@
 //! frame included) takes its function's `frame_bytes` below its caller's, and may not go
 //! below `PE_MEMORY_BYTES - STACK_BYTES`.
 
-use crate::class::{Class, NO_TASK};
+use crate::class::Class;
+use crate::dsd::DsdExec;
 use crate::error::{FaultKind, PeLoc};
-use csl_arch::fabric::{LAUNCH_TASK_ID, PE_MEMORY_BYTES, STACK_BYTES};
+use crate::params::SimParams;
+use crate::ring::{Ring, Wavelet};
+use csl_arch::fabric::{Arch, NUM_COLORS, NUM_TASK_IDS, PE_MEMORY_BYTES, STACK_BYTES};
 use csl_arch::isa::Reg;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -70,16 +59,11 @@ pub(crate) struct HostCall {
     pub args: Arc<[u32]>,
 }
 
-/// What a PE did in one cycle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Tick {
-    /// It had nothing to do (the cycle cost nothing).
-    Idle,
-    /// It worked.
-    Busy,
-    /// It worked and unblocked the host command stream for the first time.
-    BusyUnblocked,
-}
+/// Marks a colour bound to no CE input queue in [`Pe::color_inq`].
+pub(crate) const NO_QUEUE: u8 = u8::MAX;
+
+/// Number of microthreads per PE.
+pub const MICROTHREADS: usize = 8;
 
 /// One processing element.
 #[derive(Clone, Debug)]
@@ -101,15 +85,48 @@ pub struct Pe {
     pub(crate) stall: u32,
     pub(crate) host_calls: VecDeque<HostCall>,
     pub(crate) cmd_unblocked: bool,
-    pub(crate) in_worklist: bool,
+    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3).
+    pub(crate) inq: Vec<Ring>,
+    /// Capacity of each CE input buffer.
+    pub(crate) inq_cap: Vec<u8>,
+    /// The CE input buffer of each colour, or [`NO_QUEUE`].
+    pub(crate) color_inq: [u8; NUM_COLORS as usize],
+    /// Bit per CE input buffer: not empty.
+    pub(crate) inq_nonempty: u32,
+    /// Bit per CE input buffer: its oldest wavelet is a control wavelet.
+    pub(crate) ctrl_heads: u32,
+    /// Bit per CE input buffer: read by a running operation that ends on a control
+    /// wavelet (the operation, not the dispatcher, takes control wavelets there).
+    pub(crate) term_bufs: u32,
+    /// Payload of the control wavelet that last activated each control task id.
+    pub(crate) ctrl_args: [u32; NUM_TASK_IDS as usize],
+    /// The synchronous DSD operation holding the running task.
+    pub(crate) main_op: Option<Box<DsdExec>>,
+    /// Asynchronous DSD operations per microthread.
+    pub(crate) uts: [Option<Box<DsdExec>>; MICROTHREADS],
+    /// Bit per microthread: running an operation.
+    pub(crate) ut_busy: u8,
+    /// Set when the PE went to sleep with work it could not progress: the cycle from
+    /// which its stalled cycles are counted lazily.
+    pub(crate) stalled_since: Option<u64>,
+    /// Whether the tracer follows this PE.
+    pub(crate) traced: bool,
     pub(crate) busy_cycles: u64,
+    pub(crate) stalled_cycles: u64,
     pub(crate) instructions: u64,
     pub(crate) tasks_started: u64,
+    pub(crate) dsd_elements: u64,
 }
 
 impl Pe {
     /// A PE in its reset state running `class` (memory initialised from the class's data).
-    pub(crate) fn new(loc: PeLoc, class_index: usize, class: &Class) -> Pe {
+    pub(crate) fn new(
+        loc: PeLoc,
+        class_index: usize,
+        class: &Class,
+        arch: Arch,
+        params: &SimParams,
+    ) -> Pe {
         let mut mem = vec![0u8; PE_MEMORY_BYTES as usize];
         let data = &class.program.data;
         // The image validator guarantees `data.len() <= PE_MEMORY_BYTES`.
@@ -118,12 +135,60 @@ impl Pe {
             dst.copy_from_slice(src);
         }
         let info = &class.program.info;
+        // CE input buffers: WSE-2 one per colour (depth of the queue bound to it, if any),
+        // WSE-3 one per input queue (bound to colours by `@initialize_queue`).
+        let mut color_inq = [NO_QUEUE; NUM_COLORS as usize];
+        let (n, mut caps): (usize, Vec<u8>) = match arch {
+            Arch::Wse2 => {
+                for (c, slot) in color_inq.iter_mut().enumerate() {
+                    *slot = c as u8;
+                }
+                let d = params.wse2_color_input_depth.clamp(1, crate::ring::MAX_RING as u32);
+                (NUM_COLORS.into(), vec![d as u8; NUM_COLORS.into()])
+            }
+            Arch::Wse3 => {
+                let caps = (0..8u8)
+                    .map(|q| arch.input_queue_depth(q).unwrap_or(4) as u8)
+                    .collect();
+                (8, caps)
+            }
+        };
+        let mut blocked = info.initially_blocked;
+        for b in &info.input_queues {
+            match arch {
+                Arch::Wse2 => {
+                    if let (Some(cap), Some(d)) =
+                        (caps.get_mut(usize::from(b.color)), arch.input_queue_depth(b.queue))
+                    {
+                        *cap = d as u8;
+                    }
+                }
+                Arch::Wse3 => {
+                    if let Some(slot) = color_inq.get_mut(usize::from(b.color))
+                        && *slot == NO_QUEUE
+                        && b.queue < 8
+                    {
+                        *slot = b.queue;
+                    }
+                }
+            }
+        }
+        if arch == Arch::Wse3 {
+            for &q in &info.blocked_queues {
+                if q < 8 {
+                    blocked |= 1 << q;
+                }
+            }
+        }
+        for c in &mut caps {
+            *c = (*c).clamp(1, crate::ring::MAX_RING as u8);
+        }
         Pe {
             loc,
             class: class_index,
             mem,
             active: info.initially_active,
-            blocked: info.initially_blocked,
+            blocked,
             task: None,
             cur: Frame::default(),
             callers: Vec::new(),
@@ -131,10 +196,23 @@ impl Pe {
             stall: 0,
             host_calls: VecDeque::new(),
             cmd_unblocked: false,
-            in_worklist: false,
+            inq: vec![Ring::default(); n],
+            inq_cap: caps,
+            color_inq,
+            inq_nonempty: 0,
+            ctrl_heads: 0,
+            term_bufs: 0,
+            ctrl_args: [0; NUM_TASK_IDS as usize],
+            main_op: None,
+            uts: Default::default(),
+            ut_busy: 0,
+            stalled_since: None,
+            traced: false,
             busy_cycles: 0,
+            stalled_cycles: 0,
             instructions: 0,
             tasks_started: 0,
+            dsd_elements: 0,
         }
     }
 
@@ -170,9 +248,24 @@ impl Pe {
     pub fn cmd_unblocked(&self) -> bool {
         self.cmd_unblocked
     }
-    /// Cycles in which it executed an instruction or started a task.
+    /// Cycles in which it executed an instruction, started a task, or moved a DSD element.
     pub fn busy_cycles(&self) -> u64 {
         self.busy_cycles
+    }
+    /// Wavelets waiting in the CE input buffer of colour `c` (WSE-3: the queue bound to it).
+    pub fn input_queued(&self, c: u8) -> usize {
+        self.color_inq
+            .get(usize::from(c))
+            .and_then(|&b| self.inq.get(usize::from(b)))
+            .map_or(0, Ring::len)
+    }
+    /// Whether a synchronous DSD operation holds the running task.
+    pub fn in_sync_op(&self) -> bool {
+        self.main_op.is_some()
+    }
+    /// Bit `u` set: microthread `u` runs an asynchronous DSD operation.
+    pub fn busy_microthreads(&self) -> u8 {
+        self.ut_busy
     }
     /// Instructions executed.
     pub fn instructions(&self) -> u64 {
@@ -183,59 +276,62 @@ impl Pe {
         self.tasks_started
     }
 
-    /// Whether the PE would do something if ticked.
+    /// Whether the PE would do something if ticked (ignoring wavelets not yet arrived).
     pub fn has_work(&self) -> bool {
         self.task.is_some()
             || self.stall > 0
             || !self.host_calls.is_empty()
             || self.active & !self.blocked != 0
+            || self.ut_busy != 0
+            || self.inq_nonempty != 0
     }
 
-    /// Advances the PE by one cycle.
+    /// Whether colour `c`'s CE input buffer can take a wavelet in cycle `now` (`None`: the
+    /// colour is bound to no input queue).
     #[inline]
-    pub(crate) fn tick(&mut self, class: &Class, cycle: u64) -> Result<Tick, FaultKind> {
-        if self.stall > 0 {
-            self.stall -= 1;
-            self.busy_cycles += 1;
-            return Ok(Tick::Busy);
+    pub(crate) fn ce_room(&self, c: u8, now: u64) -> Option<bool> {
+        let b = usize::from(*self.color_inq.get(usize::from(c))?);
+        let ring = self.inq.get(b)?;
+        let cap = usize::from(*self.inq_cap.get(b)?);
+        Some(ring.has_room(cap, now))
+    }
+
+    /// Appends `w` to colour `c`'s CE input buffer (the caller checked [`Pe::ce_room`]).
+    #[inline]
+    pub(crate) fn ce_push(&mut self, c: u8, w: Wavelet) {
+        let Some(&b) = self.color_inq.get(usize::from(c)) else {
+            return;
+        };
+        if let Some(ring) = self.inq.get_mut(usize::from(b)) {
+            let was_empty = ring.is_empty();
+            if ring.push(w) {
+                self.inq_nonempty |= 1 << b;
+                if was_empty && w.is_ctrl() {
+                    self.ctrl_heads |= 1 << b;
+                }
+            }
         }
-        if self.task.is_some() {
-            self.busy_cycles += 1;
-            self.instructions += 1;
-            return crate::exec::step(self, class, cycle);
+    }
+
+    /// Removes the oldest wavelet of CE input buffer `b`.
+    #[inline]
+    pub(crate) fn ce_pop(&mut self, b: usize, now: u64) -> Option<Wavelet> {
+        let ring = self.inq.get_mut(b)?;
+        let w = ring.pop(now);
+        let bit = 1u32 << b;
+        match ring.front() {
+            None => {
+                self.inq_nonempty &= !bit;
+                self.ctrl_heads &= !bit;
+            }
+            Some(h) if h.is_ctrl() => self.ctrl_heads |= bit,
+            Some(_) => self.ctrl_heads &= !bit,
         }
-        if let Some(call) = self.host_calls.pop_front() {
-            self.busy_cycles += 1;
-            self.start_task(class, LAUNCH_TASK_ID, call.func, &call.args)?;
-            return Ok(Tick::Busy);
-        }
-        let runnable = self.active & !self.blocked;
-        if runnable == 0 {
-            return Ok(Tick::Idle);
-        }
-        // Lowest runnable id first (see the module documentation).
-        let id = runnable.trailing_zeros() as u8;
-        self.active &= !(1u64 << id);
-        self.busy_cycles += 1;
-        let func = class
-            .bindings
-            .get(usize::from(id))
-            .copied()
-            .unwrap_or(NO_TASK);
-        if func == NO_TASK {
-            self.task = Some(id);
-            self.cur = Frame {
-                func: u32::MAX,
-                ..Frame::default()
-            };
-            return Err(FaultKind::UnboundTask { id });
-        }
-        self.start_task(class, id, func, &[])?;
-        Ok(Tick::Busy)
+        w
     }
 
     /// Starts function `func` as task `id` with `args` in `r0..`.
-    fn start_task(
+    pub(crate) fn start_task(
         &mut self,
         class: &Class,
         id: u8,

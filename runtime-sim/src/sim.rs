@@ -1,18 +1,37 @@
-//! The fabric: every PE of the program rectangle, a global clock, and the loop that
-//! advances them together.
+//! The fabric: every PE and router of the program rectangle, a global clock, the loop that
+//! advances them together, host-side wavelet streams, deadlock reports and statistics.
 //!
-//! Each cycle, every PE that has work (a running task, a runnable task, or a pending host
-//! call) performs one tick; PEs visit in row-major order, so runs are
-//! deterministic. Idle PEs cost nothing: the simulator keeps a worklist of PEs with work,
-//! and when it is empty the clock stops (or jumps, see [`Simulator::advance`]). PEs outside
-//! the program rectangle are not simulated. Routers and wavelets are not modelled yet; a
-//! later router stage will wake PEs by adding them to the worklist.
+//! # One cycle
+//!
+//! 1. Host streams (streaming `memcpy`) inject or collect at most one wavelet per PE.
+//! 2. Every router on the router worklist moves wavelets ([`crate::router`]).
+//! 3. Every PE on the PE worklist runs its compute engine for one cycle ([`crate::ce`]).
+//!
+//! Worklists are visited in ascending PE index (row-major), so runs are deterministic.
+//! Idle routers and PEs cost nothing: an entity stays on its worklist only while it makes
+//! progress or waits for a wavelet already in flight; otherwise it sleeps until something
+//! it depends on changes (a wavelet pushed into one of its buffers, a slot freed in a
+//! buffer it feeds, a host command). Every wake-up takes effect in the next cycle. A cycle
+//! in which nothing moved and nothing is in flight did not happen: the clock does not
+//! advance, and [`Simulator::run_until`] returns [`RunEnd::Idle`].
+//!
+//! PEs outside the program rectangle are not simulated.
 
+use crate::ce::{self, CeOut};
 use crate::class::Class;
-use crate::error::{PeLoc, SimError, WaitReason, Waiting};
-use crate::pe::{HostCall, Pe, Tick};
-use csl_arch::fabric::PeCoord;
-use csl_arch::image::{Image, ImageError};
+use crate::dsd::{DsdExec, Env};
+use crate::error::{
+    PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason, Waiting,
+};
+use crate::params::SimParams;
+use crate::pe::{HostCall, NO_QUEUE, Pe};
+use crate::ring::Wavelet;
+use crate::router::{self, Outcome, RAMP, RouteEnv, Router, dir_of};
+use crate::trace::Tracer;
+use crate::worklist::WorkSet;
+use csl_arch::fabric::{Arch, Direction, NUM_COLORS, PeCoord};
+use csl_arch::image::{ColorConfig, Image, ImageError, SECTION_ROUTES};
+use csl_arch::isa::Op;
 use std::sync::Arc;
 
 /// How [`Simulator::run_until`] ended.
@@ -20,7 +39,7 @@ use std::sync::Arc;
 pub enum RunEnd {
     /// The condition held.
     Condition,
-    /// No PE had work left before the condition held.
+    /// Nothing could progress before the condition held.
     Idle,
 }
 
@@ -29,12 +48,24 @@ pub enum RunEnd {
 pub struct PeStats {
     /// The PE.
     pub pe: PeLoc,
-    /// Cycles in which it executed an instruction or started a task.
+    /// Cycles in which its CE executed an instruction, started a task, or advanced a DSD
+    /// operation (on any thread).
     pub busy_cycles: u64,
+    /// Cycles in which it had a running task or microthread but could not progress.
+    pub stalled_cycles: u64,
+    /// The other cycles.
+    pub idle_cycles: u64,
     /// Instructions executed.
     pub instructions: u64,
     /// Tasks and host calls started.
     pub tasks_started: u64,
+    /// DSD elements processed.
+    pub dsd_elements: u64,
+    /// Wavelets its router forwarded per output port, in [`Direction::ALL`] order (the last,
+    /// RAMP, counts wavelets delivered to its own CE).
+    pub wavelets_sent: [u64; 5],
+    /// Most wavelets ever held by one of its CE input queues.
+    pub input_high_water: u32,
 }
 
 /// Counters of a whole run.
@@ -44,29 +75,121 @@ pub struct RunStats {
     pub cycles: u64,
     /// Instructions executed by all PEs.
     pub instructions: u64,
+    /// Wavelet moves across router outputs (link hops and deliveries to a CE).
+    pub wavelet_hops: u64,
     /// Per PE, row-major over the program rectangle.
     pub pes: Vec<PeStats>,
+}
+
+impl RunStats {
+    /// Busy cycles summed over PEs.
+    pub fn busy_pe_cycles(&self) -> u64 {
+        self.pes.iter().map(|p| p.busy_cycles).sum()
+    }
+
+    /// The statistics as the JSON document `cslsim --stats` writes (`sim_stats.json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let cycles = self.cycles.max(1) as f64;
+        let pes: Vec<_> = self
+            .pes
+            .iter()
+            .map(|p| {
+                let links: serde_json::Map<String, serde_json::Value> = Direction::ALL
+                    .iter()
+                    .zip(p.wavelets_sent)
+                    .map(|(d, n)| {
+                        (
+                            d.name().to_lowercase(),
+                            json!({ "wavelets": n, "occupancy": n as f64 / cycles }),
+                        )
+                    })
+                    .collect();
+                json!({
+                    "x": p.pe.rel.x,
+                    "y": p.pe.rel.y,
+                    "fabric_x": p.pe.abs.x,
+                    "fabric_y": p.pe.abs.y,
+                    "busy_cycles": p.busy_cycles,
+                    "stalled_cycles": p.stalled_cycles,
+                    "idle_cycles": p.idle_cycles,
+                    "instructions": p.instructions,
+                    "tasks_started": p.tasks_started,
+                    "dsd_elements": p.dsd_elements,
+                    "input_queue_high_water": p.input_high_water,
+                    "links_out": links,
+                })
+            })
+            .collect();
+        json!({
+            "cycles": self.cycles,
+            "instructions": self.instructions,
+            "busy_pe_cycles": self.busy_pe_cycles(),
+            "wavelet_hops": self.wavelet_hops,
+            "pes": pes,
+        })
+    }
+}
+
+/// A streaming `memcpy_h2d` in progress: per PE, its wavelets and how many went in.
+#[derive(Clone, Debug)]
+struct H2d {
+    color: u8,
+    start: u64,
+    pes: Vec<(usize, Vec<u32>, usize)>,
+    pending: usize,
+}
+
+/// A streaming `memcpy_d2h` in progress: per PE, the wavelets collected and how many are
+/// wanted.
+#[derive(Clone, Debug)]
+struct D2h {
+    color: u8,
+    start: u64,
+    pes: Vec<(usize, Vec<u32>, usize)>,
+    pending: usize,
 }
 
 /// The simulated program rectangle.
 #[derive(Clone, Debug)]
 pub struct Simulator {
+    arch: Arch,
+    params: SimParams,
+    env: Env,
     classes: Vec<Class>,
     pes: Vec<Pe>,
+    routers: Vec<Router>,
     width: u32,
     height: u32,
     cycle: u64,
-    /// Indices of PEs that may have work.
-    worklist: Vec<usize>,
-    /// Whether PEs were added to the worklist out of order.
-    worklist_dirty: bool,
+    /// Routers and PEs to visit next cycle.
+    router_next: WorkSet,
+    ce_next: WorkSet,
+    scratch: Vec<u32>,
     /// PEs that stored to `HOST_CMD_UNBLOCK` since the last host call was issued.
     unblocked: usize,
+    h2d: Option<H2d>,
+    d2h: Option<D2h>,
+    trace: Option<Tracer>,
+    wavelet_hops: u64,
+}
+
+fn bad_routes(reason: String) -> ImageError {
+    ImageError::BadSection {
+        section: SECTION_ROUTES.into(),
+        reason,
+    }
 }
 
 impl Simulator {
-    /// Builds the rectangle of `image` in its reset state (checks each class first).
+    /// Builds the rectangle of `image` in its reset state with default parameters.
     pub fn new(image: &Image) -> Result<Simulator, ImageError> {
+        Simulator::with_params(image, SimParams::default())
+    }
+
+    /// Builds the rectangle of `image` in its reset state (checks each class and the colour
+    /// configuration first).
+    pub fn with_params(image: &Image, params: SimParams) -> Result<Simulator, ImageError> {
         image.validate()?;
         let classes = image
             .classes
@@ -75,7 +198,9 @@ impl Simulator {
             .map(|(n, c)| Class::prepare(n, c))
             .collect::<Result<Vec<_>, _>>()?;
         let meta = &image.meta;
-        let mut pes = Vec::with_capacity(image.placement.len());
+        let arch = meta.arch;
+        let n = image.placement.len();
+        let mut pes = Vec::with_capacity(n);
         for (i, &c) in image.placement.iter().enumerate() {
             let i = i as u32;
             // `validate` guarantees width > 0 when there is a placement entry.
@@ -93,24 +218,72 @@ impl Simulator {
                     reason: format!("class {c} does not exist"),
                 });
             };
-            pes.push(Pe::new(PeLoc { rel, abs }, c as usize, class));
+            pes.push(Pe::new(PeLoc { rel, abs }, c as usize, class, arch, &params));
         }
+        let mut per_pe: Vec<Vec<&ColorConfig>> = vec![Vec::new(); n];
+        for cfg in &image.routes {
+            if cfg.x >= meta.width || cfg.y >= meta.height {
+                return Err(bad_routes(format!(
+                    "colour {} is configured at ({},{}), outside the {}x{} rectangle",
+                    cfg.color, cfg.x, cfg.y, meta.width, meta.height
+                )));
+            }
+            if cfg.color >= NUM_COLORS {
+                return Err(bad_routes(format!("colour {} does not exist", cfg.color)));
+            }
+            let idx = (cfg.y * meta.width + cfg.x) as usize;
+            let Some(list) = per_pe.get_mut(idx) else {
+                continue;
+            };
+            if list.iter().any(|c| c.color == cfg.color) {
+                return Err(bad_routes(format!(
+                    "colour {} is configured twice at ({},{})",
+                    cfg.color, cfg.x, cfg.y
+                )));
+            }
+            list.push(cfg);
+        }
+        let routers = per_pe.iter().map(|l| Router::new(l)).collect();
+        let env = Env {
+            arch,
+            ramp: u64::from(params.ramp_latency),
+            setup: params.dsd_setup_cycles,
+        };
         let mut sim = Simulator {
+            arch,
+            params,
+            env,
             classes,
             pes,
+            routers,
             width: meta.width,
             height: meta.height,
             cycle: 0,
-            worklist: Vec::new(),
-            worklist_dirty: false,
+            router_next: WorkSet::new(n),
+            ce_next: WorkSet::new(n),
+            scratch: Vec::new(),
             unblocked: 0,
+            h2d: None,
+            d2h: None,
+            trace: None,
+            wavelet_hops: 0,
         };
-        for i in 0..sim.pes.len() {
-            sim.wake(i);
+        for i in 0..n {
+            if sim.pes.get(i).is_some_and(Pe::has_work) {
+                sim.ce_next.insert(i);
+            }
         }
         Ok(sim)
     }
 
+    /// The target architecture.
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+    /// The model parameters.
+    pub fn params(&self) -> &SimParams {
+        &self.params
+    }
     /// Width of the program rectangle.
     pub fn width(&self) -> u32 {
         self.width
@@ -139,29 +312,30 @@ impl Simulator {
     pub fn pe_mut(&mut self, x: u32, y: u32) -> Option<&mut Pe> {
         self.index(x, y).and_then(|i| self.pes.get_mut(i))
     }
+    /// The router of the PE at rectangle-relative `(x, y)`.
+    pub fn router(&self, x: u32, y: u32) -> Option<&Router> {
+        self.index(x, y).and_then(|i| self.routers.get(i))
+    }
     fn index(&self, x: u32, y: u32) -> Option<usize> {
         (x < self.width && y < self.height).then(|| y as usize * self.width as usize + x as usize)
     }
 
-    /// Whether any PE has work.
-    pub fn has_work(&self) -> bool {
-        self.worklist
-            .iter()
-            .any(|&i| self.pes.get(i).is_some_and(Pe::has_work))
+    /// Follows the PEs selected by the tracer (`None`: stop tracing).
+    pub fn set_trace(&mut self, tracer: Option<Tracer>) {
+        for pe in &mut self.pes {
+            pe.traced = tracer
+                .as_ref()
+                .is_some_and(|t| t.filter.matches(pe.loc.rel.x, pe.loc.rel.y));
+        }
+        self.trace = tracer;
     }
 
-    /// Puts PE `i` on the worklist if it has work.
-    fn wake(&mut self, i: usize) {
-        let Some(pe) = self.pes.get_mut(i) else {
-            return;
-        };
-        if !pe.in_worklist && pe.has_work() {
-            pe.in_worklist = true;
-            if self.worklist.last().is_some_and(|&last| last > i) {
-                self.worklist_dirty = true;
-            }
-            self.worklist.push(i);
-        }
+    /// Whether anything is scheduled to happen (a PE or router with work, a host stream).
+    pub fn has_work(&self) -> bool {
+        !self.ce_next.is_empty()
+            || !self.router_next.is_empty()
+            || self.h2d.is_some()
+            || self.d2h.is_some()
     }
 
     /// Queues a host call on every PE: `funcs[class]` is the function to start on PEs of
@@ -169,17 +343,15 @@ impl Simulator {
     /// "unblocked the command stream" flag.
     pub fn issue_host_call(&mut self, funcs: &[Option<u32>], args: Arc<[u32]>) {
         self.unblocked = 0;
-        for i in 0..self.pes.len() {
-            if let Some(pe) = self.pes.get_mut(i) {
-                pe.cmd_unblocked = false;
-                if let Some(Some(func)) = funcs.get(pe.class) {
-                    pe.host_calls.push_back(HostCall {
-                        func: *func,
-                        args: args.clone(),
-                    });
-                }
+        for (i, pe) in self.pes.iter_mut().enumerate() {
+            pe.cmd_unblocked = false;
+            if let Some(Some(func)) = funcs.get(pe.class) {
+                pe.host_calls.push_back(HostCall {
+                    func: *func,
+                    args: args.clone(),
+                });
+                self.ce_next.insert(i);
             }
-            self.wake(i);
         }
     }
 
@@ -202,8 +374,108 @@ impl Simulator {
             .collect()
     }
 
-    /// Runs cycles until `cond` holds (checked before every cycle) or no PE has work.
-    /// Fails with [`SimError::CycleLimit`] if the clock reaches `max_cycles` first.
+    /// Starts a host-to-device stream on colour `color`: `data` lists, per PE
+    /// (rectangle-relative), the wavelets it receives in its CE input queue for that colour,
+    /// one per cycle at most, from `delay` cycles on.
+    pub fn start_h2d_stream(
+        &mut self,
+        color: u8,
+        data: Vec<((u32, u32), Vec<u32>)>,
+        delay: u64,
+    ) -> Result<(), SimError> {
+        let mut pes = Vec::with_capacity(data.len());
+        for ((x, y), words) in data {
+            let Some(i) = self.index(x, y) else {
+                continue;
+            };
+            let Some(pe) = self.pes.get(i) else {
+                continue;
+            };
+            if pe.ce_room(color, self.cycle).is_none() {
+                return Err(SimError::Routing {
+                    pe: pe.loc,
+                    color,
+                    cycle: self.cycle,
+                    kind: RoutingError::NoInputQueue,
+                });
+            }
+            if !words.is_empty() {
+                pes.push((i, words, 0));
+            }
+        }
+        let pending = pes.len();
+        self.h2d = (pending > 0).then(|| H2d {
+            color,
+            start: self.cycle + delay,
+            pes,
+            pending,
+        });
+        Ok(())
+    }
+
+    /// Starts a device-to-host stream on colour `color`: each listed PE's CE output on that
+    /// colour (its router's RAMP input) goes to the host instead of the fabric, one
+    /// wavelet per cycle at most, from `delay` cycles on, until `per_pe` wavelets came
+    /// from each.
+    pub fn start_d2h_stream(&mut self, color: u8, pes: &[(u32, u32)], per_pe: usize, delay: u64) {
+        let mut list = Vec::with_capacity(pes.len());
+        for &(x, y) in pes {
+            let Some(i) = self.index(x, y) else {
+                continue;
+            };
+            if let Some(cs) = self.routers.get_mut(i).and_then(|r| r.ensure_color(color)) {
+                cs.capture = true;
+            }
+            list.push((i, Vec::with_capacity(per_pe), per_pe));
+        }
+        let pending = list.iter().filter(|e| e.2 > 0).count();
+        self.d2h = Some(D2h {
+            color,
+            start: self.cycle + delay,
+            pes: list,
+            pending,
+        });
+        if pending == 0 {
+            self.finish_d2h();
+        }
+    }
+
+    /// Whether the host streams have moved all their wavelets.
+    pub fn streams_done(&self) -> bool {
+        self.h2d.is_none() && self.d2h.as_ref().is_none_or(|d| d.pending == 0)
+    }
+
+    /// The wavelets collected by the last device-to-host stream, per listed PE, and ends it.
+    pub fn take_d2h(&mut self) -> Vec<Vec<u32>> {
+        self.finish_d2h();
+        self.d2h
+            .take()
+            .map(|d| d.pes.into_iter().map(|e| e.1).collect())
+            .unwrap_or_default()
+    }
+
+    /// Returns the captured colour's RAMP input to the router.
+    fn finish_d2h(&mut self) {
+        if let Some(d) = &self.d2h {
+            for &(i, _, _) in &d.pes {
+                if let Some(cs) = self.routers.get_mut(i).and_then(|r| r.color_mut(d.color)) {
+                    cs.capture = false;
+                }
+                self.router_next.insert(i);
+            }
+        }
+    }
+
+    /// Abandons unfinished host streams (after a failed command).
+    pub fn cancel_streams(&mut self) {
+        self.h2d = None;
+        self.finish_d2h();
+        self.d2h = None;
+    }
+
+    /// Runs cycles until `cond` holds (checked before every cycle) or nothing can
+    /// progress. Fails with [`SimError::CycleLimit`] if the clock reaches `max_cycles`
+    /// first, or with a routing error or fault.
     pub fn run_until(
         &mut self,
         mut cond: impl FnMut(&Simulator) -> bool,
@@ -213,90 +485,414 @@ impl Simulator {
             if cond(self) {
                 return Ok(RunEnd::Condition);
             }
-            if self.worklist.is_empty() {
+            if !self.has_work() {
                 return Ok(RunEnd::Idle);
             }
             if self.cycle >= max_cycles {
                 return Err(SimError::CycleLimit { cycle: self.cycle });
             }
-            self.step_cycle()?;
+            if !self.step_cycle()? {
+                return Ok(RunEnd::Idle);
+            }
         }
     }
 
-    /// Runs until no PE has work.
+    /// Runs until nothing can progress. Fails with [`SimError::Deadlock`] if something is
+    /// left waiting then: a synchronous DSD operation, an asynchronous one blocked on a
+    /// full output, or wavelets in any buffer. (An asynchronous operation waiting for
+    /// input that never comes is a normal end state.)
     pub fn run_until_idle(&mut self, max_cycles: u64) -> Result<(), SimError> {
-        self.run_until(|_| false, max_cycles).map(|_| ())
+        self.run_until(|_| false, max_cycles)?;
+        let (waiting, stuck) = self.blocked_report(false);
+        if waiting.is_empty() && stuck.is_empty() {
+            Ok(())
+        } else {
+            Err(SimError::Deadlock {
+                cycle: self.cycle,
+                command: "the run".into(),
+                waiting,
+                stuck,
+            })
+        }
     }
 
-    /// Lets `cycles` cycles pass: PEs with work run; if none has work the clock jumps.
+    /// Lets `cycles` cycles pass: whatever has work runs; if nothing has, the clock jumps.
     pub fn advance(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
         let target = self.cycle.saturating_add(cycles);
-        loop {
-            if self.cycle >= target {
-                return Ok(());
-            }
+        while self.cycle < target {
             if self.cycle >= max_cycles {
                 return Err(SimError::CycleLimit { cycle: self.cycle });
             }
-            if self.worklist.is_empty() {
+            if !self.has_work() || !self.step_cycle()? {
                 self.cycle = target.min(max_cycles);
-            } else {
-                self.step_cycle()?;
             }
         }
+        Ok(())
     }
 
-    /// Performs one cycle of every PE on the worklist.
-    fn step_cycle(&mut self) -> Result<(), SimError> {
-        if self.worklist_dirty {
-            self.worklist.sort_unstable();
-            self.worklist_dirty = false;
+    /// Performs one cycle; returns whether anything moved or is in flight (otherwise the
+    /// clock did not advance).
+    fn step_cycle(&mut self) -> Result<bool, SimError> {
+        let now = self.cycle;
+        let mut happened = false;
+        if self.h2d.is_some() || self.d2h.is_some() {
+            happened |= self.stream_step(now)?;
         }
-        let cycle = self.cycle;
-        let mut keep = 0;
-        for r in 0..self.worklist.len() {
-            let Some(&i) = self.worklist.get(r) else {
-                break;
+        let mut list = std::mem::take(&mut self.scratch);
+        // Routers.
+        self.router_next.drain_into(&mut list);
+        if !list.is_empty() {
+            let mut env = RouteEnv {
+                routers: &mut self.routers,
+                pes: &mut self.pes,
+                classes: &self.classes,
+                width: self.width,
+                height: self.height,
+                hop: self.params.hop(self.arch),
+                ramp: self.env.ramp,
+                depth: self.params.buffer_depth(),
+                wake_routers: &mut self.router_next,
+                wake_ces: &mut self.ce_next,
+                trace: self.trace.as_ref(),
+                hops: 0,
             };
-            let Some(pe) = self.pes.get_mut(i) else {
+            let mut failed = None;
+            for &p in &list {
+                match router::step(p as usize, &mut env, now) {
+                    Ok(Outcome::Sleep) => {}
+                    Ok(Outcome::Later | Outcome::Moved) => {
+                        env.wake_routers.insert(p as usize);
+                        happened = true;
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            self.wavelet_hops += env.hops;
+            if let Some(e) = failed {
+                self.scratch = list;
+                return Err(e);
+            }
+        }
+        // Compute engines.
+        self.ce_next.drain_into(&mut list);
+        for &p in &list {
+            let i = p as usize;
+            let (Some(pe), Some(router)) = (self.pes.get_mut(i), self.routers.get_mut(i)) else {
                 continue;
             };
             let Some(class) = self.classes.get(pe.class) else {
                 continue;
             };
-            let tick = match pe.tick(class, cycle) {
-                Ok(t) => t,
-                Err(kind) => {
-                    let func = class.func_name(pe.cur.func).to_string();
-                    return Err(SimError::Fault {
+            let out = match ce::tick(pe, router, class, &self.env, now) {
+                Ok(out) => out,
+                Err(f) => {
+                    let (task, func, pc) = match f.site {
+                        Some(s) => (s.task, s.func, s.pc),
+                        None => (pe.task, pe.cur.func, pe.cur.pc),
+                    };
+                    let err = SimError::Fault {
                         pe: pe.loc,
-                        task: pe.task,
-                        func,
-                        pc: pe.cur.pc,
-                        cycle,
-                        kind,
-                    });
+                        task,
+                        func: class.func_name(func).to_string(),
+                        pc,
+                        cycle: now,
+                        kind: f.kind,
+                    };
+                    self.scratch = list;
+                    return Err(err);
                 }
             };
-            match tick {
-                Tick::Idle => pe.in_worklist = false,
-                Tick::Busy | Tick::BusyUnblocked => {
-                    if tick == Tick::BusyUnblocked {
-                        self.unblocked += 1;
-                    }
-                    if let Some(slot) = self.worklist.get_mut(keep) {
-                        *slot = i;
-                    }
-                    keep += 1;
-                }
+            if out.unblocked {
+                self.unblocked += 1;
+            }
+            if out.wake_router {
+                self.router_next.insert(i);
+            }
+            if out.progressed || out.later {
+                self.ce_next.insert(i);
+                happened = true;
+            } else if pe.task.is_some() || pe.ut_busy != 0 {
+                pe.stalled_since = Some(now + 1);
+            }
+            if pe.traced
+                && let Some(t) = &self.trace
+            {
+                trace_ce(t, pe, class, &out, now);
             }
         }
-        self.worklist.truncate(keep);
-        // A cycle in which every visited PE turned out idle did not happen.
-        if keep > 0 {
+        self.scratch = list;
+        if happened {
             self.cycle += 1;
         }
-        Ok(())
+        Ok(happened)
+    }
+
+    /// One cycle of the host streams; returns whether anything moved or waits for time.
+    fn stream_step(&mut self, now: u64) -> Result<bool, SimError> {
+        let mut happened = false;
+        let ramp = self.env.ramp;
+        if let Some(h) = &mut self.h2d {
+            if now < h.start {
+                happened = true;
+            } else {
+                for (i, words, pos) in h.pes.iter_mut() {
+                    let Some(&w) = words.get(*pos) else {
+                        continue;
+                    };
+                    let Some(pe) = self.pes.get_mut(*i) else {
+                        continue;
+                    };
+                    if pe.ce_room(h.color, now) == Some(true) {
+                        pe.ce_push(
+                            h.color,
+                            Wavelet {
+                                data: w,
+                                flags: 0,
+                                ready: now + ramp,
+                            },
+                        );
+                        *pos += 1;
+                        if *pos == words.len() {
+                            h.pending -= 1;
+                        }
+                        self.ce_next.insert(*i);
+                        happened = true;
+                    }
+                }
+            }
+            if h.pending == 0 {
+                self.h2d = None;
+            }
+        }
+        let mut finished = false;
+        if let Some(d) = &mut self.d2h
+            && d.pending > 0
+        {
+            if now < d.start {
+                happened = true;
+            } else {
+                for (i, got, want) in d.pes.iter_mut() {
+                    if got.len() >= *want {
+                        continue;
+                    }
+                    let Some(r) = self.routers.get_mut(*i) else {
+                        continue;
+                    };
+                    let head = r
+                        .color(d.color)
+                        .and_then(|cs| cs.rings.get(RAMP))
+                        .and_then(|ring| ring.front())
+                        .map(|w| w.ready);
+                    match head {
+                        Some(t) if t <= now => {
+                            if let Some(w) = r.pop(d.color, RAMP, now) {
+                                got.push(w.data);
+                            }
+                            if got.len() >= *want {
+                                d.pending -= 1;
+                            }
+                            self.ce_next.insert(*i);
+                            happened = true;
+                        }
+                        Some(_) => happened = true,
+                        None => {}
+                    }
+                }
+            }
+            finished = d.pending == 0;
+        }
+        if finished {
+            self.finish_d2h();
+        }
+        Ok(happened)
+    }
+
+    /// The waits and stuck wavelets of a fabric that cannot progress. With `strict`
+    /// (a host command is incomplete) asynchronous operations waiting for input count too.
+    pub fn blocked_report(&self, strict: bool) -> (Vec<Waiting>, Vec<Stuck>) {
+        let mut waiting = Vec::new();
+        for pe in &self.pes {
+            self.pe_waits(pe, strict, &mut waiting);
+        }
+        (waiting, self.stuck())
+    }
+
+    /// A deadlock error for a host command that cannot complete. `launch`: PEs that have
+    /// not called `unblock_cmd_stream` are listed even if nothing else holds them.
+    pub fn deadlock(&self, command: &str, launch: bool) -> SimError {
+        let mut waiting = Vec::new();
+        for (i, pe) in self.pes.iter().enumerate() {
+            let before = waiting.len();
+            self.pe_waits(pe, true, &mut waiting);
+            if launch && !pe.cmd_unblocked && waiting.len() == before {
+                waiting.push(Waiting {
+                    pe: pe.loc,
+                    reason: WaitReason::NeverUnblockedCmdStream {
+                        blocked_tasks: pe.active & pe.blocked,
+                    },
+                });
+            }
+            if let Some(h) = &self.h2d
+                && let Some((_, words, pos)) = h.pes.iter().find(|e| e.0 == i)
+                && *pos < words.len()
+            {
+                waiting.push(Waiting {
+                    pe: pe.loc,
+                    reason: WaitReason::Stream {
+                        h2d: true,
+                        color: h.color,
+                        done: *pos as u32,
+                        total: words.len() as u32,
+                    },
+                });
+            }
+            if let Some(d) = &self.d2h
+                && let Some((_, got, want)) = d.pes.iter().find(|e| e.0 == i)
+                && got.len() < *want
+            {
+                waiting.push(Waiting {
+                    pe: pe.loc,
+                    reason: WaitReason::Stream {
+                        h2d: false,
+                        color: d.color,
+                        done: got.len() as u32,
+                        total: *want as u32,
+                    },
+                });
+            }
+        }
+        SimError::Deadlock {
+            cycle: self.cycle,
+            command: command.to_string(),
+            waiting,
+            stuck: self.stuck(),
+        }
+    }
+
+    fn pe_waits(&self, pe: &Pe, strict: bool, out: &mut Vec<Waiting>) {
+        let Some(class) = self.classes.get(pe.class) else {
+            return;
+        };
+        let name = |f: u32| class.func_name(f).to_string();
+        let unknown = WaitOn::InputEmpty {
+            color: None,
+            queue: None,
+        };
+        if let Some(op) = &pe.main_op {
+            out.push(Waiting {
+                pe: pe.loc,
+                reason: WaitReason::SyncOp {
+                    task: op.site.task,
+                    func: name(op.site.func),
+                    pc: op.site.pc,
+                    op: op.op.name(),
+                    on: op.waiting.clone().unwrap_or(unknown.clone()),
+                },
+            });
+        } else if pe.task.is_some()
+            && let Some(Op::DsdOp { ut, .. }) = class.code().get(pe.cur.pc as usize)
+        {
+            out.push(Waiting {
+                pe: pe.loc,
+                reason: WaitReason::MicrothreadBusy {
+                    ut: ut & 7,
+                    task: pe.task,
+                    func: name(pe.cur.func),
+                    pc: pe.cur.pc,
+                },
+            });
+        }
+        for (u, op) in pe.uts.iter().enumerate() {
+            let Some(op): Option<&Box<DsdExec>> = op.as_ref() else {
+                continue;
+            };
+            let on = op.waiting.clone().unwrap_or(unknown.clone());
+            let waits_for_input =
+                matches!(on, WaitOn::InputEmpty { .. } | WaitOn::FifoEmpty { .. });
+            if !strict && waits_for_input {
+                continue;
+            }
+            out.push(Waiting {
+                pe: pe.loc,
+                reason: WaitReason::Microthread {
+                    ut: u as u8,
+                    task: op.site.task,
+                    func: name(op.site.func),
+                    pc: op.site.pc,
+                    op: op.op.name(),
+                    on,
+                },
+            });
+        }
+    }
+
+    /// Every non-empty buffer, with why it cannot drain.
+    fn stuck(&self) -> Vec<Stuck> {
+        let mut out = Vec::new();
+        for (pe, r) in self.pes.iter().zip(&self.routers) {
+            // Router input buffers, by colour then port.
+            for c in 0..NUM_COLORS {
+                let Some(cs) = r.color(c) else {
+                    continue;
+                };
+                for (port, ring) in cs.rings.iter().enumerate() {
+                    if ring.is_empty() {
+                        continue;
+                    }
+                    let why = if cs.teardown {
+                        StuckWhy::Teardown
+                    } else if !cs.configured {
+                        StuckWhy::NoRoute
+                    } else if cs.route().rx & (1 << port) == 0 {
+                        StuckWhy::NotAccepted
+                    } else {
+                        StuckWhy::Backpressure
+                    };
+                    out.push(Stuck {
+                        pe: pe.loc,
+                        color: c,
+                        place: StuckPlace::RouterInput(dir_of(port)),
+                        count: ring.len() as u32,
+                        why,
+                    });
+                }
+            }
+            // CE input queues.
+            let data_bound = self.classes.get(pe.class).map_or(0, |c| c.data_bound);
+            for (b, ring) in pe.inq.iter().enumerate() {
+                if ring.is_empty() {
+                    continue;
+                }
+                let why = if pe.blocked >> b & 1 == 1 {
+                    StuckWhy::ChannelBlocked
+                } else if data_bound >> b & 1 == 1 {
+                    StuckWhy::TaskNotRun
+                } else {
+                    StuckWhy::NoConsumer
+                };
+                let (color, queue) = match self.arch {
+                    Arch::Wse2 => (b as u8, None),
+                    Arch::Wse3 => (
+                        pe.color_inq
+                            .iter()
+                            .position(|&q| q != NO_QUEUE && usize::from(q) == b)
+                            .map_or(u8::MAX, |c| c as u8),
+                        Some(b as u8),
+                    ),
+                };
+                out.push(Stuck {
+                    pe: pe.loc,
+                    color,
+                    place: StuckPlace::CeInput { queue },
+                    count: ring.len() as u32,
+                    why,
+                });
+            }
+        }
+        out
     }
 
     /// Counters of every PE.
@@ -304,17 +900,47 @@ impl Simulator {
         let pes: Vec<PeStats> = self
             .pes
             .iter()
-            .map(|pe| PeStats {
-                pe: pe.loc,
-                busy_cycles: pe.busy_cycles,
-                instructions: pe.instructions,
-                tasks_started: pe.tasks_started,
+            .zip(&self.routers)
+            .map(|(pe, r)| {
+                let stalled = pe.stalled_cycles
+                    + pe.stalled_since.map_or(0, |s| self.cycle.saturating_sub(s));
+                PeStats {
+                    pe: pe.loc,
+                    busy_cycles: pe.busy_cycles,
+                    stalled_cycles: stalled,
+                    idle_cycles: self.cycle.saturating_sub(pe.busy_cycles + stalled),
+                    instructions: pe.instructions,
+                    tasks_started: pe.tasks_started,
+                    dsd_elements: pe.dsd_elements,
+                    wavelets_sent: r.sent,
+                    input_high_water: pe
+                        .inq
+                        .iter()
+                        .map(|q| u32::from(q.high_water))
+                        .max()
+                        .unwrap_or(0),
+                }
             })
             .collect();
         RunStats {
             cycles: self.cycle,
             instructions: pes.iter().map(|p| p.instructions).sum(),
+            wavelet_hops: self.wavelet_hops,
             pes,
         }
+    }
+}
+
+/// Trace lines of one CE cycle.
+fn trace_ce(t: &Tracer, pe: &Pe, class: &Class, out: &CeOut, now: u64) {
+    let loc = pe.loc.rel;
+    if let Some(id) = out.started {
+        let func = class.func_name(pe.cur.func);
+        t.line(format_args!("@{now} {loc}: task {id} starts `{func}`"));
+    }
+    if let Some(pc) = out.retired
+        && let Some(op) = class.code().get(pc as usize)
+    {
+        t.line(format_args!("@{now} {loc}: pc {pc}: {op}"));
     }
 }

@@ -486,9 +486,10 @@ fn host_call_errors() {
             got: 4
         })
     ));
+    // Streaming mode takes a colour id.
     assert!(matches!(
         rt.memcpy_h2d(
-            0,
+            99,
             &[0; 12],
             0,
             0,
@@ -500,7 +501,7 @@ fn host_call_errors() {
             MemcpyOrder::RowMajor,
             false
         ),
-        Err(HostError::Unsupported(_))
+        Err(HostError::InvalidColor { color: 99 })
     ));
 
     // A copy past the end of memory.

@@ -68,6 +68,14 @@ codes! {
     NOT_INDEXABLE = "E0211";
     /// Dereferencing a value that is not a pointer.
     NOT_A_POINTER = "E0212";
+    /// A `switch` case value that another case already covers.
+    DUPLICATE_CASE = "E0214";
+    /// A struct literal that leaves a field without a default unset.
+    MISSING_FIELD = "E0215";
+    /// Two members of an enum with the same value.
+    DUPLICATE_ENUM_VALUE = "E0216";
+    /// A tensor access expression that is not an affine index into an array.
+    BAD_TENSOR_ACCESS = "E0217";
     /// A value that must be known at compile time is not.
     NOT_COMPTIME = "E0301";
     /// Comptime evaluation took too long.

@@ -132,12 +132,9 @@ impl Sema {
         self.check_where(env, bi, span)?;
         let n = bi.name;
         match n {
+            _ if super::lang_builtins::is_lang_builtin(n) => self.lang_builtin(env, n, args, span),
             "as" => self.b_as(env, args, span),
             "bitcast" => self.b_bitcast(env, args, span),
-            "type_of" => {
-                let v = self.expr(env, args[0])?;
-                Ok(Val::Ct(Value::Type(self.val_ty(&v))))
-            }
             "is_same_type" => {
                 let a = self.eval_type(env, args[0])?;
                 let b = self.eval_type(env, args[1])?;
@@ -153,42 +150,6 @@ impl Sema {
                 Ok(Val::Ct(Value::Bool(s.as_ref() == self.opts.arch.name())))
             }
             "fp16" => Ok(Val::Ct(Value::Type(self.types.common.f16))),
-            "get_int" => self.b_get_int(env, args[0]),
-            "field" => {
-                let s = self.eval_comptime(env, args[0])?;
-                let f = self.str_arg(env, args[1])?;
-                match s {
-                    Value::Struct(fields) => match fields.iter().find(|(n, _)| **n == *f) {
-                        Some((_, v)) => Ok(Val::Ct(v.clone())),
-                        None => {
-                            let sp = self.span(env, args[1]);
-                            Err(self.err(codes::UNKNOWN_MEMBER, format!("struct has no field `{f}`"), sp, "unknown field"))
-                        }
-                    },
-                    _ => {
-                        let sp = self.span(env, args[0]);
-                        Err(self.err(codes::UNKNOWN_MEMBER, "@field needs a struct", sp, "not a struct"))
-                    }
-                }
-            }
-            "has_field" => {
-                let s = self.eval_comptime(env, args[0])?;
-                let f = self.str_arg(env, args[1])?;
-                Ok(Val::Ct(Value::Bool(matches!(s, Value::Struct(fields) if fields.iter().any(|(n, _)| **n == *f)))))
-            }
-            "concat_structs" => {
-                let a = self.struct_arg(env, args[0])?;
-                let b = self.struct_arg(env, args[1])?;
-                let mut out = a.to_vec();
-                for (n, v) in b.iter() {
-                    if out.iter().any(|(m, _)| m == n) {
-                        let sp = self.span(env, args[1]);
-                        return Err(self.err(codes::DUPLICATE_DECL, format!("both structs have a field `{n}`"), sp, "duplicate field"));
-                    }
-                    out.push((n.clone(), v.clone()));
-                }
-                Ok(Val::Ct(Value::Struct(Rc::new(out))))
-            }
             "comptime_assert" => {
                 let c = self.eval_comptime(env, args[0])?;
                 let sp = self.span(env, args[0]);
@@ -216,17 +177,6 @@ impl Sema {
                 Ok(Val::Ct(Value::Void))
             }
             "assert" => self.b_assert(env, args[0], span),
-            "strlen" => {
-                let s = self.str_arg(env, args[0])?;
-                Ok(Val::Ct(Value::Int(s.len() as i128, self.types.common.comptime_int)))
-            }
-            "strcat" => {
-                let mut out = String::new();
-                for a in args {
-                    out.push_str(&self.str_arg(env, *a)?);
-                }
-                Ok(Val::Ct(Value::Str(Rc::from(out.as_str()))))
-            }
             "import_module" => self.b_import_module(env, args, span),
             "zeros" => {
                 let t = self.eval_type(env, args[0])?;
@@ -244,24 +194,6 @@ impl Sema {
                 let v = self.coerce_value(v, elem, sp)?;
                 let n: u64 = dims.iter().product();
                 Ok(Val::Ct(Value::Array(t, Rc::new(vec![v; n as usize]))))
-            }
-            "element_count" | "rank" | "dimensions" | "element_type" => {
-                let t = self.eval_type(env, args[0])?;
-                let Type::Array { elem, dims } = self.types.get(t).clone() else {
-                    let sp = self.span(env, args[0]);
-                    return Err(self.err(codes::BUILTIN_ARGS, format!("@{n} needs an array type"), sp, "not an array type"));
-                };
-                let c = &self.types.common;
-                Ok(Val::Ct(match n {
-                    "element_count" => Value::Int(dims.iter().product::<u64>() as i128, c.u32),
-                    "rank" => Value::Int(dims.len() as i128, c.u16),
-                    "element_type" => Value::Type(elem),
-                    _ => {
-                        let u32t = c.u32;
-                        let at = self.types.intern(Type::Array { elem: u32t, dims: vec![dims.len() as u64] });
-                        Value::Array(at, Rc::new(dims.iter().map(|d| Value::Int(*d as i128, u32t)).collect()))
-                    }
-                }))
             }
             "range" => self.b_range(env, args, span),
             "set_rectangle" | "set_tile_code" | "set_color_config" | "export_name" | "get_rectangle" => {
@@ -444,6 +376,9 @@ impl Sema {
         let v = self.expr(env, args[1])?;
         let vspan = self.span(env, args[1]);
         let vt = self.val_ty(&v);
+        if matches!(self.types.get(t), Type::Enum(_)) || matches!(self.types.get(vt), Type::Enum(_)) {
+            return self.as_enum(env, t, v, vspan);
+        }
         let target = self.types.get(t).clone();
         let numeric_like = |s: &Sema, ty| s.types.is_numeric(ty) || ty == s.types.common.bool_;
         if !numeric_like(self, t) || !numeric_like(self, vt) {
@@ -538,22 +473,6 @@ impl Sema {
             Type::Bool => Value::Bool(bits != 0),
             Type::Int { signed, bits: w } => Value::Int(super::eval::wrap_int(i128::from(bits), signed, w), t),
             _ => Value::Int(i128::from(bits), t),
-        }
-    }
-
-    fn b_get_int(&mut self, env: &mut Env, e: ExprId) -> R<Val> {
-        let v = self.expr(env, e)?;
-        let u16t = self.types.common.u16;
-        match v {
-            Val::Ct(Value::Color(c)) | Val::Ct(Value::TaskId(_, c)) | Val::Ct(Value::Queue(_, c)) => Ok(Val::Ct(Value::Int(i128::from(c), u16t))),
-            Val::Ct(Value::Int(i, t)) => Ok(Val::Ct(Value::Int(i, t))),
-            Val::Rt { reg, ty } if self.types.num_ty(ty) == Some(csl_arch::NumTy::U16) => Ok(Val::Rt { reg, ty: u16t }),
-            other => {
-                let sp = self.span(env, e);
-                let t = self.val_ty(&other);
-                let d = self.types.display(t);
-                Err(self.err(codes::TYPE_MISMATCH, format!("@get_int does not accept {d}"), sp, "expected a color, task id, queue or integer"))
-            }
         }
     }
 
@@ -741,6 +660,20 @@ impl Sema {
                     TaskKind::Control => "a control task takes at most one parameter",
                 };
                 return Err(self.report(Diagnostic::error(codes::BAD_TASK, what, tspan, "bound here").with_label(t.name.span, "declared here")));
+            }
+        }
+        if self.opts.memcpy {
+            let reserved = match kind {
+                TaskKind::Local => csl_arch::fabric::MEMCPY_RESERVED_LOCAL_TASKS.contains(&num) || num == csl_arch::fabric::TEARDOWN_TASK_ID,
+                TaskKind::Data => self.opts.arch == csl_arch::Arch::Wse2 && csl_arch::fabric::MEMCPY_RESERVED_COLORS.contains(&num),
+                TaskKind::Control => csl_arch::fabric::MEMCPY_RESERVED_CONTROL_TASKS.contains(&num),
+            };
+            if reserved {
+                return Err(self.report(
+                    Diagnostic::error(codes::TASK_ID_RANGE, format!("task id {num} is reserved by the memcpy infrastructure"), ispan, "reserved")
+                        .with_note("with --memcpy, colors 21-23, local task ids 27-30 and control task ids 33-37 belong to memcpy")
+                        .with_help("pick another id"),
+                ));
             }
         }
         if let Some(prev) = self.bound_ids.get(&num).copied() {

@@ -1,10 +1,20 @@
 //! Calls, function and task lowering, and globals.
 //!
-//! A call runs at comptime when the caller is comptime, or the callee has `comptime`
-//! parameters or returns a comptime-only type; otherwise the callee is lowered (once per
-//! program) and a `call` instruction is emitted.
+//! * A call runs at **comptime** when the caller is comptime or the callee returns a
+//!   comptime-only type (then every argument must be comptime-known).
+//! * Otherwise an `inline fn` is **inlined**: its body is lowered into the caller, with
+//!   comptime-known arguments staying comptime inside, and `return` joining like a
+//!   labelled block's `break`.
+//! * Any other call is a runtime `call` of a **function instance**: one lowered function
+//!   per declaration and distinct tuple of comptime arguments (`comptime` parameters,
+//!   parameters of comptime-only types, and `anytype` parameters given a comptime-only
+//!   value) and `anytype` argument types. A plain function has one instance.
+//! * A runtime value of type `*const fn(...) R` is called with `call_ind`.
+//! * Aggregates (arrays, structs) and descriptors are passed by address and copied into
+//!   the callee's frame, so parameters have value semantics. Returning them is not
+//!   supported yet.
 
-use super::eval::{Env, Local, Val};
+use super::eval::{Arm, Env, INLINE_RETURN, Local, LoopCtx, Val};
 use super::lower::FnBuilder;
 use super::module::DeclRef;
 use super::stmt::Flow;
@@ -12,13 +22,34 @@ use super::types::{Type, TypeId};
 use super::value::Value;
 use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
-use crate::ir::{FuncId, Global, GlobalId, Inst, Reloc, Term};
+use crate::ir::{FuncId, Global, GlobalId, Inst, Reloc, Term, VReg};
 use crate::source::Span;
-use crate::syntax::ast::{DeclKind, ExprId, FnParam};
+use crate::syntax::ast::{Ast, Block, DeclKind, ExprId, ExprKind, FnDecl, FnParam, InitList, Stmt, StmtKind, SwitchItem, UnaryOp};
 use cranelift_entity::EntityRef;
+use std::collections::HashSet;
+use std::rc::Rc;
 
 /// Deepest comptime call nesting before we report runaway recursion.
 const MAX_COMPTIME_DEPTH: u32 = 200;
+
+/// How one parameter of a function instance is bound.
+#[derive(Clone, Debug)]
+pub enum ParamBind {
+    /// A comptime parameter: its value.
+    Ct(Value),
+    /// A runtime parameter of this type.
+    Rt(TypeId),
+}
+
+/// An analysed call argument.
+struct Arg {
+    name: String,
+    val: Val,
+    ty: TypeId,
+    /// Bound at comptime in every instance.
+    comptime: bool,
+    span: Span,
+}
 
 impl Sema {
     /// `callee(args)`.
@@ -36,6 +67,7 @@ impl Sema {
                         .with_help("bind it to a task id and start it with `@activate(id)`"),
                 ))
             }
+            Val::Rt { reg, ty } if self.fn_ptr_sig(ty).is_some() => self.call_indirect(env, reg, ty, args, span, cspan),
             other => {
                 let ty = self.val_ty(&other);
                 let d = self.types.display(ty);
@@ -44,7 +76,47 @@ impl Sema {
         }
     }
 
-    fn fn_decl(&self, d: DeclRef) -> Option<crate::syntax::ast::FnDecl> {
+    /// The parameter and return types of a function pointer type.
+    pub(crate) fn fn_ptr_sig(&self, ty: TypeId) -> Option<(Vec<TypeId>, TypeId)> {
+        match self.types.get(ty) {
+            Type::Ptr { elem, .. } => match self.types.get(*elem) {
+                Type::Fn { params, ret } => Some((params.clone(), *ret)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn call_indirect(&mut self, env: &mut Env, fptr: VReg, ty: TypeId, args: &[ExprId], span: Span, cspan: Span) -> R<Val> {
+        let Some((ptys, ret)) = self.fn_ptr_sig(ty) else { return Err(Reported) };
+        if ptys.len() != args.len() {
+            let d = self.types.display(ty);
+            return Err(self.report(
+                Diagnostic::error(codes::ARG_COUNT, format!("this function pointer takes {} argument{}, but {} {} given", ptys.len(), plural(ptys.len()), args.len(), was(args.len())), span, "wrong number of arguments")
+                    .with_label(cspan, format!("this has type {d}")),
+            ));
+        }
+        if env.comptime {
+            return Err(self.not_comptime(cspan));
+        }
+        let mut regs = Vec::new();
+        for (&a, &pt) in args.iter().zip(&ptys) {
+            let v = self.expr_hint(env, a, Some(pt))?;
+            let s = self.span(env, a);
+            let v = self.coerce(env, v, pt, s)?;
+            regs.push(self.materialize(env, v, s)?);
+        }
+        if ret == self.types.common.void {
+            self.fb(env).emit(Inst::CallInd { fptr, args: regs, dst: None });
+            Ok(Val::Ct(Value::Void))
+        } else {
+            let dst = self.fb(env).reg();
+            self.fb(env).emit(Inst::CallInd { fptr, args: regs, dst: Some(dst) });
+            Ok(Val::Rt { reg: dst, ty: ret })
+        }
+    }
+
+    fn fn_decl(&self, d: DeclRef) -> Option<FnDecl> {
         match self.mods[d.module].ast.decls.get(d.index as usize).map(|x| &x.kind) {
             Some(DeclKind::Fn(f)) => Some(f.clone()),
             _ => None,
@@ -57,38 +129,88 @@ impl Sema {
             return Err(self.report(
                 Diagnostic::error(
                     codes::ARG_COUNT,
-                    format!("`{}` takes {} argument{}, but {} {} given", f.name.name, f.params.len(), plural(f.params.len()), args.len(), if args.len() == 1 { "was" } else { "were" }),
+                    format!("`{}` takes {} argument{}, but {} {} given", f.name.name, f.params.len(), plural(f.params.len()), args.len(), was(args.len())),
                     span,
                     "wrong number of arguments",
                 )
                 .with_label(f.name.span, "declared here"),
             ));
         }
-        let generic = f.params.iter().any(|p| p.is_comptime || p.ty.is_none());
-        let ret_comptime = {
-            let mut cenv = Env::comptime(d.module, self.mods[d.module].ast.clone(), Ctx::Comptime);
-            // A return type that depends on parameters cannot be evaluated yet; such a
-            // function is generic and runs at comptime.
-            let saved = self.diags.len();
-            match self.eval_type(&mut cenv, f.ret) {
-                Ok(t) => self.types.is_comptime_only(t),
-                Err(_) => {
-                    self.diags.truncate(saved);
-                    true
+        // Analyse the arguments in order, binding parameters in a signature environment so
+        // later parameter types and the return type can refer to earlier parameters.
+        let ast = self.mods[d.module].ast.clone();
+        let mut senv = Env::comptime(d.module, ast.clone(), Ctx::Comptime);
+        let mut bound: Vec<Arg> = Vec::new();
+        for (p, &a) in f.params.iter().zip(args) {
+            let aspan = self.span(env, a);
+            let declared = match p.ty {
+                Some(t) => Some(self.eval_type(&mut senv, t)?),
+                None => None,
+            };
+            let ct_param = p.is_comptime || declared.is_some_and(|t| self.types.is_comptime_only(t));
+            let v = if ct_param {
+                let saved = env.comptime;
+                env.comptime = true;
+                let r = self.expr_hint(env, a, declared);
+                env.comptime = saved;
+                match r? {
+                    Val::Ct(c) => Val::Ct(c),
+                    Val::Rt { .. } => {
+                        return Err(self.report(
+                            Diagnostic::error(codes::NOT_COMPTIME, format!("argument `{}` must be known at comptime", p.name.name), aspan, "this is only known at runtime")
+                                .with_label(p.span, "declared `comptime` here"),
+                        ));
+                    }
+                }
+            } else {
+                self.expr_hint(env, a, declared)?
+            };
+            let (v, t) = match declared {
+                Some(t) => (self.coerce(env, v, t, aspan)?, t),
+                None => {
+                    let t = self.val_ty(&v);
+                    (v, t)
+                }
+            };
+            let comptime = ct_param || (p.ty.is_none() && self.types.is_comptime_only(t));
+            match &v {
+                Val::Ct(c) if comptime => senv.bind(&p.name.name, Local::Value(c.clone())),
+                // A stand-in: the signature may use its type (`@type_of(x)`), never its value.
+                _ => senv.bind(&p.name.name, Local::Reg { reg: VReg::new(0), ty: t, mutable: false }),
+            }
+            bound.push(Arg { name: p.name.name.clone(), val: v, ty: t, comptime, span: aspan });
+        }
+        let ret = self.eval_type(&mut senv, f.ret)?;
+        if env.comptime || self.types.is_comptime_only(ret) {
+            let mut vals = Vec::new();
+            for b in bound {
+                match b.val {
+                    Val::Ct(c) => vals.push((b.name, c)),
+                    Val::Rt { .. } => {
+                        let d2 = self.types.display(ret);
+                        return Err(self.report(
+                            Diagnostic::error(codes::NOT_COMPTIME, "runtime value used at comptime", b.span, "this is only known at runtime")
+                                .with_note(format!("`{}` returns {d2}, so every call of it runs at comptime", f.name.name)),
+                        ));
+                    }
                 }
             }
-        };
-        if env.comptime || generic || ret_comptime {
-            return self.call_comptime(env, d, &f.params, f.ret, f.body.as_ref(), args, span);
+            return self.call_comptime(env, d, &f, vals, ret, span);
         }
-        let func = self.lower_fn(d, span)?;
-        let (ptys, ret) = self.sigs.get(&func).cloned().ok_or(Reported)?;
+        if f.is_inline {
+            return self.inline_call(env, d, &f, bound, ret, span);
+        }
+        let binds: Vec<ParamBind> = bound
+            .iter()
+            .map(|b| match (&b.val, b.comptime) {
+                (Val::Ct(c), true) => ParamBind::Ct(c.clone()),
+                _ => ParamBind::Rt(b.ty),
+            })
+            .collect();
+        let func = self.fn_instance(d, &f, &binds, ret, span)?;
         let mut regs = Vec::new();
-        for (a, pt) in args.iter().zip(ptys) {
-            let v = self.expr(env, *a)?;
-            let s = self.span(env, *a);
-            let v = self.coerce(env, v, pt, s)?;
-            regs.push(self.materialize(env, v, s)?);
+        for b in bound.into_iter().filter(|b| !b.comptime) {
+            regs.push(self.materialize(env, b.val, b.span)?);
         }
         if ret == self.types.common.void {
             self.fb(env).emit(Inst::Call { func, args: regs, dst: None });
@@ -100,18 +222,9 @@ impl Sema {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn call_comptime(
-        &mut self,
-        env: &mut Env,
-        d: DeclRef,
-        params: &[FnParam],
-        ret: ExprId,
-        body: Option<&crate::syntax::ast::Block>,
-        args: &[ExprId],
-        span: Span,
-    ) -> R<Val> {
-        let Some(body) = body else {
+    /// Runs a call at comptime with every parameter bound to a value.
+    fn call_comptime(&mut self, env: &mut Env, d: DeclRef, f: &FnDecl, args: Vec<(String, Value)>, ret_ty: TypeId, span: Span) -> R<Val> {
+        let Some(body) = &f.body else {
             return Err(self.err(codes::NOT_COMPTIME, "extern functions cannot run at comptime", span, "called at comptime here"));
         };
         if self.depth >= MAX_COMPTIME_DEPTH {
@@ -122,25 +235,22 @@ impl Sema {
             _ => Ctx::Comptime,
         };
         let mut cenv = Env::comptime(d.module, self.mods[d.module].ast.clone(), ctx);
-        for (p, a) in params.iter().zip(args) {
-            let v = self.eval_comptime(env, *a)?;
-            let v = match p.ty {
-                Some(t) => {
-                    let t = self.eval_type(&mut cenv, t)?;
-                    let s = self.span(env, *a);
-                    self.coerce_value(v, t, s)?
-                }
-                None => v,
-            };
-            cenv.bind(&p.name.name, Local::Value(v));
+        let descr: Vec<String> = args.iter().map(|(_, v)| v.describe(&self.types)).collect();
+        for (n, v) in args {
+            cenv.bind(&n, Local::Value(v));
         }
-        let ret_ty = self.eval_type(&mut cenv, ret)?;
         cenv.ret_ty = Some(ret_ty);
         self.depth += 1;
         let flow = self.exec_block(&mut cenv, body);
         self.depth -= 1;
         match flow? {
-            Flow::Return(Some(v)) => Ok(Val::Ct(v)),
+            Flow::Return(Some(v)) => {
+                if let Value::Type(t) = v {
+                    // A generic type is named after the call that made it: `Pair(i16)`.
+                    self.types.name_type(t, &format!("{}({})", f.name.name, descr.join(", ")));
+                }
+                Ok(Val::Ct(v))
+            }
             Flow::Return(None) | Flow::Normal if ret_ty == self.types.common.void => Ok(Val::Ct(Value::Void)),
             _ => {
                 let d2 = self.types.display(ret_ty);
@@ -149,47 +259,214 @@ impl Sema {
         }
     }
 
-    /// Lowers a runtime function (once per program) and returns its id.
+    /// Expands a call of an `inline fn` into the caller.
+    fn inline_call(&mut self, env: &mut Env, d: DeclRef, f: &FnDecl, args: Vec<Arg>, ret: TypeId, span: Span) -> R<Val> {
+        let Some(body) = &f.body else { return Err(Reported) };
+        if self.depth >= MAX_COMPTIME_DEPTH {
+            return Err(self.err(codes::COMPTIME_FUEL, "inline calls nest too deeply", span, "called here"));
+        }
+        let Some(fb) = env.fb.take() else { return Err(Reported) };
+        let ast = self.mods[d.module].ast.clone();
+        let mut ienv = Env::runtime(d.module, ast.clone(), fb, ret);
+        ienv.inline_ret = true;
+        ienv.addr_taken = Rc::new(addr_taken_names(&ast, body));
+        let exit = self.fb(&mut ienv).block();
+        ienv.loops.push(LoopCtx { label: Some(INLINE_RETURN.to_string()), exit, cont: exit, breaks: Some(Vec::new()), hint: Some(ret) });
+        for a in args {
+            let _ = self.bind_param(&mut ienv, &a.name, a.val, a.ty, a.span);
+        }
+        self.depth += 1;
+        let _ = self.exec_block(&mut ienv, body);
+        self.depth -= 1;
+        let mut arms: Vec<Arm> = ienv.loops.pop().and_then(|c| c.breaks).unwrap_or_default();
+        let void = self.types.common.void;
+        let mut result = Ok(());
+        if self.fb(&mut ienv).cur_reachable() {
+            if ret == void {
+                let cur = self.fb(&mut ienv).cur;
+                arms.push(Arm { block: cur, val: Val::Ct(Value::Void), span, reachable: true });
+            } else {
+                let end = Span { file: body.span.file, start: body.span.end.saturating_sub(1), end: body.span.end };
+                let d2 = self.types.display(ret);
+                result = Err(self.report(
+                    Diagnostic::error(codes::BAD_RETURN, format!("missing return value of type {d2}"), end, "control reaches the end of the function here")
+                        .with_help("add a `return` statement"),
+                ));
+            }
+        }
+        let r = result.and_then(|()| self.merge_arms(&mut ienv, arms, exit, Some(ret), span));
+        env.fb = ienv.fb.take();
+        r
+    }
+
+    /// Binds a runtime parameter (or an inlined call's argument) in a function body:
+    /// comptime values stay comptime, aggregates are copied into the frame, scalars whose
+    /// address is taken live in the frame, other scalars in a register.
+    fn bind_param(&mut self, env: &mut Env, name: &str, val: Val, ty: TypeId, span: Span) -> R<()> {
+        match val {
+            Val::Ct(c) => env.bind(name, Local::Value(c)),
+            Val::Rt { reg, .. } if self.types.is_mem_type(ty) => {
+                let size = self.types.size_of(ty).unwrap_or(0) as u32;
+                let align = self.types.align_of(ty).unwrap_or(1) as u32;
+                let off = self.fb(env).frame_slot(size, align);
+                let dst = self.fb(env).reg();
+                self.fb(env).emit(Inst::FrameAddr { dst, off });
+                self.emit_copy(env, dst, reg, ty);
+                env.bind(name, Local::Frame { off, ty, mutable: false });
+            }
+            Val::Rt { reg, .. } if env.addr_taken.contains(name) => {
+                let Some(nt) = self.types.num_ty(ty) else { return Err(Reported) };
+                let size = nt.size();
+                let off = self.fb(env).frame_slot(size, size.max(1));
+                let dst = self.fb(env).reg();
+                self.fb(env).emit(Inst::FrameAddr { dst, off });
+                self.fb(env).emit(Inst::Store { w: nt.width(), addr: dst, src: reg });
+                env.bind(name, Local::Frame { off, ty, mutable: false });
+            }
+            Val::Rt { reg, .. } => {
+                let copy = self.fb(env).reg();
+                self.fb(env).emit(Inst::Mov { dst: copy, src: reg });
+                env.bind(name, Local::Reg { reg: copy, ty, mutable: false });
+            }
+        }
+        let _ = span;
+        Ok(())
+    }
+
+    /// The lowered instance of function `d` for these parameter bindings (once per
+    /// program and distinct bindings).
+    fn fn_instance(&mut self, d: DeclRef, f: &FnDecl, binds: &[ParamBind], ret: TypeId, span: Span) -> R<FuncId> {
+        let generic = binds.iter().any(|b| matches!(b, ParamBind::Ct(_))) || f.params.iter().any(|p| p.ty.is_none());
+        let key: Vec<String> = binds
+            .iter()
+            .map(|b| match b {
+                ParamBind::Ct(v) => v.canonical(&self.types),
+                ParamBind::Rt(t) => format!("rt:{}", t.index()),
+            })
+            .collect();
+        let key = key.join(";");
+        let cached = if generic { self.mods[d.module].mono.get(&(d.index, key.clone())).copied() } else { self.mods[d.module].funcs.get(&d.index).copied() };
+        if let Some(func) = cached {
+            return Ok(func);
+        }
+        let Some(body) = f.body.clone() else {
+            return Err(self.err(codes::UNSUPPORTED, "extern functions are not supported yet", f.name.span, "declared extern here"));
+        };
+        if self.prog.is_none() {
+            return Err(self.err(codes::BUILTIN_CONTEXT, "runtime functions can only be called from PE code", span, "called here"));
+        }
+        let ast = self.mods[d.module].ast.clone();
+        let mut ptys = Vec::new();
+        for (p, b) in f.params.iter().zip(binds) {
+            if let ParamBind::Rt(t) = b {
+                let t = *t;
+                if self.types.is_comptime_only(t) || (self.types.num_ty(t).is_none() && !self.types.is_mem_type(t)) || self.types.size_of(t).is_none() {
+                    let dsp = self.types.display(t);
+                    return Err(self.report(
+                        Diagnostic::error(codes::NOT_COMPTIME, format!("a runtime parameter cannot have type {dsp}"), p.span, "declared here")
+                            .with_help("mark the parameter `comptime`, or pass a runtime value"),
+                    ));
+                }
+                ptys.push(t);
+            }
+        }
+        if ret != self.types.common.void && self.types.num_ty(ret).is_none() {
+            let dsp = self.types.display(ret);
+            let s = ast.exprs[f.ret].span;
+            return Err(self.report(
+                Diagnostic::error(codes::UNSUPPORTED, format!("returning {dsp} from a runtime function is not supported yet"), s, "returned by value here")
+                    .with_help("pass a pointer to where the result should go instead"),
+            ));
+        }
+        let mut name = self.qualified(d.module, &f.name.name);
+        if generic {
+            let parts: Vec<String> = binds
+                .iter()
+                .map(|b| match b {
+                    ParamBind::Ct(v) => v.describe(&self.types),
+                    ParamBind::Rt(t) => self.types.display(*t),
+                })
+                .collect();
+            name = format!("{name}({})", parts.join(", "));
+        }
+        let func = self.reserve_func(&name, f.name.span);
+        if generic {
+            self.mods[d.module].mono.insert((d.index, key), func);
+        } else {
+            self.mods[d.module].funcs.insert(d.index, func);
+        }
+        self.sigs.insert(func, (ptys, ret));
+        self.lower_body(d, name, &f.params, binds, ret, &body, func, f.name.span)?;
+        Ok(func)
+    }
+
+    /// The runtime function of a non-generic `fn` (for function pointers and exports).
     pub fn lower_fn(&mut self, d: DeclRef, span: Span) -> R<FuncId> {
         if let Some(&f) = self.mods[d.module].funcs.get(&d.index) {
             return Ok(f);
         }
         let Some(f) = self.fn_decl(d) else { return Err(Reported) };
-        let Some(body) = f.body.clone() else {
-            return Err(self.err(codes::UNSUPPORTED, "extern functions are not supported yet", f.name.span, "declared extern here"));
-        };
-        if self.prog.is_none() {
-            return Err(self.err(
-                codes::BUILTIN_CONTEXT,
-                "runtime functions can only be called from PE code",
-                span,
-                "called here",
-            ));
+        if f.is_inline {
+            return Err(self.inline_fn_address(span, f.name.span));
         }
-        let ast = self.mods[d.module].ast.clone();
-        let mut cenv = Env::comptime(d.module, ast.clone(), Ctx::Comptime);
+        let Some((ptys, ret)) = self.plain_sig(d, &f)? else {
+            return Err(self.report(
+                Diagnostic::error(codes::NOT_COMPTIME, format!("generic function `{}` has no address", f.name.name), span, "used as a runtime function here")
+                    .with_label(f.name.span, "it has comptime or `anytype` parameters")
+                    .with_help("call it instead; each call with different comptime arguments makes its own copy"),
+            ));
+        };
+        let binds: Vec<ParamBind> = ptys.into_iter().map(ParamBind::Rt).collect();
+        self.fn_instance(d, &f, &binds, ret, span)
+    }
+
+    /// The parameter and return types of a function without comptime parameters, or
+    /// `None` for a generic one.
+    pub(crate) fn plain_sig(&mut self, d: DeclRef, f: &FnDecl) -> R<Option<(Vec<TypeId>, TypeId)>> {
+        if f.params.iter().any(|p| p.is_comptime || p.ty.is_none()) {
+            return Ok(None);
+        }
+        let mut cenv = Env::comptime(d.module, self.mods[d.module].ast.clone(), Ctx::Comptime);
         let mut ptys = Vec::new();
         for p in &f.params {
-            let Some(t) = p.ty else { return Err(Reported) };
+            let Some(t) = p.ty else { return Ok(None) };
             let t = self.eval_type(&mut cenv, t)?;
-            if self.types.num_ty(t).is_none() {
-                let dsp = self.types.display(t);
-                return Err(self.err(codes::UNSUPPORTED, format!("parameters of type {dsp} are not supported in runtime functions yet"), p.span, "here"));
+            if self.types.is_comptime_only(t) {
+                return Ok(None);
             }
             ptys.push(t);
         }
         let ret = self.eval_type(&mut cenv, f.ret)?;
-        if ret != self.types.common.void && self.types.num_ty(ret).is_none() {
-            let dsp = self.types.display(ret);
-            let s = ast.exprs[f.ret].span;
-            return Err(self.err(codes::UNSUPPORTED, format!("returning {dsp} from a runtime function is not supported yet"), s, "here"));
+        Ok(Some((ptys, ret)))
+    }
+
+    /// Coerces function `d` to the function type `fty` (the target type is `target`, the
+    /// function type itself or a pointer to it), checking the signature.
+    pub(crate) fn coerce_func(&mut self, d: DeclRef, fty: TypeId, target: TypeId, span: Span) -> R<Value> {
+        let Some(f) = self.fn_decl(d) else { return Err(Reported) };
+        let Type::Fn { params, ret } = self.types.get(fty).clone() else { return Err(Reported) };
+        let is_ptr = fty != target;
+        if is_ptr && f.is_inline {
+            return Err(self.inline_fn_address(span, f.name.span));
         }
-        let name = self.qualified(d.module, &f.name.name);
-        let func = self.reserve_func(&name, f.name.span);
-        self.mods[d.module].funcs.insert(d.index, func);
-        self.sigs.insert(func, (ptys.clone(), ret));
-        self.lower_body(d, name, &f.params, &ptys, ret, &body, func, f.name.span)?;
-        Ok(func)
+        let sig = self.plain_sig(d, &f)?;
+        let ok = sig.as_ref().is_some_and(|(p, r)| *p == params && *r == ret);
+        if ok {
+            return Ok(Value::Func(d));
+        }
+        let want = self.types.display(fty);
+        let found = match &sig {
+            Some((p, r)) => {
+                let t = self.types.intern(Type::Fn { params: p.clone(), ret: *r });
+                self.types.display(t)
+            }
+            None => "a generic function".to_string(),
+        };
+        Err(self.report(
+            Diagnostic::error(codes::TYPE_MISMATCH, format!("expected {}, found `{}` of type {found}", self.types.display(target), f.name.name), span, format!("this is {found}"))
+                .with_label(f.name.span, "declared here")
+                .with_note(format!("the parameter and return types must match {want} exactly")),
+        ))
     }
 
     /// Lowers a task body (once per program).
@@ -219,14 +496,22 @@ impl Sema {
         let mut cenv = Env::comptime(d.module, ast.clone(), Ctx::Comptime);
         let mut ptys = Vec::new();
         for p in &t.params {
-            let Some(ty) = p.ty else { return Err(Reported) };
-            ptys.push(self.eval_type(&mut cenv, ty)?);
+            let Some(ty) = p.ty else {
+                return Err(self.err(codes::BAD_TASK, "task parameters need a type", p.span, "`anytype` is not allowed here"));
+            };
+            let ty = self.eval_type(&mut cenv, ty)?;
+            if self.types.num_ty(ty).is_none() {
+                let dsp = self.types.display(ty);
+                return Err(self.err(codes::BAD_TASK, format!("a task parameter cannot have type {dsp}"), p.span, "tasks receive wavelet halves: 16- or 32-bit scalars"));
+            }
+            ptys.push(ty);
         }
         let name = self.qualified(d.module, &t.name.name);
         let func = self.reserve_func(&name, t.name.span);
         self.mods[d.module].funcs.insert(d.index, func);
         self.sigs.insert(func, (ptys.clone(), void));
-        self.lower_body(d, name, &t.params, &ptys, void, &t.body, func, t.name.span)?;
+        let binds: Vec<ParamBind> = ptys.iter().map(|t| ParamBind::Rt(*t)).collect();
+        self.lower_body(d, name, &t.params, &binds, void, &t.body, func, t.name.span)?;
         Ok(func)
     }
 
@@ -239,25 +524,21 @@ impl Sema {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn lower_body(
-        &mut self,
-        d: DeclRef,
-        name: String,
-        params: &[FnParam],
-        ptys: &[TypeId],
-        ret: TypeId,
-        body: &crate::syntax::ast::Block,
-        func: FuncId,
-        span: Span,
-    ) -> R<()> {
+    fn lower_body(&mut self, d: DeclRef, name: String, params: &[FnParam], binds: &[ParamBind], ret: TypeId, body: &Block, func: FuncId, span: Span) -> R<()> {
         let ast = self.mods[d.module].ast.clone();
-        let mut env = Env::comptime(d.module, ast, Ctx::Runtime);
-        env.comptime = false;
-        env.fb = Some(FnBuilder::new(name, params.len() as u32, span));
-        env.ret_ty = Some(ret);
-        for (i, (p, t)) in params.iter().zip(ptys).enumerate() {
-            let reg = self.fb(&mut env).param(i as u32);
-            env.bind(&p.name.name, Local::Reg { reg, ty: *t, mutable: false });
+        let nparams = binds.iter().filter(|b| matches!(b, ParamBind::Rt(_))).count() as u32;
+        let mut env = Env::runtime(d.module, ast.clone(), FnBuilder::new(name, nparams, span), ret);
+        env.addr_taken = Rc::new(addr_taken_names(&ast, body));
+        let mut i = 0;
+        for (p, b) in params.iter().zip(binds) {
+            match b {
+                ParamBind::Ct(v) => env.bind(&p.name.name, Local::Value(v.clone())),
+                ParamBind::Rt(t) => {
+                    let reg = self.fb(&mut env).param(i);
+                    i += 1;
+                    let _ = self.bind_param(&mut env, &p.name.name, Val::Rt { reg, ty: *t }, *t, p.span);
+                }
+            }
         }
         let _ = self.exec_block(&mut env, body);
         let void = self.types.common.void;
@@ -345,12 +626,20 @@ impl Sema {
     }
 
     /// Serialises a comptime value of type `ty` into `out` at `off`.
-    fn value_bytes(&mut self, v: &Value, ty: TypeId, out: &mut [u8], off: usize, relocs: &mut Vec<Reloc>, span: Span) -> R<()> {
+    pub(crate) fn value_bytes(&mut self, v: &Value, ty: TypeId, out: &mut [u8], off: usize, relocs: &mut Vec<Reloc>, span: Span) -> R<()> {
         match (v, self.types.get(ty).clone()) {
             (Value::Array(_, elems), Type::Array { elem, .. }) => {
                 let esize = self.types.size_of(elem).unwrap_or(0) as usize;
                 for (i, e) in elems.iter().enumerate() {
                     self.value_bytes(e, elem, out, off + i * esize, relocs, span)?;
+                }
+                Ok(())
+            }
+            (Value::Record(_, vals), Type::Struct(_)) => {
+                let Some(def) = self.types.struct_def(ty).cloned() else { return Err(Reported) };
+                let offsets = self.types.struct_layout(ty).map(|l| l.offsets).unwrap_or_default();
+                for ((v, (_, fty)), o) in vals.iter().zip(&def.fields).zip(offsets) {
+                    self.value_bytes(v, *fty, out, off + o as usize, relocs, span)?;
                 }
                 Ok(())
             }
@@ -390,4 +679,101 @@ impl Sema {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+fn was(n: usize) -> &'static str {
+    if n == 1 { "was" } else { "were" }
+}
+
+/// Names whose address is taken (`&x`, `&x.f`, `&x[i]`) anywhere in a body.
+pub(crate) fn addr_taken_names(ast: &Ast, body: &Block) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut exprs: Vec<ExprId> = Vec::new();
+    let mut blocks: Vec<&Block> = vec![body];
+    while let Some(b) = blocks.pop() {
+        for s in &b.stmts {
+            stmt_children(s, &mut exprs, &mut blocks);
+        }
+        while let Some(e) = exprs.pop() {
+            let Some(node) = ast.exprs.get(e) else { continue };
+            if let ExprKind::Unary { op: UnaryOp::AddrOf, operand } = &node.kind {
+                let mut root = *operand;
+                loop {
+                    match ast.exprs.get(root).map(|n| &n.kind) {
+                        Some(ExprKind::Field { base, .. }) | Some(ExprKind::Index { base, .. }) => root = *base,
+                        Some(ExprKind::Ident(n)) => {
+                            out.insert(n.clone());
+                            break;
+                        }
+                        _ => break,
+                    }
+                }
+            }
+            expr_children(&node.kind, &mut exprs, &mut blocks);
+        }
+    }
+    out
+}
+
+fn stmt_children<'a>(s: &'a Stmt, exprs: &mut Vec<ExprId>, blocks: &mut Vec<&'a Block>) {
+    match &s.kind {
+        StmtKind::Local(v) => exprs.extend(v.init),
+        StmtKind::Expr(e) | StmtKind::Return(Some(e)) => exprs.push(*e),
+        StmtKind::Assign { target, value, .. } => exprs.extend([*target, *value]),
+        StmtKind::If { cond, then, otherwise } => {
+            exprs.push(*cond);
+            blocks.push(then);
+            blocks.extend(otherwise.iter());
+        }
+        StmtKind::While { cond, cont, body, .. } => {
+            exprs.push(*cond);
+            if let Some(c) = cont {
+                stmt_children(c, exprs, blocks);
+            }
+            blocks.push(body);
+        }
+        StmtKind::For { iter, body, .. } => {
+            exprs.push(*iter);
+            blocks.push(body);
+        }
+        StmtKind::Break { value: Some(v), .. } => exprs.push(*v),
+        StmtKind::Block(b) | StmtKind::Comptime(b) => blocks.push(b),
+        _ => {}
+    }
+}
+
+fn expr_children<'a>(k: &'a ExprKind, exprs: &mut Vec<ExprId>, blocks: &mut Vec<&'a Block>) {
+    match k {
+        ExprKind::Builtin { args, .. } => exprs.extend(args.iter().copied()),
+        ExprKind::Unary { operand, .. } => exprs.push(*operand),
+        ExprKind::Binary { lhs, rhs, .. } => exprs.extend([*lhs, *rhs]),
+        ExprKind::Call { callee, args } => {
+            exprs.push(*callee);
+            exprs.extend(args.iter().copied());
+        }
+        ExprKind::Index { base, indices } => {
+            exprs.push(*base);
+            exprs.extend(indices.iter().copied());
+        }
+        ExprKind::Field { base, .. } | ExprKind::Deref(base) | ExprKind::Comptime(base) => exprs.push(*base),
+        ExprKind::AnonInit(l) | ExprKind::TypedInit { init: l, .. } => match l {
+            InitList::Fields(fs) => exprs.extend(fs.iter().map(|f| f.value)),
+            InitList::Elems(es) => exprs.extend(es.iter().copied()),
+        },
+        ExprKind::If { cond, then, otherwise } => exprs.extend([*cond, *then, *otherwise]),
+        ExprKind::Switch { scrutinee, cases } => {
+            exprs.push(*scrutinee);
+            for c in cases {
+                exprs.push(c.body);
+                for it in &c.items {
+                    match it {
+                        SwitchItem::Value(v) => exprs.push(*v),
+                        SwitchItem::Range(a, b) => exprs.extend([*a, *b]),
+                    }
+                }
+            }
+        }
+        ExprKind::Block(b) => blocks.push(b),
+        _ => {}
+    }
 }

@@ -184,7 +184,7 @@ impl Sema {
             let fspan = f.name.span;
             match (kind, fname) {
                 (DsdKind::Mem1d | DsdKind::Mem4d, "tensor_access") => {
-                    self.tensor_access(env, f.value, &mut d, span)?;
+                    self.dsd_tensor_access(env, f.value, &mut d, span)?;
                 }
                 (DsdKind::Mem1d | DsdKind::Mem4d, "base_address") => {
                     let v = self.expr(env, f.value)?;
@@ -406,7 +406,7 @@ impl Sema {
     }
 
     /// `|i, j|{M, N} -> A[affine]`: fills base, length/stride or extents/strides.
-    fn tensor_access(&mut self, env: &mut Env, e: ExprId, d: &mut DsdVal, span: Span) -> R<()> {
+    fn dsd_tensor_access(&mut self, env: &mut Env, e: ExprId, d: &mut DsdVal, span: Span) -> R<()> {
         let ast = env.ast.clone();
         let ExprKind::TensorAccess { vars, extents, access } = &ast.exprs[e].kind else {
             let s = self.span(env, e);

@@ -13,8 +13,9 @@ use super::{Ctx, R, Reported, Sema, did_you_mean};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{Inst, Term, VReg};
 use crate::source::Span;
-use crate::syntax::ast::{Ast, BinaryOp, DeclKind, ExprId, ExprKind, InitList, UnaryOp};
+use crate::syntax::ast::{Ast, BinaryOp, DeclKind, ExprId, ExprKind, UnaryOp};
 use csl_arch::isa::{BinOp, CmpOp, NumTy, UnOp, Width};
+use std::collections::HashSet;
 use std::rc::Rc;
 
 /// A local binding.
@@ -44,7 +45,7 @@ pub enum Local {
     },
 }
 
-/// A runtime loop's jump targets.
+/// A runtime loop's (or labelled block's) jump targets.
 pub struct LoopCtx {
     /// Label, if any.
     pub label: Option<String>,
@@ -52,7 +53,29 @@ pub struct LoopCtx {
     pub exit: crate::ir::BlockId,
     /// Where `continue` goes.
     pub cont: crate::ir::BlockId,
+    /// For a labelled block (and an inlined call's body): the `break`s seen so far, whose
+    /// values are moved into the result register once the block's type is known. `None`
+    /// for loops.
+    pub breaks: Option<Vec<Arm>>,
+    /// The type the block's value is expected to have, if the context says.
+    pub hint: Option<TypeId>,
 }
+
+/// One way control reaches the end of a value-producing construct (an `if` or `switch`
+/// arm, a `break :label value`): the still-open block it ends in and its value.
+pub struct Arm {
+    /// The block, left open so the value can be moved into the result register.
+    pub block: crate::ir::BlockId,
+    /// The value.
+    pub val: Val,
+    /// Where the value was written.
+    pub span: Span,
+    /// Whether control can reach the end of the arm.
+    pub reachable: bool,
+}
+
+/// The label of the block an inlined call's `return` breaks to.
+pub const INLINE_RETURN: &str = "<return>";
 
 /// The evaluation environment of one function activation or comptime block.
 pub struct Env {
@@ -76,6 +99,11 @@ pub struct Env {
     pub ct_loops: Vec<Option<String>>,
     /// Labels of enclosing labelled blocks.
     pub ct_labels: Vec<String>,
+    /// Names of locals whose address is taken somewhere in the body (they live in the
+    /// frame instead of a register).
+    pub addr_taken: Rc<HashSet<String>>,
+    /// Whether this is an inlined call's body (`return` breaks to [`INLINE_RETURN`]).
+    pub inline_ret: bool,
 }
 
 impl Env {
@@ -92,7 +120,18 @@ impl Env {
             ret_ty: None,
             ct_loops: Vec::new(),
             ct_labels: Vec::new(),
+            addr_taken: Rc::new(HashSet::new()),
+            inline_ret: false,
         }
+    }
+
+    /// A runtime environment for lowering a function body of module `m` into `fb`.
+    pub fn runtime(module: ModId, ast: Rc<Ast>, fb: FnBuilder, ret_ty: TypeId) -> Env {
+        let mut env = Env::comptime(module, ast, Ctx::Runtime);
+        env.comptime = false;
+        env.fb = Some(fb);
+        env.ret_ty = Some(ret_ty);
+        env
     }
 
     /// Binds a name in the innermost scope.
@@ -182,6 +221,14 @@ pub enum Place {
     },
 }
 
+/// The base of a field access: a place, or a value when the base is not a variable.
+pub enum FieldBase {
+    /// A variable, element or dereference.
+    Place(Place),
+    /// Any other expression's value.
+    Val(Val),
+}
+
 impl Sema {
     pub(crate) fn span(&self, env: &Env, e: ExprId) -> Span {
         env.ast.exprs[e].span
@@ -256,17 +303,17 @@ impl Sema {
                 if let ExprKind::Index { base, indices } = &node.kind
                     && let Some(v) = self.ct_index(env, *base, indices)?
                 {
-                    return Ok(Val::Ct(v));
+                    return Ok(v);
                 }
                 let p = self.place(env, e)?;
                 self.read_place(env, p, span)
             }
             ExprKind::Field { base, name } => self.field(env, e, *base, name, span),
-            ExprKind::AnonInit(list) => self.anon_init(env, list),
+            ExprKind::AnonInit(list) => self.anon_init(env, list, span),
             ExprKind::TypedInit { ty, init } => self.typed_init(env, *ty, init, span),
-            ExprKind::If { cond, then, otherwise } => self.if_expr(env, *cond, *then, *otherwise, span),
-            ExprKind::Switch { scrutinee, cases } => self.switch(env, *scrutinee, cases, span, true),
-            ExprKind::Block(block) => self.block_expr(env, block, span),
+            ExprKind::If { cond, then, otherwise } => self.if_expr(env, *cond, *then, *otherwise, span, None),
+            ExprKind::Switch { scrutinee, cases } => self.switch(env, *scrutinee, cases, span, true, None),
+            ExprKind::Block(block) => self.block_expr(env, block, span, None),
             ExprKind::Comptime(inner) => Ok(Val::Ct(self.eval_comptime(env, *inner)?)),
             ExprKind::ArrayType { dims, elem } => {
                 let mut ds = Vec::new();
@@ -306,19 +353,30 @@ impl Sema {
                 let ret = self.eval_type(env, *ret)?;
                 Ok(Val::Ct(Value::Type(self.types.intern(Type::Fn { params: ps, ret }))))
             }
-            ExprKind::StructType(_) | ExprKind::EnumType { .. } => Err(self.err(
-                codes::UNSUPPORTED,
-                "named struct and enum types are not supported yet",
-                span,
-                "not supported by this version of cslc",
-            )),
-            ExprKind::TensorAccess { .. } => Err(self.err(
-                codes::UNSUPPORTED,
-                "tensor access expressions are not supported yet",
-                span,
-                "not supported by this version of cslc",
-            )),
+            ExprKind::StructType(fields) => Ok(Val::Ct(Value::Type(self.struct_type_expr(env, e, fields)?))),
+            ExprKind::EnumType { tag, members } => Ok(Val::Ct(Value::Type(self.enum_type_expr(env, e, *tag, members, span)?))),
+            ExprKind::TensorAccess { vars, extents, access } => Ok(Val::Ct(self.tensor_access(env, vars, extents, *access, span)?)),
             ExprKind::Error => Err(Reported),
+        }
+    }
+
+    /// Analyses an expression whose value the context expects to have type `hint` (a
+    /// variable's declared type, a parameter type, a return type). The hint gives untyped
+    /// literals in `if`/`switch` arms and labelled blocks a runtime type, and gives
+    /// `.{ ... }` literals their struct or array type; the caller still coerces the result.
+    pub fn expr_hint(&mut self, env: &mut Env, e: ExprId, hint: Option<TypeId>) -> R<Val> {
+        let Some(h) = hint else { return self.expr(env, e) };
+        let ast = env.ast.clone();
+        let node = &ast.exprs[e];
+        let span = node.span;
+        match &node.kind {
+            ExprKind::If { cond, then, otherwise } => self.if_expr(env, *cond, *then, *otherwise, span, hint),
+            ExprKind::Switch { scrutinee, cases } => self.switch(env, *scrutinee, cases, span, true, hint),
+            ExprKind::Block(block) => self.block_expr(env, block, span, hint),
+            ExprKind::AnonInit(list) if matches!(self.types.get(h), Type::Struct(_) | Type::Array { .. }) => {
+                self.init_list(env, h, list, span)
+            }
+            _ => self.expr(env, e),
         }
     }
 
@@ -414,6 +472,10 @@ impl Sema {
                     let ty = v.ty(&mut self.types);
                     Ok(Place::Ct { scope: si, idx: li, path: vec![], ty })
                 }
+                // A runtime aggregate held by address (a capture or a parameter).
+                Local::Reg { reg, ty, mutable } if self.types.is_mem_type(*ty) => {
+                    Ok(Place::Mem { base: MemBase::Reg(*reg), off: 0, dyn_off: None, ty: *ty, mutable: *mutable })
+                }
                 Local::Reg { reg, ty, mutable } => Ok(Place::Reg { reg: *reg, ty: *ty, mutable: *mutable }),
                 Local::Frame { off, ty, mutable } => {
                     Ok(Place::Mem { base: MemBase::Frame(*off), off: 0, dyn_off: None, ty: *ty, mutable: *mutable })
@@ -448,7 +510,11 @@ impl Sema {
         match &ast.exprs[e].kind {
             ExprKind::Ident(name) => self.ident_place(env, name, span),
             ExprKind::Field { base, name } => {
-                if let Val::Ct(Value::Module(m)) = self.expr(env, *base)? {
+                if self.is_place_expr(env, *base) {
+                    return self.field_place(env, *base, &name.name, name.span, span);
+                }
+                let bv = self.expr(env, *base)?;
+                if let Val::Ct(Value::Module(m)) = bv {
                     let Some(d) = self.lookup_decl(m, &name.name) else {
                         return Err(self.unknown_member_of_module(m, &name.name, name.span));
                     };
@@ -460,7 +526,13 @@ impl Sema {
                         _ => Err(self.assign_const(&name.name, span)),
                     };
                 }
-                Err(self.err(codes::UNSUPPORTED, "this field cannot be assigned", span, "not an assignable place"))
+                let bspan = self.span(env, *base);
+                self.field_place_in(env, FieldBase::Val(bv), bspan, &name.name, name.span, span)
+            }
+            ExprKind::Builtin { name, args } if name.name == "field" && args.len() == 2 => {
+                let f = self.str_arg_kind(env, args[1], "field")?;
+                let fspan = self.span(env, args[1]);
+                self.field_place(env, args[0], &f, fspan, span)
             }
             ExprKind::Index { base, indices } => self.index_place(env, *base, indices, span),
             ExprKind::Deref(p) => {
@@ -486,7 +558,7 @@ impl Sema {
         }
     }
 
-    fn ptr_base(&mut self, env: &mut Env, pv: Val, span: Span) -> R<MemBase> {
+    pub(crate) fn ptr_base(&mut self, env: &mut Env, pv: Val, span: Span) -> R<MemBase> {
         Ok(match pv {
             Val::Ct(Value::GlobalPtr { global, offset, .. }) => {
                 if offset == 0 {
@@ -520,7 +592,8 @@ impl Sema {
                 return Ok(Place::Ct { scope, idx, path, ty: elem });
             }
             other => {
-                // Not an array place: index through a pointer value.
+                // Not an array place: index through a pointer value (or the address of a
+                // runtime array value).
                 let pv = match other {
                     Some(p) => self.read_place(env, p, bspan)?,
                     None => self.expr(env, base)?,
@@ -540,29 +613,47 @@ impl Sema {
                         let mb = self.ptr_base(env, pv, bspan)?;
                         (mb, 0, None, elem, !is_const)
                     }
+                    Type::Array { .. } => match pv {
+                        Val::Rt { reg, .. } => (MemBase::Reg(reg), 0, None, pty, false),
+                        Val::Ct(_) => return Err(self.not_indexable(pty, bspan)),
+                    },
                     _ => return Err(self.not_indexable(pty, bspan)),
                 }
             }
         };
+        let mut idx = Vec::new();
+        for &ix in indices {
+            let v = self.expr(env, ix)?;
+            idx.push((v, self.span(env, ix)));
+        }
+        self.index_into(env, mbase, off, dyn_off, arr_ty, idx, mutable, span)
+    }
+
+    /// The place of an element of the array of type `arr_ty` at `base + off (+ dyn_off)`.
+    /// Row-major: offset = ((i0 * d1 + i1) * d2 + i2) * esize.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn index_into(
+        &mut self,
+        env: &mut Env,
+        mbase: MemBase,
+        off: u32,
+        dyn_off: Option<VReg>,
+        arr_ty: TypeId,
+        idx: Vec<(Val, Span)>,
+        mutable: bool,
+        span: Span,
+    ) -> R<Place> {
         let Type::Array { elem, dims } = self.types.get(arr_ty).clone() else {
-            return Err(self.not_indexable(arr_ty, bspan));
+            return Err(self.not_indexable(arr_ty, span));
         };
-        if indices.len() != dims.len() {
-            return Err(self.err(
-                codes::NOT_INDEXABLE,
-                format!("array of rank {} indexed with {} indices", dims.len(), indices.len()),
-                span,
-                "wrong number of indices",
-            ));
+        if idx.len() != dims.len() {
+            return Err(self.rank_mismatch(dims.len(), idx.len(), span));
         }
         let esize = self.types.size_of(elem).unwrap_or(0) as u32;
-        // Row-major: offset = ((i0 * d1 + i1) * d2 + i2) * esize.
         let mut const_part: i128 = 0;
         let mut dyn_part: Option<VReg> = None;
-        for (k, &ix) in indices.iter().enumerate() {
+        for (k, (v, ispan)) in idx.into_iter().enumerate() {
             let stride: u64 = dims[k + 1..].iter().product::<u64>() * u64::from(esize);
-            let v = self.expr(env, ix)?;
-            let ispan = self.span(env, ix);
             match v {
                 Val::Ct(Value::Int(i, _)) => {
                     if i < 0 || i as u128 >= u128::from(dims[k]) {
@@ -594,13 +685,15 @@ impl Sema {
 
     /// Whether an expression designates a variable (rather than a constant or a
     /// computed value), so that indexing it goes through its storage.
-    fn is_place_expr(&mut self, env: &mut Env, e: ExprId) -> bool {
+    pub(crate) fn is_place_expr(&mut self, env: &mut Env, e: ExprId) -> bool {
         let ast = env.ast.clone();
         match &ast.exprs[e].kind {
             ExprKind::Ident(n) => match env.find(n) {
                 Some((si, li)) => !matches!(env.scopes[si][li].1, Local::Value(_)),
                 None => self.lookup_decl(env.module, n).is_some_and(|d| self.is_var_decl(d)),
             },
+            ExprKind::Field { base, .. } if self.is_place_expr(env, *base) => true,
+            ExprKind::Builtin { name, args } if name.name == "field" && args.len() == 2 => self.is_place_expr(env, args[0]),
             ExprKind::Field { base, name } => match &ast.exprs[*base].kind {
                 ExprKind::Ident(_) => {
                     let saved = self.diags.len();
@@ -646,7 +739,7 @@ impl Sema {
 
     fn ct_flat_index(&mut self, env: &mut Env, dims: &[u64], indices: &[ExprId], span: Span) -> R<usize> {
         if indices.len() != dims.len() {
-            return Err(self.err(codes::NOT_INDEXABLE, "wrong number of indices", span, "index count differs from the array's rank"));
+            return Err(self.rank_mismatch(dims.len(), indices.len(), span));
         }
         let mut flat: u64 = 0;
         for (k, &ix) in indices.iter().enumerate() {
@@ -666,7 +759,7 @@ impl Sema {
     }
 
     /// Indexing a comptime array or tuple with comptime indices.
-    fn ct_index(&mut self, env: &mut Env, base: ExprId, indices: &[ExprId]) -> R<Option<Value>> {
+    fn ct_index(&mut self, env: &mut Env, base: ExprId, indices: &[ExprId]) -> R<Option<Val>> {
         // Only when the base is comptime-known without side effects: a literal, a constant,
         // a comptime variable.
         let ast = env.ast.clone();
@@ -679,7 +772,8 @@ impl Sema {
                         Some(DeclKind::Param { .. }) | Some(DeclKind::Var(crate::syntax::ast::VarDecl { mutability: crate::syntax::ast::Mutability::Const, .. })))
                 }),
             },
-            ExprKind::Builtin { .. } | ExprKind::AnonInit(_) | ExprKind::TypedInit { .. } | ExprKind::Field { .. } => true,
+            ExprKind::Field { .. } => !self.is_place_expr(env, base),
+            ExprKind::Builtin { .. } | ExprKind::AnonInit(_) | ExprKind::TypedInit { .. } => true,
             _ => false,
         };
         if !is_ct_base {
@@ -693,17 +787,24 @@ impl Sema {
         match bv {
             Value::Array(t, elems) => {
                 let Type::Array { dims, .. } = self.types.get(t).clone() else { return Ok(None) };
-                let idx_vals: Vec<Val> = indices.iter().map(|&i| self.expr(env, i)).collect::<R<_>>()?;
-                if idx_vals.iter().any(|v| matches!(v, Val::Rt { .. })) {
-                    return Err(self.err(
-                        codes::UNSUPPORTED,
-                        "indexing a comptime array with a runtime index",
-                        span,
-                        "store the array in a global `var` or `const` to index it at runtime",
-                    ));
+                let mut idx = Vec::new();
+                for &i in indices {
+                    let v = self.expr(env, i)?;
+                    idx.push((v, self.span(env, i)));
                 }
-                let flat = self.ct_flat_index(env, &dims, indices, span)?;
-                Ok(elems.get(flat).cloned())
+                if idx.iter().all(|(v, _)| matches!(v, Val::Ct(_))) {
+                    let flat = self.ct_flat_index_vals(&dims, &idx, span)?;
+                    return Ok(elems.get(flat).cloned().map(Val::Ct));
+                }
+                // A runtime index into a constant array: the array is placed in memory as
+                // read-only data.
+                if env.comptime {
+                    let s = idx.iter().find(|(v, _)| matches!(v, Val::Rt { .. })).map_or(span, |(_, s)| *s);
+                    return Err(self.not_comptime(s));
+                }
+                let addr = self.const_addr(env, &Value::Array(t, elems), span)?;
+                let p = self.index_into(env, MemBase::Reg(addr), 0, None, t, idx, false, span)?;
+                self.read_place(env, p, span).map(Some)
             }
             Value::Struct(fields) => {
                 if indices.len() != 1 {
@@ -711,7 +812,7 @@ impl Sema {
                 }
                 let i = self.eval_int(env, indices[0])?;
                 match fields.get(i as usize) {
-                    Some((_, v)) if i >= 0 => Ok(Some(v.clone())),
+                    Some((_, v)) if i >= 0 => Ok(Some(Val::Ct(v.clone()))),
                     _ => {
                         let s = self.span(env, indices[0]);
                         Err(self.err(codes::COMPTIME_INDEX, format!("index {i} is out of range for a tuple of {} elements", fields.len()), s, "out of range"))
@@ -722,7 +823,48 @@ impl Sema {
         }
     }
 
-    /// Reads a place as a value.
+    /// The flat row-major position of comptime indices.
+    fn ct_flat_index_vals(&mut self, dims: &[u64], idx: &[(Val, Span)], span: Span) -> R<usize> {
+        if idx.len() != dims.len() {
+            return Err(self.rank_mismatch(dims.len(), idx.len(), span));
+        }
+        let mut flat: u64 = 0;
+        for (k, (v, s)) in idx.iter().enumerate() {
+            let i = match v {
+                Val::Ct(Value::Int(i, _)) => *i,
+                other => {
+                    let t = self.val_ty(other);
+                    let d = self.types.display(t);
+                    return Err(self.err(codes::TYPE_MISMATCH, "array index must be an integer", *s, format!("this has type {d}")));
+                }
+            };
+            if i < 0 || i as u128 >= u128::from(dims[k]) {
+                return Err(self.err(codes::COMPTIME_INDEX, format!("index {i} is out of range for an extent of {}", dims[k]), *s, "out of range"));
+            }
+            flat = flat * dims[k] + i as u64;
+        }
+        Ok(flat as usize)
+    }
+
+    fn rank_mismatch(&mut self, rank: usize, given: usize, span: Span) -> Reported {
+        let help = if rank > 1 && given == 1 {
+            format!("index every dimension at once, e.g. `a[i, j]`; the array has {rank} dimensions")
+        } else {
+            format!("give one index per dimension ({rank})")
+        };
+        self.report(
+            Diagnostic::error(
+                codes::NOT_INDEXABLE,
+                format!("array of rank {rank} indexed with {given} ind{}", if given == 1 { "ex" } else { "ices" }),
+                span,
+                "wrong number of indices",
+            )
+            .with_help(help),
+        )
+    }
+
+    /// Reads a place as a value. A runtime aggregate or descriptor is read as its address
+    /// (see [`TypeStore::is_mem_type`](super::types::TypeStore::is_mem_type)).
     pub fn read_place(&mut self, env: &mut Env, p: Place, span: Span) -> R<Val> {
         match p {
             Place::Ct { scope, idx, path, .. } => {
@@ -732,7 +874,8 @@ impl Sema {
                 let mut v = v.clone();
                 for i in path {
                     v = match v {
-                        Value::Array(_, elems) => elems.get(i).cloned().ok_or(Reported)?,
+                        Value::Array(_, elems) | Value::Record(_, elems) => elems.get(i).cloned().ok_or(Reported)?,
+                        Value::Struct(fields) => fields.get(i).map(|(_, v)| v.clone()).ok_or(Reported)?,
                         _ => return Err(Reported),
                     };
                 }
@@ -743,8 +886,7 @@ impl Sema {
                 if env.comptime {
                     return Err(self.not_comptime(span));
                 }
-                // A descriptor's runtime value is its address.
-                if self.types.get(ty).is_dsd() {
+                if self.types.is_mem_type(ty) {
                     let addr = self.place_addr(env, base, off, dyn_off, span)?;
                     return Ok(Val::Rt { reg: addr, ty });
                 }
@@ -765,12 +907,17 @@ impl Sema {
         }
     }
 
-    /// Writes a value to a place (the value is coerced to the place's type).
+    /// Writes a value to a place (the value is coerced to the place's type). Aggregates
+    /// and descriptors are copied.
     pub fn write_place(&mut self, env: &mut Env, p: Place, v: Val, span: Span, target_span: Span) -> R<()> {
         match p {
             Place::Ct { scope, idx, path, ty } => {
                 let Val::Ct(v) = v else {
-                    return Err(self.err(codes::NOT_COMPTIME, "runtime value stored in a comptime variable", span, "only known at runtime"));
+                    return Err(self.report(
+                        Diagnostic::error(codes::NOT_COMPTIME, "runtime value stored in a comptime variable", span, "only known at runtime")
+                            .with_label(target_span, "this is a comptime variable")
+                            .with_help("declare the variable with `var` to hold runtime values"),
+                    ));
                 };
                 let v = self.coerce_value(v, ty, span)?;
                 let Some((_, Local::CtVar(slot))) = env.scopes.get_mut(scope).and_then(|s| s.get_mut(idx)) else {
@@ -790,20 +937,26 @@ impl Sema {
             }
             Place::Mem { base, off, dyn_off, ty, mutable } => {
                 if !mutable {
-                    return Err(self.err(codes::ASSIGN_TO_CONST, "cannot assign through a const pointer", target_span, "read-only"));
+                    return Err(self.err(
+                        codes::ASSIGN_TO_CONST,
+                        "cannot assign to a read-only location",
+                        target_span,
+                        "this is a constant or is reached through a `*const` pointer",
+                    ));
                 }
                 if env.comptime {
                     return Err(self.not_comptime(target_span));
                 }
                 let v = self.coerce(env, v, ty, span)?;
-                if self.types.get(ty).is_dsd() {
+                if self.types.is_mem_type(ty) {
                     let src = self.materialize(env, v, span)?;
                     let dst = self.place_addr(env, base, off, dyn_off, span)?;
-                    self.fb(env).emit(Inst::Copy { dst, src, bytes: csl_arch::dsd::DESC_BYTES as u16 });
+                    self.emit_copy(env, dst, src, ty);
                     return Ok(());
                 }
                 let Some(nt) = self.types.num_ty(ty) else {
-                    return Err(self.err(codes::UNSUPPORTED, "whole-aggregate assignment is not supported yet", target_span, "assign element by element"));
+                    let d = self.types.display(ty);
+                    return Err(self.err(codes::NOT_COMPTIME, format!("a value of type {d} exists only at comptime"), target_span, "cannot be stored in memory"));
                 };
                 let src = self.materialize(env, v, span)?;
                 let addr = self.place_addr(env, base, off, dyn_off, span)?;
@@ -813,7 +966,55 @@ impl Sema {
         }
     }
 
-    fn place_addr(&mut self, env: &mut Env, base: MemBase, off: u32, dyn_off: Option<VReg>, span: Span) -> R<VReg> {
+    /// Copies a runtime value of memory type `ty` from address `src` to address `dst`,
+    /// as loads and stores (a loop for large objects).
+    pub(crate) fn emit_copy(&mut self, env: &mut Env, dst: VReg, src: VReg, ty: TypeId) {
+        let size = self.types.size_of(ty).unwrap_or(0) as u32;
+        let align = self.types.align_of(ty).unwrap_or(1) as u32;
+        let (w, step) = match align {
+            a if a >= 4 && size % 4 == 0 => (Width::W32, 4),
+            a if a >= 2 && size % 2 == 0 => (Width::W16, 2),
+            _ => (Width::W8, 1),
+        };
+        let n = size / step;
+        if n <= 16 {
+            for i in 0..n {
+                let (s, d) = if i == 0 {
+                    (src, dst)
+                } else {
+                    let k = self.imm(env, i * step);
+                    (self.emit_bin(env, BinOp::Add, NumTy::U16, src, k), self.emit_bin(env, BinOp::Add, NumTy::U16, dst, k))
+                };
+                let t = self.fb(env).reg();
+                self.fb(env).emit(Inst::Load { w, dst: t, addr: s });
+                self.fb(env).emit(Inst::Store { w, addr: d, src: t });
+            }
+            return;
+        }
+        // for (i = 0; i < size; i += step) dst[i] = src[i]
+        let i = self.imm(env, 0);
+        let end = self.imm(env, size);
+        let k = self.imm(env, step);
+        let header = self.fb(env).block();
+        let body = self.fb(env).block();
+        let exit = self.fb(env).block();
+        self.fb(env).terminate(Term::Jump(header));
+        self.fb(env).switch_to(header);
+        let c = self.fb(env).reg();
+        self.fb(env).emit(Inst::Cmp { op: CmpOp::Lt, ty: NumTy::U16, dst: c, a: i, b: end });
+        self.fb(env).terminate(Term::Branch { cond: c, then: body, otherwise: exit });
+        self.fb(env).switch_to(body);
+        let s = self.emit_bin(env, BinOp::Add, NumTy::U16, src, i);
+        let d = self.emit_bin(env, BinOp::Add, NumTy::U16, dst, i);
+        let t = self.fb(env).reg();
+        self.fb(env).emit(Inst::Load { w, dst: t, addr: s });
+        self.fb(env).emit(Inst::Store { w, addr: d, src: t });
+        self.fb(env).emit(Inst::Bin { op: BinOp::Add, ty: NumTy::U16, dst: i, a: i, b: k });
+        self.fb(env).terminate(Term::Jump(header));
+        self.fb(env).switch_to(exit);
+    }
+
+    pub(crate) fn place_addr(&mut self, env: &mut Env, base: MemBase, off: u32, dyn_off: Option<VReg>, span: Span) -> R<VReg> {
         let b = match base {
             MemBase::Global(g) => self.emit_global_addr(env, g, off, span)?,
             MemBase::Frame(f) => {
@@ -925,6 +1126,7 @@ impl Sema {
                 self.fb(env).emit(Inst::FuncAddr { dst, func: f });
                 return Ok(dst);
             }
+            Value::Array(..) | Value::Record(..) => return self.const_addr(env, &v, span),
             other => self.scalar_bits(other, span)?,
         };
         Ok(self.imm(env, bits))
@@ -934,6 +1136,10 @@ impl Sema {
     pub fn scalar_bits(&mut self, v: &Value, span: Span) -> R<u32> {
         Ok(match v {
             Value::Bool(b) => u32::from(*b),
+            Value::Enum(t, i) => {
+                let tag = self.types.enum_def(*t).map_or(self.types.common.u16, |d| d.tag);
+                return self.scalar_bits(&Value::Int(*i, tag), span);
+            }
             Value::Int(i, t) => {
                 if *t == self.types.common.comptime_int {
                     return Err(self.err(
@@ -984,7 +1190,13 @@ impl Sema {
         }
         let target = self.types.get(ty).clone();
         let ok = match (&v, &target) {
-            (_, Type::ComptimeStruct) if matches!(v, Value::Struct(_)) => Some(v.clone()),
+            (_, Type::ComptimeStruct) if matches!(v, Value::Struct(_) | Value::Record(..)) => Some(v.clone()),
+            (Value::Struct(fields), Type::Struct(_)) => return self.anon_to_record(fields.clone(), ty, span),
+            (Value::Void, Type::Struct(_)) => return self.anon_to_record(Rc::new(Vec::new()), ty, span),
+            (Value::Func(d), Type::Fn { .. }) => return self.coerce_func(*d, ty, ty, span),
+            (Value::Func(d), Type::Ptr { elem, .. }) if matches!(self.types.get(*elem), Type::Fn { .. }) => {
+                return self.coerce_func(*d, *elem, ty, span);
+            }
             (Value::Int(i, _), Type::Int { .. }) => {
                 if !self.types.int_fits(ty, *i) {
                     let d = self.types.display(ty);
@@ -1031,8 +1243,6 @@ impl Sema {
                 Some(Value::GlobalPtr { global: *global, offset: *offset, ty })
             }
             (Value::AbsPtr { addr, .. }, _) if self.ptr_coercible(vt, ty) => Some(Value::AbsPtr { addr: *addr, ty }),
-            (Value::Func(_), Type::Fn { .. }) => Some(v.clone()),
-            (Value::Func(_), Type::Ptr { elem, .. }) if matches!(self.types.get(*elem), Type::Fn { .. }) => Some(v.clone()),
             (Value::Task(_), Type::LocalTaskId | Type::DataTaskId | Type::ControlTaskId) => None,
             _ => None,
         };
@@ -1046,8 +1256,13 @@ impl Sema {
         let e = self.types.display(expected);
         let f = self.types.display(found);
         let mut d = Diagnostic::error(codes::TYPE_MISMATCH, format!("expected {e}, found {f}"), span, format!("this has type {f}"));
+        let (te, tf) = (self.types.get(expected), self.types.get(found));
         if self.types.is_numeric(expected) && self.types.is_numeric(found) {
             d = d.with_help(format!("convert explicitly with `@as({e}, ...)`"));
+        } else if matches!((te, tf), (Type::Struct(_), Type::Struct(_))) {
+            d = d.with_note("struct types are nominal: two definitions are different types even when their fields match");
+        } else if matches!((te, tf), (Type::Enum(_), _)) && self.types.is_int(found) || matches!((te, tf), (_, Type::Enum(_))) && self.types.is_int(expected) {
+            d = d.with_help(format!("convert between enums and integers with `@as({e}, ...)`"));
         }
         self.report(d)
     }
@@ -1136,13 +1351,40 @@ impl Sema {
     }
 
     fn addr_of(&mut self, env: &mut Env, operand: ExprId, span: Span) -> R<Val> {
+        let ospan = self.span(env, operand);
         // `&f` of a function is the function itself.
         if let ExprKind::Ident(n) = &env.ast.exprs[operand].kind
             && env.find(n).is_none()
             && let Some(d) = self.lookup_decl(env.module, n)
-            && let Some(DeclKind::Fn(_)) = self.mods[d.module].ast.decls.get(d.index as usize).map(|x| &x.kind)
+            && let Some(DeclKind::Fn(f)) = self.mods[d.module].ast.decls.get(d.index as usize).map(|x| &x.kind)
         {
+            if f.is_inline {
+                let fspan = f.name.span;
+                return Err(self.inline_fn_address(ospan, fspan));
+            }
             return Ok(Val::Ct(Value::Func(d)));
+        }
+        if !self.is_place_expr(env, operand) {
+            // A named constant gets a read-only copy in memory; a temporary has no address.
+            let named = matches!(env.ast.exprs[operand].kind, ExprKind::Ident(_) | ExprKind::Field { .. } | ExprKind::Index { .. });
+            let v = self.expr(env, operand)?;
+            return match v {
+                Val::Ct(Value::Func(d)) => Ok(Val::Ct(Value::Func(d))),
+                Val::Ct(c) if named => {
+                    let ty = c.ty(&mut self.types);
+                    if self.types.size_of(ty).is_none() || self.types.is_comptime_only(ty) {
+                        let d = self.types.display(ty);
+                        return Err(self.err(codes::NOT_COMPTIME, format!("a value of type {d} exists only at comptime and has no address"), ospan, "comptime-only"));
+                    }
+                    let g = self.const_global(&c, ty, ospan)?;
+                    let pty = self.types.intern(Type::Ptr { elem: ty, is_const: true });
+                    Ok(Val::Ct(Value::GlobalPtr { global: g, offset: 0, ty: pty }))
+                }
+                _ => Err(self.report(
+                    Diagnostic::error(codes::BAD_OPERAND, "cannot take the address of a temporary value", ospan, "this value is not stored anywhere")
+                        .with_help("store it in a `var` first and take the address of that"),
+                )),
+            };
         }
         let saved = env.comptime;
         // Taking the address of a global is fine in comptime code: the address is a
@@ -1167,13 +1409,23 @@ impl Sema {
                     }
                 }
             }
-            _ => Err(self.err(
-                codes::UNSUPPORTED,
-                "cannot take the address of this value",
-                span,
-                "only globals, array elements and local arrays have addresses",
+            Place::Ct { .. } => Err(self.report(
+                Diagnostic::error(codes::NOT_COMPTIME, "a comptime variable has no address", ospan, "exists only while compiling")
+                    .with_help("declare it with `var` to give it storage at runtime"),
+            )),
+            Place::Reg { .. } => Err(self.report(
+                Diagnostic::error(codes::BAD_OPERAND, "cannot take the address of this value", ospan, "held in a register, not in memory")
+                    .with_help("copy it into a local `var` and take the address of that"),
             )),
         }
+    }
+
+    pub(crate) fn inline_fn_address(&mut self, use_span: Span, decl_span: Span) -> Reported {
+        self.report(
+            Diagnostic::error(codes::BAD_OPERAND, "an `inline fn` has no address", use_span, "used as a function pointer here")
+                .with_label(decl_span, "declared `inline` here")
+                .with_help("remove `inline` to call it through a pointer"),
+        )
     }
 
     fn binary(&mut self, env: &mut Env, op: BinaryOp, lhs: ExprId, rhs: ExprId, span: Span) -> R<Val> {
@@ -1319,6 +1571,7 @@ impl Sema {
                             | Type::Type
                             | Type::Ptr { .. }
                             | Type::ManyPtr { .. }
+                            | Type::Enum(_)
                     )
             }
             BinaryOp::And | BinaryOp::Or => matches!(t, Type::Bool),
@@ -1454,7 +1707,7 @@ impl Sema {
 
     // ----- fields, initialisers ----------------------------------------------------------
 
-    fn unknown_member_of_module(&mut self, m: ModId, name: &str, span: Span) -> Reported {
+    pub(crate) fn unknown_member_of_module(&mut self, m: ModId, name: &str, span: Span) -> Reported {
         let names = self.decl_names(m);
         let mut d = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("module has no member `{name}`"), span, "unknown member");
         if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
@@ -1463,120 +1716,30 @@ impl Sema {
         self.report(d)
     }
 
-    fn field(&mut self, env: &mut Env, _e: ExprId, base: ExprId, name: &crate::syntax::ast::Ident, span: Span) -> R<Val> {
-        let bv = self.expr(env, base)?;
-        let bspan = self.span(env, base);
-        match bv {
-            Val::Ct(Value::Module(m)) => {
-                let Some(d) = self.lookup_decl(m, &name.name) else {
-                    return Err(self.unknown_member_of_module(m, &name.name, name.span));
-                };
-                self.decl_val(env, d, span)
-            }
-            Val::Ct(Value::Struct(fields)) => match fields.iter().find(|(n, _)| *n == name.name) {
-                Some((_, v)) => Ok(Val::Ct(v.clone())),
-                None => {
-                    let mut names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
-                    names.sort();
-                    let mut d = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("struct has no field `{}`", name.name), name.span, "unknown field");
-                    if let Some(s) = did_you_mean(&name.name, names.iter().copied()) {
-                        d = d.with_help(format!("did you mean `{s}`?"));
-                    } else {
-                        d = d.with_note(format!("its fields are: {}", names.join(", ")));
-                    }
-                    Err(self.report(d))
-                }
-            },
-            other => {
-                let ty = self.val_ty(&other);
-                let d = self.types.display(ty);
-                Err(self.err(codes::UNKNOWN_MEMBER, format!("a value of type {d} has no fields"), bspan, format!("this has type {d}")))
-            }
-        }
-    }
-
-    fn anon_init(&mut self, env: &mut Env, list: &InitList) -> R<Val> {
-        let mut fields = Vec::new();
-        match list {
-            InitList::Fields(fs) => {
-                for f in fs {
-                    if fields.iter().any(|(n, _): &(String, Value)| *n == f.name.name) {
-                        return Err(self.err(codes::DUPLICATE_DECL, format!("field `{}` is given twice", f.name.name), f.name.span, "repeated"));
-                    }
-                    let v = self.eval_comptime(env, f.value)?;
-                    fields.push((f.name.name.clone(), v));
-                }
-            }
-            InitList::Elems(es) => {
-                for (i, e) in es.iter().enumerate() {
-                    let v = self.eval_comptime(env, *e)?;
-                    fields.push((i.to_string(), v));
-                }
-            }
-        }
-        Ok(Val::Ct(Value::Struct(Rc::new(fields))))
-    }
-
-    fn typed_init(&mut self, env: &mut Env, ty: ExprId, init: &InitList, span: Span) -> R<Val> {
-        let t = self.eval_type(env, ty)?;
-        match (self.types.get(t).clone(), init) {
-            (Type::Array { elem, dims }, InitList::Elems(es)) => {
-                let n: u64 = dims.iter().product();
-                if es.len() as u64 != n {
-                    return Err(self.err(codes::TYPE_MISMATCH, format!("expected {n} elements, found {}", es.len()), span, "wrong number of elements"));
-                }
-                let mut out = Vec::new();
-                for e in es {
-                    let v = self.eval_comptime(env, *e)?;
-                    let s = self.span(env, *e);
-                    out.push(self.coerce_value(v, elem, s)?);
-                }
-                Ok(Val::Ct(Value::Array(t, Rc::new(out))))
-            }
-            (Type::Array { dims, .. }, InitList::Fields(fs)) if fs.is_empty() && dims.iter().product::<u64>() == 0 => {
-                Ok(Val::Ct(Value::Array(t, Rc::new(Vec::new()))))
-            }
-            _ => {
-                let d = self.types.display(t);
-                Err(self.err(codes::UNSUPPORTED, format!("cannot initialise {d} with a list"), span, "not supported"))
-            }
-        }
-    }
-
-    fn if_expr(&mut self, env: &mut Env, cond: ExprId, then: ExprId, otherwise: ExprId, span: Span) -> R<Val> {
+    /// `if (c) a else b` as an expression. A runtime condition evaluates both arms in
+    /// their own blocks and merges their values (see [`Sema::merge_arms`]).
+    pub(crate) fn if_expr(&mut self, env: &mut Env, cond: ExprId, then: ExprId, otherwise: ExprId, span: Span, hint: Option<TypeId>) -> R<Val> {
         let c = self.expr(env, cond)?;
         let cspan = self.span(env, cond);
         let bool_ = self.types.common.bool_;
         let c = self.coerce(env, c, bool_, cspan)?;
         match c {
-            Val::Ct(Value::Bool(b)) => self.expr(env, if b { then } else { otherwise }),
+            Val::Ct(Value::Bool(b)) => self.expr_hint(env, if b { then } else { otherwise }, hint),
             Val::Ct(_) => Err(Reported),
             Val::Rt { reg, .. } => {
                 let tb = self.fb(env).block();
                 let eb = self.fb(env).block();
                 let join = self.fb(env).block();
                 self.fb(env).terminate(Term::Branch { cond: reg, then: tb, otherwise: eb });
-                self.fb(env).switch_to(tb);
-                let tv = self.expr(env, then)?;
-                let t_end = self.fb(env).cur;
-                self.fb(env).switch_to(eb);
-                let ev = self.expr(env, otherwise)?;
-                let e_end = self.fb(env).cur;
-                let tt = self.val_ty(&tv);
-                let et = self.val_ty(&ev);
-                let tspan = self.span(env, then);
-                let espan = self.span(env, otherwise);
-                let ty = self.peer_type(tt, et, &tv, &ev, BinaryOp::Eq, tspan, espan)?;
-                let result = self.fb(env).reg();
-                for (blk, v, s) in [(t_end, tv, tspan), (e_end, ev, espan)] {
+                let mut arms = Vec::new();
+                for (blk, e) in [(tb, then), (eb, otherwise)] {
                     self.fb(env).switch_to(blk);
-                    let v = self.coerce(env, v, ty, s)?;
-                    let r = self.materialize(env, v, span)?;
-                    self.fb(env).emit(Inst::Mov { dst: result, src: r });
-                    self.fb(env).terminate(Term::Jump(join));
+                    let v = self.expr_hint(env, e, hint)?;
+                    let reachable = self.fb(env).cur_reachable();
+                    let block = self.fb(env).cur;
+                    arms.push(Arm { block, val: v, span: self.span(env, e), reachable });
                 }
-                self.fb(env).switch_to(join);
-                Ok(Val::Rt { reg: result, ty })
+                self.merge_arms(env, arms, join, hint, span)
             }
         }
     }
@@ -1627,13 +1790,19 @@ fn int_range_help(types: &super::types::TypeStore, ty: TypeId) -> String {
 fn set_path(slot: &mut Value, path: &[usize], v: Value) {
     match path.split_first() {
         None => *slot = v,
-        Some((&i, rest)) => {
-            if let Value::Array(_, elems) = slot
-                && let Some(e) = Rc::make_mut(elems).get_mut(i)
-            {
-                set_path(e, rest, v);
+        Some((&i, rest)) => match slot {
+            Value::Array(_, elems) | Value::Record(_, elems) => {
+                if let Some(e) = Rc::make_mut(elems).get_mut(i) {
+                    set_path(e, rest, v);
+                }
             }
-        }
+            Value::Struct(fields) => {
+                if let Some((_, e)) = Rc::make_mut(fields).get_mut(i) {
+                    set_path(e, rest, v);
+                }
+            }
+            _ => {}
+        },
     }
 }
 

@@ -229,6 +229,13 @@ impl Sema {
                         return Err(self.err(codes::TYPE_MISMATCH, "expected a color", sp, "not a color"));
                     }
                 };
+                if self.opts.memcpy && csl_arch::fabric::MEMCPY_RESERVED_COLORS.contains(&c) {
+                    let s = self.span(env, args[2]);
+                    return Err(self.report(
+                        Diagnostic::error(codes::TASK_ID_RANGE, format!("color {c} is reserved by the memcpy infrastructure"), s, "reserved")
+                            .with_help("with --memcpy, colors 21, 22 and 23 carry host traffic; pick another color"),
+                    ));
+                }
                 let cfg = self.eval_comptime(env, args[3])?;
                 let cspan = self.span(env, args[3]);
                 let config = self.color_config(x, y, c, &cfg, cspan)?;

@@ -16,13 +16,17 @@
 
 pub mod builtins;
 pub mod call;
+pub mod control;
 pub mod dsd;
 pub mod eval;
 pub mod fabric;
+pub mod lang_builtins;
 pub mod layout;
 pub mod lower;
 pub mod module;
 pub mod stmt;
+pub mod structs;
+pub mod tensor;
 pub mod types;
 pub mod value;
 
@@ -70,6 +74,8 @@ pub struct SemaOptions {
     pub offsets: (u32, u32),
     /// Comptime evaluation budget (statements and loop iterations).
     pub fuel: u64,
+    /// Whether the memcpy infrastructure (and its reserved resources) is present.
+    pub memcpy: bool,
 }
 
 /// The analysis state shared by the layout and every program class.
@@ -272,6 +278,7 @@ impl Sema {
             consts: HashMap::new(),
             globals: HashMap::new(),
             funcs: HashMap::new(),
+            mono: HashMap::new(),
             prefix,
             comptime_ran: false,
         })
@@ -304,6 +311,15 @@ impl Sema {
         }
         self.mods[d.module].consts.insert(d.index, ConstState::InProgress);
         let result = self.eval_const_decl(d, use_span);
+        // A struct or enum type is named after the first constant it is bound to.
+        if let Ok(Value::Type(t)) = &result
+            && let Some(name) = self.mods[d.module].ast.decls.get(d.index as usize).and_then(|x| match &x.kind {
+                DeclKind::Var(v) => Some(v.name.name.clone()),
+                _ => None,
+            })
+        {
+            self.types.name_type(*t, &name);
+        }
         let state = match &result {
             Ok(v) => ConstState::Done(v.clone()),
             Err(_) => ConstState::Failed,

@@ -50,6 +50,8 @@ pub struct ModInst {
     pub globals: HashMap<u32, GlobalId>,
     /// Runtime functions lowered from `fn` / `task` declarations.
     pub funcs: HashMap<u32, FuncId>,
+    /// Instances of generic functions: (declaration, comptime-argument key) to function.
+    pub mono: HashMap<(u32, String), FuncId>,
     /// Prefix for qualified names in the image (`""` for the root file).
     pub prefix: String,
     /// Whether the top-level comptime blocks have run.

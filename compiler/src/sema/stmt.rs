@@ -2,14 +2,14 @@
 //! runtime environments. A comptime-known `if`/`while` condition prunes the untaken code
 //! in both.
 
-use super::eval::{Env, Local, LoopCtx, Val};
-use super::types::Type;
+use super::eval::{Env, Local, LoopCtx, MemBase, Place, Val};
+use super::types::{Type, TypeId};
 use super::value::Value;
 use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{Inst, Term};
 use crate::source::Span;
-use crate::syntax::ast::{AssignOp, Block, ExprId, ExprKind, Ident, Mutability, Stmt, StmtKind, SwitchCase, SwitchItem, VarDecl};
+use crate::syntax::ast::{AssignOp, Block, ExprId, ExprKind, Ident, Mutability, Stmt, StmtKind, VarDecl};
 use csl_arch::isa::{BinOp, CmpOp, NumTy};
 
 /// How a comptime statement finished.
@@ -31,6 +31,10 @@ const MAX_UNROLL: usize = 1024;
 impl Sema {
     /// Runs or lowers a block in a new scope.
     pub fn exec_block(&mut self, env: &mut Env, block: &Block) -> R<Flow> {
+        if !env.comptime && block.label.is_some() {
+            self.runtime_labelled_block(env, block, block.span, None, false)?;
+            return Ok(Flow::Normal);
+        }
         env.scopes.push(Vec::new());
         if let Some(l) = &block.label {
             env.ct_labels.push(l.name.clone());
@@ -68,14 +72,27 @@ impl Sema {
         result
     }
 
-    fn stmt(&mut self, env: &mut Env, s: &Stmt) -> R<Flow> {
+    pub(crate) fn stmt(&mut self, env: &mut Env, s: &Stmt) -> R<Flow> {
         match &s.kind {
             StmtKind::Local(v) => {
                 self.local(env, v, s.span)?;
                 Ok(Flow::Normal)
             }
             StmtKind::Expr(e) => {
-                self.expr(env, *e)?;
+                let ast = env.ast.clone();
+                let node = &ast.exprs[*e];
+                match &node.kind {
+                    // A switch used as a statement: its arms' values are discarded.
+                    ExprKind::Switch { scrutinee, cases } => {
+                        self.switch(env, *scrutinee, cases, node.span, false, None)?;
+                    }
+                    ExprKind::Block(b) if !env.comptime && b.label.is_some() => {
+                        self.runtime_labelled_block(env, b, node.span, None, false)?;
+                    }
+                    _ => {
+                        self.expr(env, *e)?;
+                    }
+                }
                 Ok(Flow::Normal)
             }
             StmtKind::Assign { op, target, value } => {
@@ -94,8 +111,8 @@ impl Sema {
                     }
                     return Ok(Flow::Continue(name));
                 }
-                let Some(target) = self.find_loop(env, name.as_deref(), s.span, "continue")? else { return Err(Reported) };
-                self.fb(env).terminate_and_continue(Term::Jump(target.1));
+                let target = self.find_loop(env, name.as_deref(), s.span)?;
+                self.fb(env).terminate_and_continue(Term::Jump(target));
                 Ok(Flow::Normal)
             }
             StmtKind::Return(v) => self.return_stmt(env, *v, s.span),
@@ -134,13 +151,16 @@ impl Sema {
                 }
                 None => val,
             };
+            if let Value::Type(t) = &val {
+                self.types.name_type(*t, &v.name.name);
+            }
             let local = if v.mutability == Mutability::Const { Local::Value(val) } else { Local::CtVar(val) };
             env.bind(&v.name.name, local);
             return Ok(());
         }
         let init = match v.init {
             Some(e) => {
-                let val = self.expr(env, e)?;
+                let val = self.expr_hint(env, e, declared)?;
                 let s = self.span(env, e);
                 Some((
                     match declared {
@@ -160,10 +180,23 @@ impl Sema {
         if v.mutability == Mutability::Const
             && let Some((Val::Ct(c), _)) = &init
         {
+            if let Value::Type(t) = c {
+                self.types.name_type(*t, &v.name.name);
+            }
             env.bind(&v.name.name, Local::Value(c.clone()));
             return Ok(());
         }
-        if self.types.num_ty(ty).is_some() {
+        let mutable = v.mutability != Mutability::Const;
+        if self.types.is_comptime_only(ty) || self.types.size_of(ty).is_none() {
+            let d = self.types.display(ty);
+            let mut dg = Diagnostic::error(codes::NOT_COMPTIME, format!("a runtime variable cannot have the comptime-only type {d}"), v.name.span, "declared here");
+            if v.mutability == Mutability::Var {
+                dg = dg.with_help("declare it `const` or `comptime var`");
+            }
+            return Err(self.report(dg));
+        }
+        let addr_taken = env.addr_taken.contains(&v.name.name);
+        if self.types.num_ty(ty).is_some() && !addr_taken && !self.types.is_mem_type(ty) {
             let reg = self.fb(env).reg();
             match init {
                 Some((val, s)) => {
@@ -172,50 +205,26 @@ impl Sema {
                 }
                 None => self.fb(env).emit(Inst::Imm { dst: reg, imm: 0 }),
             }
-            env.bind(&v.name.name, Local::Reg { reg, ty, mutable: v.mutability != Mutability::Const });
+            env.bind(&v.name.name, Local::Reg { reg, ty, mutable });
             return Ok(());
         }
-        // Aggregates live in the frame.
-        let (Some(size), Some(align)) = (self.types.size_of(ty), self.types.align_of(ty)) else {
-            let d = self.types.display(ty);
-            if self.types.is_comptime_only(ty) {
-                let hint = if v.mutability == Mutability::Var { "declare it `const` or `comptime var`" } else { "" };
-                let mut dg = Diagnostic::error(codes::NOT_COMPTIME, format!("a runtime variable cannot have the comptime-only type {d}"), v.name.span, "declared here");
-                if !hint.is_empty() {
-                    dg = dg.with_help(hint);
-                }
-                return Err(self.report(dg));
-            }
-            return Err(self.err(codes::UNSUPPORTED, format!("local variables of type {d} are not supported yet"), v.name.span, "declared here"));
-        };
-        let off = self.fb(env).frame_slot(size as u32, align as u32);
-        if self.types.get(ty).is_dsd() {
-            // A descriptor variable: a frame slot holding a copy of the descriptor.
-            if let Some((val, s)) = init {
-                let src = self.materialize(env, val, s)?;
-                let dst = self.fb(env).reg();
-                self.fb(env).emit(Inst::FrameAddr { dst, off });
-                self.fb(env).emit(Inst::Copy { dst, src, bytes: size as u16 });
-            }
-            env.bind(&v.name.name, Local::Frame { off, ty, mutable: v.mutability != Mutability::Const });
-            return Ok(());
-        }
-        if let Some((val, s)) = init {
-            let Val::Ct(Value::Array(_, elems)) = val else {
-                return Err(self.err(codes::UNSUPPORTED, "a local array must be initialised with a comptime value", s, "here"));
-            };
-            let Type::Array { elem, .. } = self.types.get(ty).clone() else { return Err(Reported) };
-            let esize = self.types.size_of(elem).unwrap_or(0) as u32;
-            let nt = self.types.num_ty(elem).unwrap_or(NumTy::U16);
-            for (i, e) in elems.iter().enumerate() {
-                let bits = self.scalar_bits(e, s)?;
+        // Aggregates, descriptors and address-taken scalars live in the frame.
+        let size = self.types.size_of(ty).unwrap_or(0) as u32;
+        let align = self.types.align_of(ty).unwrap_or(1) as u32;
+        let off = self.fb(env).frame_slot(size, align);
+        let place = Place::Mem { base: MemBase::Frame(off), off: 0, dyn_off: None, ty, mutable: true };
+        match init {
+            Some((val, s)) => self.write_place(env, place, val, s, v.name.span)?,
+            None if !self.types.is_mem_type(ty) => {
+                let nt = self.types.num_ty(ty).unwrap_or(NumTy::U16);
                 let addr = self.fb(env).reg();
-                self.fb(env).emit(Inst::FrameAddr { dst: addr, off: off + i as u32 * esize });
-                let src = self.imm(env, bits);
-                self.fb(env).emit(Inst::Store { w: nt.width(), addr, src });
+                self.fb(env).emit(Inst::FrameAddr { dst: addr, off });
+                let zero = self.imm(env, 0);
+                self.fb(env).emit(Inst::Store { w: nt.width(), addr, src: zero });
             }
+            None => {}
         }
-        env.bind(&v.name.name, Local::Frame { off, ty, mutable: v.mutability != Mutability::Const });
+        env.bind(&v.name.name, Local::Frame { off, ty, mutable });
         Ok(())
     }
 
@@ -223,7 +232,10 @@ impl Sema {
         let tspan = self.span(env, target);
         let vspan = self.span(env, value);
         let place = self.place(env, target)?;
-        let v = self.expr(env, value)?;
+        let hint = match &place {
+            Place::Ct { ty, .. } | Place::Reg { ty, .. } | Place::Mem { ty, .. } => Some(*ty),
+        };
+        let v = self.expr_hint(env, value, hint)?;
         let v = match op {
             AssignOp::Assign => v,
             AssignOp::Compound(bop) => {
@@ -320,7 +332,7 @@ impl Sema {
             Val::Rt { reg, .. } => self.fb(env).terminate(Term::Branch { cond: reg, then: body_b, otherwise: exit }),
         }
         self.fb(env).switch_to(body_b);
-        env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont: cont_b });
+        env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont: cont_b, breaks: None, hint: None });
         let _ = self.exec_block(env, body);
         env.loops.pop();
         self.fb(env).terminate(Term::Jump(cont_b));
@@ -367,13 +379,24 @@ impl Sema {
                 let d = self.types.display(t);
                 return Err(self.err(codes::TYPE_MISMATCH, format!("cannot iterate over a value of type {d}"), ispan, "expected an array or a @range"));
             }
+            Val::Rt { reg, ty } if matches!(self.types.get(ty), Type::Array { .. }) => {
+                return self.for_array_runtime(env, label, reg, ty, capture, index, body);
+            }
             Val::Rt { ty, .. } => {
                 let d = self.types.display(ty);
-                return Err(self.err(codes::UNSUPPORTED, format!("iterating over a runtime {d} is not supported yet"), ispan, "index it in a range loop instead"));
+                return Err(self.err(codes::TYPE_MISMATCH, format!("cannot iterate over a value of type {d}"), ispan, "expected an array or a @range"));
             }
         };
         if !env.comptime && items.len() > MAX_UNROLL {
             return Err(self.err(codes::UNSUPPORTED, "this loop is too long to unroll", ispan, "iterate over a typed @range instead"));
+        }
+        if !env.comptime {
+            // A comptime sequence in runtime code: unrolled, each copy with its own
+            // `continue` target.
+            let ci = self.types.common.comptime_int;
+            let vals = items.into_iter().enumerate().map(|(i, v)| (v, Value::Int(i as i128, ci))).collect();
+            self.unroll_runtime(env, label, vals, capture, index, body);
+            return Ok(Flow::Normal);
         }
         // Comptime sequence: unrolled (at comptime: executed).
         env.ct_loops.push(label.map(|l| l.name.clone()));
@@ -463,7 +486,7 @@ impl Sema {
             let u16t = self.types.common.u16;
             env.bind(&ident.name, Local::Reg { reg: ix, ty: u16t, mutable: false });
         }
-        env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont: cont_b });
+        env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont: cont_b, breaks: None, hint: None });
         let _ = self.exec_block(env, body);
         env.loops.pop();
         env.scopes.pop();
@@ -495,31 +518,98 @@ impl Sema {
         let ci = self.types.common.comptime_int;
         let mut i = start;
         let mut n = 0;
-        env.ct_loops.push(label.map(|l| l.name.clone()));
+        let mut vals = Vec::new();
         while (step > 0 && i < stop) || (step < 0 && i > stop) {
-            env.scopes.push(Vec::new());
-            env.bind(&capture.name, Local::Value(Value::Int(i, ci)));
-            if let Some(ix) = index {
-                env.bind(&ix.name, Local::Value(Value::Int(n, ci)));
-            }
-            let _ = self.exec_block(env, body);
-            env.scopes.pop();
+            vals.push((Value::Int(i, ci), Value::Int(n, ci)));
             i += step;
             n += 1;
         }
-        env.ct_loops.pop();
+        self.unroll_runtime(env, label, vals, capture, index, body);
         Ok(Flow::Normal)
     }
 
-    /// Finds the runtime loop a `break`/`continue` targets: (exit, continue) blocks.
-    fn find_loop(&mut self, env: &Env, label: Option<&str>, span: Span, what: &str) -> R<Option<(crate::ir::BlockId, crate::ir::BlockId)>> {
-        let found = env.loops.iter().rev().find(|l| label.is_none() || l.label.as_deref() == label);
+    /// Lowers one copy of a loop body per (capture, index) pair.
+    fn unroll_runtime(&mut self, env: &mut Env, label: Option<&Ident>, vals: Vec<(Value, Value)>, capture: &Ident, index: Option<&Ident>, body: &Block) {
+        let exit = self.fb(env).block();
+        for (item, i) in vals {
+            let cont = self.fb(env).block();
+            env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont, breaks: None, hint: None });
+            env.scopes.push(Vec::new());
+            env.bind(&capture.name, Local::Value(item));
+            if let Some(ix) = index {
+                env.bind(&ix.name, Local::Value(i));
+            }
+            let _ = self.exec_block(env, body);
+            env.scopes.pop();
+            env.loops.pop();
+            self.fb(env).terminate(Term::Jump(cont));
+            self.fb(env).switch_to(cont);
+        }
+        self.fb(env).terminate(Term::Jump(exit));
+        self.fb(env).switch_to(exit);
+    }
+
+    /// `for (arr) |x, i|` over a runtime array (held by address): a counting loop over
+    /// every element in row-major order. Scalar elements are loaded into the capture;
+    /// aggregate elements are captured by address (read-only).
+    #[allow(clippy::too_many_arguments)]
+    fn for_array_runtime(&mut self, env: &mut Env, label: Option<&Ident>, base: crate::ir::VReg, ty: TypeId, capture: &Ident, index: Option<&Ident>, body: &Block) -> R<Flow> {
+        let Type::Array { elem, dims } = self.types.get(ty).clone() else { return Err(Reported) };
+        let n: u64 = dims.iter().product();
+        let esize = self.types.size_of(elem).unwrap_or(0) as u32;
+        let u16t = self.types.common.u16;
+        let counter = self.imm(env, 0);
+        let end = self.imm(env, n as u32);
+        let header = self.fb(env).block();
+        let body_b = self.fb(env).block();
+        let cont_b = self.fb(env).block();
+        let exit = self.fb(env).block();
+        self.fb(env).terminate(Term::Jump(header));
+        self.fb(env).switch_to(header);
+        let c = self.fb(env).reg();
+        self.fb(env).emit(Inst::Cmp { op: CmpOp::Lt, ty: NumTy::U16, dst: c, a: counter, b: end });
+        self.fb(env).terminate(Term::Branch { cond: c, then: body_b, otherwise: exit });
+        self.fb(env).switch_to(body_b);
+        env.scopes.push(Vec::new());
+        let k = self.imm(env, esize);
+        let scaled = self.emit_bin(env, BinOp::Mul, NumTy::U16, counter, k);
+        let addr = self.emit_bin(env, BinOp::Add, NumTy::U16, base, scaled);
+        let place = Place::Mem { base: MemBase::Reg(addr), off: 0, dyn_off: None, ty: elem, mutable: false };
+        let sp = capture.span;
+        let cap = self.read_place(env, place, sp)?;
+        let Val::Rt { reg: cap, .. } = cap else { return Err(Reported) };
+        env.bind(&capture.name, Local::Reg { reg: cap, ty: elem, mutable: false });
+        if let Some(ident) = index {
+            let ix = self.fb(env).reg();
+            self.fb(env).emit(Inst::Mov { dst: ix, src: counter });
+            env.bind(&ident.name, Local::Reg { reg: ix, ty: u16t, mutable: false });
+        }
+        env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont: cont_b, breaks: None, hint: None });
+        let _ = self.exec_block(env, body);
+        env.loops.pop();
+        env.scopes.pop();
+        self.fb(env).terminate(Term::Jump(cont_b));
+        self.fb(env).switch_to(cont_b);
+        let one = self.imm(env, 1);
+        self.fb(env).emit(Inst::Bin { op: BinOp::Add, ty: NumTy::U16, dst: counter, a: counter, b: one });
+        self.fb(env).terminate(Term::Jump(header));
+        self.fb(env).switch_to(exit);
+        Ok(Flow::Normal)
+    }
+
+    /// The `continue` target of the runtime loop a `continue [:label]` names.
+    fn find_loop(&mut self, env: &Env, label: Option<&str>, span: Span) -> R<crate::ir::BlockId> {
+        let found = env.loops.iter().rev().find(|l| match label {
+            Some(n) => l.label.as_deref() == Some(n),
+            None => l.breaks.is_none(),
+        });
         match found {
-            Some(l) => Ok(Some((l.exit, l.cont))),
+            Some(l) if l.breaks.is_none() => Ok(l.cont),
+            Some(_) => Err(self.err(codes::BREAK_OUTSIDE_LOOP, "`continue` must name a loop, not a block", span, "this label belongs to a block")),
             None => {
                 let msg = match label {
-                    Some(l) => format!("`{what}` to unknown label `{l}`"),
-                    None => format!("`{what}` outside a loop"),
+                    Some(l) => format!("`continue` to unknown label `{l}`"),
+                    None => "`continue` outside a loop".to_string(),
                 };
                 Err(self.err(codes::BREAK_OUTSIDE_LOOP, msg, span, "no enclosing loop here"))
             }
@@ -546,12 +636,7 @@ impl Sema {
             };
             return Ok(Flow::Break(name, v));
         }
-        if value.is_some() {
-            return Err(self.err(codes::UNSUPPORTED, "`break` with a value in runtime code is not supported yet", span, "here"));
-        }
-        let Some((exit, _)) = self.find_loop(env, name.as_deref(), span, "break")? else { return Err(Reported) };
-        self.fb(env).terminate_and_continue(Term::Jump(exit));
-        Ok(Flow::Normal)
+        self.runtime_break(env, name.as_deref(), value, span)
     }
 
     fn return_stmt(&mut self, env: &mut Env, value: Option<ExprId>, span: Span) -> R<Flow> {
@@ -564,7 +649,12 @@ impl Sema {
                 if matches!(v, Val::Ct(Value::Void)) {
                     return self.finish_return(env, None, span);
                 }
-                Err(self.err(codes::BAD_RETURN, "a `void` function cannot return a value", s, "remove this value"))
+                let t = self.val_ty(&v);
+                let d = self.types.display(t);
+                Err(self.report(
+                    Diagnostic::error(codes::BAD_RETURN, "a `void` function cannot return a value", s, format!("this has type {d}"))
+                        .with_help("remove the value, or declare the function's return type"),
+                ))
             }
             (None, false) => {
                 let d = self.types.display(ret);
@@ -572,7 +662,7 @@ impl Sema {
             }
             (None, true) => self.finish_return(env, None, span),
             (Some(e), false) => {
-                let v = self.expr(env, e)?;
+                let v = self.expr_hint(env, e, Some(ret))?;
                 let s = self.span(env, e);
                 let v = self.coerce(env, v, ret, s)?;
                 self.finish_return(env, Some(v), span)
@@ -588,6 +678,18 @@ impl Sema {
                 Some(Val::Rt { .. }) => Err(self.not_comptime(span)),
             };
         }
+        if env.inline_ret {
+            // An inlined call's `return` leaves the inlined body like a labelled break.
+            let reachable = self.fb(env).cur_reachable();
+            let block = self.fb(env).cur;
+            let arm = super::eval::Arm { block, val: v.unwrap_or(Val::Ct(Value::Void)), span, reachable };
+            if let Some(b) = env.loops.iter_mut().rev().find(|l| l.label.as_deref() == Some(super::eval::INLINE_RETURN)).and_then(|l| l.breaks.as_mut()) {
+                b.push(arm);
+            }
+            let next = self.fb(env).block();
+            self.fb(env).switch_to(next);
+            return Ok(Flow::Normal);
+        }
         let r = match v {
             Some(v) => Some(self.materialize(env, v, span)?),
             None => None,
@@ -597,12 +699,17 @@ impl Sema {
     }
 
     /// A block used as an expression (`{}` or `blk: { ... break :blk v; }`).
-    pub fn block_expr(&mut self, env: &mut Env, block: &Block, span: Span) -> R<Val> {
+    pub fn block_expr(&mut self, env: &mut Env, block: &Block, span: Span, hint: Option<TypeId>) -> R<Val> {
         if block.stmts.is_empty() {
             return Ok(Val::Ct(Value::Void));
         }
         if !env.comptime {
-            return Err(self.err(codes::UNSUPPORTED, "block expressions in runtime code are not supported yet", span, "here"));
+            if block.label.is_some() {
+                return self.runtime_labelled_block(env, block, span, hint, true);
+            }
+            // An unlabelled block (e.g. a switch arm): its statements, no value.
+            self.exec_block(env, block)?;
+            return Ok(Val::Ct(Value::Void));
         }
         env.scopes.push(Vec::new());
         let label = block.label.as_ref().map(|l| l.name.clone());
@@ -636,92 +743,6 @@ impl Sema {
         }
         env.scopes.pop();
         out
-    }
-
-    /// `switch`: comptime scrutinees select one case; runtime ones lower to a compare chain
-    /// (value-less cases only).
-    pub fn switch(&mut self, env: &mut Env, scrutinee: ExprId, cases: &[SwitchCase], span: Span, _want_value: bool) -> R<Val> {
-        let sv = self.expr(env, scrutinee)?;
-        let sspan = self.span(env, scrutinee);
-        let sty = self.val_ty(&sv);
-        if sty == self.types.common.comptime_int {
-            return Err(self.err(codes::TYPE_MISMATCH, "switch on an untyped integer", sspan, "give it a fixed-width type with @as"));
-        }
-        let has_else = cases.iter().any(|c| c.items.is_empty());
-        match sv {
-            Val::Ct(v) => {
-                for case in cases {
-                    for item in &case.items {
-                        if self.item_matches(env, &v, sty, item)? {
-                            return self.expr(env, case.body);
-                        }
-                    }
-                }
-                if let Some(c) = cases.iter().find(|c| c.items.is_empty()) {
-                    return self.expr(env, c.body);
-                }
-                Err(self.non_exhaustive(sty, span))
-            }
-            Val::Rt { reg, ty } => {
-                if !has_else && self.types.int_info(ty).is_some() {
-                    return Err(self.non_exhaustive(sty, span));
-                }
-                let nt = self.types.num_ty(ty).unwrap_or(NumTy::U16);
-                let join = self.fb(env).block();
-                for case in cases.iter().filter(|c| !c.items.is_empty()) {
-                    let body_b = self.fb(env).block();
-                    for item in &case.items {
-                        let next = self.fb(env).block();
-                        let SwitchItem::Value(iv) = item else {
-                            return Err(self.err(codes::UNSUPPORTED, "range cases in runtime switches are not supported yet", case.span, "here"));
-                        };
-                        let v = self.eval_comptime(env, *iv)?;
-                        let s = self.span(env, *iv);
-                        let v = self.coerce_value(v, ty, s)?;
-                        let k = self.materialize(env, Val::Ct(v), s)?;
-                        let c = self.fb(env).reg();
-                        self.fb(env).emit(Inst::Cmp { op: CmpOp::Eq, ty: nt, dst: c, a: reg, b: k });
-                        self.fb(env).terminate(Term::Branch { cond: c, then: body_b, otherwise: next });
-                        self.fb(env).switch_to(next);
-                    }
-                    let fallthrough = self.fb(env).cur;
-                    self.fb(env).switch_to(body_b);
-                    self.expr(env, case.body)?;
-                    self.fb(env).terminate(Term::Jump(join));
-                    self.fb(env).switch_to(fallthrough);
-                }
-                if let Some(c) = cases.iter().find(|c| c.items.is_empty()) {
-                    self.expr(env, c.body)?;
-                }
-                self.fb(env).terminate(Term::Jump(join));
-                self.fb(env).switch_to(join);
-                Ok(Val::Ct(Value::Void))
-            }
-        }
-    }
-
-    fn non_exhaustive(&mut self, ty: super::types::TypeId, span: Span) -> Reported {
-        let d = self.types.display(ty);
-        self.report(
-            Diagnostic::error(codes::NON_EXHAUSTIVE, format!("switch on {d} is not exhaustive"), span, "some values have no case")
-                .with_help("add an `else => ...` case"),
-        )
-    }
-
-    fn item_matches(&mut self, env: &mut Env, v: &Value, ty: super::types::TypeId, item: &SwitchItem) -> R<bool> {
-        match item {
-            SwitchItem::Value(e) => {
-                let iv = self.eval_comptime(env, *e)?;
-                let s = self.span(env, *e);
-                let iv = self.coerce_value(iv, ty, s)?;
-                Ok(iv.canonical(&self.types) == v.canonical(&self.types))
-            }
-            SwitchItem::Range(a, b) => {
-                let lo = self.eval_int(env, *a)?;
-                let hi = self.eval_int(env, *b)?;
-                Ok(matches!(v, Value::Int(x, _) if lo <= *x && *x <= hi))
-            }
-        }
     }
 }
 

@@ -21,7 +21,9 @@
 //! | 30 | fifo count (u16) | FIFO: number of elements held |
 //!
 //! Task ids a FIFO activates on push/pop are bytes 12 (`activate_push`) and 13
-//! (`activate_pop`), `0xff` meaning none. Offsets are folded into `base` by the compiler;
+//! (`activate_pop`), `0xff` meaning none. A FIFO's read and write lengths
+//! (`@set_fifo_read_length` / `@set_fifo_write_length`, 0 at start) are the u16s at bytes
+//! 16 ([`field::FIFO_READ_LEN`]) and 18 ([`field::FIFO_WRITE_LEN`]). Offsets are folded into `base` by the compiler;
 //! units of `stride`/`strides` are elements of the operation's element type.
 
 use std::fmt;
@@ -47,6 +49,8 @@ pub mod field {
     pub const FIFO_COUNT: u32 = 30;
     pub const FIFO_ACTIVATE_PUSH: u32 = 12;
     pub const FIFO_ACTIVATE_POP: u32 = 13;
+    pub const FIFO_READ_LEN: u32 = 16;
+    pub const FIFO_WRITE_LEN: u32 = 18;
 }
 
 /// A length meaning "no limit" (streams that never end).

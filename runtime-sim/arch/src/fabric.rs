@@ -79,6 +79,30 @@ impl Arch {
             Arch::Wse3 => 2,
         }
     }
+
+    /// Depth in wavelets of input queue `q` (fabric.md §6.1), or `None` if there is no
+    /// such queue.
+    pub fn input_queue_depth(self, q: u8) -> Option<u32> {
+        match (self, q) {
+            (Arch::Wse2, 0 | 1) => Some(6),
+            (Arch::Wse2, 2 | 3) => Some(4),
+            (Arch::Wse2, 4..=7) => Some(2),
+            (Arch::Wse3, 0 | 1) => Some(8),
+            (Arch::Wse3, 2..=7) => Some(4),
+            _ => None,
+        }
+    }
+
+    /// Depth in wavelets of output queue `q` (fabric.md §6.1; WSE-3: the default), or
+    /// `None` if there is no such queue.
+    pub fn output_queue_depth(self, q: u8) -> Option<u32> {
+        match (self, q) {
+            (Arch::Wse2, 0 | 1 | 4 | 5) => Some(2),
+            (Arch::Wse2, 2 | 3) => Some(6),
+            (Arch::Wse3, 0..=7) => Some(8),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Arch {
@@ -106,6 +130,9 @@ pub const MEMCPY_RESERVED_COLORS: [u8; 3] = [21, 22, 23];
 /// Local task ids reserved by the memcpy infrastructure.
 pub const MEMCPY_RESERVED_LOCAL_TASKS: [u8; 3] = [27, 28, 30];
 
+/// Control task ids reserved by the memcpy infrastructure.
+pub const MEMCPY_RESERVED_CONTROL_TASKS: [u8; 5] = [33, 34, 35, 36, 37];
+
 /// The system teardown task id.
 pub const TEARDOWN_TASK_ID: u8 = 29;
 
@@ -127,6 +154,104 @@ pub mod mmio {
     /// Ours: a store of any value tells the host I/O model that this PE has finished the
     /// current host command (`unblock_cmd_stream` of `<memcpy/memcpy>`). Word 0x7DF0.
     pub const HOST_CMD_UNBLOCK: u32 = 0x7DF0 * 2;
+    /// Ours: a store of a colour id ends teardown mode for that colour at this PE (what
+    /// `tile_config.teardown.exit(color)` does). Word 0x7DF1.
+    pub const TEARDOWN_EXIT: u32 = 0x7DF1 * 2;
+    /// Ours: two 16-bit words, the bitmap of colours in teardown mode at this PE (bit `c`
+    /// = colour `c`; colours 16..=23 in the second word). Words 0x7DF2 and 0x7DF3.
+    pub const TEARDOWN_PENDING: u32 = 0x7DF2 * 2;
+}
+
+/// The 32-bit payload of a control wavelet (fabric.md §3.1, seed 003): eight 3-bit
+/// commands and a control-task id. In each command, bits 1:0 are the opcode and bit 2 the
+/// CE filter.
+pub mod control {
+    /// Opcode: no operation.
+    pub const NOP: u8 = 0;
+    /// Opcode: advance the colour's switch.
+    pub const SWITCH_ADV: u8 = 1;
+    /// Opcode: reset the colour's switch to position 0.
+    pub const SWITCH_RST: u8 = 2;
+    /// Opcode: put the colour into teardown mode.
+    pub const TEARDOWN: u8 = 3;
+    /// Command bit: do not deliver the wavelet to the CE.
+    pub const CE_FILTER: u8 = 4;
+    /// Number of commands in a payload.
+    pub const MAX_CMDS: usize = 8;
+
+    /// Command `i` (0..=7) of `payload` (3 bits).
+    pub fn command(payload: u32, i: usize) -> u8 {
+        let c = match i {
+            0 => payload >> 22,
+            1 => payload >> 25,
+            2 => ((payload >> 28) & 3) | ((payload & 1) << 2),
+            3 => payload >> 1,
+            4 => payload >> 4,
+            5 => payload >> 7,
+            6 => payload >> 10,
+            7 => payload >> 13,
+            _ => 0,
+        };
+        (c & 7) as u8
+    }
+
+    /// `payload` with command `i` (0..=7) replaced by the low 3 bits of `cmd`.
+    pub fn with_command(payload: u32, i: usize, cmd: u8) -> u32 {
+        let c = u32::from(cmd & 7);
+        let field = |shift: u32| (payload & !(7 << shift)) | (c << shift);
+        match i {
+            0 => field(22),
+            1 => field(25),
+            2 => (payload & !(3 << 28) & !1) | ((c & 3) << 28) | (c >> 2),
+            3 => field(1),
+            4 => field(4),
+            5 => field(7),
+            6 => field(10),
+            7 => field(13),
+            _ => payload,
+        }
+    }
+
+    /// The control-task id (bits 21:16).
+    pub fn task_id(payload: u32) -> u8 {
+        ((payload >> 16) & 0x3f) as u8
+    }
+
+    /// `payload` after a router pops command 0: commands 1..=7 move down one place and
+    /// command 7 becomes a NOP without the CE filter; the task id is kept.
+    pub fn pop(payload: u32) -> u32 {
+        let mut out = payload;
+        for i in 0..MAX_CMDS - 1 {
+            out = with_command(out, i, command(payload, i + 1));
+        }
+        with_command(out, MAX_CMDS - 1, NOP)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn documented_payloads_decode() {
+            // Advance with the CE filter on every command (seed 003).
+            let adv = 0x0940_9249;
+            assert_eq!(command(adv, 0), SWITCH_ADV | CE_FILTER);
+            for i in 1..MAX_CMDS {
+                assert_eq!(command(adv, i), NOP | CE_FILTER, "cmd {i}");
+            }
+            assert_eq!(command(0x0180_0000, 0), SWITCH_RST | CE_FILTER);
+            assert_eq!(command(0x01df_0000, 0), TEARDOWN | CE_FILTER);
+            assert_eq!(task_id(0x01df_0000), 31);
+            let mut built = 0;
+            for i in 0..MAX_CMDS {
+                built = with_command(built, i, command(adv, i));
+            }
+            assert_eq!(built, adv);
+            let popped = pop(adv);
+            assert_eq!(command(popped, 0), NOP | CE_FILTER);
+            assert_eq!(command(popped, 7), NOP);
+        }
+    }
 }
 
 /// A router port direction.

@@ -110,6 +110,11 @@ pub enum HostError {
         /// Bytes the copy needs from there.
         bytes: u64,
     },
+    /// A streaming memcpy names a colour that does not exist.
+    InvalidColor {
+        /// The colour id given.
+        color: u32,
+    },
     /// A feature the simulator does not have yet.
     Unsupported(String),
     /// The simulation failed (fault, deadlock, cycle limit).
@@ -195,6 +200,11 @@ impl fmt::Display for HostError {
                 f,
                 "memcpy of `{name}` on {pe} needs {bytes} bytes from address 0x{addr:04x}, \
                  past the end of the {PE_MEMORY_BYTES}-byte memory"
+            ),
+            HostError::InvalidColor { color } => write!(
+                f,
+                "streaming memcpy on colour {color}: colours are 0 to {}",
+                csl_arch::fabric::NUM_COLORS - 1
             ),
             HostError::Unsupported(what) => write!(f, "unsupported: {what}"),
             HostError::Sim(e) => write!(f, "{e}"),

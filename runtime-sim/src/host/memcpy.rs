@@ -1,12 +1,26 @@
-//! Copy-mode `memcpy_h2d` / `memcpy_d2h` (libraries.md §1.3–1.4): host arrays of 32-bit
-//! words to and from the tensor each PE exports with `@export_symbol`.
+//! `memcpy_h2d` / `memcpy_d2h` (libraries.md §1.3–1.4).
 //!
-//! For each PE of the region, the class's exported symbol gives the address of a pointer
-//! variable (`SymbolTarget::Tensor { ptr_addr }`); the 16-bit pointer stored there is the
-//! tensor's address, and `elem_per_pe` elements are copied from element 0.
+//! **Copy mode**: host arrays of 32-bit words to and from the tensor each PE exports with
+//! `@export_symbol`. For each PE of the region, the class's exported symbol gives the
+//! address of a pointer variable (`SymbolTarget::Tensor { ptr_addr }`); the 16-bit pointer
+//! stored there is the tensor's address, and `elem_per_pe` elements are copied from
+//! element 0.
+//!
+//! **Streaming mode** (ours, simplified): `dest`/`src` is a colour id. The memcpy support
+//! PEs around the rectangle are not simulated. H2D: after [`MEMCPY_SETUP_CYCLES`], each PE
+//! of the region receives its `elem_per_pe` raw 32-bit words, at most one per cycle, in
+//! its CE input queue for that colour (WSE-2: the colour's buffer; WSE-3: the input queue
+//! bound to it), as if they had crossed the PE's RAMP from the memcpy infrastructure;
+//! they wait when the queue is full (back-pressure). D2H: each PE of the region's CE
+//! output on that colour (what it pushes towards its router's RAMP input, e.g. with a
+//! `fabout` DSD) goes to the host instead of the fabric, at most one wavelet per cycle,
+//! until `elem_per_pe` came from each PE. The command completes when every wavelet has
+//! moved; if the fabric stops making progress first, it fails with
+//! [`SimError::Deadlock`](crate::SimError::Deadlock). `data_type` is ignored.
 
 use super::{HostError, SdkRuntime};
-use csl_arch::fabric::PE_MEMORY_BYTES;
+use crate::sim::{RunEnd, Simulator};
+use csl_arch::fabric::{NUM_COLORS, PE_MEMORY_BYTES};
 use csl_arch::image::{ExportKind, SymbolTarget};
 
 /// Fixed cycles of a copy-mode memcpy (ours: a plausible command overhead).
@@ -64,7 +78,10 @@ impl SdkRuntime {
             h,
             l: elem_per_pe,
         };
-        let plan = self.plan_copy(dest, src.len(), region, streaming, data_type, true)?;
+        if streaming {
+            return self.stream_h2d(dest, src, region, order);
+        }
+        let plan = self.plan_copy(dest, src.len(), region, data_type, true)?;
         let Some(sim) = self.sim.as_mut() else {
             return Err(HostError::NotLoaded);
         };
@@ -113,7 +130,10 @@ impl SdkRuntime {
             h,
             l: elem_per_pe,
         };
-        let plan = self.plan_copy(src, dest.len(), region, streaming, data_type, false)?;
+        if streaming {
+            return self.stream_d2h(dest, src, region, order);
+        }
+        let plan = self.plan_copy(src, dest.len(), region, data_type, false)?;
         let Some(sim) = self.sim.as_ref() else {
             return Err(HostError::NotLoaded);
         };
@@ -149,16 +169,10 @@ impl SdkRuntime {
         id: u32,
         host_len: usize,
         region: Region,
-        streaming: bool,
         data_type: MemcpyDataType,
         h2d: bool,
     ) -> Result<Vec<(u32, u32, u32)>, HostError> {
         self.ready()?;
-        if streaming {
-            return Err(HostError::Unsupported(
-                "streaming memcpy is not implemented yet".into(),
-            ));
-        }
         let export = self
             .image
             .exports
@@ -183,26 +197,8 @@ impl SdkRuntime {
             }
         }
         let Region { px, py, w, h, l } = region;
-        let (width, height) = (self.image.meta.width, self.image.meta.height);
-        if u64::from(px) + u64::from(w) > u64::from(width)
-            || u64::from(py) + u64::from(h) > u64::from(height)
-        {
-            return Err(HostError::RegionOutsideRectangle {
-                px,
-                py,
-                w,
-                h,
-                width,
-                height,
-            });
-        }
-        let expected = u64::from(w) * u64::from(h) * u64::from(l);
-        if host_len as u64 != expected {
-            return Err(HostError::WrongArraySize {
-                expected,
-                got: host_len,
-            });
-        }
+        let width = self.image.meta.width;
+        self.check_region(region, host_len)?;
         // Where each PE's pointer variable is (looked up once per program class).
         let mut class_ptr: Vec<Option<u32>> = vec![None; self.image.classes.len()];
         let mut ptrs = Vec::with_capacity((w as usize) * (h as usize));
@@ -270,6 +266,118 @@ impl SdkRuntime {
             plan.push((i, j, addr));
         }
         Ok(plan)
+    }
+}
+
+impl SdkRuntime {
+    /// Checks that the region lies in the rectangle and the host array fits it.
+    fn check_region(&self, region: Region, host_len: usize) -> Result<(), HostError> {
+        let Region { px, py, w, h, l } = region;
+        let (width, height) = (self.image.meta.width, self.image.meta.height);
+        if u64::from(px) + u64::from(w) > u64::from(width)
+            || u64::from(py) + u64::from(h) > u64::from(height)
+        {
+            return Err(HostError::RegionOutsideRectangle {
+                px,
+                py,
+                w,
+                h,
+                width,
+                height,
+            });
+        }
+        let expected = u64::from(w) * u64::from(h) * u64::from(l);
+        if host_len as u64 != expected {
+            return Err(HostError::WrongArraySize {
+                expected,
+                got: host_len,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks a streaming colour id.
+    fn stream_color(id: u32) -> Result<u8, HostError> {
+        u8::try_from(id)
+            .ok()
+            .filter(|&c| c < NUM_COLORS)
+            .ok_or(HostError::InvalidColor { color: id })
+    }
+
+    /// Runs a streaming command until its wavelets have moved.
+    fn finish_stream(&mut self, command: String) -> Result<(), HostError> {
+        let max = self.max_cycles;
+        let sim = self.ready()?;
+        let r = match sim.run_until(Simulator::streams_done, max) {
+            Ok(RunEnd::Condition) => Ok(()),
+            Ok(RunEnd::Idle) => Err(sim.deadlock(&command, false)),
+            Err(e) => Err(e),
+        };
+        if r.is_err() {
+            sim.cancel_streams();
+        }
+        self.record(r)
+    }
+
+    /// Streaming `memcpy_h2d` (module docs).
+    fn stream_h2d(
+        &mut self,
+        color: u32,
+        src: &[u32],
+        region: Region,
+        order: MemcpyOrder,
+    ) -> Result<(), HostError> {
+        self.ready()?;
+        let c = Self::stream_color(color)?;
+        self.check_region(region, src.len())?;
+        let mut data = Vec::with_capacity((region.w * region.h) as usize);
+        for j in 0..region.h {
+            for i in 0..region.w {
+                let words = (0..region.l)
+                    .map(|k| src.get(region.host_index(order, i, j, k)).copied().unwrap_or(0))
+                    .collect();
+                data.push(((region.px + i, region.py + j), words));
+            }
+        }
+        let sim = self.ready()?;
+        let r = sim.start_h2d_stream(c, data, MEMCPY_SETUP_CYCLES);
+        self.record(r)?;
+        self.finish_stream(format!("memcpy_h2d (streaming, colour {c})"))
+    }
+
+    /// Streaming `memcpy_d2h` (module docs).
+    fn stream_d2h(
+        &mut self,
+        dest: &mut [u32],
+        color: u32,
+        region: Region,
+        order: MemcpyOrder,
+    ) -> Result<(), HostError> {
+        self.ready()?;
+        let c = Self::stream_color(color)?;
+        self.check_region(region, dest.len())?;
+        let mut pes = Vec::with_capacity((region.w * region.h) as usize);
+        for j in 0..region.h {
+            for i in 0..region.w {
+                pes.push((region.px + i, region.py + j));
+            }
+        }
+        let sim = self.ready()?;
+        sim.start_d2h_stream(c, &pes, region.l as usize, MEMCPY_SETUP_CYCLES);
+        self.finish_stream(format!("memcpy_d2h (streaming, colour {c})"))?;
+        let Some(sim) = self.sim.as_mut() else {
+            return Err(HostError::NotLoaded);
+        };
+        let got = sim.take_d2h();
+        for (n, words) in got.iter().enumerate() {
+            let (i, j) = ((n as u32) % region.w.max(1), (n as u32) / region.w.max(1));
+            for (k, &v) in words.iter().enumerate() {
+                if let Some(slot) = dest.get_mut(region.host_index(order, i, j, k as u32)) {
+                    *slot = v;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Builds one program class.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Asm {
     pub code: Vec<Op>,
     pub info: ClassInfo,
@@ -217,4 +217,229 @@ pub fn read32(mem: &[u8], at: usize) -> u32 {
 /// Reads a little-endian u16 of PE memory.
 pub fn read16(mem: &[u8], at: usize) -> u16 {
     u16::from_le_bytes(mem[at..at + 2].try_into().expect("in bounds"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Fabric helpers: descriptors, DSD operations, routes, tasks bound to wavelets.
+
+use csl_arch::dsd::{self, DsdKind, DsdOpcode, OperandKind};
+use csl_arch::fabric::Direction;
+use csl_arch::image::{ColorConfig, QueueBinding, WaveletArgs};
+
+/// An operand of [`Asm::dsd`].
+#[derive(Clone, Copy, Debug)]
+pub enum X {
+    /// A descriptor at this byte address.
+    D(u32),
+    /// A scalar constant.
+    S(u32),
+    /// A pointer to a scalar at this byte address.
+    P(u32),
+    /// A scalar held in this register.
+    R(u16),
+}
+
+impl Asm {
+    /// Binds task id `id` to `func` as a data task.
+    pub fn data_task(&mut self, id: u8, func: u32, args: WaveletArgs) {
+        self.info.tasks.push(TaskBinding {
+            id,
+            kind: TaskKind::Data,
+            func,
+            args,
+        });
+    }
+
+    /// Binds task id `id` to `func` as a control task.
+    pub fn control_task(&mut self, id: u8, func: u32, args: WaveletArgs) {
+        self.info.tasks.push(TaskBinding {
+            id,
+            kind: TaskKind::Control,
+            func,
+            args,
+        });
+    }
+
+    /// WSE-3: binds input queue `q` to colour `c` (WSE-2: nothing to do).
+    pub fn bind_input(&mut self, arch: Arch, q: u8, c: u8) {
+        if arch == Arch::Wse3 {
+            self.info.input_queues.push(QueueBinding { queue: q, color: c });
+        }
+    }
+
+    /// WSE-3: binds output queue `q` to colour `c` (WSE-2: nothing to do).
+    pub fn bind_output(&mut self, arch: Arch, q: u8, c: u8) {
+        if arch == Arch::Wse3 {
+            self.info.output_queues.push(QueueBinding { queue: q, color: c });
+        }
+    }
+
+    fn desc(&mut self, at: u32, kind: DsdKind, flags: u8, queue: u8, color: u8, base: u16, len: u16) {
+        let mut d = [0u8; dsd::DESC_BYTES as usize];
+        d[0] = kind as u8;
+        d[1] = flags;
+        d[2] = queue;
+        d[3] = color;
+        d[4..6].copy_from_slice(&base.to_le_bytes());
+        d[6..8].copy_from_slice(&len.to_le_bytes());
+        self.poke(at as usize, &d);
+    }
+
+    /// A `mem1d` descriptor at `at`.
+    pub fn mem1d(&mut self, at: u32, base: u16, len: u16, stride: i16) {
+        self.desc(at, DsdKind::Mem1d, 0, 0, 0, base, len);
+        self.poke(at as usize + 8, &stride.to_le_bytes());
+    }
+
+    /// A `mem1d` descriptor with flags (e.g. `WAVELET_INDEX_OFFSET`).
+    pub fn mem1d_flags(&mut self, at: u32, base: u16, len: u16, stride: i16, flags: u8) {
+        self.mem1d(at, base, len, stride);
+        self.poke(at as usize + 1, &[flags]);
+    }
+
+    /// A `mem4d` descriptor; extents and strides innermost first.
+    pub fn mem4d(&mut self, at: u32, base: u16, extents: &[u16], strides: &[i16]) {
+        self.desc(at, DsdKind::Mem4d, 0, 0, 0, base, 0);
+        self.poke(at as usize + 10, &[extents.len() as u8]);
+        for (i, (&e, &s)) in extents.iter().zip(strides).enumerate() {
+            self.poke(at as usize + 12 + 2 * i, &e.to_le_bytes());
+            self.poke(at as usize + 20 + 2 * i, &s.to_le_bytes());
+        }
+    }
+
+    /// A `fabin` descriptor (WSE-2 reads colour `color`, WSE-3 input queue `queue`).
+    pub fn fabin(&mut self, at: u32, color: u8, queue: u8, len: u16, flags: u8) {
+        self.desc(at, DsdKind::FabIn, flags, queue, color, 0, len);
+    }
+
+    /// A `fabout` descriptor.
+    pub fn fabout(&mut self, at: u32, color: u8, queue: u8, len: u16, flags: u8) {
+        self.desc(at, DsdKind::FabOut, flags, queue, color, 0, len);
+    }
+
+    /// A FIFO descriptor over `cap` elements of `elem` bytes at `base`; `push`/`pop` are
+    /// the task ids to activate (`0xff`: none).
+    pub fn fifo(&mut self, at: u32, base: u16, cap: u16, elem: u8, push: u8, pop: u8) {
+        self.desc(at, DsdKind::Fifo, 0, 0, 0, base, cap);
+        self.poke(at as usize + 11, &[elem]);
+        self.poke(at as usize + 12, &[push, pop]);
+    }
+
+    /// Emits a `dsd_op`: constants go to registers `r..r+4` first (`r + 4` holds the
+    /// index when `index` is given).
+    #[allow(clippy::too_many_arguments)]
+    pub fn dsd(
+        &mut self,
+        op: DsdOpcode,
+        dst: X,
+        srcs: &[X],
+        cfg: u8,
+        done: u8,
+        ut: u8,
+        index: Option<u32>,
+        r: u16,
+    ) {
+        let mut kinds = [OperandKind::None; 4];
+        let mut regs = [Reg(r); 4];
+        for (i, x) in std::iter::once(&dst).chain(srcs).enumerate() {
+            let tmp = r + i as u16;
+            let (kind, reg) = match *x {
+                X::D(a) => {
+                    self.imm(tmp, a);
+                    (OperandKind::Desc, Reg(tmp))
+                }
+                X::S(v) => {
+                    self.imm(tmp, v);
+                    (OperandKind::Scalar, Reg(tmp))
+                }
+                X::P(a) => {
+                    self.imm(tmp, a);
+                    (OperandKind::Ptr, Reg(tmp))
+                }
+                X::R(reg) => (OperandKind::Scalar, Reg(reg)),
+            };
+            kinds[i] = kind;
+            regs[i] = reg;
+        }
+        let mut cfg = cfg;
+        if let Some(ix) = index {
+            self.imm(r + 4, ix);
+            cfg |= dsd::cfg::HAS_INDEX;
+        }
+        self.op(Op::DsdOp {
+            op,
+            kinds: OperandKind::pack(kinds),
+            cfg,
+            done,
+            ut,
+            dst: regs[0],
+            a: regs[1],
+            b: regs[2],
+            c: regs[3],
+            idx: Reg(r + 4),
+        });
+    }
+
+    /// Appends register `val` to a log: `count` (u32) at 0x100, entries (u32) from 0x104.
+    /// Uses registers `t..t+3`.
+    pub fn log(&mut self, val: u16, t: u16) {
+        self.imm(t, LOG_COUNT);
+        self.load(Width::W32, t + 1, t);
+        self.imm(t + 2, 4);
+        self.bin(BinOp::Mul, NumTy::U32, t + 3, t + 1, t + 2);
+        self.imm(t + 2, LOG_COUNT + 4);
+        self.bin(BinOp::Add, NumTy::U32, t + 3, t + 3, t + 2);
+        self.store(Width::W32, t + 3, val);
+        self.imm(t + 2, 1);
+        self.bin(BinOp::Add, NumTy::U32, t + 1, t + 1, t + 2);
+        self.store(Width::W32, t, t + 1);
+    }
+}
+
+/// Address of the log count ([`Asm::log`]).
+pub const LOG_COUNT: u32 = 0x100;
+
+/// The log written by [`Asm::log`].
+pub fn read_log(mem: &[u8]) -> Vec<u32> {
+    let n = read32(mem, LOG_COUNT as usize) as usize;
+    (0..n).map(|i| read32(mem, LOG_COUNT as usize + 4 + 4 * i)).collect()
+}
+
+/// A route of colour `color` at `(x, y)`.
+pub fn route(x: u32, y: u32, color: u8, rx: &[Direction], tx: &[Direction]) -> ColorConfig {
+    ColorConfig {
+        x,
+        y,
+        color,
+        rx: rx.to_vec(),
+        tx: tx.to_vec(),
+        switches: None,
+        filter: None,
+        teardown: false,
+        color_swap_x: false,
+        color_swap_y: false,
+    }
+}
+
+/// An image of `arch` with routes (through the ELF encoding).
+pub fn fabric_image(
+    arch: Arch,
+    width: u32,
+    height: u32,
+    classes: Vec<ProgramClass>,
+    placement: Vec<u32>,
+    routes: Vec<ColorConfig>,
+) -> Image {
+    let mut img = image(width, height, classes, placement, vec![]);
+    img.meta.arch = arch;
+    img.routes = routes;
+    Image::from_elf(&img.to_elf().expect("encode")).expect("decode")
+}
+
+/// The data task id of wavelets on colour `c` through input queue `q`.
+pub fn data_id(arch: Arch, c: u8, q: u8) -> u8 {
+    match arch {
+        Arch::Wse2 => c,
+        Arch::Wse3 => q,
+    }
 }

@@ -1,0 +1,543 @@
+//! Named struct and enum types: their definitions, literals and field access, and the
+//! read-only copies of comptime aggregates that runtime code reads from memory.
+//!
+//! * A `struct { ... }` or `enum(T) { ... }` expression creates a **nominal** type: its
+//!   identity is the definition site plus the resolved structure, so evaluating one
+//!   definition twice with the same field types (e.g. a generic `fn P(comptime T: type)
+//!   type` called twice with `i16`) gives the same type, and two definitions with identical
+//!   fields are different types. The type is named after the first declaration it is bound
+//!   to (`S`, `P(i16)`).
+//! * Enum members without a value take, left to right, the lowest integer from 0 up that
+//!   no member uses (explicit values are reserved first): `{red, white = 4, blue}` is
+//!   0, 4, 1.
+//! * A comptime struct value is a [`Value::Record`]; at runtime a struct lives in memory
+//!   and is handled through its address, like arrays (see
+//!   [`TypeStore::is_mem_type`](super::types::TypeStore::is_mem_type)).
+
+use super::eval::{Env, FieldBase, MemBase, Place, Val};
+use super::types::{Type, TypeId};
+use super::value::Value;
+use super::{R, Reported, Sema, did_you_mean};
+use crate::diag::{Diagnostic, codes};
+use crate::ir::{GlobalId, Inst, VReg};
+use crate::source::Span;
+use crate::syntax::ast::{EnumMember, ExprId, Ident, InitList, StructField};
+use cranelift_entity::EntityRef;
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+impl Sema {
+    /// `struct { a: T, b: U = default }`.
+    pub(crate) fn struct_type_expr(&mut self, env: &mut Env, e: ExprId, fields: &[StructField]) -> R<TypeId> {
+        let mut fs: Vec<(String, TypeId)> = Vec::new();
+        let mut spans: Vec<Span> = Vec::new();
+        let mut defaults = Vec::new();
+        for f in fields {
+            if let Some(i) = fs.iter().position(|(n, _)| *n == f.name.name) {
+                return Err(self.report(
+                    Diagnostic::error(codes::DUPLICATE_DECL, format!("field `{}` is declared twice", f.name.name), f.name.span, "declared again here")
+                        .with_label(spans[i], "first declared here"),
+                ));
+            }
+            let t = self.eval_type(env, f.ty)?;
+            let d = match f.default {
+                Some(x) => {
+                    let v = self.eval_comptime(env, x)?;
+                    let s = self.span(env, x);
+                    Some(self.coerce_value(v, t, s)?)
+                }
+                None => None,
+            };
+            fs.push((f.name.name.clone(), t));
+            spans.push(f.name.span);
+            defaults.push(d);
+        }
+        let file = self.mods[env.module].file;
+        let shape: Vec<String> = fs
+            .iter()
+            .zip(&defaults)
+            .map(|((n, t), d)| format!("{n}:{}={}", t.index(), d.as_ref().map_or(String::new(), |v| v.canonical(&self.types))))
+            .collect();
+        let key = format!("struct@{}:{}|{}", file.index(), e.index(), shape.join(","));
+        Ok(self.types.struct_type(key, fs, defaults))
+    }
+
+    /// `enum(T) { a, b = 4, c }`.
+    pub(crate) fn enum_type_expr(&mut self, env: &mut Env, e: ExprId, tag: Option<ExprId>, members: &[EnumMember], span: Span) -> R<TypeId> {
+        let tag_ty = match tag {
+            Some(t) => {
+                let ty = self.eval_type(env, t)?;
+                if !matches!(self.types.get(ty), Type::Int { .. }) {
+                    let d = self.types.display(ty);
+                    let s = self.span(env, t);
+                    return Err(self.report(
+                        Diagnostic::error(codes::TYPE_MISMATCH, format!("the backing type of an enum must be a fixed-width integer type, not {d}"), s, "not a fixed-width integer type")
+                            .with_help("use e.g. `enum(u16) { ... }`"),
+                    ));
+                }
+                ty
+            }
+            // No tag written: the machine word.
+            None => self.types.common.u16,
+        };
+        let mut names: Vec<&Ident> = Vec::new();
+        let mut explicit: Vec<Option<(i128, Span)>> = Vec::new();
+        for m in members {
+            if let Some(prev) = names.iter().find(|n| n.name == m.name.name) {
+                return Err(self.report(
+                    Diagnostic::error(codes::DUPLICATE_DECL, format!("enum member `{}` is declared twice", m.name.name), m.name.span, "declared again here")
+                        .with_label(prev.span, "first declared here"),
+                ));
+            }
+            names.push(&m.name);
+            let v = match m.value {
+                Some(x) => {
+                    let v = self.eval_comptime(env, x)?;
+                    let s = self.span(env, x);
+                    let Value::Int(i, _) = self.coerce_value(v, tag_ty, s)? else { return Err(Reported) };
+                    if let Some((j, _)) = explicit.iter().enumerate().find(|(_, p)| p.is_some_and(|(pv, _)| pv == i)) {
+                        let prev = names[j];
+                        return Err(self.report(
+                            Diagnostic::error(
+                                codes::DUPLICATE_ENUM_VALUE,
+                                format!("enum members `{}` and `{}` have the same value {i}", prev.name, m.name.name),
+                                s,
+                                format!("`{}` is {i} here", m.name.name),
+                            )
+                            .with_label(prev.span, format!("`{}` is already {i}", prev.name))
+                            .with_help("every member of an enum needs its own value"),
+                        ));
+                    }
+                    Some((i, s))
+                }
+                None => None,
+            };
+            explicit.push(v);
+        }
+        let mut used: BTreeSet<i128> = explicit.iter().flatten().map(|(v, _)| *v).collect();
+        let mut next: i128 = 0;
+        let mut out = Vec::new();
+        for (m, ex) in members.iter().zip(&explicit) {
+            let v = match ex {
+                Some((v, _)) => *v,
+                None => {
+                    while used.contains(&next) {
+                        next += 1;
+                    }
+                    used.insert(next);
+                    if !self.types.int_fits(tag_ty, next) {
+                        let d = self.types.display(tag_ty);
+                        return Err(self.err(
+                            codes::OUT_OF_RANGE,
+                            format!("enum member `{}` would get the value {next}, which does not fit in {d}", m.name.name),
+                            m.name.span,
+                            "no value left for this member",
+                        ));
+                    }
+                    next
+                }
+            };
+            out.push((m.name.name.clone(), v));
+        }
+        let _ = span;
+        let file = self.mods[env.module].file;
+        let shape: Vec<String> = out.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let key = format!("enum@{}:{}|{}|{}", file.index(), e.index(), tag_ty.index(), shape.join(","));
+        Ok(self.types.enum_type(key, tag_ty, out))
+    }
+
+    /// The index and type of a named struct's field.
+    pub(crate) fn field_index(&self, ty: TypeId, name: &str) -> Option<(usize, TypeId)> {
+        match self.types.get(ty) {
+            Type::Struct(_) => self.types.struct_def(ty)?.fields.iter().position(|(n, _)| n == name).map(|i| (i, self.types.struct_def(ty).map_or(ty, |d| d.fields[i].1))),
+            Type::AnonStruct(fs) => fs.iter().position(|(n, _)| n == name).map(|i| (i, fs[i].1)),
+            _ => None,
+        }
+    }
+
+    fn unknown_field(&mut self, what: &str, names: &[String], name: &str, span: Span) -> Reported {
+        let mut d = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("{what} has no field `{name}`"), span, "unknown field");
+        if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
+            d = d.with_help(format!("did you mean `{s}`?"));
+        } else if names.is_empty() {
+            d = d.with_note("it has no fields");
+        } else {
+            d = d.with_note(format!("its fields are: {}", names.join(", ")));
+        }
+        self.report(d)
+    }
+
+    fn struct_field_names(&self, ty: TypeId) -> Vec<String> {
+        match self.types.get(ty) {
+            Type::Struct(_) => self.types.struct_def(ty).map(|d| d.fields.iter().map(|(n, _)| n.clone()).collect()).unwrap_or_default(),
+            Type::AnonStruct(fs) => fs.iter().map(|(n, _)| n.clone()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn no_fields(&mut self, ty: TypeId, span: Span) -> Reported {
+        let d = self.types.display(ty);
+        let mut dg = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("a value of type {d} has no fields"), span, format!("this has type {d}"));
+        if let Type::Ptr { elem, .. } = self.types.get(ty)
+            && !matches!(self.types.get(*elem), Type::Struct(_))
+        {
+            dg = dg.with_help("dereference the pointer first with `.*`");
+        }
+        self.report(dg)
+    }
+
+    /// `base.name` as a value.
+    pub(crate) fn field(&mut self, env: &mut Env, _e: ExprId, base: ExprId, name: &Ident, span: Span) -> R<Val> {
+        if self.is_place_expr(env, base) {
+            let p = self.field_place(env, base, &name.name, name.span, span)?;
+            return self.read_place(env, p, span);
+        }
+        let bv = self.expr(env, base)?;
+        let bspan = self.span(env, base);
+        self.field_of_val(env, bv, bspan, &name.name, name.span, span)
+    }
+
+    /// A field of an analysed value (a module, a struct value, an enum type, or a runtime
+    /// struct or pointer to one).
+    pub(crate) fn field_of_val(&mut self, env: &mut Env, bv: Val, bspan: Span, name: &str, nspan: Span, span: Span) -> R<Val> {
+        match bv {
+            Val::Ct(Value::Module(m)) => {
+                let Some(d) = self.lookup_decl(m, name) else {
+                    return Err(self.unknown_member_of_module(m, name, nspan));
+                };
+                self.decl_val(env, d, span)
+            }
+            Val::Ct(Value::Struct(fields)) => match fields.iter().find(|(n, _)| n == name) {
+                Some((_, v)) => Ok(Val::Ct(v.clone())),
+                None => {
+                    let mut names: Vec<String> = fields.iter().map(|(n, _)| n.clone()).collect();
+                    names.sort();
+                    Err(self.unknown_field("struct", &names, name, nspan))
+                }
+            },
+            Val::Ct(Value::Record(t, vals)) => match self.field_index(t, name) {
+                Some((i, _)) => vals.get(i).cloned().map(Val::Ct).ok_or(Reported),
+                None => {
+                    let names = self.struct_field_names(t);
+                    let what = format!("struct {}", self.types.display(t));
+                    Err(self.unknown_field(&what, &names, name, nspan))
+                }
+            },
+            Val::Ct(Value::Type(t)) => {
+                if let Some(def) = self.types.enum_def(t) {
+                    if let Some((_, v)) = def.members.iter().find(|(n, _)| n == name) {
+                        return Ok(Val::Ct(Value::Enum(t, *v)));
+                    }
+                    let names: Vec<String> = def.members.iter().map(|(n, _)| n.clone()).collect();
+                    let dname = self.types.display(t);
+                    let mut d = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("enum {dname} has no member `{name}`"), nspan, "unknown member");
+                    if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
+                        d = d.with_help(format!("did you mean `{dname}.{s}`?"));
+                    } else {
+                        d = d.with_note(format!("its members are: {}", names.join(", ")));
+                    }
+                    return Err(self.report(d));
+                }
+                let d = self.types.display(t);
+                Err(self.err(codes::UNKNOWN_MEMBER, format!("type {d} has no member `{name}`"), nspan, "unknown member"))
+            }
+            other => {
+                let p = self.field_place_in(env, FieldBase::Val(other), bspan, name, nspan, span)?;
+                self.read_place(env, p, span)
+            }
+        }
+    }
+
+    /// The place of `base.name` where `base` is a place expression.
+    pub(crate) fn field_place(&mut self, env: &mut Env, base: ExprId, name: &str, nspan: Span, span: Span) -> R<Place> {
+        let bspan = self.span(env, base);
+        let b = if self.is_place_expr(env, base) { FieldBase::Place(self.place(env, base)?) } else { FieldBase::Val(self.expr(env, base)?) };
+        self.field_place_in(env, b, bspan, name, nspan, span)
+    }
+
+    /// The place of field `name` of a struct place or value (through one pointer).
+    pub(crate) fn field_place_in(&mut self, env: &mut Env, b: FieldBase, bspan: Span, name: &str, nspan: Span, span: Span) -> R<Place> {
+        let place = match b {
+            FieldBase::Place(p) => p,
+            FieldBase::Val(v) => match v {
+                Val::Rt { reg, ty } if matches!(self.types.get(ty), Type::Struct(_)) => {
+                    Place::Mem { base: MemBase::Reg(reg), off: 0, dyn_off: None, ty, mutable: false }
+                }
+                Val::Rt { ty, .. } | Val::Ct(Value::GlobalPtr { ty, .. }) | Val::Ct(Value::AbsPtr { ty, .. })
+                    if matches!(self.types.get(ty), Type::Ptr { elem, .. } if matches!(self.types.get(*elem), Type::Struct(_))) =>
+                {
+                    let Type::Ptr { elem, is_const } = self.types.get(ty).clone() else { return Err(Reported) };
+                    let base = self.ptr_base(env, v, bspan)?;
+                    Place::Mem { base, off: 0, dyn_off: None, ty: elem, mutable: !is_const }
+                }
+                Val::Ct(c @ (Value::Record(..) | Value::Struct(_))) => {
+                    // A constant: only reading is possible, and `field_of_val` does that.
+                    let t = c.ty(&mut self.types);
+                    if self.field_index(t, name).is_none() {
+                        let names = self.struct_field_names(t);
+                        let what = format!("struct {}", self.types.display(t));
+                        return Err(self.unknown_field(&what, &names, name, nspan));
+                    }
+                    return Err(self.report(
+                        Diagnostic::error(codes::ASSIGN_TO_CONST, format!("cannot assign to field `{name}` of a constant"), span, "part of a constant")
+                            .with_help("declare the struct with `var` to change its fields"),
+                    ));
+                }
+                other => {
+                    let t = self.val_ty(&other);
+                    return Err(self.no_fields(t, bspan));
+                }
+            },
+        };
+        match place {
+            Place::Mem { base, off, dyn_off, ty, mutable } => match self.types.get(ty).clone() {
+                Type::Struct(_) => {
+                    let Some((i, fty)) = self.field_index(ty, name) else {
+                        let names = self.struct_field_names(ty);
+                        let what = format!("struct {}", self.types.display(ty));
+                        return Err(self.unknown_field(&what, &names, name, nspan));
+                    };
+                    let offset = self.types.struct_layout(ty).and_then(|l| l.offsets.get(i).copied()).unwrap_or(0) as u32;
+                    Ok(Place::Mem { base, off: off + offset, dyn_off, ty: fty, mutable })
+                }
+                Type::Ptr { elem, .. } if matches!(self.types.get(elem), Type::Struct(_)) => {
+                    let pv = self.read_place(env, Place::Mem { base, off, dyn_off, ty, mutable }, bspan)?;
+                    self.field_place_in(env, FieldBase::Val(pv), bspan, name, nspan, span)
+                }
+                _ => Err(self.no_fields(ty, bspan)),
+            },
+            Place::Reg { reg, ty, .. } => {
+                if matches!(self.types.get(ty), Type::Ptr { elem, .. } if matches!(self.types.get(*elem), Type::Struct(_))) {
+                    return self.field_place_in(env, FieldBase::Val(Val::Rt { reg, ty }), bspan, name, nspan, span);
+                }
+                Err(self.no_fields(ty, bspan))
+            }
+            Place::Ct { scope, idx, mut path, ty } => match self.field_index(ty, name) {
+                Some((i, fty)) => {
+                    path.push(i);
+                    Ok(Place::Ct { scope, idx, path, ty: fty })
+                }
+                None if matches!(self.types.get(ty), Type::Struct(_) | Type::AnonStruct(_)) => {
+                    let names = self.struct_field_names(ty);
+                    let what = format!("struct {}", self.types.display(ty));
+                    Err(self.unknown_field(&what, &names, name, nspan))
+                }
+                None => Err(self.no_fields(ty, bspan)),
+            },
+        }
+    }
+
+    /// `.{ ... }` without a known type: a comptime anonymous struct or tuple.
+    pub(crate) fn anon_init(&mut self, env: &mut Env, list: &InitList, _span: Span) -> R<Val> {
+        let mut fields = Vec::new();
+        let items: Vec<(String, Option<Span>, ExprId)> = match list {
+            InitList::Fields(fs) => fs.iter().map(|f| (f.name.name.clone(), Some(f.name.span), f.value)).collect(),
+            InitList::Elems(es) => es.iter().enumerate().map(|(i, e)| (i.to_string(), None, *e)).collect(),
+        };
+        for (name, nspan, e) in items {
+            if let Some(ns) = nspan
+                && fields.iter().any(|(n, _): &(String, Value)| *n == name)
+            {
+                return Err(self.err(codes::DUPLICATE_DECL, format!("field `{name}` is given twice"), ns, "repeated"));
+            }
+            let v = match self.expr(env, e)? {
+                Val::Ct(v) => v,
+                Val::Rt { .. } => {
+                    let s = self.span(env, e);
+                    return Err(self.report(
+                        Diagnostic::error(codes::NOT_COMPTIME, "an anonymous struct literal must be known at comptime", s, "this is only known at runtime")
+                            .with_help("give the literal a struct type, e.g. `S{ ... }`, or assign it to a variable of a struct type"),
+                    ));
+                }
+            };
+            fields.push((name, v));
+        }
+        Ok(Val::Ct(Value::Struct(Rc::new(fields))))
+    }
+
+    /// `T{ ... }`.
+    pub(crate) fn typed_init(&mut self, env: &mut Env, ty: ExprId, init: &InitList, span: Span) -> R<Val> {
+        let t = self.eval_type(env, ty)?;
+        self.init_list(env, t, init, span)
+    }
+
+    /// An initialiser list of a known struct or array type. Comptime-known elements give
+    /// a comptime value; otherwise the value is built in a frame temporary.
+    pub(crate) fn init_list(&mut self, env: &mut Env, t: TypeId, init: &InitList, span: Span) -> R<Val> {
+        match (self.types.get(t).clone(), init) {
+            (Type::Array { elem, dims }, InitList::Elems(es)) => {
+                let n: u64 = dims.iter().product();
+                if es.len() as u64 != n {
+                    let d = self.types.display(t);
+                    return Err(self.report(
+                        Diagnostic::error(codes::TYPE_MISMATCH, format!("expected {n} elements, found {}", es.len()), span, "wrong number of elements")
+                            .with_note(format!("{d} has {n} elements; a multi-dimensional array lists them row by row")),
+                    ));
+                }
+                let mut vals = Vec::new();
+                for e in es {
+                    let v = self.expr_hint(env, *e, Some(elem))?;
+                    let s = self.span(env, *e);
+                    vals.push((self.coerce(env, v, elem, s)?, s));
+                }
+                if vals.iter().all(|(v, _)| matches!(v, Val::Ct(_))) {
+                    let out = vals.into_iter().filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None }).collect();
+                    return Ok(Val::Ct(Value::Array(t, Rc::new(out))));
+                }
+                let esize = self.types.size_of(elem).unwrap_or(0) as u32;
+                self.build_temp(env, t, span, vals.into_iter().enumerate().map(|(i, (v, s))| (i as u32 * esize, elem, v, s)).collect())
+            }
+            (Type::Array { dims, .. }, InitList::Fields(fs)) if fs.is_empty() && dims.iter().product::<u64>() == 0 => {
+                Ok(Val::Ct(Value::Array(t, Rc::new(Vec::new()))))
+            }
+            (Type::Struct(_), InitList::Fields(fs)) => {
+                let Some(def) = self.types.struct_def(t).cloned() else { return Err(Reported) };
+                let mut given: Vec<Option<(Val, Span)>> = vec![None; def.fields.len()];
+                let mut given_at: Vec<Option<Span>> = vec![None; def.fields.len()];
+                for f in fs {
+                    let Some((i, fty)) = self.field_index(t, &f.name.name) else {
+                        let names = self.struct_field_names(t);
+                        let what = format!("struct {}", self.types.display(t));
+                        return Err(self.unknown_field(&what, &names, &f.name.name, f.name.span));
+                    };
+                    if let Some(prev) = given_at[i] {
+                        return Err(self.report(
+                            Diagnostic::error(codes::DUPLICATE_DECL, format!("field `{}` is given twice", f.name.name), f.name.span, "given again here")
+                                .with_label(prev, "first given here"),
+                        ));
+                    }
+                    let v = self.expr_hint(env, f.value, Some(fty))?;
+                    let s = self.span(env, f.value);
+                    let v = self.coerce(env, v, fty, s)?;
+                    given[i] = Some((v, s));
+                    given_at[i] = Some(f.name.span);
+                }
+                let mut missing = Vec::new();
+                let mut vals = Vec::new();
+                for (i, g) in given.into_iter().enumerate() {
+                    match (g, &def.defaults[i]) {
+                        (Some(v), _) => vals.push(v),
+                        (None, Some(d)) => vals.push((Val::Ct(d.clone()), span)),
+                        (None, None) => missing.push(def.fields[i].0.clone()),
+                    }
+                }
+                if !missing.is_empty() {
+                    return Err(self.missing_fields(t, &missing, span));
+                }
+                if vals.iter().all(|(v, _)| matches!(v, Val::Ct(_))) {
+                    let out = vals.into_iter().filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None }).collect();
+                    return Ok(Val::Ct(Value::Record(t, Rc::new(out))));
+                }
+                let offsets = self.types.struct_layout(t).map(|l| l.offsets).unwrap_or_default();
+                let items = vals
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (v, s))| (offsets.get(i).copied().unwrap_or(0) as u32, def.fields[i].1, v, s))
+                    .collect();
+                self.build_temp(env, t, span, items)
+            }
+            _ => {
+                let d = self.types.display(t);
+                let help = match self.types.get(t) {
+                    Type::Struct(_) => "initialise a struct with named fields: `S{ .a = 1, .b = 2 }`",
+                    Type::Array { .. } => "list the elements: `[3]i16{ 1, 2, 3 }`",
+                    _ => "only struct and array types have initialiser lists",
+                };
+                Err(self.report(Diagnostic::error(codes::TYPE_MISMATCH, format!("cannot initialise {d} with this list"), span, "here").with_help(help)))
+            }
+        }
+    }
+
+    fn missing_fields(&mut self, t: TypeId, missing: &[String], span: Span) -> Reported {
+        let d = self.types.display(t);
+        let list: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
+        let (msg, help) = if missing.len() == 1 {
+            (format!("missing field {} in a literal of struct {d}", list.join(", ")), format!("add `.{} = ...`", missing[0]))
+        } else {
+            (format!("missing fields {} in a literal of struct {d}", list.join(", ")), "give every field without a default a value".to_string())
+        };
+        self.report(Diagnostic::error(codes::MISSING_FIELD, msg, span, "not every field is set").with_help(help))
+    }
+
+    /// A runtime aggregate built in a fresh frame slot from (offset, type, value) parts.
+    fn build_temp(&mut self, env: &mut Env, t: TypeId, span: Span, items: Vec<(u32, TypeId, Val, Span)>) -> R<Val> {
+        if env.comptime {
+            let s = items.iter().find(|(_, _, v, _)| matches!(v, Val::Rt { .. })).map_or(span, |i| i.3);
+            return Err(self.not_comptime(s));
+        }
+        let size = self.types.size_of(t).unwrap_or(0) as u32;
+        let align = self.types.align_of(t).unwrap_or(1) as u32;
+        let off = self.fb(env).frame_slot(size, align);
+        for (o, ty, v, s) in items {
+            let p = Place::Mem { base: MemBase::Frame(off), off: o, dyn_off: None, ty, mutable: true };
+            self.write_place(env, p, v, s, s)?;
+        }
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::FrameAddr { dst, off });
+        Ok(Val::Rt { reg: dst, ty: t })
+    }
+
+    /// Coerces an anonymous struct value to the named struct type `ty` (comptime).
+    pub(crate) fn anon_to_record(&mut self, fields: Rc<Vec<(String, Value)>>, ty: TypeId, span: Span) -> R<Value> {
+        let Some(def) = self.types.struct_def(ty).cloned() else { return Err(Reported) };
+        let mut out: Vec<Option<Value>> = vec![None; def.fields.len()];
+        for (n, v) in fields.iter() {
+            let Some((i, fty)) = self.field_index(ty, n) else {
+                let names = self.struct_field_names(ty);
+                let what = format!("struct {}", self.types.display(ty));
+                return Err(self.unknown_field(&what, &names, n, span));
+            };
+            out[i] = Some(self.coerce_value(v.clone(), fty, span)?);
+        }
+        let mut missing = Vec::new();
+        let mut vals = Vec::new();
+        for (i, v) in out.into_iter().enumerate() {
+            match (v, &def.defaults[i]) {
+                (Some(v), _) => vals.push(v),
+                (None, Some(d)) => vals.push(d.clone()),
+                (None, None) => missing.push(def.fields[i].0.clone()),
+            }
+        }
+        if !missing.is_empty() {
+            return Err(self.missing_fields(ty, &missing, span));
+        }
+        Ok(Value::Record(ty, Rc::new(vals)))
+    }
+
+    /// A read-only global holding comptime value `v` of type `ty` (one per distinct
+    /// value and program).
+    pub(crate) fn const_global(&mut self, v: &Value, ty: TypeId, span: Span) -> R<GlobalId> {
+        // Keyed in `dsd_consts`, which the driver clears for every program.
+        let key = format!("const:{}:{}", ty.index(), v.canonical(&self.types));
+        if let Some(&g) = self.dsd_consts.get(&key) {
+            return Ok(g);
+        }
+        let (Some(size), Some(align)) = (self.types.size_of(ty), self.types.align_of(ty)) else {
+            let d = self.types.display(ty);
+            return Err(self.err(codes::NOT_COMPTIME, format!("a value of type {d} exists only at comptime"), span, "used in runtime code here"));
+        };
+        let mut bytes = vec![0u8; size as usize];
+        let mut relocs = Vec::new();
+        self.value_bytes(v, ty, &mut bytes, 0, &mut relocs, span)?;
+        let n = self.dsd_consts.len();
+        let Some(p) = self.prog.as_mut() else {
+            return Err(self.err(codes::BUILTIN_CONTEXT, "constants in memory exist only in PE programs", span, "used here"));
+        };
+        let g = p.globals.push(crate::ir::Global { name: format!("<const{n}>"), size: size as u32, align: align as u32, init: bytes, relocs, span });
+        self.global_types.insert(g, ty);
+        self.dsd_consts.insert(key, g);
+        Ok(g)
+    }
+
+    /// The address of a read-only copy of a comptime aggregate.
+    pub(crate) fn const_addr(&mut self, env: &mut Env, v: &Value, span: Span) -> R<VReg> {
+        let ty = v.ty(&mut self.types);
+        if env.comptime {
+            return Err(self.not_comptime(span));
+        }
+        let g = self.const_global(v, ty, span)?;
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::GlobalAddr { dst, global: g, offset: 0 });
+        Ok(dst)
+    }
+}

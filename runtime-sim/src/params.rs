@@ -1,0 +1,52 @@
+//! [`SimParams`]: every modelling parameter the hardware documentation leaves open, in one
+//! place (SIMULATOR.md explains each choice).
+
+use crate::ring::MAX_RING;
+use csl_arch::fabric::Arch;
+
+/// Tunable parameters of the fabric model. `SimParams::default()` is what the `cslsim`
+/// binary and [`crate::SdkRuntime`] use unless told otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimParams {
+    /// Wavelets each router input buffer holds per (input port, colour), counting the
+    /// wavelets in flight on the link towards it (credit-based flow control). At most
+    /// [`MAX_RING`]; values outside `1..=MAX_RING` are clamped. Default 4: enough for one
+    /// wavelet per cycle per link at a 2-cycle hop latency.
+    pub router_buffer_depth: u32,
+    /// Cycles a wavelet takes from one router to the next; `None` = the architecture's
+    /// [`Arch::hop_latency`] (WSE-2 1, WSE-3 2).
+    pub hop_latency: Option<u32>,
+    /// Cycles a wavelet takes across the RAMP in either direction (router to CE input
+    /// queue, CE output queue to router). Default 1.
+    pub ramp_latency: u32,
+    /// WSE-2: depth of the CE input buffer of a colour not bound to an input queue with
+    /// `@initialize_queue` (a bound colour uses its queue's depth). Default 4.
+    pub wse2_color_input_depth: u32,
+    /// Cycles a DSD operation spends after issue before its first element (on the issuing
+    /// thread for synchronous ops, on the microthread for asynchronous ones). Default 3.
+    pub dsd_setup_cycles: u32,
+}
+
+impl Default for SimParams {
+    fn default() -> Self {
+        SimParams {
+            router_buffer_depth: 4,
+            hop_latency: None,
+            ramp_latency: 1,
+            wse2_color_input_depth: 4,
+            dsd_setup_cycles: 3,
+        }
+    }
+}
+
+impl SimParams {
+    /// The hop latency used for `arch` (at least 1).
+    pub fn hop(&self, arch: Arch) -> u64 {
+        u64::from(self.hop_latency.unwrap_or_else(|| arch.hop_latency()).max(1))
+    }
+
+    /// The router buffer depth, clamped to `1..=MAX_RING`.
+    pub fn buffer_depth(&self) -> usize {
+        (self.router_buffer_depth as usize).clamp(1, MAX_RING)
+    }
+}

@@ -1,0 +1,721 @@
+//! The router of one PE: per-colour routes, switch positions, filters, colour swap,
+//! teardown, and the input buffers; [`step`] moves wavelets for one cycle.
+//!
+//! # Model (SIMULATOR.md has the reasoning)
+//!
+//! * Every configured colour has one input buffer per port (N, S, E, W, RAMP). A link
+//!   buffer holds [`SimParams::router_buffer_depth`](crate::SimParams) wavelets, counting
+//!   the ones in flight towards it; the RAMP buffer is the CE's output queue (its depth is
+//!   the queue's, checked by the sender).
+//! * Each cycle a colour forwards at most one wavelet: the oldest ready one of the first
+//!   input port (order N, S, E, W, RAMP) that is in the current position's `rx`. It is
+//!   copied to every `tx` direction of the current position and only moves when every
+//!   destination has room (back-pressure). Each output link (RAMP included) carries at
+//!   most one wavelet per cycle; colours claim links in round-robin order, starting after
+//!   the colour that moved first in the previous busy cycle.
+//! * A wavelet reaches the next router `hop` cycles after it leaves (and the CE input
+//!   queue `ramp` cycles after it leaves for the RAMP).
+
+use crate::class::Class;
+use crate::error::{PeLoc, RoutingError, SimError};
+use crate::pe::Pe;
+use crate::ring::{Ring, Wavelet, wflags};
+use crate::trace::Tracer;
+use crate::worklist::WorkSet;
+use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID, control};
+use csl_arch::image::{ColorConfig, FilterKind, PopMode};
+
+/// Marks a colour without state in [`Router::slot`].
+pub(crate) const NO_SLOT: u8 = u8::MAX;
+/// Port index of the RAMP.
+pub(crate) const RAMP: usize = 4;
+/// Port bit of the RAMP.
+pub(crate) const RAMP_BIT: u8 = 1 << RAMP;
+/// Port bits of the four links.
+const LINKS: u8 = 0b1111;
+const NCOLORS: usize = NUM_COLORS as usize;
+
+/// Bit mask of a set of directions (bit = [`Direction::index`]).
+pub(crate) fn dir_mask(ds: &[Direction]) -> u8 {
+    ds.iter().fold(0, |m, d| m | (1 << d.index()))
+}
+
+/// The direction of port index `i`.
+pub(crate) fn dir_of(i: usize) -> Direction {
+    Direction::ALL.get(i).copied().unwrap_or(Direction::Ramp)
+}
+
+/// The port a wavelet sent towards `d` arrives on at the neighbour.
+#[inline]
+fn opposite(d: usize) -> usize {
+    match d {
+        0 => 1,
+        1 => 0,
+        2 => 3,
+        3 => 2,
+        other => other,
+    }
+}
+
+/// Names of the directions in a mask, for traces and reports.
+pub(crate) fn mask_names(m: u8) -> String {
+    let names: Vec<&str> = (0..5)
+        .filter(|i| m >> i & 1 == 1)
+        .map(|i| dir_of(i).name())
+        .collect();
+    if names.is_empty() {
+        "nowhere".into()
+    } else {
+        names.join("+")
+    }
+}
+
+/// One switch position: input and output port masks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub rx: u8,
+    pub tx: u8,
+}
+
+/// A colour filter and its counters (fabric.md §4.2).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Filter {
+    kind: FilterKind,
+    count_data: bool,
+    count_control: bool,
+    limit2: Option<u16>,
+    max_counter: u16,
+    filter_control: bool,
+    min_idx: u16,
+    max_idx: u16,
+    counter: u16,
+    limit1: u16,
+    switched: bool,
+    off: bool,
+}
+
+impl Filter {
+    fn new(f: &csl_arch::image::FilterConfig) -> Filter {
+        let off = f.kind == FilterKind::SparseCounter && (f.limit2.is_none() || f.limit1 == 0);
+        Filter {
+            kind: f.kind,
+            count_data: f.count_data,
+            count_control: f.count_control,
+            limit2: f.limit2,
+            max_counter: f.max_counter,
+            filter_control: f.filter_control,
+            min_idx: f.min_idx,
+            max_idx: f.max_idx,
+            counter: f.init_counter,
+            limit1: f.limit1,
+            switched: false,
+            off,
+        }
+    }
+
+    /// Whether a wavelet reaches the CE, and the filter state after it passed the router
+    /// (pure: the caller commits the state only if the wavelet moves).
+    pub(crate) fn decide(self, data: u32, ctrl: bool) -> (bool, Filter) {
+        match self.kind {
+            FilterKind::Range => {
+                let idx = (data >> 16) as u16;
+                (ctrl || (self.min_idx..=self.max_idx).contains(&idx), self)
+            }
+            FilterKind::Counter | FilterKind::SparseCounter => {
+                if self.off {
+                    return (true, self);
+                }
+                let mut f = self;
+                let counted = if ctrl { f.count_control } else { f.count_data };
+                if counted {
+                    f.counter = f.counter.wrapping_add(1);
+                }
+                let pass = if f.filter_control {
+                    ctrl && f.counter == f.max_counter
+                } else {
+                    f.counter <= f.max_counter
+                };
+                if counted && f.counter == f.limit1 {
+                    f.counter = 0;
+                    if f.kind == FilterKind::SparseCounter {
+                        match (f.switched, f.limit2) {
+                            (false, Some(l2)) => {
+                                f.limit1 = l2;
+                                f.switched = true;
+                            }
+                            _ => f.off = true,
+                        }
+                    }
+                }
+                (pass, f)
+            }
+        }
+    }
+}
+
+/// The state of one colour at one router.
+#[derive(Clone, Debug)]
+pub(crate) struct ColorState {
+    /// Whether the image configures this colour here (otherwise the state exists only to
+    /// hold the CE's output on it, e.g. for a streaming `memcpy_d2h`).
+    pub configured: bool,
+    /// Switch positions 0..=3 (`None` = invalid).
+    pub routes: [Option<Route>; 4],
+    /// Union of `rx` over the valid positions.
+    pub rx_any: u8,
+    pub cur: u8,
+    pub ring_mode: bool,
+    pub pop_mode: PopMode,
+    pub filter: Option<Filter>,
+    pub teardown: bool,
+    pub swap_x: bool,
+    pub swap_y: bool,
+    /// A streaming `memcpy_d2h` takes this colour's RAMP input to the host.
+    pub capture: bool,
+    /// Input buffers per port.
+    pub rings: [Ring; 5],
+    /// Bit per port: the buffer is not empty.
+    pub nonempty: u8,
+}
+
+impl ColorState {
+    fn unconfigured() -> ColorState {
+        ColorState {
+            configured: false,
+            routes: [Some(Route::default()), None, None, None],
+            rx_any: 0,
+            cur: 0,
+            ring_mode: false,
+            pop_mode: PopMode::NoPop,
+            filter: None,
+            teardown: false,
+            swap_x: false,
+            swap_y: false,
+            capture: false,
+            rings: Default::default(),
+            nonempty: 0,
+        }
+    }
+
+    fn from_config(cfg: &ColorConfig) -> ColorState {
+        let pos0 = Route {
+            rx: dir_mask(&cfg.rx),
+            tx: dir_mask(&cfg.tx),
+        };
+        let mut s = ColorState::unconfigured();
+        s.configured = true;
+        s.routes[0] = Some(pos0);
+        if let Some(sw) = &cfg.switches {
+            for (i, p) in sw.positions.iter().enumerate() {
+                if let Some(slot) = s.routes.get_mut(i + 1) {
+                    *slot = p.is_valid().then(|| Route {
+                        rx: p.rx.map_or(pos0.rx, |d| 1 << d.index()),
+                        tx: p.tx.as_deref().map_or(pos0.tx, dir_mask),
+                    });
+                }
+            }
+            s.cur = sw.current.min(3);
+            if s.routes.get(usize::from(s.cur)).is_none_or(Option::is_none) {
+                s.cur = 0;
+            }
+            s.ring_mode = sw.ring_mode;
+            s.pop_mode = sw.pop_mode;
+        }
+        s.rx_any = s.routes.iter().flatten().fold(0, |m, r| m | r.rx);
+        s.filter = cfg.filter.as_ref().map(Filter::new);
+        s.teardown = cfg.teardown;
+        s.swap_x = cfg.color_swap_x;
+        s.swap_y = cfg.color_swap_y;
+        s
+    }
+
+    /// The current position's route.
+    #[inline]
+    pub fn route(&self) -> Route {
+        self.routes
+            .get(usize::from(self.cur))
+            .copied()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// `SWITCH_ADV`: the next valid position, else 0 in ring mode, else stay. Returns
+    /// whether the position changed.
+    pub fn advance(&mut self) -> bool {
+        let old = self.cur;
+        let next = usize::from(self.cur) + 1;
+        if self.routes.get(next).is_some_and(Option::is_some) {
+            self.cur = next as u8;
+        } else if self.ring_mode {
+            self.cur = 0;
+        }
+        self.cur != old
+    }
+
+    /// `SWITCH_RST`: back to position 0.
+    pub fn reset(&mut self) -> bool {
+        let old = self.cur;
+        self.cur = 0;
+        self.cur != old
+    }
+
+    /// Whether wavelets arriving on `port` are swapped to the paired colour.
+    fn swaps(&self, port: usize) -> bool {
+        match port {
+            0 | 1 => self.swap_y,
+            2 | 3 => self.swap_x,
+            _ => self.swap_x && self.swap_y,
+        }
+    }
+}
+
+/// The router of one PE.
+#[derive(Clone, Debug)]
+pub struct Router {
+    /// Colour id to index in `colors`, or [`NO_SLOT`].
+    pub(crate) slot: [u8; NCOLORS],
+    pub(crate) colors: Vec<ColorState>,
+    /// Bit per colour: some input buffer holds a wavelet.
+    pub(crate) busy: u32,
+    /// Colour that has round-robin priority next.
+    pub(crate) rr: u8,
+    /// Whether any colour swaps (otherwise arrivals keep their colour).
+    any_swap: bool,
+    /// Wavelets forwarded per output port (RAMP = delivered to the CE).
+    pub(crate) sent: [u64; 5],
+    /// Bit per colour: in teardown mode.
+    pub(crate) teardown_pending: u32,
+}
+
+impl Router {
+    /// A router with the given colour configurations (at most one per colour).
+    pub(crate) fn new(configs: &[&ColorConfig]) -> Router {
+        let mut r = Router {
+            slot: [NO_SLOT; NCOLORS],
+            colors: Vec::new(),
+            busy: 0,
+            rr: 0,
+            any_swap: false,
+            sent: [0; 5],
+            teardown_pending: 0,
+        };
+        for cfg in configs {
+            if let Some(s) = r.slot.get_mut(usize::from(cfg.color)) {
+                *s = r.colors.len() as u8;
+                let st = ColorState::from_config(cfg);
+                r.any_swap |= st.swap_x || st.swap_y;
+                if st.teardown {
+                    r.teardown_pending |= 1 << cfg.color;
+                }
+                r.colors.push(st);
+            }
+        }
+        r
+    }
+
+    /// The state of colour `c`, if any.
+    #[inline]
+    pub(crate) fn color(&self, c: u8) -> Option<&ColorState> {
+        let s = *self.slot.get(usize::from(c))?;
+        self.colors.get(usize::from(s))
+    }
+
+    /// The state of colour `c`, writable.
+    #[inline]
+    pub(crate) fn color_mut(&mut self, c: u8) -> Option<&mut ColorState> {
+        let s = *self.slot.get(usize::from(c))?;
+        self.colors.get_mut(usize::from(s))
+    }
+
+    /// The state of colour `c`, created unconfigured if needed (`None` if `c` is not a
+    /// colour).
+    pub(crate) fn ensure_color(&mut self, c: u8) -> Option<&mut ColorState> {
+        let s = *self.slot.get(usize::from(c))?;
+        if s == NO_SLOT {
+            self.slot[usize::from(c)] = self.colors.len() as u8;
+            self.colors.push(ColorState::unconfigured());
+        }
+        self.color_mut(c)
+    }
+
+    /// Appends `w` to colour `c`'s buffer of `port` (the colour's state must exist).
+    #[inline]
+    pub(crate) fn push(&mut self, c: u8, port: usize, w: Wavelet) {
+        if let Some(cs) = self.color_mut(c)
+            && let Some(ring) = cs.rings.get_mut(port)
+            && ring.push(w)
+        {
+            cs.nonempty |= 1 << port;
+            self.busy |= 1 << c;
+        }
+    }
+
+    /// Removes the oldest wavelet of colour `c`'s buffer of `port`.
+    #[inline]
+    pub(crate) fn pop(&mut self, c: u8, port: usize, now: u64) -> Option<Wavelet> {
+        let cs = self.color_mut(c)?;
+        let ring = cs.rings.get_mut(port)?;
+        let w = ring.pop(now);
+        if ring.is_empty() {
+            cs.nonempty &= !(1 << port);
+            if cs.nonempty == 0 {
+                self.busy &= !(1 << c);
+            }
+        }
+        w
+    }
+
+    /// The colours that handle a wavelet tagged `tag` arriving on `port` (colour swap,
+    /// fabric.md §4.3): `tag` unless it swaps on that axis, and `tag ^ 1` if that colour
+    /// swaps on it.
+    #[inline]
+    fn handlers(&self, tag: u8, port: usize) -> ([u8; 2], usize) {
+        if !self.any_swap {
+            return ([tag, 0], 1);
+        }
+        let swaps = |c: u8| self.color(c).is_some_and(|cs| cs.swaps(port));
+        let mut out = [0u8; 2];
+        let mut n = 0;
+        if !swaps(tag) {
+            out[0] = tag;
+            n = 1;
+        }
+        let pair = tag ^ 1;
+        if usize::from(pair) < NCOLORS && swaps(pair) {
+            out[n] = pair;
+            n += 1;
+        }
+        (out, n)
+    }
+
+    /// The switch position of colour `c` (`None` if the colour is not configured here).
+    pub fn switch_position(&self, c: u8) -> Option<u8> {
+        self.color(c).filter(|s| s.configured).map(|s| s.cur)
+    }
+
+    /// Whether colour `c` is in teardown mode here.
+    pub fn in_teardown(&self, c: u8) -> bool {
+        c < NUM_COLORS && self.teardown_pending >> c & 1 == 1
+    }
+
+    /// Wavelets forwarded towards `d` so far (`Ramp`: delivered to this PE's CE).
+    pub fn wavelets_sent(&self, d: Direction) -> u64 {
+        self.sent.get(usize::from(d.index())).copied().unwrap_or(0)
+    }
+
+    /// Wavelets of colour `c` waiting in the input buffer of port `d`.
+    pub fn buffered(&self, c: u8, d: Direction) -> usize {
+        self.color(c)
+            .and_then(|cs| cs.rings.get(usize::from(d.index())))
+            .map_or(0, Ring::len)
+    }
+}
+
+/// What a router did in one cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Nothing moved and nothing will move until another part of the fabric acts.
+    Sleep,
+    /// Nothing moved, but a wavelet becomes ready later (or lost link arbitration).
+    Later,
+    /// Something moved.
+    Moved,
+}
+
+/// What [`step`] needs of the rest of the fabric.
+pub(crate) struct RouteEnv<'a> {
+    pub routers: &'a mut [Router],
+    pub pes: &'a mut [Pe],
+    pub classes: &'a [Class],
+    pub width: u32,
+    pub height: u32,
+    pub hop: u64,
+    pub ramp: u64,
+    pub depth: usize,
+    pub wake_routers: &'a mut WorkSet,
+    pub wake_ces: &'a mut WorkSet,
+    pub trace: Option<&'a Tracer>,
+    pub hops: u64,
+}
+
+impl RouteEnv<'_> {
+    /// The PE next to `p` towards port `d`, if inside the rectangle.
+    #[inline]
+    fn neighbour(&self, p: usize, d: usize) -> Option<usize> {
+        let w = self.width as usize;
+        let (x, y) = (p % w, p / w);
+        match d {
+            0 if y > 0 => Some(p - w),
+            1 if y + 1 < self.height as usize => Some(p + w),
+            2 if x + 1 < w => Some(p + 1),
+            3 if x > 0 => Some(p - 1),
+            _ => None,
+        }
+    }
+
+    fn loc(&self, p: usize) -> PeLoc {
+        self.pes.get(p).map_or_else(PeLoc::unknown, Pe::loc)
+    }
+
+    fn error(&self, p: usize, color: u8, cycle: u64, kind: RoutingError) -> SimError {
+        SimError::Routing {
+            pe: self.loc(p),
+            color,
+            cycle,
+            kind,
+        }
+    }
+}
+
+enum Move {
+    Moved(u8),
+    Later,
+    Blocked,
+}
+
+/// Moves the wavelets of router `p` for cycle `now`.
+pub(crate) fn step(p: usize, env: &mut RouteEnv<'_>, now: u64) -> Result<Outcome, SimError> {
+    let Some(r) = env.routers.get(p) else {
+        return Ok(Outcome::Sleep);
+    };
+    let busy = r.busy;
+    if busy == 0 {
+        return Ok(Outcome::Sleep);
+    }
+    let rr = u32::from(r.rr);
+    let high = busy & (!0u32 << rr);
+    let low = busy & !(!0u32 << rr);
+    let mut used = 0u8;
+    let mut first: Option<u8> = None;
+    let mut later = false;
+    for mut m in [high, low] {
+        while m != 0 {
+            let c = m.trailing_zeros() as u8;
+            m &= m - 1;
+            match try_move(p, c, env, now, used)? {
+                Move::Moved(tx) => {
+                    used |= tx;
+                    first.get_or_insert(c);
+                }
+                Move::Later => later = true,
+                Move::Blocked => {}
+            }
+        }
+    }
+    if let Some(c) = first {
+        if let Some(r) = env.routers.get_mut(p) {
+            r.rr = ((usize::from(c) + 1) % NCOLORS) as u8;
+        }
+        return Ok(Outcome::Moved);
+    }
+    Ok(if later { Outcome::Later } else { Outcome::Sleep })
+}
+
+/// Tries to forward one wavelet of colour `c` at router `p`; `used` are the output ports
+/// already taken this cycle.
+#[inline]
+fn try_move(p: usize, c: u8, env: &mut RouteEnv<'_>, now: u64, used: u8) -> Result<Move, SimError> {
+    let Some(cs) = env.routers.get(p).and_then(|r| r.color(c)) else {
+        return Ok(Move::Blocked);
+    };
+    if cs.teardown || !cs.configured {
+        return Ok(Move::Blocked);
+    }
+    let route = cs.route();
+    let mut ports = cs.nonempty & route.rx;
+    if cs.capture {
+        ports &= !RAMP_BIT;
+    }
+    let mut cand = None;
+    let mut later = false;
+    while ports != 0 {
+        let port = ports.trailing_zeros() as usize;
+        ports &= ports - 1;
+        if let Some(w) = cs.rings.get(port).and_then(Ring::front) {
+            if w.ready <= now {
+                cand = Some((port, *w));
+                break;
+            }
+            later = true;
+        }
+    }
+    let Some((port, w)) = cand else {
+        return Ok(if later { Move::Later } else { Move::Blocked });
+    };
+    let tx = route.tx;
+    if tx & used != 0 {
+        return Ok(Move::Later);
+    }
+    let ctrl = w.is_ctrl();
+    // Delivery to the CE: the head command's CE filter, then the colour's filter.
+    let mut deliver = false;
+    let mut new_filter = None;
+    if tx & RAMP_BIT != 0 {
+        let ce_ok = !ctrl || control::command(w.data, 0) & control::CE_FILTER == 0;
+        if ce_ok {
+            match cs.filter {
+                Some(f) => {
+                    let (pass, nf) = f.decide(w.data, ctrl);
+                    deliver = pass;
+                    new_filter = Some(nf);
+                }
+                None => deliver = true,
+            }
+        }
+        if deliver {
+            match env.pes.get(p).map(|pe| pe.ce_room(c, now)) {
+                Some(Some(true)) => {}
+                Some(Some(false)) => return Ok(Move::Blocked),
+                _ => return Err(env.error(p, c, now, RoutingError::NoInputQueue)),
+            }
+        }
+    }
+    // Room at every neighbour.
+    let mut targets = [(0usize, 0usize, 0usize, [0u8; 2], 0usize); 4];
+    let mut nt = 0;
+    let mut links = tx & LINKS;
+    while links != 0 {
+        let d = links.trailing_zeros() as usize;
+        links &= links - 1;
+        let Some(q) = env.neighbour(p, d) else {
+            return Err(env.error(p, c, now, RoutingError::OffEdge { dir: dir_of(d) }));
+        };
+        let qport = opposite(d);
+        let Some(rq) = env.routers.get(q) else {
+            return Ok(Move::Blocked);
+        };
+        let (hs, nh) = rq.handlers(c, qport);
+        if nh == 0 {
+            return Err(env.error(q, c, now, RoutingError::Unrouted { from: dir_of(qport) }));
+        }
+        for &h in hs.iter().take(nh) {
+            let Some(hcs) = rq.color(h).filter(|s| s.configured) else {
+                return Err(env.error(q, h, now, RoutingError::Unrouted { from: dir_of(qport) }));
+            };
+            if hcs.rx_any & (1 << qport) == 0 {
+                return Err(env.error(q, h, now, RoutingError::NotAccepted { from: dir_of(qport) }));
+            }
+            if !hcs.rings.get(qport).is_some_and(|r| r.has_room(env.depth, now)) {
+                return Ok(Move::Blocked);
+            }
+        }
+        if let Some(t) = targets.get_mut(nt) {
+            *t = (d, q, qport, hs, nh);
+            nt += 1;
+        }
+    }
+    // Commit: take the wavelet, run its control command, then send the copies.
+    let Some(r) = env.routers.get_mut(p) else {
+        return Ok(Move::Blocked);
+    };
+    r.pop(c, port, now);
+    let mut fwd = w.data;
+    let mut teardown = false;
+    if let Some(cs) = r.color_mut(c) {
+        if let Some(f) = new_filter {
+            cs.filter = Some(f);
+        }
+        if ctrl {
+            let op = control::command(w.data, 0) & 3;
+            let changed = match op {
+                control::SWITCH_ADV => cs.advance(),
+                control::SWITCH_RST => cs.reset(),
+                control::TEARDOWN => {
+                    teardown = true;
+                    false
+                }
+                _ => false,
+            };
+            let pop = match cs.pop_mode {
+                PopMode::NoPop => false,
+                PopMode::AlwaysPop => true,
+                PopMode::PopOnAdvance => changed,
+                PopMode::PopOnAdvanceNop => changed || op == control::NOP,
+            };
+            if pop {
+                fwd = control::pop(w.data);
+            }
+        }
+        if w.flags & wflags::ADVANCE != 0 {
+            cs.advance();
+        }
+        if teardown {
+            cs.teardown = true;
+        }
+    }
+    if teardown {
+        r.teardown_pending |= 1 << c;
+    }
+    let mut sent_links = 0u64;
+    for &(d, q, qport, hs, nh) in targets.iter().take(nt) {
+        if let Some(rq) = env.routers.get_mut(q) {
+            for &h in hs.iter().take(nh) {
+                rq.push(
+                    h,
+                    qport,
+                    Wavelet {
+                        data: fwd,
+                        flags: w.flags & wflags::CTRL,
+                        ready: now + env.hop,
+                    },
+                );
+            }
+            env.wake_routers.insert(q);
+        }
+        if let Some(s) = env.routers.get_mut(p).and_then(|r| r.sent.get_mut(d)) {
+            *s += 1;
+        }
+        sent_links += 1;
+    }
+    env.hops += sent_links;
+    // The freed slot lets the upstream sender (or the CE, for the RAMP) continue.
+    if port == RAMP {
+        env.wake_ces.insert(p);
+    } else if let Some(up) = env.neighbour(p, port) {
+        env.wake_routers.insert(up);
+    }
+    if deliver || teardown {
+        if let Some(pe) = env.pes.get_mut(p) {
+            if deliver {
+                pe.ce_push(
+                    c,
+                    Wavelet {
+                        data: w.data,
+                        flags: w.flags & wflags::CTRL,
+                        ready: now + env.ramp,
+                    },
+                );
+            }
+            if teardown
+                && env
+                    .classes
+                    .get(pe.class)
+                    .is_some_and(|cl| cl.binding(TEARDOWN_TASK_ID).is_some())
+            {
+                pe.active |= 1 << TEARDOWN_TASK_ID;
+            }
+        }
+        env.wake_ces.insert(p);
+        if deliver {
+            env.hops += 1;
+            if let Some(r) = env.routers.get_mut(p) {
+                r.sent[RAMP] += 1;
+            }
+        }
+    }
+    if let Some(t) = env.trace
+        && env.pes.get(p).is_some_and(|pe| pe.traced)
+    {
+        let dests = if deliver { tx } else { tx & !RAMP_BIT };
+        t.line(format_args!(
+            "@{now} {}: router colour {c} {} 0x{:08x} from {} -> {}{}",
+            env.loc(p).rel,
+            if ctrl { "control" } else { "data" },
+            w.data,
+            dir_of(port).name(),
+            mask_names(dests),
+            if teardown { " (teardown)" } else { "" }
+        ));
+    }
+    Ok(Move::Moved(tx))
+}
