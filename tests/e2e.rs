@@ -26,7 +26,11 @@ fn serde_json_string(v: &impl std::fmt::Display) -> String {
 }
 
 fn gemv(arch: Arch) {
-    let dir = compile_to_dir("examples/tutorials/01-gemv/layout.csl", arch, "gemv01");
+    gemv_tutorial(arch, "01-gemv");
+}
+
+fn gemv_tutorial(arch: Arch, name: &str) {
+    let dir = compile_to_dir(&format!("examples/tutorials/{name}/layout.csl"), arch, name);
     let r = csl_examples::gemv01::run(&dir).unwrap();
     assert_eq!(r.device.len(), 4);
     assert!(csl_examples::gemv01::matches(&r.device, &r.expected), "device {:?} vs host {:?}", r.device, r.expected);
@@ -41,6 +45,12 @@ fn gemv_01_wse2() {
 #[test]
 fn gemv_01_wse3() {
     gemv(Arch::Wse3);
+}
+
+#[test]
+fn gemv_02_memory_dsds() {
+    gemv_tutorial(Arch::Wse2, "02-gemv-dsd");
+    gemv_tutorial(Arch::Wse3, "02-gemv-dsd");
 }
 
 fn tasks(arch: Arch) {

@@ -101,8 +101,6 @@ pub(crate) struct DsdExec {
     pub op: DsdOpcode,
     pub cfg: u8,
     pub done: u8,
-    /// The microthread of an asynchronous operation.
-    pub ut: Option<u8>,
     pub dst: Opnd,
     pub src: [Opnd; 3],
     pub nsrc: usize,
@@ -385,7 +383,6 @@ pub(crate) fn issue(
         op,
         cfg: args.cfg,
         done: args.done,
-        ut: is_async.then_some(ut),
         dst,
         src,
         nsrc,

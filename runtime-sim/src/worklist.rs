@@ -27,13 +27,8 @@ impl WorkSet {
         self.len == 0
     }
 
-    /// Number of members.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
     /// Whether `i` is a member.
+    #[cfg(test)]
     pub fn contains(&self, i: usize) -> bool {
         self.words.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
     }
@@ -89,7 +84,7 @@ mod tests {
         for i in [9999, 5, 64, 4095, 4096, 0, 5] {
             s.insert(i);
         }
-        assert_eq!(s.len(), 6);
+        assert_eq!(s.len, 6);
         assert!(s.contains(4096) && !s.contains(4097));
         let mut out = Vec::new();
         s.drain_into(&mut out);
