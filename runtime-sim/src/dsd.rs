@@ -556,6 +556,7 @@ pub(crate) fn step(
     let is_async = op.cfg & cfg::ASYNC != 0;
     let src_elems = op.op.src_elems();
     // Can element k be processed now?
+    #[allow(clippy::needless_range_loop)]
     for i in 0..op.nsrc {
         match op.src[i] {
             Opnd::FabIn { buf, .. } => {
@@ -578,14 +579,12 @@ pub(crate) fn step(
                     Some(_) => {}
                 }
             }
-            Opnd::Fifo { desc, .. } => {
-                if fifo_state(pe, desc, src_elems[i])?.count == 0 {
-                    return Ok(if is_async {
-                        Step::Wait(WaitOn::FifoEmpty { fifo: desc })
-                    } else {
-                        Step::Done
-                    });
-                }
+            Opnd::Fifo { desc, .. } if fifo_state(pe, desc, src_elems[i])?.count == 0 => {
+                return Ok(if is_async {
+                    Step::Wait(WaitOn::FifoEmpty { fifo: desc })
+                } else {
+                    Step::Done
+                });
             }
             _ => {}
         }
