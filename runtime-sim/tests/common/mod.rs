@@ -274,6 +274,7 @@ impl Asm {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn desc(&mut self, at: u32, kind: DsdKind, flags: u8, queue: u8, color: u8, base: u16, len: u16) {
         let mut d = [0u8; dsd::DESC_BYTES as usize];
         d[0] = kind as u8;

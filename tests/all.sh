@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite: every Rust test (release mode), then the Python package's tests
+# against a fresh virtual environment. Needs the Rust toolchain and python3 with venv/pip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --workspace --bins
+cargo test --release --workspace
+
+# The Python package (SdkRuntime compatibility layer), installed the way users install it.
+venv="target/test-venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check ./runtime-sim/python pytest
+CSLC="$PWD/target/release/cslc" PATH="$PWD/target/release:$PWD/$venv/bin:$PATH" \
+  "$venv/bin/python" -m pytest -q runtime-sim/python/tests
