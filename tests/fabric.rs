@@ -111,3 +111,53 @@ fn deadlock_names_the_waiting_pe_and_colour() {
         assert!(err.contains("colour 2") || err.contains("color 2"), "{arch}: report must name the colour: {err}");
     }
 }
+
+#[test]
+fn range_filter_selects_what_reaches_the_ce() {
+    for arch in ARCHS {
+        let mut rt = build("filter", arch, (10, 3));
+        rt.launch("start", &[], false).unwrap();
+        let out = d2h_u32(&mut rt, "out", 3, 1, 2);
+        rt.stop().unwrap();
+        // PE 1 sees indices 2..=4 only (data 30, 40, 50); PE 2 sees all eight.
+        assert_eq!(&out[2..4], &[3, 120], "{arch}: filtered PE");
+        assert_eq!(&out[4..6], &[8, 360], "{arch}: PE behind the filter");
+    }
+}
+
+#[test]
+fn fifo_between_two_async_operations() {
+    for arch in ARCHS {
+        let mut rt = build("fifo", arch, (10, 3));
+        let n = 6usize;
+        let v: Vec<f32> = (0..n).map(|i| i as f32 * 1.5 - 2.0).collect();
+        let id = rt.get_id("v").unwrap();
+        let bits: Vec<u32> = v.iter().map(|f| f.to_bits()).collect();
+        // Only PE 0's vector matters; the others are overwritten or unused.
+        rt.memcpy_h2d(id, &bits, 0, 0, 1, 1, n as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.launch("start", &[], false).unwrap();
+        let got = d2h_u32(&mut rt, "v", 3, 1, n as u32);
+        rt.stop().unwrap();
+        let last: Vec<f32> = got[2 * n..].iter().map(|&b| f32::from_bits(b)).collect();
+        let want: Vec<f32> = v.iter().map(|x| x + 1.0).collect();
+        assert_eq!(last, want, "{arch}");
+    }
+}
+
+#[test]
+fn wse3_explicit_microthreads() {
+    let mut rt = build("microthreads", Arch::Wse3, (9, 3));
+    let n = 5u32;
+    let x: Vec<u32> = (0..n).map(|i| 100 + i).collect();
+    let y: Vec<u32> = (0..n).map(|i| 200 + 3 * i).collect();
+    for (name, data) in [("x", &x), ("y", &y)] {
+        let id = rt.get_id(name).unwrap();
+        rt.memcpy_h2d(id, data, 0, 0, 1, 1, n, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+    }
+    rt.launch("start", &[], false).unwrap();
+    let gx = d2h_u32(&mut rt, "x", 2, 1, n);
+    let gy = d2h_u32(&mut rt, "y", 2, 1, n);
+    rt.stop().unwrap();
+    assert_eq!(&gx[n as usize..], x.as_slice());
+    assert_eq!(&gy[n as usize..], y.as_slice());
+}

@@ -1,13 +1,16 @@
 //! `cslsim`: loads a compiled image, optionally disassembles it, launches exported
-//! functions in order, lets the fabric run until no PE has work, and reports simulated
-//! cycles and per-PE counters.
+//! functions in order, lets the fabric run until nothing can progress, and reports
+//! simulated cycles and per-PE counters. `--stats FILE` writes `sim_stats.json`-style
+//! statistics (also after a failed run); `--trace X,Y|all` prints an instruction and
+//! wavelet trace (`@cycle PE(x,y): ...` lines) on standard output.
 //!
 //! Exit status: 0 on success, 1 with a message on any failure (bad arguments included).
 
 use clap::Parser;
-use cslsim::{DEFAULT_MAX_CYCLES, HostError, SdkRuntime};
+use cslsim::{DEFAULT_MAX_CYCLES, HostError, SdkRuntime, SimParams, TraceFilter, Tracer};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Simulate a CSL fabric image.
 #[derive(Parser, Debug)]
@@ -24,6 +27,25 @@ struct Cli {
     /// Print the disassembly of every program class.
     #[arg(long)]
     disas: bool,
+    /// Write run statistics as JSON to this file (e.g. `sim_stats.json`).
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
+    /// Trace instructions and wavelets of one PE (`X,Y`, rectangle-relative) or `all`.
+    #[arg(long, value_name = "PE|all", value_parser = parse_trace)]
+    trace: Option<TraceFilter>,
+    /// Router input buffer depth per (port, colour), 1..=8.
+    #[arg(long, value_name = "N")]
+    buffer_depth: Option<u32>,
+    /// Cycles per router hop (default: 1 on WSE-2, 2 on WSE-3).
+    #[arg(long, value_name = "N")]
+    hop_latency: Option<u32>,
+    /// Setup cycles of every DSD operation.
+    #[arg(long, value_name = "N")]
+    dsd_setup_cycles: Option<u32>,
+}
+
+fn parse_trace(s: &str) -> Result<TraceFilter, String> {
+    TraceFilter::parse(s).ok_or_else(|| format!("`{s}` is neither `all` nor `X,Y`"))
 }
 
 fn main() -> ExitCode {
@@ -48,7 +70,22 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> Result<(), HostError> {
-    let mut rt = SdkRuntime::new(&cli.image)?.with_max_cycles(cli.max_cycles);
+    let defaults = SimParams::default();
+    let params = SimParams {
+        router_buffer_depth: cli.buffer_depth.unwrap_or(defaults.router_buffer_depth),
+        hop_latency: cli.hop_latency.or(defaults.hop_latency),
+        dsd_setup_cycles: cli.dsd_setup_cycles.unwrap_or(defaults.dsd_setup_cycles),
+        ..defaults
+    };
+    let mut rt = SdkRuntime::new(&cli.image)?
+        .with_max_cycles(cli.max_cycles)
+        .with_params(params);
+    let tracer = cli
+        .trace
+        .map(|f| Tracer::new(f, Box::new(std::io::BufWriter::new(std::io::stdout()))));
+    if let Some(t) = &tracer {
+        rt = rt.with_trace(t.clone());
+    }
     if cli.disas {
         for (n, class) in rt.image().classes.iter().enumerate() {
             println!("class {n} `{}`:", class.info.name);
@@ -65,20 +102,52 @@ fn run(cli: &Cli) -> Result<(), HostError> {
         }
     }
     rt.load()?;
+    let start = Instant::now();
+    let result = simulate(&mut rt, cli);
+    let wall = start.elapsed().as_secs_f64();
+    if let Some(t) = &tracer {
+        t.flush();
+    }
+    let stats = rt.stats();
+    if let Some(path) = &cli.stats {
+        let mut doc = stats.to_json();
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert("arch".into(), rt.image().meta.arch.name().into());
+            obj.insert("wall_seconds".into(), wall.into());
+            obj.insert("cycles_per_second".into(), (stats.cycles as f64 / wall.max(1e-9)).into());
+            obj.insert(
+                "busy_pe_cycles_per_second".into(),
+                (stats.busy_pe_cycles() as f64 / wall.max(1e-9)).into(),
+            );
+            obj.insert(
+                "completed".into(),
+                serde_json::Value::Bool(result.is_ok()),
+            );
+        }
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        std::fs::write(path, text + "\n").map_err(|source| HostError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    result?;
+    println!("simulated cycles: {}", stats.cycles);
+    println!("instructions: {}", stats.instructions);
+    println!("wavelet hops: {}", stats.wavelet_hops);
+    for pe in &stats.pes {
+        println!(
+            "{}: busy {} cycles, stalled {} cycles, {} instructions, {} tasks",
+            pe.pe, pe.busy_cycles, pe.stalled_cycles, pe.instructions, pe.tasks_started
+        );
+    }
+    Ok(())
+}
+
+fn simulate(rt: &mut SdkRuntime, cli: &Cli) -> Result<(), HostError> {
     rt.run()?;
     for name in &cli.launch {
         rt.launch(name, &[], false)?;
     }
     rt.run_until_idle()?;
-    rt.stop()?;
-    let stats = rt.stats();
-    println!("simulated cycles: {}", stats.cycles);
-    println!("instructions: {}", stats.instructions);
-    for pe in &stats.pes {
-        println!(
-            "{}: busy {} cycles, {} instructions, {} tasks",
-            pe.pe, pe.busy_cycles, pe.instructions, pe.tasks_started
-        );
-    }
-    Ok(())
+    rt.stop()
 }

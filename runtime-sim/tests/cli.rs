@@ -87,3 +87,30 @@ fn bad_input_exits_with_1() {
     assert_eq!(code, 0);
     assert!(out.contains("--launch"));
 }
+
+#[test]
+fn writes_stats_and_traces_one_pe() {
+    let img = cslsim::bench::busy_grid(csl_arch::fabric::Arch::Wse2, 3, 2, 8);
+    let path = temp_file(&img.to_elf().expect("encode"));
+    let p = path.to_str().expect("utf-8 path");
+    let stats = std::env::temp_dir().join(format!("cslsim-stats-{}.json", std::process::id()));
+    let s = stats.to_str().expect("utf-8 path");
+    let (code, out, err) = cslsim(&[p, "--stats", s, "--trace", "1,0"]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats written")).expect("json");
+    let _ = std::fs::remove_file(&stats);
+    assert_eq!(doc["completed"], true);
+    assert_eq!(doc["arch"], "wse2");
+    assert_eq!(doc["pes"].as_array().map(Vec::len), Some(6));
+    assert_eq!(doc["wavelet_hops"], 2 * 2 * 2 * 8);
+    assert_eq!(doc["pes"][0]["links_out"]["east"]["wavelets"], 8);
+    assert!(doc["pes"][1]["busy_cycles"].as_u64().is_some_and(|b| b > 0));
+    assert!(out.contains("@0 PE(1,0): task 10 starts `main`"), "{out}");
+    assert!(out.contains("PE(1,0): router colour 0 data"), "{out}");
+    assert!(!out.contains("PE(0,0):"), "{out}");
+    assert!(out.contains("wavelet hops: 64"), "{out}");
+    let (code, _, err) = cslsim(&[p, "--trace", "nonsense"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("neither `all` nor `X,Y`"), "{err}");
+}

@@ -965,3 +965,79 @@ fn the_tracer_prints_instructions_and_wavelets_of_the_chosen_pe() {
     assert!(!text.contains("PE(0,0)"), "{text}");
     let _ = LOG_COUNT;
 }
+
+/// A 2x2 program: a data task on colour 5 sends `3 * w` out on colour 6 (no route: only a
+/// streaming `memcpy_d2h` takes it).
+fn streaming_program(arch: Arch) -> Image {
+    let mut a = Asm::new("stream");
+    data_task(&mut a, arch, 5, 2, WaveletArgs::Word, |a| {
+        a.imm(2, 3);
+        a.bin(BinOp::Mul, NumTy::U32, 1, 0, 2);
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::R(1)], 0, 0, 0, None, 4);
+    });
+    a.fabout(0x40, 6, 3, 1, 0);
+    a.bind_output(arch, 3, 6);
+    fabric_image(arch, 2, 2, vec![a.build()], vec![0; 4], vec![])
+}
+
+#[test]
+fn streaming_memcpy_feeds_data_tasks_and_collects_their_output() {
+    use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    const L: u32 = 5;
+    for arch in ARCHS {
+        let mut rt = SdkRuntime::from_image(streaming_program(arch));
+        rt.load().expect("load");
+        rt.run().expect("run");
+        let input: Vec<u32> = (0..4 * L).map(|i| i * 7 + 1).collect();
+        rt.memcpy_h2d(5, &input, 0, 0, 2, 2, L, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
+            .expect("h2d");
+        let mut out = vec![0u32; (4 * L) as usize];
+        rt.memcpy_d2h(&mut out, 6, 0, 0, 2, 2, L, true, MemcpyDataType::Bit32, MemcpyOrder::ColMajor, false)
+            .expect("d2h");
+        // PE (i, j) element k: row-major in, column-major out.
+        for j in 0..2 {
+            for i in 0..2 {
+                for k in 0..L {
+                    let src = input[((j * 2 + i) * L + k) as usize];
+                    let got = out[(j + i * 2 + k * 4) as usize];
+                    assert_eq!(got, 3 * src, "PE ({i},{j}) element {k} on {arch}");
+                }
+            }
+        }
+        // Asking for more than the PEs send is a deadlock naming each PE's shortfall.
+        let mut more = vec![0u32; 4];
+        let err = rt
+            .memcpy_d2h(&mut more, 6, 0, 0, 2, 2, 1, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
+            .expect_err("nothing to collect");
+        let cslsim::HostError::Sim(SimError::Deadlock { waiting, command, .. }) = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(command, "memcpy_d2h (streaming, colour 6)");
+        assert_eq!(waiting.len(), 4, "{err}");
+        assert_eq!(
+            waiting[3].reason,
+            WaitReason::Stream { h2d: false, color: 6, done: 0, total: 1 },
+            "{err}"
+        );
+        assert!(err.to_string().contains("sent 0 of 1 wavelets for the host on colour 6"), "{err}");
+    }
+}
+
+#[test]
+fn a_streaming_h2d_nobody_reads_deadlocks_on_back_pressure() {
+    use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    let img = fabric_image(Arch::Wse2, 1, 1, vec![Asm::new("idle").build()], vec![0], vec![]);
+    let mut rt = SdkRuntime::from_image(img);
+    rt.load().expect("load");
+    rt.run().expect("run");
+    let err = rt
+        .memcpy_h2d(9, &[1; 10], 0, 0, 1, 1, 10, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
+        .expect_err("deadlock");
+    let cslsim::HostError::Sim(SimError::Deadlock { waiting, stuck, .. }) = &err else {
+        panic!("{err}")
+    };
+    // The colour's CE input buffer (depth 4 on WSE-2) is full.
+    assert_eq!(waiting[0].reason, WaitReason::Stream { h2d: true, color: 9, done: 4, total: 10 }, "{err}");
+    assert_eq!(stuck.len(), 1, "{err}");
+    assert_eq!((stuck[0].color, stuck[0].count, stuck[0].why), (9, 4, StuckWhy::NoConsumer), "{err}");
+}

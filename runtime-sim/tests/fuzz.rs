@@ -6,6 +6,12 @@ mod common;
 use common::{Asm, export_func, export_tensor, image, temp_file};
 use csl_arch::fabric::{PE_MEMORY_BYTES, mmio};
 use csl_arch::image::{ExportKind, Image};
+use csl_arch::dsd::{DsdField, DsdOpcode};
+use csl_arch::fabric::Direction;
+use csl_arch::image::{
+    ColorConfig, FilterConfig, FilterKind, PopMode, QueueBinding, SwitchConfig, SwitchPos, TaskKind,
+    WaveletArgs,
+};
 use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg, UnOp, Width};
 use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime, Simulator};
 use proptest::prelude::*;
@@ -80,6 +86,12 @@ fn exercise(mut rt: SdkRuntime) {
                 );
             }
         }
+    }
+    // Streaming mode on a few colours (most have no consumer: back-pressure, deadlocks).
+    for c in [0u32, 3, 23, 30] {
+        let mut buf = vec![5u32; (w * h) as usize];
+        let _ = rt.memcpy_h2d(c, &buf, 0, 0, w, h, 1, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false);
+        let _ = rt.memcpy_d2h(&mut buf, c, 0, 0, w, h, 1, true, MemcpyDataType::Bit32, MemcpyOrder::ColMajor, false);
     }
     let _ = rt.run_until_idle();
     let _ = rt.stats();
@@ -187,7 +199,80 @@ fn op(len: u32, nfuncs: u32) -> impl Strategy<Value = Op> {
         reg().prop_map(|id| Op::Block { id }),
         reg().prop_map(|id| Op::Unblock { id }),
         (0u16..4).prop_map(|code| Op::Trap { code }),
+        (0u8..43, any::<u8>(), any::<u8>(), 0u8..70, 0u8..10, [reg(), reg(), reg(), reg(), reg()]).prop_map(
+            |(op, kinds, cfg, done, ut, [dst, a, b, c, idx])| Op::DsdOp {
+                op: DsdOpcode::from_u8(op).unwrap_or(DsdOpcode::Mov16),
+                kinds,
+                cfg,
+                done,
+                ut,
+                dst,
+                a,
+                b,
+                c,
+                idx
+            }
+        ),
+        (0usize..6, reg(), reg()).prop_map(|(f, desc, val)| Op::DsdSet {
+            field: DsdField::ALL[f],
+            desc,
+            val
+        }),
+        (reg(), reg(), any::<u16>()).prop_map(|(dst, src, bytes)| Op::Copy { dst, src, bytes }),
     ]
+}
+
+fn dirs() -> impl Strategy<Value = Vec<Direction>> {
+    prop::collection::vec(prop::sample::select(Direction::ALL.to_vec()), 0..3)
+}
+
+/// A random colour configuration of a 2x1 rectangle.
+fn color_config() -> impl Strategy<Value = ColorConfig> {
+    (
+        (0u32..3, 0u32..2, 0u8..25, dirs(), dirs()),
+        prop::option::of((
+            prop::collection::vec((prop::option::of(prop::sample::select(Direction::ALL.to_vec())), prop::option::of(dirs())), 3),
+            0u8..5,
+            any::<bool>(),
+            0usize..4,
+        )),
+        prop::option::of((0usize..3, any::<[bool; 3]>(), any::<[u16; 6]>())),
+        any::<[bool; 3]>(),
+    )
+        .prop_map(|((x, y, color, rx, tx), sw, filter, [teardown, sx, sy])| ColorConfig {
+            x,
+            y,
+            color,
+            rx,
+            tx,
+            switches: sw.map(|(pos, current, ring_mode, pop)| {
+                let p = |i: usize| {
+                    let (rx, tx): (Option<Direction>, Option<Vec<Direction>>) = pos[i].clone();
+                    SwitchPos { rx, tx }
+                };
+                SwitchConfig {
+                    positions: [p(0), p(1), p(2)],
+                    current,
+                    ring_mode,
+                    pop_mode: [PopMode::NoPop, PopMode::AlwaysPop, PopMode::PopOnAdvance, PopMode::PopOnAdvanceNop][pop],
+                }
+            }),
+            filter: filter.map(|(k, [cd, cc, fc], v)| FilterConfig {
+                kind: [FilterKind::Range, FilterKind::Counter, FilterKind::SparseCounter][k],
+                count_data: cd,
+                count_control: cc,
+                init_counter: v[0],
+                limit1: v[1] % 8,
+                limit2: (v[2] % 3 != 0).then_some(v[2] % 8),
+                max_counter: v[3] % 8,
+                filter_control: fc,
+                min_idx: v[4] % 8,
+                max_idx: v[5] % 8,
+            }),
+            teardown,
+            color_swap_x: sx,
+            color_swap_y: sy,
+        })
 }
 
 /// A random one-class program: `nfuncs` functions over `len` instructions, some bound to
@@ -202,9 +287,12 @@ fn program() -> impl Strategy<Value = Image> {
             ),
             any::<u64>(),
             any::<u64>(),
-            prop::collection::vec(any::<u8>(), 0..32),
+            prop::collection::vec(any::<u8>(), 0..160),
+            prop::collection::vec(color_config(), 0..6),
+            any::<[u8; 8]>(),
+            any::<bool>(),
         )
-            .prop_map(move |(code, funcs, active, blocked, data)| {
+            .prop_map(move |(code, funcs, active, blocked, data, routes, kinds, wse3)| {
                 let mut a = Asm::new("random");
                 a.code = code;
                 a.data = data;
@@ -220,6 +308,14 @@ fn program() -> impl Strategy<Value = Image> {
                 }
                 for id in 0..8u32 {
                     a.task(id as u8, id % nfuncs, false, false);
+                    let t = a.info.tasks.last_mut().expect("just pushed");
+                    let k = kinds[id as usize];
+                    t.kind = [TaskKind::Local, TaskKind::Data, TaskKind::Control][usize::from(k % 3)];
+                    t.args = [WaveletArgs::None, WaveletArgs::Word, WaveletArgs::Low16, WaveletArgs::Pair16][usize::from(k / 3 % 4)];
+                }
+                if wse3 {
+                    a.info.input_queues.push(QueueBinding { queue: 2, color: 3 });
+                    a.info.output_queues.push(QueueBinding { queue: 3, color: 0 });
                 }
                 a.info.initially_active = active & 0xff;
                 a.info.initially_blocked = blocked & 0xff;
@@ -228,7 +324,12 @@ fn program() -> impl Strategy<Value = Image> {
                     .map(|n| export_func(&format!("f{n}"), vec![NumTy::U32]))
                     .collect();
                 exports.push(export_tensor("x", NumTy::U32, true));
-                image(2, 1, vec![a.build()], vec![0, 0], exports)
+                let mut img = image(2, 1, vec![a.build()], vec![0, 0], exports);
+                img.routes = routes;
+                if wse3 {
+                    img.meta.arch = csl_arch::fabric::Arch::Wse3;
+                }
+                img
             })
     })
 }

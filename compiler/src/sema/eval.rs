@@ -972,8 +972,8 @@ impl Sema {
         let size = self.types.size_of(ty).unwrap_or(0) as u32;
         let align = self.types.align_of(ty).unwrap_or(1) as u32;
         let (w, step) = match align {
-            a if a >= 4 && size % 4 == 0 => (Width::W32, 4),
-            a if a >= 2 && size % 2 == 0 => (Width::W16, 2),
+            a if a >= 4 && size.is_multiple_of(4) => (Width::W32, 4),
+            a if a >= 2 && size.is_multiple_of(2) => (Width::W16, 2),
             _ => (Width::W8, 1),
         };
         let n = size / step;
@@ -1542,6 +1542,12 @@ impl Sema {
             .with_label(lspan, format!("this has type {ld}"));
         if both_fixed {
             d = d.with_help(format!("CSL never converts between fixed-width types implicitly; convert one side, e.g. `@as({ld}, ...)`"));
+        } else {
+            let (le, re) = (matches!(self.types.get(lt), Type::Enum(_)), matches!(self.types.get(rt), Type::Enum(_)));
+            if (le && self.types.is_numeric(rt)) || (re && self.types.is_numeric(lt)) {
+                let (e, n) = if le { (ld.clone(), rd.clone()) } else { (rd.clone(), ld.clone()) };
+                d = d.with_help(format!("compare with a member such as `{e}.<member>`, or convert with `@as({}, ...)`", if n.starts_with("comptime") { e.clone() } else { n }));
+            }
         }
         Err(self.report(d))
     }
