@@ -111,3 +111,23 @@ fn layout_and_time_libraries() {
         }
     }
 }
+
+#[test]
+fn map_over_memory_dsds() {
+    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("map-{arch}"));
+        csl_tests::compile_to("tests/programs/map/layout.csl", arch, (8, 3), &[], &dir);
+        let mut rt = SdkRuntime::new(&dir).unwrap();
+        rt.load().unwrap();
+        rt.run().unwrap();
+        rt.launch("go", &[], false).unwrap();
+        let id = rt.get_id("out").unwrap();
+        let mut out = vec![0u32; 6];
+        rt.memcpy_d2h(&mut out, id, 0, 0, 1, 1, 6, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.stop().unwrap();
+        let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
+        let want: Vec<f32> = (0..6).map(|i| ((i + 1) as f32).powi(2) + (2 * i) as f32 * 0.5).collect();
+        assert_eq!(got, want, "{arch}");
+    }
+}

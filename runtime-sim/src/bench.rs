@@ -87,19 +87,46 @@ fn class(arch: Arch, send: Option<u8>, recv: Option<u8>, chunks: u32) -> Program
         frame_bytes: 0,
     });
     code.extend([
-        Op::Imm { dst: r(6), imm: DESC },
-        Op::Imm { dst: r(7), imm: V_ADDR },
-        Op::Load { w: Width::W32, dst: r(1), addr: r(7) },
-        Op::Imm { dst: r(9), imm: CHUNKS_ADDR },
-        Op::Load { w: Width::W32, dst: r(10), addr: r(9) },
-        Op::Imm { dst: r(11), imm: mmio::COL_ID },
-        Op::Load { w: Width::W16, dst: r(11), addr: r(11) },
+        Op::Imm {
+            dst: r(6),
+            imm: DESC,
+        },
+        Op::Imm {
+            dst: r(7),
+            imm: V_ADDR,
+        },
+        Op::Load {
+            w: Width::W32,
+            dst: r(1),
+            addr: r(7),
+        },
+        Op::Imm {
+            dst: r(9),
+            imm: CHUNKS_ADDR,
+        },
+        Op::Load {
+            w: Width::W32,
+            dst: r(10),
+            addr: r(9),
+        },
+        Op::Imm {
+            dst: r(11),
+            imm: mmio::COL_ID,
+        },
+        Op::Load {
+            w: Width::W16,
+            dst: r(11),
+            addr: r(11),
+        },
         Op::Imm { dst: r(2), imm: A },
         Op::Imm { dst: r(3), imm: C },
         Op::Imm { dst: r(5), imm: 7 },
         Op::Imm { dst: r(8), imm: 1 },
         Op::Imm { dst: r(12), imm: 3 },
-        Op::Imm { dst: r(0), imm: CHUNK },
+        Op::Imm {
+            dst: r(0),
+            imm: CHUNK,
+        },
     ]);
     let head = code.len() as u32;
     code.extend([
@@ -135,14 +162,34 @@ fn class(arch: Arch, send: Option<u8>, recv: Option<u8>, chunks: u32) -> Program
     }
     code.extend([
         bin(BinOp::Sub, 0, 0, 8),
-        Op::BrTrue { cond: r(0), target: head },
-        Op::Store { w: Width::W32, addr: r(7), src: r(1) },
+        Op::BrTrue {
+            cond: r(0),
+            target: head,
+        },
+        Op::Store {
+            w: Width::W32,
+            addr: r(7),
+            src: r(1),
+        },
         bin(BinOp::Sub, 10, 10, 8),
-        Op::Store { w: Width::W32, addr: r(9), src: r(10) },
+        Op::Store {
+            w: Width::W32,
+            addr: r(9),
+            src: r(10),
+        },
     ]);
     let br = code.len();
-    code.push(Op::BrFalse { cond: r(10), target: 0 });
-    code.extend([Op::Imm { dst: r(11), imm: u32::from(MAIN_TASK) }, Op::Activate { id: r(11) }]);
+    code.push(Op::BrFalse {
+        cond: r(10),
+        target: 0,
+    });
+    code.extend([
+        Op::Imm {
+            dst: r(11),
+            imm: u32::from(MAIN_TASK),
+        },
+        Op::Activate { id: r(11) },
+    ]);
     let end = code.len() as u32;
     if let Some(Op::BrFalse { target, .. }) = code.get_mut(br) {
         *target = end;
@@ -166,10 +213,21 @@ fn class(arch: Arch, send: Option<u8>, recv: Option<u8>, chunks: u32) -> Program
             frame_bytes: 0,
         });
         code.extend([
-            Op::Imm { dst: r(1), imm: SUM_ADDR },
-            Op::Load { w: Width::W32, dst: r(2), addr: r(1) },
+            Op::Imm {
+                dst: r(1),
+                imm: SUM_ADDR,
+            },
+            Op::Load {
+                w: Width::W32,
+                dst: r(2),
+                addr: r(1),
+            },
             bin(BinOp::Add, 2, 2, 0),
-            Op::Store { w: Width::W32, addr: r(1), src: r(2) },
+            Op::Store {
+                w: Width::W32,
+                addr: r(1),
+                src: r(2),
+            },
             Op::RetVoid {},
         ]);
         let id = match arch {

@@ -149,7 +149,11 @@ fn dispatch_controls(pe: &mut Pe, class: &Class, now: u64, out: &mut CeOut) {
     while m != 0 {
         let b = m.trailing_zeros() as usize;
         m &= m - 1;
-        let ready = pe.inq.get(b).and_then(|r| r.front()).is_some_and(|w| w.ready <= now);
+        let ready = pe
+            .inq
+            .get(b)
+            .and_then(|r| r.front())
+            .is_some_and(|w| w.ready <= now);
         if !ready {
             out.later = true;
             continue;
@@ -234,7 +238,12 @@ fn pick(pe: &mut Pe, class: &Class, now: u64, out: &mut CeOut) -> Result<(), Fau
     while data != 0 {
         let b = data.trailing_zeros() as usize;
         data &= data - 1;
-        if pe.inq.get(b).and_then(|r| r.front()).is_some_and(|w| w.ready <= now) {
+        if pe
+            .inq
+            .get(b)
+            .and_then(|r| r.front())
+            .is_some_and(|w| w.ready <= now)
+        {
             ready |= 1 << b;
         } else {
             out.later = true;

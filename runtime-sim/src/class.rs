@@ -156,7 +156,9 @@ fn regs_needed(op: &Op) -> u32 {
         } => r(fptr).max(span(args, nargs)),
         Op::Ret { src } => r(src),
         Op::Activate { id } | Op::Block { id } | Op::Unblock { id } => r(id),
-        Op::DsdOp { dst, a, b, c, idx, .. } => r(dst).max(r(a)).max(r(b)).max(r(c)).max(r(idx)),
+        Op::DsdOp {
+            dst, a, b, c, idx, ..
+        } => r(dst).max(r(a)).max(r(b)).max(r(c)).max(r(idx)),
         Op::DsdSet { desc, val, .. } => r(desc).max(r(val)),
         Op::Copy { dst, src, .. } => r(dst).max(r(src)),
     }

@@ -53,7 +53,11 @@ pub(crate) enum Opnd {
     /// The byte address of one scalar.
     Ptr(u32),
     /// `mem1d`: element `k` at `base + k * step` (bytes).
-    Mem { base: i64, step: i64, len: u32 },
+    Mem {
+        base: i64,
+        step: i64,
+        len: u32,
+    },
     /// `mem4d`: element at `base + off * eb`; `cnt` counts per dimension (innermost first).
     Mem4 {
         base: i64,
@@ -66,7 +70,10 @@ pub(crate) enum Opnd {
         len: u32,
     },
     /// `fabin`: CE input buffer `buf`.
-    FabIn { buf: u8, len: u32 },
+    FabIn {
+        buf: u8,
+        len: u32,
+    },
     /// `fabout`: the colour's RAMP input at the router, through an output queue of
     /// `depth` wavelets; `hi` is the high half of 16-bit wavelets (`.index`).
     FabOut {
@@ -78,7 +85,10 @@ pub(crate) enum Opnd {
         len: u32,
     },
     /// A FIFO whose descriptor (and ring state) is at `desc`.
-    Fifo { desc: u32, len: u32 },
+    Fifo {
+        desc: u32,
+        len: u32,
+    },
 }
 
 impl Opnd {
@@ -154,7 +164,11 @@ fn elem_mask(e: Elem) -> u32 {
 
 #[inline]
 fn width(e: Elem) -> Width {
-    if e.bytes() == 2 { Width::W16 } else { Width::W32 }
+    if e.bytes() == 2 {
+        Width::W16
+    } else {
+        Width::W32
+    }
 }
 
 #[inline]
@@ -211,7 +225,8 @@ fn parse(
     let length = rd16(m, a + field::LENGTH as usize);
     let eb = i64::from(elem.bytes());
     let with_index = fl & flags::WAVELET_INDEX_OFFSET != 0;
-    if matches!(kind, DsdKind::FabIn | DsdKind::FabOut) && fl & (flags::SIMD_32 | flags::SIMD_64) != 0
+    if matches!(kind, DsdKind::FabIn | DsdKind::FabOut)
+        && fl & (flags::SIMD_32 | flags::SIMD_64) != 0
     {
         return Err(FaultKind::Unimplemented {
             what: "SIMD fabric modes (simd_32/simd_64)",
@@ -335,7 +350,15 @@ pub(crate) fn issue(
     let nsrc = src_elems.len().min(3);
     let index = (args.cfg & cfg::HAS_INDEX != 0).then_some(args.vals[4] as u16);
     let dst = match kinds[0] {
-        OperandKind::Desc => parse(pe, out_queue_color, env, args.vals[0], op.dst_elem(), Role::Dst, index)?,
+        OperandKind::Desc => parse(
+            pe,
+            out_queue_color,
+            env,
+            args.vals[0],
+            op.dst_elem(),
+            Role::Dst,
+            index,
+        )?,
         OperandKind::Ptr => Opnd::Ptr(args.vals[0]),
         OperandKind::Scalar | OperandKind::None => {
             return Err(FaultKind::BadDsdOperands {
@@ -352,7 +375,15 @@ pub(crate) fn issue(
                     why: "a source operand is missing",
                 });
             }
-            OperandKind::Desc => parse(pe, out_queue_color, env, args.vals[i + 1], elem, Role::Src, index)?,
+            OperandKind::Desc => parse(
+                pe,
+                out_queue_color,
+                env,
+                args.vals[i + 1],
+                elem,
+                Role::Src,
+                index,
+            )?,
             OperandKind::Scalar => Opnd::Scalar(args.vals[i + 1] & elem_mask(elem)),
             OperandKind::Ptr => Opnd::Ptr(args.vals[i + 1]),
         };
@@ -369,7 +400,9 @@ pub(crate) fn issue(
     // `*p` destination with a scalar (or pointer) first source: a reduction seeded by it.
     let acc = match (dst, src[0]) {
         (Opnd::Ptr(_), Opnd::Scalar(v)) if nsrc >= 2 => Some(v),
-        (Opnd::Ptr(_), Opnd::Ptr(a)) if nsrc >= 2 => Some(mem_read(&pe.mem, a, width(src_elems[0]))?),
+        (Opnd::Ptr(_), Opnd::Ptr(a)) if nsrc >= 2 => {
+            Some(mem_read(&pe.mem, a, width(src_elems[0]))?)
+        }
         _ => None,
     };
     if args.cfg & cfg::ON_CONTROL_TERMINATE != 0 {
@@ -470,8 +503,16 @@ fn fifo_pop(pe: &mut Pe, desc: u32, elem: Elem) -> Result<u32, FaultKind> {
     }
     let w = if st.eb == 2 { Width::W16 } else { Width::W32 };
     let v = mem_read(&pe.mem, st.base + (st.read % st.cap) * st.eb, w)?;
-    wr16(&mut pe.mem, st.a + field::FIFO_READ as usize, ((st.read + 1) % st.cap) as u16);
-    wr16(&mut pe.mem, st.a + field::FIFO_COUNT as usize, (st.count - 1) as u16);
+    wr16(
+        &mut pe.mem,
+        st.a + field::FIFO_READ as usize,
+        ((st.read + 1) % st.cap) as u16,
+    );
+    wr16(
+        &mut pe.mem,
+        st.a + field::FIFO_COUNT as usize,
+        (st.count - 1) as u16,
+    );
     if st.count == st.cap {
         fifo_activate(pe, st.a, field::FIFO_ACTIVATE_POP);
     }
@@ -484,8 +525,17 @@ fn fifo_push(pe: &mut Pe, desc: u32, elem: Elem, v: u32) -> Result<(), FaultKind
         return Ok(());
     }
     let w = if st.eb == 2 { Width::W16 } else { Width::W32 };
-    mem_write(&mut pe.mem, st.base + ((st.read + st.count) % st.cap) * st.eb, w, v)?;
-    wr16(&mut pe.mem, st.a + field::FIFO_COUNT as usize, (st.count + 1) as u16);
+    mem_write(
+        &mut pe.mem,
+        st.base + ((st.read + st.count) % st.cap) * st.eb,
+        w,
+        v,
+    )?;
+    wr16(
+        &mut pe.mem,
+        st.a + field::FIFO_COUNT as usize,
+        (st.count + 1) as u16,
+    );
     if st.count == 0 {
         fifo_activate(pe, st.a, field::FIFO_ACTIVATE_PUSH);
     }
@@ -657,9 +707,16 @@ pub(crate) fn step(
             mem_write(&mut pe.mem, checked(a, dw)?, dw, r)?;
         }
         Opnd::FabOut {
-            color, flags: fl, hi, ..
+            color,
+            flags: fl,
+            hi,
+            ..
         } => {
-            let data = if de.bytes() == 2 { (r & 0xffff) | hi } else { r };
+            let data = if de.bytes() == 2 {
+                (r & 0xffff) | hi
+            } else {
+                r
+            };
             let mut wf = 0;
             if fl & flags::CONTROL != 0 {
                 wf |= wflags::CTRL;
@@ -833,17 +890,50 @@ mod tests {
         assert_eq!(compute(DsdOpcode::Sll16, 1, 16, 0, &mut c), 0);
         assert_eq!(compute(DsdOpcode::Clz, 1, 0, 0, &mut c), 15);
         assert_eq!(compute(DsdOpcode::Popcnt, 0xf0f0, 0, 0, &mut c), 8);
-        assert_eq!(compute(DsdOpcode::Faddh, hb(1.5), hb(2.0), 0, &mut c), hb(3.5));
-        assert_eq!(compute(DsdOpcode::Fmach, hb(1.0), hb(2.0), hb(3.0), &mut c), hb(7.0));
         assert_eq!(
-            compute(DsdOpcode::Fmacs, 1f32.to_bits(), 2f32.to_bits(), 3f32.to_bits(), &mut c),
+            compute(DsdOpcode::Faddh, hb(1.5), hb(2.0), 0, &mut c),
+            hb(3.5)
+        );
+        assert_eq!(
+            compute(DsdOpcode::Fmach, hb(1.0), hb(2.0), hb(3.0), &mut c),
+            hb(7.0)
+        );
+        assert_eq!(
+            compute(
+                DsdOpcode::Fmacs,
+                1f32.to_bits(),
+                2f32.to_bits(),
+                3f32.to_bits(),
+                &mut c
+            ),
             7f32.to_bits()
         );
         assert_eq!(compute(DsdOpcode::Fh2xp16, hb(2.5), 0, 0, &mut c), 2);
-        assert_eq!(compute(DsdOpcode::Fs2xp16, 1e9f32.to_bits(), 0, 0, &mut c), 0x7fff);
-        assert_eq!(compute(DsdOpcode::Xp162fs, 0xffff, 0, 0, &mut c), (-1f32).to_bits());
-        assert_eq!(compute(DsdOpcode::Fnorms, 12f32.to_bits(), 0, 0, &mut c), 1.5f32.to_bits());
-        assert_eq!(compute(DsdOpcode::Fscales, 3f32.to_bits(), 0xfffe, 0, &mut c), 0.75f32.to_bits());
-        assert_eq!(compute(DsdOpcode::Fmaxs, (-1f32).to_bits(), 2f32.to_bits(), 0, &mut c), 2f32.to_bits());
+        assert_eq!(
+            compute(DsdOpcode::Fs2xp16, 1e9f32.to_bits(), 0, 0, &mut c),
+            0x7fff
+        );
+        assert_eq!(
+            compute(DsdOpcode::Xp162fs, 0xffff, 0, 0, &mut c),
+            (-1f32).to_bits()
+        );
+        assert_eq!(
+            compute(DsdOpcode::Fnorms, 12f32.to_bits(), 0, 0, &mut c),
+            1.5f32.to_bits()
+        );
+        assert_eq!(
+            compute(DsdOpcode::Fscales, 3f32.to_bits(), 0xfffe, 0, &mut c),
+            0.75f32.to_bits()
+        );
+        assert_eq!(
+            compute(
+                DsdOpcode::Fmaxs,
+                (-1f32).to_bits(),
+                2f32.to_bits(),
+                0,
+                &mut c
+            ),
+            2f32.to_bits()
+        );
     }
 }

@@ -20,7 +20,10 @@ impl PeLoc {
     /// A placeholder location (0,0) for internal lookups that cannot fail in practice.
     pub(crate) fn unknown() -> PeLoc {
         let zero = PeCoord { x: 0, y: 0 };
-        PeLoc { rel: zero, abs: zero }
+        PeLoc {
+            rel: zero,
+            abs: zero,
+        }
     }
 }
 
@@ -244,13 +247,13 @@ pub enum WaitOn {
 
 impl fmt::Display for WaitOn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let q = |f: &mut fmt::Formatter<'_>, color: &Option<u8>, queue: &Option<u8>| {
-            match (color, queue) {
-                (Some(c), Some(q)) => write!(f, "input queue {q} (colour {c})"),
-                (None, Some(q)) => write!(f, "input queue {q} (bound to no colour)"),
-                (Some(c), None) => write!(f, "colour {c}"),
-                (None, None) => f.write_str("an input queue"),
-            }
+        let q = |f: &mut fmt::Formatter<'_>, color: &Option<u8>, queue: &Option<u8>| match (
+            color, queue,
+        ) {
+            (Some(c), Some(q)) => write!(f, "input queue {q} (colour {c})"),
+            (None, Some(q)) => write!(f, "input queue {q} (bound to no colour)"),
+            (Some(c), None) => write!(f, "colour {c}"),
+            (None, None) => f.write_str("an input queue"),
         };
         match self {
             WaitOn::InputEmpty { color, queue } => {
@@ -351,7 +354,11 @@ impl fmt::Display for WaitReason {
                 op,
                 on,
             } => {
-                write!(f, "{} in `{func}` is held by synchronous @{op} (pc {pc}), which {on}", task_name(*task))
+                write!(
+                    f,
+                    "{} in `{func}` is held by synchronous @{op} (pc {pc}), which {on}",
+                    task_name(*task)
+                )
             }
             WaitReason::Microthread {
                 ut,
@@ -378,9 +385,15 @@ impl fmt::Display for WaitReason {
                 total,
             } => {
                 if *h2d {
-                    write!(f, "took {done} of {total} streamed host wavelets on colour {color}")
+                    write!(
+                        f,
+                        "took {done} of {total} streamed host wavelets on colour {color}"
+                    )
                 } else {
-                    write!(f, "sent {done} of {total} wavelets for the host on colour {color}")
+                    write!(
+                        f,
+                        "sent {done} of {total} wavelets for the host on colour {color}"
+                    )
                 }
             }
         }
@@ -454,7 +467,11 @@ pub struct Stuck {
 
 impl fmt::Display for Stuck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} wavelet(s) of colour {} ", self.pe, self.count, self.color)?;
+        write!(
+            f,
+            "{}: {} wavelet(s) of colour {} ",
+            self.pe, self.count, self.color
+        )?;
         match self.place {
             StuckPlace::RouterInput(Direction::Ramp) => {
                 f.write_str("in the router's RAMP input (CE output queue)")?
@@ -613,7 +630,11 @@ impl fmt::Display for SimError {
                     write!(f, "\n  stuck: {s}")?;
                 }
                 if stuck.len() > SHOWN {
-                    write!(f, "\n  ... and {} more places with stuck wavelets", stuck.len() - SHOWN)?;
+                    write!(
+                        f,
+                        "\n  ... and {} more places with stuck wavelets",
+                        stuck.len() - SHOWN
+                    )?;
                 }
                 Ok(())
             }
@@ -622,7 +643,10 @@ impl fmt::Display for SimError {
                 color,
                 cycle,
                 kind,
-            } => write!(f, "routing error on {pe}, colour {color}, cycle {cycle}: {kind}"),
+            } => write!(
+                f,
+                "routing error on {pe}, colour {color}, cycle {cycle}: {kind}"
+            ),
             SimError::CycleLimit { cycle } => write!(
                 f,
                 "cycle limit reached: the simulation ran for {cycle} cycles without finishing \

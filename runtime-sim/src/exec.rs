@@ -77,7 +77,11 @@ pub(crate) fn step(
                 Issued::UtBusy => return Ok(false),
             }
         }
-        Op::DsdSet { field: f, desc, val } => {
+        Op::DsdSet {
+            field: f,
+            desc,
+            val,
+        } => {
             let a = dsd::check_desc(r!(desc))?;
             let v = r!(val);
             let (off, value) = match f {

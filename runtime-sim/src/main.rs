@@ -114,15 +114,15 @@ fn run(cli: &Cli) -> Result<(), HostError> {
         if let Some(obj) = doc.as_object_mut() {
             obj.insert("arch".into(), rt.image().meta.arch.name().into());
             obj.insert("wall_seconds".into(), wall.into());
-            obj.insert("cycles_per_second".into(), (stats.cycles as f64 / wall.max(1e-9)).into());
+            obj.insert(
+                "cycles_per_second".into(),
+                (stats.cycles as f64 / wall.max(1e-9)).into(),
+            );
             obj.insert(
                 "busy_pe_cycles_per_second".into(),
                 (stats.busy_pe_cycles() as f64 / wall.max(1e-9)).into(),
             );
-            obj.insert(
-                "completed".into(),
-                serde_json::Value::Bool(result.is_ok()),
-            );
+            obj.insert("completed".into(), serde_json::Value::Bool(result.is_ok()));
         }
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         std::fs::write(path, text + "\n").map_err(|source| HostError::Io {

@@ -42,7 +42,11 @@ impl Default for SimParams {
 impl SimParams {
     /// The hop latency used for `arch` (at least 1).
     pub fn hop(&self, arch: Arch) -> u64 {
-        u64::from(self.hop_latency.unwrap_or_else(|| arch.hop_latency()).max(1))
+        u64::from(
+            self.hop_latency
+                .unwrap_or_else(|| arch.hop_latency())
+                .max(1),
+        )
     }
 
     /// The router buffer depth, clamped to `1..=MAX_RING`.

@@ -143,7 +143,9 @@ impl Pe {
                 for (c, slot) in color_inq.iter_mut().enumerate() {
                     *slot = c as u8;
                 }
-                let d = params.wse2_color_input_depth.clamp(1, crate::ring::MAX_RING as u32);
+                let d = params
+                    .wse2_color_input_depth
+                    .clamp(1, crate::ring::MAX_RING as u32);
                 (NUM_COLORS.into(), vec![d as u8; NUM_COLORS.into()])
             }
             Arch::Wse3 => {
@@ -157,9 +159,10 @@ impl Pe {
         for b in &info.input_queues {
             match arch {
                 Arch::Wse2 => {
-                    if let (Some(cap), Some(d)) =
-                        (caps.get_mut(usize::from(b.color)), arch.input_queue_depth(b.queue))
-                    {
+                    if let (Some(cap), Some(d)) = (
+                        caps.get_mut(usize::from(b.color)),
+                        arch.input_queue_depth(b.queue),
+                    ) {
                         *cap = d as u8;
                     }
                 }

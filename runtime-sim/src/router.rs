@@ -508,7 +508,11 @@ pub(crate) fn step(p: usize, env: &mut RouteEnv<'_>, now: u64) -> Result<Outcome
         }
         return Ok(Outcome::Moved);
     }
-    Ok(if later { Outcome::Later } else { Outcome::Sleep })
+    Ok(if later {
+        Outcome::Later
+    } else {
+        Outcome::Sleep
+    })
 }
 
 /// Tries to forward one wavelet of colour `c` at router `p`; `used` are the output ports
@@ -586,16 +590,41 @@ fn try_move(p: usize, c: u8, env: &mut RouteEnv<'_>, now: u64, used: u8) -> Resu
         };
         let (hs, nh) = rq.handlers(c, qport);
         if nh == 0 {
-            return Err(env.error(q, c, now, RoutingError::Unrouted { from: dir_of(qport) }));
+            return Err(env.error(
+                q,
+                c,
+                now,
+                RoutingError::Unrouted {
+                    from: dir_of(qport),
+                },
+            ));
         }
         for &h in hs.iter().take(nh) {
             let Some(hcs) = rq.color(h).filter(|s| s.configured) else {
-                return Err(env.error(q, h, now, RoutingError::Unrouted { from: dir_of(qport) }));
+                return Err(env.error(
+                    q,
+                    h,
+                    now,
+                    RoutingError::Unrouted {
+                        from: dir_of(qport),
+                    },
+                ));
             };
             if hcs.rx_any & (1 << qport) == 0 {
-                return Err(env.error(q, h, now, RoutingError::NotAccepted { from: dir_of(qport) }));
+                return Err(env.error(
+                    q,
+                    h,
+                    now,
+                    RoutingError::NotAccepted {
+                        from: dir_of(qport),
+                    },
+                ));
             }
-            if !hcs.rings.get(qport).is_some_and(|r| r.has_room(env.depth, now)) {
+            if !hcs
+                .rings
+                .get(qport)
+                .is_some_and(|r| r.has_room(env.depth, now))
+            {
                 return Ok(Move::Blocked);
             }
         }

@@ -218,7 +218,13 @@ impl Simulator {
                     reason: format!("class {c} does not exist"),
                 });
             };
-            pes.push(Pe::new(PeLoc { rel, abs }, c as usize, class, arch, &params));
+            pes.push(Pe::new(
+                PeLoc { rel, abs },
+                c as usize,
+                class,
+                arch,
+                &params,
+            ));
         }
         let mut per_pe: Vec<Vec<&ColorConfig>> = vec![Vec::new(); n];
         for cfg in &image.routes {

@@ -50,7 +50,9 @@ pub struct Tracer {
 
 impl fmt::Debug for Tracer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tracer").field("filter", &self.filter).finish_non_exhaustive()
+        f.debug_struct("Tracer")
+            .field("filter", &self.filter)
+            .finish_non_exhaustive()
     }
 }
 

@@ -30,7 +30,9 @@ impl WorkSet {
     /// Whether `i` is a member.
     #[cfg(test)]
     pub fn contains(&self, i: usize) -> bool {
-        self.words.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+        self.words
+            .get(i / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
     }
 
     /// Adds `i` (ignored if out of range).

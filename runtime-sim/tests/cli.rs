@@ -98,7 +98,9 @@ fn writes_stats_and_traces_one_pe() {
     let (code, out, err) = cslsim(&[p, "--stats", s, "--trace", "1,0"]);
     let _ = std::fs::remove_file(&path);
     assert_eq!(code, 0, "{err}");
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats written")).expect("json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats written"))
+            .expect("json");
     let _ = std::fs::remove_file(&stats);
     assert_eq!(doc["completed"], true);
     assert_eq!(doc["arch"], "wse2");

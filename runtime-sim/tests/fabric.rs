@@ -5,11 +5,13 @@
 
 mod common;
 
-use common::{Asm, LOG_COUNT, X, data_id, fabric_image, read32, read_log, route};
+use common::{Asm, LOG_COUNT, X, data_id, fabric_image, read_log, read32, route};
 use csl_arch::dsd::{DsdOpcode, cfg, flags};
 use csl_arch::fabric::Direction::{East, North, Ramp, South, West};
 use csl_arch::fabric::{Arch, control};
-use csl_arch::image::{FilterConfig, FilterKind, Image, PopMode, SwitchConfig, SwitchPos, WaveletArgs};
+use csl_arch::image::{
+    FilterConfig, FilterKind, Image, PopMode, SwitchConfig, SwitchPos, WaveletArgs,
+};
 use csl_arch::isa::{BinOp, NumTy, Op, Reg, Width};
 use cslsim::{RoutingError, SimError, Simulator, StuckPlace, StuckWhy, WaitOn, WaitReason};
 
@@ -41,7 +43,14 @@ fn main_task(name: &str, body: impl FnOnce(&mut Asm)) -> Asm {
 
 /// A data task (16 registers, `r0` = the wavelet per `args`) bound to colour `c` (WSE-2)
 /// or input queue `q` bound to `c` (WSE-3).
-fn data_task(a: &mut Asm, arch: Arch, c: u8, q: u8, args: WaveletArgs, body: impl FnOnce(&mut Asm)) {
+fn data_task(
+    a: &mut Asm,
+    arch: Arch,
+    c: u8,
+    q: u8,
+    args: WaveletArgs,
+    body: impl FnOnce(&mut Asm),
+) {
     let f = a.func("recv", 16, 2, 0);
     body(a);
     a.ret_void();
@@ -59,7 +68,18 @@ fn a_value_is_relayed_along_a_row_on_alternating_colours() {
             let send = (k % 2) as u8;
             let recv = ((k + 1) % 2) as u8;
             let mut a = if k == 0 {
-                main_task("source", |a| a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1000)], 0, 0, 0, None, 0))
+                main_task("source", |a| {
+                    a.dsd(
+                        DsdOpcode::Mov32,
+                        X::D(0x40),
+                        &[X::S(1000)],
+                        0,
+                        0,
+                        0,
+                        None,
+                        0,
+                    )
+                })
             } else {
                 let mut a = Asm::new("relay");
                 data_task(&mut a, arch, recv, 2, WaveletArgs::Word, |a| {
@@ -104,7 +124,9 @@ fn relay_timing_follows_the_hop_latency() {
         for k in 0..4u32 {
             let (send, recv) = ((k % 2) as u8, ((k + 1) % 2) as u8);
             let mut a = if k == 0 {
-                main_task("source", |a| a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1)], 0, 0, 0, None, 0))
+                main_task("source", |a| {
+                    a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1)], 0, 0, 0, None, 0)
+                })
             } else {
                 let mut a = Asm::new("relay");
                 data_task(&mut a, arch, recv, 2, WaveletArgs::Word, |a| {
@@ -144,7 +166,9 @@ fn f32s(v: &[f32]) -> Vec<u8> {
 }
 
 fn read_f32s(m: &[u8], at: usize, n: usize) -> Vec<f32> {
-    (0..n).map(|i| f32::from_bits(read32(m, at + 4 * i))).collect()
+    (0..n)
+        .map(|i| f32::from_bits(read32(m, at + 4 * i)))
+        .collect()
 }
 
 #[test]
@@ -153,7 +177,11 @@ fn fadds_chain_fabout_fabin_mem_along_a_row() {
     // stores the element-wise sum. Longer than every buffer on the way (back-pressure).
     const N: u32 = 4;
     const L: u16 = 24;
-    let x = |k: u32| -> Vec<f32> { (0..L).map(|i| (k + 1) as f32 * i as f32 + 0.25 * k as f32).collect() };
+    let x = |k: u32| -> Vec<f32> {
+        (0..L)
+            .map(|i| (k + 1) as f32 * i as f32 + 0.25 * k as f32)
+            .collect()
+    };
     let mut want = x(0);
     for k in 1..N {
         for (w, v) in want.iter_mut().zip(x(k)) {
@@ -167,11 +195,38 @@ fn fadds_chain_fabout_fabin_mem_along_a_row() {
             let (send, recv) = ((k % 2) as u8, ((k + 1) % 2) as u8);
             let mut a = main_task("chain", |a| {
                 if k == 0 {
-                    a.dsd(DsdOpcode::Fmovs, X::D(0x40), &[X::D(0x80)], 0, 0, 0, None, 0);
+                    a.dsd(
+                        DsdOpcode::Fmovs,
+                        X::D(0x40),
+                        &[X::D(0x80)],
+                        0,
+                        0,
+                        0,
+                        None,
+                        0,
+                    );
                 } else if k + 1 < N {
-                    a.dsd(DsdOpcode::Fadds, X::D(0x40), &[X::D(0x60), X::D(0x80)], 0, 0, 0, None, 0);
+                    a.dsd(
+                        DsdOpcode::Fadds,
+                        X::D(0x40),
+                        &[X::D(0x60), X::D(0x80)],
+                        0,
+                        0,
+                        0,
+                        None,
+                        0,
+                    );
                 } else {
-                    a.dsd(DsdOpcode::Fadds, X::D(0xa0), &[X::D(0x60), X::D(0x80)], 0, 0, 0, None, 0);
+                    a.dsd(
+                        DsdOpcode::Fadds,
+                        X::D(0xa0),
+                        &[X::D(0x60), X::D(0x80)],
+                        0,
+                        0,
+                        0,
+                        None,
+                        0,
+                    );
                 }
             });
             a.fabout(0x40, send, 3, L, 0);
@@ -194,7 +249,10 @@ fn fadds_chain_fabout_fabin_mem_along_a_row() {
         let got = read_f32s(mem(&sim, N - 1, 0), 0x300, L.into());
         assert_eq!(got, want, "{arch}");
         let st = sim.stats();
-        assert!(st.pes.iter().all(|p| p.dsd_elements == u64::from(L)), "{arch}");
+        assert!(
+            st.pes.iter().all(|p| p.dsd_elements == u64::from(L)),
+            "{arch}"
+        );
     }
 }
 
@@ -204,12 +262,40 @@ fn a_multicast_route_broadcasts_down_a_column() {
     let data: Vec<u32> = (0..u32::from(L)).map(|i| i * i + 7).collect();
     for arch in ARCHS {
         let c = 3;
-        let mut src = main_task("src", |a| a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x80)], 0, 0, 0, None, 0));
+        let mut src = main_task("src", |a| {
+            a.dsd(
+                DsdOpcode::Mov32,
+                X::D(0x40),
+                &[X::D(0x80)],
+                0,
+                0,
+                0,
+                None,
+                0,
+            )
+        });
         src.fabout(0x40, c, 3, L, 0);
         src.bind_output(arch, 3, c);
         src.mem1d(0x80, 0x200, L, 1);
-        src.poke(0x200, &data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
-        let mut dst = main_task("dst", |a| a.dsd(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x60)], 0, 0, 0, None, 0));
+        src.poke(
+            0x200,
+            &data
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<_>>(),
+        );
+        let mut dst = main_task("dst", |a| {
+            a.dsd(
+                DsdOpcode::Mov32,
+                X::D(0xa0),
+                &[X::D(0x60)],
+                0,
+                0,
+                0,
+                None,
+                0,
+            )
+        });
         dst.fabin(0x60, c, 2, L, 0);
         dst.bind_input(arch, 2, c);
         dst.mem1d(0xa0, 0x300, L, 1);
@@ -219,14 +305,26 @@ fn a_multicast_route_broadcasts_down_a_column() {
             route(0, 2, c, &[North], &[Ramp, South]),
             route(0, 3, c, &[North], &[Ramp]),
         ];
-        let img = fabric_image(arch, 1, 4, vec![src.build(), dst.build()], vec![0, 1, 1, 1], routes);
+        let img = fabric_image(
+            arch,
+            1,
+            4,
+            vec![src.build(), dst.build()],
+            vec![0, 1, 1, 1],
+            routes,
+        );
         let sim = run(&img);
         for y in 1..4 {
-            let got: Vec<u32> = (0..usize::from(L)).map(|i| read32(mem(&sim, 0, y), 0x300 + 4 * i)).collect();
+            let got: Vec<u32> = (0..usize::from(L))
+                .map(|i| read32(mem(&sim, 0, y), 0x300 + 4 * i))
+                .collect();
             assert_eq!(got, data, "PE(0,{y}) on {arch}");
         }
         let st = sim.stats();
-        assert_eq!(st.pes[1].wavelets_sent[South.index() as usize], u64::from(L));
+        assert_eq!(
+            st.pes[1].wavelets_sent[South.index() as usize],
+            u64::from(L)
+        );
         assert_eq!(st.pes[1].wavelets_sent[Ramp.index() as usize], u64::from(L));
     }
 }
@@ -244,7 +342,16 @@ fn control_wavelets_advance_a_switch_to_four_neighbours_in_turn() {
         let mut sender = main_task("sender", |a| {
             for i in 0..4 {
                 a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(ADV)], 0, 0, 0, None, 0);
-                a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(2 * i)], 0, 0, 0, None, 0);
+                a.dsd(
+                    DsdOpcode::Mov32,
+                    X::D(0x60),
+                    &[X::S(2 * i)],
+                    0,
+                    0,
+                    0,
+                    None,
+                    0,
+                );
             }
         });
         sender.fabout(0x40, c, 3, 1, flags::CONTROL);
@@ -256,9 +363,18 @@ fn control_wavelets_advance_a_switch_to_four_neighbours_in_turn() {
         let mut centre = route(1, 1, c, &[Ramp], &[North]);
         centre.switches = Some(SwitchConfig {
             positions: [
-                SwitchPos { rx: None, tx: Some(vec![West]) },
-                SwitchPos { rx: None, tx: Some(vec![East]) },
-                SwitchPos { rx: None, tx: Some(vec![South]) },
+                SwitchPos {
+                    rx: None,
+                    tx: Some(vec![West]),
+                },
+                SwitchPos {
+                    rx: None,
+                    tx: Some(vec![East]),
+                },
+                SwitchPos {
+                    rx: None,
+                    tx: Some(vec![South]),
+                },
             ],
             current: 1,
             ring_mode: true,
@@ -277,14 +393,24 @@ fn control_wavelets_advance_a_switch_to_four_neighbours_in_turn() {
             1, 0, 1,
             2, 1, 2,
         ];
-        let img = fabric_image(arch, 3, 3, vec![sender.build(), recv.build(), idle.build()], placement, routes);
+        let img = fabric_image(
+            arch,
+            3,
+            3,
+            vec![sender.build(), recv.build(), idle.build()],
+            placement,
+            routes,
+        );
         let sim = run(&img);
         assert_eq!(read_log(mem(&sim, 2, 1)), vec![0], "east on {arch}");
         assert_eq!(read_log(mem(&sim, 1, 2)), vec![2], "south on {arch}");
         assert_eq!(read_log(mem(&sim, 1, 0)), vec![4], "north on {arch}");
         assert_eq!(read_log(mem(&sim, 0, 1)), vec![6], "west on {arch}");
         // Four advances from position 1: 2, 3, 0 (ring), 1.
-        assert_eq!(sim.router(1, 1).expect("router").switch_position(c), Some(1));
+        assert_eq!(
+            sim.router(1, 1).expect("router").switch_position(c),
+            Some(1)
+        );
     }
 }
 
@@ -295,7 +421,16 @@ fn a_control_wavelet_enters_a_control_task() {
         // Command 0 NOP without the CE filter, task id 40, data 0x1234.
         let payload = (40 << 16) | 0x1234;
         let mut sender = main_task("sender", |a| {
-            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(payload)], 0, 0, 0, None, 0);
+            a.dsd(
+                DsdOpcode::Mov32,
+                X::D(0x40),
+                &[X::S(payload)],
+                0,
+                0,
+                0,
+                None,
+                0,
+            );
             // A data wavelet after it reaches the data task, in order.
             a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(77)], 0, 0, 0, None, 0);
         });
@@ -308,8 +443,18 @@ fn a_control_wavelet_enters_a_control_task() {
         recv.ret_void();
         recv.control_task(40, ctl, WaveletArgs::Low16);
         data_task(&mut recv, arch, c, 2, WaveletArgs::Word, |a| a.log(0, 2));
-        let routes = vec![route(0, 0, c, &[Ramp], &[East]), route(1, 0, c, &[West], &[Ramp])];
-        let img = fabric_image(arch, 2, 1, vec![sender.build(), recv.build()], vec![0, 1], routes);
+        let routes = vec![
+            route(0, 0, c, &[Ramp], &[East]),
+            route(1, 0, c, &[West], &[Ramp]),
+        ];
+        let img = fabric_image(
+            arch,
+            2,
+            1,
+            vec![sender.build(), recv.build()],
+            vec![0, 1],
+            routes,
+        );
         let sim = run(&img);
         assert_eq!(read_log(mem(&sim, 1, 0)), vec![0x1234, 77], "{arch}");
     }
@@ -331,8 +476,19 @@ fn filtered(arch: Arch, values: &[u32], filter: FilterConfig) -> (Vec<u32>, Vec<
     data_task(&mut recv, arch, c, 2, WaveletArgs::Word, |a| a.log(0, 2));
     let mut mid = route(1, 0, c, &[West], &[Ramp, East]);
     mid.filter = Some(filter);
-    let routes = vec![route(0, 0, c, &[Ramp], &[East]), mid, route(2, 0, c, &[West], &[Ramp])];
-    let img = fabric_image(arch, 3, 1, vec![sender.build(), recv.build()], vec![0, 1, 1], routes);
+    let routes = vec![
+        route(0, 0, c, &[Ramp], &[East]),
+        mid,
+        route(2, 0, c, &[West], &[Ramp]),
+    ];
+    let img = fabric_image(
+        arch,
+        3,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![0, 1, 1],
+        routes,
+    );
     let sim = run(&img);
     (read_log(mem(&sim, 1, 0)), read_log(mem(&sim, 2, 0)))
 }
@@ -357,11 +513,15 @@ fn a_range_filter_selects_what_reaches_the_ce_but_forwarding_is_unaffected() {
     // Index (high half) i, data 100 + i; the filter passes indices 2..=4.
     let values: Vec<u32> = (0..8).map(|i| (i << 16) | (100 + i)).collect();
     for arch in ARCHS {
-        let (mid, last) = filtered(arch, &values, FilterConfig {
-            min_idx: 2,
-            max_idx: 4,
-            ..filter(FilterKind::Range)
-        });
+        let (mid, last) = filtered(
+            arch,
+            &values,
+            FilterConfig {
+                min_idx: 2,
+                max_idx: 4,
+                ..filter(FilterKind::Range)
+            },
+        );
         assert_eq!(mid, vec![values[2], values[3], values[4]], "{arch}");
         assert_eq!(last, values, "{arch}");
     }
@@ -371,12 +531,16 @@ fn a_range_filter_selects_what_reaches_the_ce_but_forwarding_is_unaffected() {
 fn a_counter_filter_rejects_every_fifth_data_wavelet() {
     // fabric.md §4.2: count_data, limit1 = 5, max_counter = 4.
     let values: Vec<u32> = (1..=12).collect();
-    let (mid, last) = filtered(Arch::Wse2, &values, FilterConfig {
-        count_data: true,
-        limit1: 5,
-        max_counter: 4,
-        ..filter(FilterKind::Counter)
-    });
+    let (mid, last) = filtered(
+        Arch::Wse2,
+        &values,
+        FilterConfig {
+            count_data: true,
+            limit1: 5,
+            max_counter: 4,
+            ..filter(FilterKind::Counter)
+        },
+    );
     let want: Vec<u32> = values.iter().copied().filter(|v| v % 5 != 0).collect();
     assert_eq!(mid, want);
     assert_eq!(last, values);
@@ -388,12 +552,30 @@ fn a_fifo_decouples_two_tasks() {
     // them synchronously; the pop's completion activates task 13, which logs a marker.
     let src: Vec<u32> = vec![5, 4, 3, 2, 1];
     let mut a = main_task("fifo", |a| {
-        a.dsd(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x40)], cfg::ASYNC | cfg::ON_DONE_ACTIVATE, 13, 1, None, 0);
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0xa0),
+            &[X::D(0x40)],
+            cfg::ASYNC | cfg::ON_DONE_ACTIVATE,
+            13,
+            1,
+            None,
+            0,
+        );
         a.imm(5, 11);
         a.op(Op::Activate { id: Reg(5) });
     });
     let push = a.func("push", 8, 0, 0);
-    a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x80)], 0, 0, 0, None, 0);
+    a.dsd(
+        DsdOpcode::Mov32,
+        X::D(0x40),
+        &[X::D(0x80)],
+        0,
+        0,
+        0,
+        None,
+        0,
+    );
     a.ret_void();
     a.task(11, push, false, false);
     let done = a.func("done", 8, 0, 0);
@@ -404,7 +586,10 @@ fn a_fifo_decouples_two_tasks() {
     a.fifo(0x40, 0x400, 8, 4, 0xff, 0xff);
     a.mem1d(0x80, 0x200, 5, 1);
     a.mem1d(0xa0, 0x300, 5, 1);
-    a.poke(0x200, &src.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
+    a.poke(
+        0x200,
+        &src.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+    );
     for arch in ARCHS {
         let img = fabric_image(arch, 1, 1, vec![a.clone().build()], vec![0], vec![]);
         let sim = run(&img);
@@ -422,7 +607,16 @@ fn a_fifo_decouples_two_tasks() {
 fn a_synchronous_push_into_a_full_fifo_stops_early() {
     let a = {
         let mut a = main_task("fifo", |a| {
-            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x80)], 0, 0, 0, None, 0);
+            a.dsd(
+                DsdOpcode::Mov32,
+                X::D(0x40),
+                &[X::D(0x80)],
+                0,
+                0,
+                0,
+                None,
+                0,
+            );
             a.imm(1, 0xe0d);
             a.log(1, 2);
         });
@@ -436,7 +630,10 @@ fn a_synchronous_push_into_a_full_fifo_stops_early() {
     let m = mem(&sim, 0, 0);
     assert_eq!(read_log(m), vec![0xe0d]);
     assert_eq!(common::read16(m, 0x40 + 30), 3);
-    assert_eq!((read32(m, 0x400), read32(m, 0x404), read32(m, 0x408)), (1, 2, 3));
+    assert_eq!(
+        (read32(m, 0x400), read32(m, 0x404), read32(m, 0x408)),
+        (1, 2, 3)
+    );
 }
 
 #[test]
@@ -449,14 +646,37 @@ fn an_async_receive_activates_a_task_when_done_while_the_issuer_continues() {
             for _ in 0..20 {
                 a.op(Op::Nop {});
             }
-            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x80)], 0, 0, 0, None, 0);
+            a.dsd(
+                DsdOpcode::Mov32,
+                X::D(0x40),
+                &[X::D(0x80)],
+                0,
+                0,
+                0,
+                None,
+                0,
+            );
         });
         sender.fabout(0x40, c, 3, L, 0);
         sender.bind_output(arch, 3, c);
         sender.mem1d(0x80, 0x200, L, 1);
-        sender.poke(0x200, &(0..u32::from(L)).flat_map(|v| (v * 3).to_le_bytes()).collect::<Vec<_>>());
+        sender.poke(
+            0x200,
+            &(0..u32::from(L))
+                .flat_map(|v| (v * 3).to_le_bytes())
+                .collect::<Vec<_>>(),
+        );
         let mut recv = main_task("recv", |a| {
-            a.dsd(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x60)], cfg::ASYNC | cfg::ON_DONE_ACTIVATE, 15, 2, None, 0);
+            a.dsd(
+                DsdOpcode::Mov32,
+                X::D(0xa0),
+                &[X::D(0x60)],
+                cfg::ASYNC | cfg::ON_DONE_ACTIVATE,
+                15,
+                2,
+                None,
+                0,
+            );
             a.imm(6, 1);
             a.log(6, 7);
         });
@@ -468,12 +688,28 @@ fn an_async_receive_activates_a_task_when_done_while_the_issuer_continues() {
         recv.fabin(0x60, c, 2, L, 0);
         recv.bind_input(arch, 2, c);
         recv.mem1d(0xa0, 0x300, L, 1);
-        let routes = vec![route(0, 0, c, &[Ramp], &[East]), route(1, 0, c, &[West], &[Ramp])];
-        let img = fabric_image(arch, 2, 1, vec![sender.build(), recv.build()], vec![0, 1], routes);
+        let routes = vec![
+            route(0, 0, c, &[Ramp], &[East]),
+            route(1, 0, c, &[West], &[Ramp]),
+        ];
+        let img = fabric_image(
+            arch,
+            2,
+            1,
+            vec![sender.build(), recv.build()],
+            vec![0, 1],
+            routes,
+        );
         let sim = run(&img);
         let m = mem(&sim, 1, 0);
-        assert_eq!(read_log(m), vec![1, 2], "{arch}: the issuer logs first, the completion task second");
-        let got: Vec<u32> = (0..usize::from(L)).map(|i| read32(m, 0x300 + 4 * i)).collect();
+        assert_eq!(
+            read_log(m),
+            vec![1, 2],
+            "{arch}: the issuer logs first, the completion task second"
+        );
+        let got: Vec<u32> = (0..usize::from(L))
+            .map(|i| read32(m, 0x300 + 4 * i))
+            .collect();
         assert_eq!(got, (0..u32::from(L)).map(|v| v * 3).collect::<Vec<_>>());
         assert_eq!(sim.stats().pes[1].tasks_started, 2);
     }
@@ -486,7 +722,16 @@ fn two_pes_waiting_for_each_other_deadlock_with_a_report() {
         let mut classes = Vec::new();
         for (send, recv) in [(0u8, 1u8), (1, 0)] {
             let mut a = main_task("pe", |a| {
-                a.dsd(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x60)], 0, 0, 0, None, 0);
+                a.dsd(
+                    DsdOpcode::Mov32,
+                    X::D(0xa0),
+                    &[X::D(0x60)],
+                    0,
+                    0,
+                    0,
+                    None,
+                    0,
+                );
                 a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(5)], 0, 0, 0, None, 0);
             });
             a.fabout(0x40, send, 3, 1, 0);
@@ -514,15 +759,27 @@ fn two_pes_waiting_for_each_other_deadlock_with_a_report() {
             assert_eq!(w.pe.rel.x, x);
             let queue = (arch == Arch::Wse3).then_some(2);
             match &w.reason {
-                WaitReason::SyncOp { task, op, on, pc, .. } => {
+                WaitReason::SyncOp {
+                    task, op, on, pc, ..
+                } => {
                     assert_eq!((*task, *op, *pc), (Some(MAIN), "mov32", 2), "{err}");
-                    assert_eq!(*on, WaitOn::InputEmpty { color: Some(color), queue }, "{err}");
+                    assert_eq!(
+                        *on,
+                        WaitOn::InputEmpty {
+                            color: Some(color),
+                            queue
+                        },
+                        "{err}"
+                    );
                 }
                 other => panic!("{other:?}"),
             }
         }
         let msg = err.to_string();
-        assert!(msg.contains("PE(0,0) [fabric (4,1)]: task 10 in `main` is held by synchronous @mov32"), "{msg}");
+        assert!(
+            msg.contains("PE(0,0) [fabric (4,1)]: task 10 in `main` is held by synchronous @mov32"),
+            "{msg}"
+        );
         assert!(msg.contains("waits for a wavelet on"), "{msg}");
     }
 }
@@ -532,13 +789,27 @@ fn wavelets_held_by_a_blocked_data_task_are_reported_where_they_are_stuck() {
     // PE 0 sends 20 wavelets; PE 1's data task is blocked. WSE-2: 4 in PE 1's CE queue,
     // 4 in its router's WEST buffer, 6 in PE 0's output queue 3; the sender waits.
     let c = 2;
-    let mut sender = main_task("sender", |a| a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(9)], 0, 0, 0, None, 0));
+    let mut sender = main_task("sender", |a| {
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(9)], 0, 0, 0, None, 0)
+    });
     sender.fabout(0x40, c, 3, 20, 0);
     let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| a.log(0, 2));
+    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
+        a.log(0, 2)
+    });
     recv.info.initially_blocked |= 1 << c;
-    let routes = vec![route(0, 0, c, &[Ramp], &[East]), route(1, 0, c, &[West], &[Ramp])];
-    let img = fabric_image(Arch::Wse2, 2, 1, vec![sender.build(), recv.build()], vec![0, 1], routes);
+    let routes = vec![
+        route(0, 0, c, &[Ramp], &[East]),
+        route(1, 0, c, &[West], &[Ramp]),
+    ];
+    let img = fabric_image(
+        Arch::Wse2,
+        2,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![0, 1],
+        routes,
+    );
     let mut sim = Simulator::new(&img).expect("load");
     let err = sim.run_until_idle(100_000).expect_err("deadlock");
     let SimError::Deadlock { waiting, stuck, .. } = &err else {
@@ -546,17 +817,30 @@ fn wavelets_held_by_a_blocked_data_task_are_reported_where_they_are_stuck() {
     };
     assert_eq!(waiting.len(), 1, "{err}");
     assert!(
-        matches!(&waiting[0].reason, WaitReason::SyncOp { on: WaitOn::OutputFull { color: 2, queue: 3 }, .. }),
+        matches!(
+            &waiting[0].reason,
+            WaitReason::SyncOp {
+                on: WaitOn::OutputFull { color: 2, queue: 3 },
+                ..
+            }
+        ),
         "{err}"
     );
-    let places: Vec<(u32, StuckPlace, u32, StuckWhy)> =
-        stuck.iter().map(|s| (s.pe.rel.x, s.place, s.count, s.why)).collect();
+    let places: Vec<(u32, StuckPlace, u32, StuckWhy)> = stuck
+        .iter()
+        .map(|s| (s.pe.rel.x, s.place, s.count, s.why))
+        .collect();
     assert_eq!(
         places,
         vec![
             (0, StuckPlace::RouterInput(Ramp), 6, StuckWhy::Backpressure),
             (1, StuckPlace::RouterInput(West), 4, StuckWhy::Backpressure),
-            (1, StuckPlace::CeInput { queue: None }, 4, StuckWhy::ChannelBlocked),
+            (
+                1,
+                StuckPlace::CeInput { queue: None },
+                4,
+                StuckWhy::ChannelBlocked
+            ),
         ],
         "{err}"
     );
@@ -566,11 +850,20 @@ fn wavelets_held_by_a_blocked_data_task_are_reported_where_they_are_stuck() {
 
 /// Runs a two-PE image where PE 0 sends one wavelet on colour 5 with the given routes.
 fn send_one(arch: Arch, routes: Vec<csl_arch::image::ColorConfig>, width: u32) -> SimError {
-    let mut sender = main_task("sender", |a| a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1)], 0, 0, 0, None, 0));
+    let mut sender = main_task("sender", |a| {
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1)], 0, 0, 0, None, 0)
+    });
     sender.fabout(0x40, 5, 3, 1, 0);
     sender.bind_output(arch, 3, 5);
     let idle = Asm::new("idle");
-    let img = fabric_image(arch, width, 1, vec![sender.build(), idle.build()], (0..width).map(|i| i.min(1)).collect(), routes);
+    let img = fabric_image(
+        arch,
+        width,
+        1,
+        vec![sender.build(), idle.build()],
+        (0..width).map(|i| i.min(1)).collect(),
+        routes,
+    );
     let mut sim = Simulator::new(&img).expect("load");
     sim.run_until_idle(10_000).expect_err("routing error")
 }
@@ -579,27 +872,77 @@ fn send_one(arch: Arch, routes: Vec<csl_arch::image::ColorConfig>, width: u32) -
 fn wavelets_on_unconfigured_colours_and_off_the_edge_are_errors() {
     for arch in ARCHS {
         let err = send_one(arch, vec![route(0, 0, 5, &[Ramp], &[East])], 2);
-        let SimError::Routing { pe, color, kind, cycle } = &err else {
+        let SimError::Routing {
+            pe,
+            color,
+            kind,
+            cycle,
+        } = &err
+        else {
             panic!("{err}")
         };
-        assert_eq!((pe.rel.x, *color, *kind), (1, 5, RoutingError::Unrouted { from: West }), "{err}");
+        assert_eq!(
+            (pe.rel.x, *color, *kind),
+            (1, 5, RoutingError::Unrouted { from: West }),
+            "{err}"
+        );
         assert!(*cycle > 0);
-        assert!(err.to_string().contains("routing error on PE(1,0) [fabric (5,1)], colour 5"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("routing error on PE(1,0) [fabric (5,1)], colour 5"),
+            "{err}"
+        );
 
         let err = send_one(arch, vec![route(0, 0, 5, &[Ramp], &[East])], 1);
         assert!(
-            matches!(err, SimError::Routing { kind: RoutingError::OffEdge { dir: East }, color: 5, .. }),
+            matches!(
+                err,
+                SimError::Routing {
+                    kind: RoutingError::OffEdge { dir: East },
+                    color: 5,
+                    ..
+                }
+            ),
             "{err}"
         );
-        let err = send_one(arch, vec![route(0, 0, 5, &[Ramp], &[East]), route(1, 0, 5, &[North], &[Ramp])], 2);
+        let err = send_one(
+            arch,
+            vec![
+                route(0, 0, 5, &[Ramp], &[East]),
+                route(1, 0, 5, &[North], &[Ramp]),
+            ],
+            2,
+        );
         assert!(
-            matches!(err, SimError::Routing { kind: RoutingError::NotAccepted { from: West }, .. }),
+            matches!(
+                err,
+                SimError::Routing {
+                    kind: RoutingError::NotAccepted { from: West },
+                    ..
+                }
+            ),
             "{err}"
         );
     }
     // WSE-3: delivery to a CE needs an input queue bound to the colour.
-    let err = send_one(Arch::Wse3, vec![route(0, 0, 5, &[Ramp], &[East]), route(1, 0, 5, &[West], &[Ramp])], 2);
-    assert!(matches!(err, SimError::Routing { kind: RoutingError::NoInputQueue, .. }), "{err}");
+    let err = send_one(
+        Arch::Wse3,
+        vec![
+            route(0, 0, 5, &[Ramp], &[East]),
+            route(1, 0, 5, &[West], &[Ramp]),
+        ],
+        2,
+    );
+    assert!(
+        matches!(
+            err,
+            SimError::Routing {
+                kind: RoutingError::NoInputQueue,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -609,7 +952,16 @@ fn teardown_holds_a_colour_until_the_teardown_task_exits_it() {
     // Command 0 NOP (popped by the sender's router), command 1 TEARDOWN with the CE filter.
     let payload = control::with_command(0, 1, control::TEARDOWN | control::CE_FILTER);
     let mut sender = main_task("sender", |a| {
-        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(payload)], 0, 0, 0, None, 0);
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0x40),
+            &[X::S(payload)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
         for v in 1..=3 {
             a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(v)], 0, 0, 0, None, 0);
         }
@@ -617,7 +969,9 @@ fn teardown_holds_a_colour_until_the_teardown_task_exits_it() {
     sender.fabout(0x40, c, 3, 1, flags::CONTROL);
     sender.fabout(0x60, c, 3, 1, 0);
     let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| a.log(0, 2));
+    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
+        a.log(0, 2)
+    });
     let td = recv.func("teardown", 8, 0, 0);
     recv.imm(0, mmio::TEARDOWN_PENDING);
     recv.load(Width::W16, 1, 0);
@@ -633,7 +987,14 @@ fn teardown_holds_a_colour_until_the_teardown_task_exits_it() {
         ..SwitchConfig::default()
     });
     let routes = vec![first, route(1, 0, c, &[West], &[Ramp])];
-    let img = fabric_image(Arch::Wse2, 2, 1, vec![sender.build(), recv.build()], vec![0, 1], routes);
+    let img = fabric_image(
+        Arch::Wse2,
+        2,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![0, 1],
+        routes,
+    );
     let sim = run(&img);
     assert_eq!(read_log(mem(&sim, 1, 0)), vec![1 << c, 1, 2, 3]);
     assert!(!sim.router(1, 0).expect("router").in_teardown(c));
@@ -650,19 +1011,42 @@ fn a_fabout_with_advance_switch_flips_its_route_after_the_last_wavelet() {
     });
     sender.fabout(0x40, c, 3, 2, flags::ADVANCE_SWITCH);
     let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| a.log(0, 2));
+    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
+        a.log(0, 2)
+    });
     let mut mid = route(1, 0, c, &[Ramp], &[East]);
     mid.switches = Some(SwitchConfig {
-        positions: [SwitchPos { rx: None, tx: Some(vec![West]) }, SwitchPos::default(), SwitchPos::default()],
+        positions: [
+            SwitchPos {
+                rx: None,
+                tx: Some(vec![West]),
+            },
+            SwitchPos::default(),
+            SwitchPos::default(),
+        ],
         ..SwitchConfig::default()
     });
-    let routes = vec![mid, route(0, 0, c, &[East], &[Ramp]), route(2, 0, c, &[West], &[Ramp])];
-    let img = fabric_image(Arch::Wse2, 3, 1, vec![sender.build(), recv.build()], vec![1, 0, 1], routes);
+    let routes = vec![
+        mid,
+        route(0, 0, c, &[East], &[Ramp]),
+        route(2, 0, c, &[West], &[Ramp]),
+    ];
+    let img = fabric_image(
+        Arch::Wse2,
+        3,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![1, 0, 1],
+        routes,
+    );
     let sim = run(&img);
     assert_eq!(read_log(mem(&sim, 2, 0)), vec![1, 1]);
     assert_eq!(read_log(mem(&sim, 0, 0)), vec![2, 2]);
     // Advanced twice: position 1 has no successor and ring mode is off, so it stays.
-    assert_eq!(sim.router(1, 0).expect("router").switch_position(c), Some(1));
+    assert_eq!(
+        sim.router(1, 0).expect("router").switch_position(c),
+        Some(1)
+    );
 }
 
 #[test]
@@ -677,9 +1061,13 @@ fn colour_swap_alternates_colours_every_hop() {
     });
     sender.fabout(0x40, 2, 3, 1, 0);
     let mut on2 = Asm::new("on2");
-    data_task(&mut on2, Arch::Wse2, 2, 2, WaveletArgs::Word, |a| a.log(0, 2));
+    data_task(&mut on2, Arch::Wse2, 2, 2, WaveletArgs::Word, |a| {
+        a.log(0, 2)
+    });
     let mut on3 = Asm::new("on3");
-    data_task(&mut on3, Arch::Wse2, 3, 2, WaveletArgs::Word, |a| a.log(0, 2));
+    data_task(&mut on3, Arch::Wse2, 3, 2, WaveletArgs::Word, |a| {
+        a.log(0, 2)
+    });
     let mut routes = vec![route(0, 0, 2, &[Ramp], &[East])];
     for x in 1..4 {
         for c in [2, 3] {
@@ -689,7 +1077,14 @@ fn colour_swap_alternates_colours_every_hop() {
             routes.push(r);
         }
     }
-    let img = fabric_image(Arch::Wse2, 4, 1, vec![sender.build(), on2.build(), on3.build()], vec![0, 2, 1, 2], routes);
+    let img = fabric_image(
+        Arch::Wse2,
+        4,
+        1,
+        vec![sender.build(), on2.build(), on3.build()],
+        vec![0, 2, 1, 2],
+        routes,
+    );
     let sim = run(&img);
     for x in 1..4 {
         assert_eq!(read_log(mem(&sim, x, 0)), values.to_vec(), "PE {x}");
@@ -718,7 +1113,11 @@ fn the_busy_grid_benchmark_computes_what_it_should() {
         for y in 0..h {
             for x in 0..w {
                 let want = cslsim::bench::busy_grid_expected(x, iters);
-                assert_eq!(read32(mem(&sim, x, y), cslsim::bench::SUM_ADDR as usize), want, "PE({x},{y}) on {arch}");
+                assert_eq!(
+                    read32(mem(&sim, x, y), cslsim::bench::SUM_ADDR as usize),
+                    want,
+                    "PE({x},{y}) on {arch}"
+                );
             }
         }
         let st = sim.stats();
@@ -739,7 +1138,14 @@ fn words(v: &[u32]) -> Vec<u8> {
 }
 
 fn run_one(a: Asm) -> Simulator {
-    run(&fabric_image(Arch::Wse2, 1, 1, vec![a.build()], vec![0], vec![]))
+    run(&fabric_image(
+        Arch::Wse2,
+        1,
+        1,
+        vec![a.build()],
+        vec![0],
+        vec![],
+    ))
 }
 
 #[test]
@@ -747,12 +1153,25 @@ fn mem4d_operands_walk_nested_dimensions() {
     // Read a 3x4 row-major matrix transposed: inner dimension down a column (stride 4),
     // outer across columns (stride 1 - 8 = -7 after the inner one wrapped).
     let m: Vec<u32> = (0..12).collect();
-    let mut a = main_task("t", |a| a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::D(0x40)], 0, 0, 0, None, 0));
+    let mut a = main_task("t", |a| {
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0x60),
+            &[X::D(0x40)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        )
+    });
     a.mem4d(0x40, 0x200, &[3, 4], &[4, -7]);
     a.mem1d(0x60, 0x300, 12, 1);
     a.poke(0x200, &words(&m));
     let sim = run_one(a);
-    let want: Vec<u32> = (0..4).flat_map(|c| (0..3).map(move |r| r * 4 + c)).collect();
+    let want: Vec<u32> = (0..4)
+        .flat_map(|c| (0..3).map(move |r| r * 4 + c))
+        .collect();
     assert_eq!(mem32(mem(&sim, 0, 0), 0x300, 12), want);
 }
 
@@ -760,14 +1179,59 @@ fn mem4d_operands_walk_nested_dimensions() {
 fn pointer_destinations_reduce_and_scalars_broadcast() {
     let v = [1.5f32, -2.0, 8.25, 0.5, 3.0];
     let mut a = main_task("t", |a| {
-        a.dsd(DsdOpcode::Fadds, X::P(0x500), &[X::S(10f32.to_bits()), X::D(0x40)], 0, 0, 0, None, 0);
-        a.dsd(DsdOpcode::Fmaxs, X::P(0x504), &[X::S(f32::NEG_INFINITY.to_bits()), X::D(0x40)], 0, 0, 0, None, 0);
+        a.dsd(
+            DsdOpcode::Fadds,
+            X::P(0x500),
+            &[X::S(10f32.to_bits()), X::D(0x40)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
+        a.dsd(
+            DsdOpcode::Fmaxs,
+            X::P(0x504),
+            &[X::S(f32::NEG_INFINITY.to_bits()), X::D(0x40)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
         // `*p` destination without a scalar first source: each element overwrites.
-        a.dsd(DsdOpcode::Fmovs, X::P(0x508), &[X::D(0x40)], 0, 0, 0, None, 0);
+        a.dsd(
+            DsdOpcode::Fmovs,
+            X::P(0x508),
+            &[X::D(0x40)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
         // Scalar broadcast, and the length comes from the first DSD source.
-        a.dsd(DsdOpcode::Fmuls, X::D(0x60), &[X::D(0x40), X::S(2f32.to_bits())], 0, 0, 0, None, 0);
+        a.dsd(
+            DsdOpcode::Fmuls,
+            X::D(0x60),
+            &[X::D(0x40), X::S(2f32.to_bits())],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
         // The length rule skips a zero-length first source.
-        a.dsd(DsdOpcode::Fadds, X::D(0x80), &[X::D(0xa0), X::D(0x40)], 0, 0, 0, None, 0);
+        a.dsd(
+            DsdOpcode::Fadds,
+            X::D(0x80),
+            &[X::D(0xa0), X::D(0x40)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
     });
     a.mem1d(0x40, 0x200, 5, 1);
     a.mem1d(0x60, 0x300, 9, 1);
@@ -787,11 +1251,38 @@ fn sixteen_bit_ops_wrap_and_strides_step_in_elements() {
     let x: Vec<u16> = vec![0xfffe, 1, 2, 3, 0x8000, 5];
     let mut a = main_task("t", |a| {
         // Every other element, plus 3 (wrapping).
-        a.dsd(DsdOpcode::Add16, X::D(0x60), &[X::D(0x40), X::S(3)], 0, 0, 0, None, 0);
+        a.dsd(
+            DsdOpcode::Add16,
+            X::D(0x60),
+            &[X::D(0x40), X::S(3)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
         // Backwards: base at the last element, stride -1.
-        a.dsd(DsdOpcode::Mov16, X::D(0x80), &[X::D(0xa0)], 0, 0, 0, None, 0);
+        a.dsd(
+            DsdOpcode::Mov16,
+            X::D(0x80),
+            &[X::D(0xa0)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
         // Arithmetic shift of every element right by one.
-        a.dsd(DsdOpcode::Sar16, X::D(0xc0), &[X::D(0xe0), X::S(1)], 0, 0, 0, None, 0);
+        a.dsd(
+            DsdOpcode::Sar16,
+            X::D(0xc0),
+            &[X::D(0xe0), X::S(1)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
     });
     a.mem1d(0x40, 0x200, 3, 2);
     a.mem1d(0x60, 0x300, 3, 1);
@@ -799,11 +1290,17 @@ fn sixteen_bit_ops_wrap_and_strides_step_in_elements() {
     a.mem1d(0xa0, 0x20a, 6, -1);
     a.mem1d(0xc0, 0x340, 6, 1);
     a.mem1d(0xe0, 0x200, 6, 1);
-    a.poke(0x200, &x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
+    a.poke(
+        0x200,
+        &x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+    );
     let sim = run_one(a);
     let m = mem(&sim, 0, 0);
     assert_eq!(mem16(m, 0x300, 3), vec![1, 5, 0x8003]);
-    assert_eq!(mem16(m, 0x320, 6), x.iter().rev().copied().collect::<Vec<_>>());
+    assert_eq!(
+        mem16(m, 0x320, 6),
+        x.iter().rev().copied().collect::<Vec<_>>()
+    );
     let sar: Vec<u16> = x.iter().map(|&v| ((v as i16) >> 1) as u16).collect();
     assert_eq!(mem16(m, 0x340, 6), sar);
 }
@@ -815,23 +1312,58 @@ fn dsd_set_copy_and_index_offsets() {
         // copy 16 bytes 0x200 -> 0x280
         a.imm(0, 0x280);
         a.imm(1, 0x200);
-        a.op(Op::Copy { dst: Reg(0), src: Reg(1), bytes: 16 });
+        a.op(Op::Copy {
+            dst: Reg(0),
+            src: Reg(1),
+            bytes: 16,
+        });
         // Retarget the source descriptor: base 0x280, +4 bytes, length 2, stride 1.
         let set = |a: &mut Asm, field: DsdField, v: u32| {
             a.imm(2, 0x40);
             a.imm(3, v);
-            a.op(Op::DsdSet { field, desc: Reg(2), val: Reg(3) });
+            a.op(Op::DsdSet {
+                field,
+                desc: Reg(2),
+                val: Reg(3),
+            });
         };
         set(a, DsdField::Base, 0x280);
         set(a, DsdField::AddBase, 4);
         set(a, DsdField::Length, 2);
         set(a, DsdField::Stride, 1);
-        a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::D(0x40)], 0, 0, 0, None, 4);
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0x60),
+            &[X::D(0x40)],
+            0,
+            0,
+            0,
+            None,
+            4,
+        );
         // A memory DSD with wavelet_index_offset adds `.index` words to its base.
-        a.dsd(DsdOpcode::Mov16, X::D(0x80), &[X::D(0xa0)], 0, 0, 0, Some(3), 4);
+        a.dsd(
+            DsdOpcode::Mov16,
+            X::D(0x80),
+            &[X::D(0xa0)],
+            0,
+            0,
+            0,
+            Some(3),
+            4,
+        );
         // A negative byte offset.
         set(a, DsdField::AddBase, (-4i32) as u32);
-        a.dsd(DsdOpcode::Mov32, X::D(0xc0), &[X::D(0x40)], 0, 0, 0, None, 4);
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0xc0),
+            &[X::D(0x40)],
+            0,
+            0,
+            0,
+            None,
+            4,
+        );
     });
     a.mem1d(0x40, 0x200, 4, 2);
     a.mem1d(0x60, 0x300, 2, 1);
@@ -853,7 +1385,18 @@ fn dsd_set_copy_and_index_offsets() {
 #[test]
 fn sixteen_bit_fabout_puts_the_index_in_the_high_half() {
     let c = 1;
-    let mut sender = main_task("sender", |a| a.dsd(DsdOpcode::Mov16, X::D(0x40), &[X::D(0x60)], 0, 0, 0, Some(7), 0));
+    let mut sender = main_task("sender", |a| {
+        a.dsd(
+            DsdOpcode::Mov16,
+            X::D(0x40),
+            &[X::D(0x60)],
+            0,
+            0,
+            0,
+            Some(7),
+            0,
+        )
+    });
     sender.fabout(0x40, c, 3, 3, flags::WAVELET_INDEX_OFFSET);
     sender.mem1d(0x60, 0x200, 3, 1);
     sender.poke(0x200, &[0x11, 0, 0x22, 0, 0x33, 0]);
@@ -862,8 +1405,18 @@ fn sixteen_bit_fabout_puts_the_index_in_the_high_half() {
         a.log(0, 2);
         a.log(1, 2);
     });
-    let routes = vec![route(0, 0, c, &[Ramp], &[East]), route(1, 0, c, &[West], &[Ramp])];
-    let img = fabric_image(Arch::Wse2, 2, 1, vec![sender.build(), recv.build()], vec![0, 1], routes);
+    let routes = vec![
+        route(0, 0, c, &[Ramp], &[East]),
+        route(1, 0, c, &[West], &[Ramp]),
+    ];
+    let img = fabric_image(
+        Arch::Wse2,
+        2,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![0, 1],
+        routes,
+    );
     let sim = run(&img);
     assert_eq!(read_log(mem(&sim, 1, 0)), vec![0x11, 7, 0x22, 7, 0x33, 7]);
 }
@@ -900,11 +1453,23 @@ fn a_control_wavelet_terminates_an_unbounded_receive() {
     recv.ret_void();
     recv.task(12, done, false, false);
     recv.fabin(0x60, c, 2, csl_arch::dsd::UNBOUNDED_LENGTH, 0);
-    let routes = vec![route(0, 0, c, &[Ramp], &[East]), route(1, 0, c, &[West], &[Ramp])];
-    let img = fabric_image(Arch::Wse2, 2, 1, vec![sender.build(), recv.build()], vec![0, 1], routes);
+    let routes = vec![
+        route(0, 0, c, &[Ramp], &[East]),
+        route(1, 0, c, &[West], &[Ramp]),
+    ];
+    let img = fabric_image(
+        Arch::Wse2,
+        2,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![0, 1],
+        routes,
+    );
     // Wavelets carry f32 bits: 3, 4 and 5 are tiny subnormals; compute the sum the same way.
     let sim = run(&img);
-    let want = [3u32, 4, 5].iter().fold(0f32, |acc, &b| acc + f32::from_bits(b));
+    let want = [3u32, 4, 5]
+        .iter()
+        .fold(0f32, |acc, &b| acc + f32::from_bits(b));
     assert_eq!(read_log(mem(&sim, 1, 0)), vec![want.to_bits()]);
 }
 
@@ -914,8 +1479,26 @@ fn a_busy_microthread_holds_the_next_async_issue() {
     // completes: the report names both.
     let c = 2;
     let mut recv = main_task("recv", |a| {
-        a.dsd(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x60)], cfg::ASYNC, 0, 2, None, 0);
-        a.dsd(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x60)], cfg::ASYNC, 0, 2, None, 0);
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0xa0),
+            &[X::D(0x60)],
+            cfg::ASYNC,
+            0,
+            2,
+            None,
+            0,
+        );
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0xa0),
+            &[X::D(0x60)],
+            cfg::ASYNC,
+            0,
+            2,
+            None,
+            0,
+        );
     });
     recv.fabin(0x60, c, 2, 1, 0);
     recv.mem1d(0xa0, 0x300, 1, 1);
@@ -926,7 +1509,15 @@ fn a_busy_microthread_holds_the_next_async_issue() {
         panic!("{err}")
     };
     assert!(
-        matches!(&waiting[0].reason, WaitReason::MicrothreadBusy { ut: 2, task: Some(MAIN), pc: 5, .. }),
+        matches!(
+            &waiting[0].reason,
+            WaitReason::MicrothreadBusy {
+                ut: 2,
+                task: Some(MAIN),
+                pc: 5,
+                ..
+            }
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("busy microthread 2"), "{err}");
@@ -948,20 +1539,52 @@ fn the_tracer_prints_instructions_and_wavelets_of_the_chosen_pe() {
         }
     }
     let c = 1;
-    let mut sender = main_task("sender", |a| a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(0xabc)], 0, 0, 0, None, 0));
+    let mut sender = main_task("sender", |a| {
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0x40),
+            &[X::S(0xabc)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        )
+    });
     sender.fabout(0x40, c, 3, 1, 0);
     let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| a.log(0, 2));
-    let routes = vec![route(0, 0, c, &[Ramp], &[East]), route(1, 0, c, &[West], &[Ramp])];
-    let img = fabric_image(Arch::Wse2, 2, 1, vec![sender.build(), recv.build()], vec![0, 1], routes);
+    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
+        a.log(0, 2)
+    });
+    let routes = vec![
+        route(0, 0, c, &[Ramp], &[East]),
+        route(1, 0, c, &[West], &[Ramp]),
+    ];
+    let img = fabric_image(
+        Arch::Wse2,
+        2,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![0, 1],
+        routes,
+    );
     let buf = Buf::default();
     let mut sim = Simulator::new(&img).expect("load");
-    sim.set_trace(Some(cslsim::Tracer::new(cslsim::TraceFilter::Pe { x: 1, y: 0 }, Box::new(buf.clone()))));
+    sim.set_trace(Some(cslsim::Tracer::new(
+        cslsim::TraceFilter::Pe { x: 1, y: 0 },
+        Box::new(buf.clone()),
+    )));
     sim.run_until_idle(10_000).expect("run");
     let text = String::from_utf8(buf.0.lock().expect("lock").clone()).expect("utf-8");
-    assert!(text.contains("PE(1,0): router colour 1 data 0x00000abc from WEST -> RAMP"), "{text}");
+    assert!(
+        text.contains("PE(1,0): router colour 1 data 0x00000abc from WEST -> RAMP"),
+        "{text}"
+    );
     assert!(text.contains("PE(1,0): task 1 starts `recv`"), "{text}");
-    assert!(text.contains("PE(1,0): pc 0: imm dst=r2, imm=256"), "{text}");
+    assert!(
+        text.contains("PE(1,0): pc 0: imm dst=r2, imm=256"),
+        "{text}"
+    );
     assert!(!text.contains("PE(0,0)"), "{text}");
     let _ = LOG_COUNT;
 }
@@ -989,11 +1612,35 @@ fn streaming_memcpy_feeds_data_tasks_and_collects_their_output() {
         rt.load().expect("load");
         rt.run().expect("run");
         let input: Vec<u32> = (0..4 * L).map(|i| i * 7 + 1).collect();
-        rt.memcpy_h2d(5, &input, 0, 0, 2, 2, L, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
-            .expect("h2d");
+        rt.memcpy_h2d(
+            5,
+            &input,
+            0,
+            0,
+            2,
+            2,
+            L,
+            true,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .expect("h2d");
         let mut out = vec![0u32; (4 * L) as usize];
-        rt.memcpy_d2h(&mut out, 6, 0, 0, 2, 2, L, true, MemcpyDataType::Bit32, MemcpyOrder::ColMajor, false)
-            .expect("d2h");
+        rt.memcpy_d2h(
+            &mut out,
+            6,
+            0,
+            0,
+            2,
+            2,
+            L,
+            true,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::ColMajor,
+            false,
+        )
+        .expect("d2h");
         // PE (i, j) element k: row-major in, column-major out.
         for j in 0..2 {
             for i in 0..2 {
@@ -1007,37 +1654,93 @@ fn streaming_memcpy_feeds_data_tasks_and_collects_their_output() {
         // Asking for more than the PEs send is a deadlock naming each PE's shortfall.
         let mut more = vec![0u32; 4];
         let err = rt
-            .memcpy_d2h(&mut more, 6, 0, 0, 2, 2, 1, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
+            .memcpy_d2h(
+                &mut more,
+                6,
+                0,
+                0,
+                2,
+                2,
+                1,
+                true,
+                MemcpyDataType::Bit32,
+                MemcpyOrder::RowMajor,
+                false,
+            )
             .expect_err("nothing to collect");
-        let cslsim::HostError::Sim(SimError::Deadlock { waiting, command, .. }) = &err else {
+        let cslsim::HostError::Sim(SimError::Deadlock {
+            waiting, command, ..
+        }) = &err
+        else {
             panic!("{err}")
         };
         assert_eq!(command, "memcpy_d2h (streaming, colour 6)");
         assert_eq!(waiting.len(), 4, "{err}");
         assert_eq!(
             waiting[3].reason,
-            WaitReason::Stream { h2d: false, color: 6, done: 0, total: 1 },
+            WaitReason::Stream {
+                h2d: false,
+                color: 6,
+                done: 0,
+                total: 1
+            },
             "{err}"
         );
-        assert!(err.to_string().contains("sent 0 of 1 wavelets for the host on colour 6"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("sent 0 of 1 wavelets for the host on colour 6"),
+            "{err}"
+        );
     }
 }
 
 #[test]
 fn a_streaming_h2d_nobody_reads_deadlocks_on_back_pressure() {
     use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime};
-    let img = fabric_image(Arch::Wse2, 1, 1, vec![Asm::new("idle").build()], vec![0], vec![]);
+    let img = fabric_image(
+        Arch::Wse2,
+        1,
+        1,
+        vec![Asm::new("idle").build()],
+        vec![0],
+        vec![],
+    );
     let mut rt = SdkRuntime::from_image(img);
     rt.load().expect("load");
     rt.run().expect("run");
     let err = rt
-        .memcpy_h2d(9, &[1; 10], 0, 0, 1, 1, 10, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
+        .memcpy_h2d(
+            9,
+            &[1; 10],
+            0,
+            0,
+            1,
+            1,
+            10,
+            true,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
         .expect_err("deadlock");
     let cslsim::HostError::Sim(SimError::Deadlock { waiting, stuck, .. }) = &err else {
         panic!("{err}")
     };
     // The colour's CE input buffer (depth 4 on WSE-2) is full.
-    assert_eq!(waiting[0].reason, WaitReason::Stream { h2d: true, color: 9, done: 4, total: 10 }, "{err}");
+    assert_eq!(
+        waiting[0].reason,
+        WaitReason::Stream {
+            h2d: true,
+            color: 9,
+            done: 4,
+            total: 10
+        },
+        "{err}"
+    );
     assert_eq!(stuck.len(), 1, "{err}");
-    assert_eq!((stuck[0].color, stuck[0].count, stuck[0].why), (9, 4, StuckWhy::NoConsumer), "{err}");
+    assert_eq!(
+        (stuck[0].color, stuck[0].count, stuck[0].why),
+        (9, 4, StuckWhy::NoConsumer),
+        "{err}"
+    );
 }

@@ -4,14 +4,14 @@
 mod common;
 
 use common::{Asm, export_func, export_tensor, image, temp_file};
-use csl_arch::fabric::{PE_MEMORY_BYTES, mmio};
-use csl_arch::image::{ExportKind, Image};
 use csl_arch::dsd::{DsdField, DsdOpcode};
 use csl_arch::fabric::Direction;
+use csl_arch::fabric::{PE_MEMORY_BYTES, mmio};
 use csl_arch::image::{
-    ColorConfig, FilterConfig, FilterKind, PopMode, QueueBinding, SwitchConfig, SwitchPos, TaskKind,
-    WaveletArgs,
+    ColorConfig, FilterConfig, FilterKind, PopMode, QueueBinding, SwitchConfig, SwitchPos,
+    TaskKind, WaveletArgs,
 };
+use csl_arch::image::{ExportKind, Image};
 use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg, UnOp, Width};
 use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime, Simulator};
 use proptest::prelude::*;
@@ -90,8 +90,32 @@ fn exercise(mut rt: SdkRuntime) {
     // Streaming mode on a few colours (most have no consumer: back-pressure, deadlocks).
     for c in [0u32, 3, 23, 30] {
         let mut buf = vec![5u32; (w * h) as usize];
-        let _ = rt.memcpy_h2d(c, &buf, 0, 0, w, h, 1, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false);
-        let _ = rt.memcpy_d2h(&mut buf, c, 0, 0, w, h, 1, true, MemcpyDataType::Bit32, MemcpyOrder::ColMajor, false);
+        let _ = rt.memcpy_h2d(
+            c,
+            &buf,
+            0,
+            0,
+            w,
+            h,
+            1,
+            true,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        );
+        let _ = rt.memcpy_d2h(
+            &mut buf,
+            c,
+            0,
+            0,
+            w,
+            h,
+            1,
+            true,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::ColMajor,
+            false,
+        );
     }
     let _ = rt.run_until_idle();
     let _ = rt.stats();
@@ -199,20 +223,28 @@ fn op(len: u32, nfuncs: u32) -> impl Strategy<Value = Op> {
         reg().prop_map(|id| Op::Block { id }),
         reg().prop_map(|id| Op::Unblock { id }),
         (0u16..4).prop_map(|code| Op::Trap { code }),
-        (0u8..43, any::<u8>(), any::<u8>(), 0u8..70, 0u8..10, [reg(), reg(), reg(), reg(), reg()]).prop_map(
-            |(op, kinds, cfg, done, ut, [dst, a, b, c, idx])| Op::DsdOp {
-                op: DsdOpcode::from_u8(op).unwrap_or(DsdOpcode::Mov16),
-                kinds,
-                cfg,
-                done,
-                ut,
-                dst,
-                a,
-                b,
-                c,
-                idx
-            }
-        ),
+        (
+            0u8..43,
+            any::<u8>(),
+            any::<u8>(),
+            0u8..70,
+            0u8..10,
+            [reg(), reg(), reg(), reg(), reg()]
+        )
+            .prop_map(
+                |(op, kinds, cfg, done, ut, [dst, a, b, c, idx])| Op::DsdOp {
+                    op: DsdOpcode::from_u8(op).unwrap_or(DsdOpcode::Mov16),
+                    kinds,
+                    cfg,
+                    done,
+                    ut,
+                    dst,
+                    a,
+                    b,
+                    c,
+                    idx
+                }
+            ),
         (0usize..6, reg(), reg()).prop_map(|(f, desc, val)| Op::DsdSet {
             field: DsdField::ALL[f],
             desc,
@@ -231,7 +263,13 @@ fn color_config() -> impl Strategy<Value = ColorConfig> {
     (
         (0u32..3, 0u32..2, 0u8..25, dirs(), dirs()),
         prop::option::of((
-            prop::collection::vec((prop::option::of(prop::sample::select(Direction::ALL.to_vec())), prop::option::of(dirs())), 3),
+            prop::collection::vec(
+                (
+                    prop::option::of(prop::sample::select(Direction::ALL.to_vec())),
+                    prop::option::of(dirs()),
+                ),
+                3,
+            ),
             0u8..5,
             any::<bool>(),
             0usize..4,
@@ -239,40 +277,51 @@ fn color_config() -> impl Strategy<Value = ColorConfig> {
         prop::option::of((0usize..3, any::<[bool; 3]>(), any::<[u16; 6]>())),
         any::<[bool; 3]>(),
     )
-        .prop_map(|((x, y, color, rx, tx), sw, filter, [teardown, sx, sy])| ColorConfig {
-            x,
-            y,
-            color,
-            rx,
-            tx,
-            switches: sw.map(|(pos, current, ring_mode, pop)| {
-                let p = |i: usize| {
-                    let (rx, tx): (Option<Direction>, Option<Vec<Direction>>) = pos[i].clone();
-                    SwitchPos { rx, tx }
-                };
-                SwitchConfig {
-                    positions: [p(0), p(1), p(2)],
-                    current,
-                    ring_mode,
-                    pop_mode: [PopMode::NoPop, PopMode::AlwaysPop, PopMode::PopOnAdvance, PopMode::PopOnAdvanceNop][pop],
-                }
-            }),
-            filter: filter.map(|(k, [cd, cc, fc], v)| FilterConfig {
-                kind: [FilterKind::Range, FilterKind::Counter, FilterKind::SparseCounter][k],
-                count_data: cd,
-                count_control: cc,
-                init_counter: v[0],
-                limit1: v[1] % 8,
-                limit2: (v[2] % 3 != 0).then_some(v[2] % 8),
-                max_counter: v[3] % 8,
-                filter_control: fc,
-                min_idx: v[4] % 8,
-                max_idx: v[5] % 8,
-            }),
-            teardown,
-            color_swap_x: sx,
-            color_swap_y: sy,
-        })
+        .prop_map(
+            |((x, y, color, rx, tx), sw, filter, [teardown, sx, sy])| ColorConfig {
+                x,
+                y,
+                color,
+                rx,
+                tx,
+                switches: sw.map(|(pos, current, ring_mode, pop)| {
+                    let p = |i: usize| {
+                        let (rx, tx): (Option<Direction>, Option<Vec<Direction>>) = pos[i].clone();
+                        SwitchPos { rx, tx }
+                    };
+                    SwitchConfig {
+                        positions: [p(0), p(1), p(2)],
+                        current,
+                        ring_mode,
+                        pop_mode: [
+                            PopMode::NoPop,
+                            PopMode::AlwaysPop,
+                            PopMode::PopOnAdvance,
+                            PopMode::PopOnAdvanceNop,
+                        ][pop],
+                    }
+                }),
+                filter: filter.map(|(k, [cd, cc, fc], v)| FilterConfig {
+                    kind: [
+                        FilterKind::Range,
+                        FilterKind::Counter,
+                        FilterKind::SparseCounter,
+                    ][k],
+                    count_data: cd,
+                    count_control: cc,
+                    init_counter: v[0],
+                    limit1: v[1] % 8,
+                    limit2: (v[2] % 3 != 0).then_some(v[2] % 8),
+                    max_counter: v[3] % 8,
+                    filter_control: fc,
+                    min_idx: v[4] % 8,
+                    max_idx: v[5] % 8,
+                }),
+                teardown,
+                color_swap_x: sx,
+                color_swap_y: sy,
+            },
+        )
 }
 
 /// A random one-class program: `nfuncs` functions over `len` instructions, some bound to
@@ -292,45 +341,57 @@ fn program() -> impl Strategy<Value = Image> {
             any::<[u8; 8]>(),
             any::<bool>(),
         )
-            .prop_map(move |(code, funcs, active, blocked, data, routes, kinds, wse3)| {
-                let mut a = Asm::new("random");
-                a.code = code;
-                a.data = data;
-                for (n, (entry, nregs, frame)) in funcs.into_iter().enumerate() {
-                    a.info.functions.push(csl_arch::image::FuncInfo {
-                        name: format!("f{n}"),
-                        entry,
-                        nregs,
-                        nparams: 0,
-                        frame_bytes: frame,
-                    });
-                    a.export_func(&format!("f{n}"), n as u32);
-                }
-                for id in 0..8u32 {
-                    a.task(id as u8, id % nfuncs, false, false);
-                    let t = a.info.tasks.last_mut().expect("just pushed");
-                    let k = kinds[id as usize];
-                    t.kind = [TaskKind::Local, TaskKind::Data, TaskKind::Control][usize::from(k % 3)];
-                    t.args = [WaveletArgs::None, WaveletArgs::Word, WaveletArgs::Low16, WaveletArgs::Pair16][usize::from(k / 3 % 4)];
-                }
-                if wse3 {
-                    a.info.input_queues.push(QueueBinding { queue: 2, color: 3 });
-                    a.info.output_queues.push(QueueBinding { queue: 3, color: 0 });
-                }
-                a.info.initially_active = active & 0xff;
-                a.info.initially_blocked = blocked & 0xff;
-                a.export_tensor("x", 0x10, 0x20);
-                let mut exports: Vec<_> = (0..nfuncs)
-                    .map(|n| export_func(&format!("f{n}"), vec![NumTy::U32]))
-                    .collect();
-                exports.push(export_tensor("x", NumTy::U32, true));
-                let mut img = image(2, 1, vec![a.build()], vec![0, 0], exports);
-                img.routes = routes;
-                if wse3 {
-                    img.meta.arch = csl_arch::fabric::Arch::Wse3;
-                }
-                img
-            })
+            .prop_map(
+                move |(code, funcs, active, blocked, data, routes, kinds, wse3)| {
+                    let mut a = Asm::new("random");
+                    a.code = code;
+                    a.data = data;
+                    for (n, (entry, nregs, frame)) in funcs.into_iter().enumerate() {
+                        a.info.functions.push(csl_arch::image::FuncInfo {
+                            name: format!("f{n}"),
+                            entry,
+                            nregs,
+                            nparams: 0,
+                            frame_bytes: frame,
+                        });
+                        a.export_func(&format!("f{n}"), n as u32);
+                    }
+                    for id in 0..8u32 {
+                        a.task(id as u8, id % nfuncs, false, false);
+                        let t = a.info.tasks.last_mut().expect("just pushed");
+                        let k = kinds[id as usize];
+                        t.kind = [TaskKind::Local, TaskKind::Data, TaskKind::Control]
+                            [usize::from(k % 3)];
+                        t.args = [
+                            WaveletArgs::None,
+                            WaveletArgs::Word,
+                            WaveletArgs::Low16,
+                            WaveletArgs::Pair16,
+                        ][usize::from(k / 3 % 4)];
+                    }
+                    if wse3 {
+                        a.info
+                            .input_queues
+                            .push(QueueBinding { queue: 2, color: 3 });
+                        a.info
+                            .output_queues
+                            .push(QueueBinding { queue: 3, color: 0 });
+                    }
+                    a.info.initially_active = active & 0xff;
+                    a.info.initially_blocked = blocked & 0xff;
+                    a.export_tensor("x", 0x10, 0x20);
+                    let mut exports: Vec<_> = (0..nfuncs)
+                        .map(|n| export_func(&format!("f{n}"), vec![NumTy::U32]))
+                        .collect();
+                    exports.push(export_tensor("x", NumTy::U32, true));
+                    let mut img = image(2, 1, vec![a.build()], vec![0, 0], exports);
+                    img.routes = routes;
+                    if wse3 {
+                        img.meta.arch = csl_arch::fabric::Arch::Wse3;
+                    }
+                    img
+                },
+            )
     })
 }
 

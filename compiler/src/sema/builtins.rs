@@ -263,6 +263,7 @@ impl Sema {
             "get_dsd" => self.b_get_dsd(env, args, span),
             "set_dsd_base_addr" | "increment_dsd_offset" | "set_dsd_length" | "set_dsd_stride" => self.b_dsd_modify(env, n, args, span),
             "allocate_fifo" => self.b_allocate_fifo(env, args, span),
+            "map" => self.b_map(env, args, span),
             "get_ut_id" => {
                 let i = self.eval_int(env, args[0])?;
                 if !(0..8).contains(&i) {
@@ -433,7 +434,7 @@ impl Sema {
         }
     }
 
-    fn b_bitcast(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+    fn b_bitcast(&mut self, env: &mut Env, args: &[ExprId], _span: Span) -> R<Val> {
         let t = self.eval_type(env, args[0])?;
         let v = self.expr(env, args[1])?;
         let vspan = self.span(env, args[1]);
@@ -455,7 +456,12 @@ impl Sema {
         }
         if tsize.is_none() || tsize != vsize {
             let (a, b) = (self.types.display(vt), self.types.display(t));
-            return Err(self.err(codes::TYPE_MISMATCH, format!("@bitcast from {a} to {b} changes the size"), span, "sizes differ"));
+            let size = |x: Option<u32>| x.map_or("no runtime size".to_string(), |n| format!("{n} byte{}", if n == 1 { "" } else { "s" }));
+            return Err(self.report(
+                Diagnostic::error(codes::TYPE_MISMATCH, format!("@bitcast from {a} to {b} changes the size"), vspan, format!("this has type {a} ({})", size(vsize)))
+                    .with_note(format!("{b} has {}; @bitcast only reinterprets bits of the same width", size(tsize)))
+                    .with_help("convert the value with `@as` instead"),
+            ));
         }
         match v {
             Val::Rt { reg, .. } => Ok(Val::Rt { reg, ty: t }),

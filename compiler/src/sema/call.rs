@@ -148,23 +148,20 @@ impl Sema {
                 None => None,
             };
             let ct_param = p.is_comptime || declared.is_some_and(|t| self.types.is_comptime_only(t));
-            let v = if ct_param {
-                let saved = env.comptime;
-                env.comptime = true;
-                let r = self.expr_hint(env, a, declared);
-                env.comptime = saved;
-                match r? {
-                    Val::Ct(c) => Val::Ct(c),
-                    Val::Rt { .. } => {
-                        return Err(self.report(
-                            Diagnostic::error(codes::NOT_COMPTIME, format!("argument `{}` must be known at comptime", p.name.name), aspan, "this is only known at runtime")
-                                .with_label(p.span, "declared `comptime` here"),
-                        ));
-                    }
-                }
-            } else {
-                self.expr_hint(env, a, declared)?
-            };
+            let v = self.expr_hint(env, a, declared)?;
+            if ct_param && matches!(v, Val::Rt { .. }) {
+                let why = if p.is_comptime {
+                    "declared `comptime` here".to_string()
+                } else {
+                    let d2 = declared.map_or(String::new(), |t| self.types.display(t));
+                    format!("{d2} exists only at comptime")
+                };
+                return Err(self.report(
+                    Diagnostic::error(codes::NOT_COMPTIME, format!("argument `{}` must be known at comptime", p.name.name), aspan, "this is only known at runtime")
+                        .with_label(p.span, why)
+                        .with_help("pass a constant, a param or a comptime expression"),
+                ));
+            }
             let (v, t) = match declared {
                 Some(t) => (self.coerce(env, v, t, aspan)?, t),
                 None => {
@@ -597,13 +594,7 @@ impl Sema {
             (None, None) => return Err(self.err(codes::NOT_A_TYPE, "a variable needs a type or an initial value", v.name.span, "here")),
         };
         let (Some(size), Some(align)) = (self.types.size_of(ty), self.types.align_of(ty)) else {
-            let dsp = self.types.display(ty);
-            return Err(self.err(
-                codes::NOT_COMPTIME,
-                format!("a runtime variable cannot have the comptime-only type {dsp}"),
-                v.name.span,
-                "declared here",
-            ));
+            return Err(self.comptime_only_var(ty, v.name.span, true));
         };
         let mut bytes = vec![0u8; size as usize];
         let mut relocs = Vec::new();
@@ -618,6 +609,21 @@ impl Sema {
         self.mods[d.module].globals.insert(d.index, g);
         self.global_types.insert(g, ty);
         Ok(g)
+    }
+
+    /// "a runtime variable cannot have the comptime-only type T".
+    pub(crate) fn comptime_only_var(&mut self, ty: TypeId, span: Span, is_var: bool) -> Reported {
+        let d = self.types.display(ty);
+        let (msg, help) = if ty == self.types.common.type_ {
+            ("a runtime variable cannot hold a type".to_string(), "types exist only at comptime: name one with `const T = ...;`")
+        } else {
+            (format!("a runtime variable cannot have the comptime-only type {d}"), "declare it `const` or `comptime var`, or give it a runtime type")
+        };
+        let mut dg = Diagnostic::error(codes::NOT_COMPTIME, msg, span, format!("this would have type {d}"));
+        if is_var {
+            dg = dg.with_help(help);
+        }
+        self.report(dg)
     }
 
     /// The type of a global.

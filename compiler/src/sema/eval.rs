@@ -34,6 +34,9 @@ pub enum Local {
         /// Whether assignments are allowed.
         mutable: bool,
     },
+    /// A local whose declaration failed (already reported): uses are silently errors, so
+    /// one mistake is not reported again at every use.
+    Poison,
     /// A runtime aggregate in the frame's stack area.
     Frame {
         /// Byte offset in the frame.
@@ -396,6 +399,7 @@ impl Sema {
                     let p = self.ident_place(env, name, span)?;
                     self.read_place(env, p, span)
                 }
+                Local::Poison => Err(Reported),
             };
         }
         if let Some(d) = self.lookup_decl(env.module, name) {
@@ -480,6 +484,7 @@ impl Sema {
                 Local::Frame { off, ty, mutable } => {
                     Ok(Place::Mem { base: MemBase::Frame(*off), off: 0, dyn_off: None, ty: *ty, mutable: *mutable })
                 }
+                Local::Poison => Err(Reported),
             };
         }
         if let Some(d) = self.lookup_decl(env.module, name) {
@@ -689,7 +694,7 @@ impl Sema {
         let ast = env.ast.clone();
         match &ast.exprs[e].kind {
             ExprKind::Ident(n) => match env.find(n) {
-                Some((si, li)) => !matches!(env.scopes[si][li].1, Local::Value(_)),
+                Some((si, li)) => !matches!(env.scopes[si][li].1, Local::Value(_) | Local::Poison),
                 None => self.lookup_decl(env.module, n).is_some_and(|d| self.is_var_decl(d)),
             },
             ExprKind::Field { base, .. } if self.is_place_expr(env, *base) => true,
@@ -1259,6 +1264,8 @@ impl Sema {
         let (te, tf) = (self.types.get(expected), self.types.get(found));
         if self.types.is_numeric(expected) && self.types.is_numeric(found) {
             d = d.with_help(format!("convert explicitly with `@as({e}, ...)`"));
+        } else if expected == self.types.common.bool_ && self.types.is_numeric(found) {
+            d = d.with_help("numbers are not conditions; compare explicitly, e.g. `x != 0`");
         } else if matches!((te, tf), (Type::Struct(_), Type::Struct(_))) {
             d = d.with_note("struct types are nominal: two definitions are different types even when their fields match");
         } else if matches!((te, tf), (Type::Enum(_), _)) && self.types.is_int(found) || matches!((te, tf), (_, Type::Enum(_))) && self.types.is_int(expected) {

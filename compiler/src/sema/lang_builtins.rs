@@ -168,7 +168,7 @@ impl Sema {
                     Type::Ptr { elem, .. } | Type::ManyPtr { elem, .. } => *elem,
                     _ => {
                         let d = self.types.display(t);
-                        return Err(self.err(codes::BUILTIN_ARGS, format!("@ptrcast needs a pointer type, not {d}"), tspan, "not a pointer type"));
+                        return Err(self.err(codes::BUILTIN_ARGS, format!("`@ptrcast` expects a pointer type, found the type {d}"), tspan, "expected a pointer type"));
                     }
                 };
                 if self.types.is_comptime_only(elem) {
@@ -181,7 +181,7 @@ impl Sema {
                     let d = self.types.display(vt);
                     let vspan = self.span(env, args[1]);
                     return Err(self.report(
-                        Diagnostic::error(codes::BUILTIN_ARGS, format!("@ptrcast needs a pointer, found {d}"), vspan, format!("this has type {d}"))
+                        Diagnostic::error(codes::BUILTIN_ARGS, format!("`@ptrcast` expects a pointer, found a value of type {d}"), vspan, "expected a pointer")
                             .with_help("to turn an address into a pointer, use `@bitcast`"),
                     ));
                 }
@@ -338,7 +338,7 @@ impl Sema {
         let path = self.str_arg_kind(env, args[1], "import_comptime_value")?;
         let sp = self.span(env, args[1]);
         let from = self.mods[env.module].file;
-        let file = self.load_module_file(&path, from, sp)?;
+        let file = self.load_file(&path, from, sp, "JSON file")?;
         let text = self.sources.get(file).text.clone();
         let json: serde_json::Value = match serde_json::from_str(&text) {
             Ok(j) => j,

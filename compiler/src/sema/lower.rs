@@ -12,6 +12,8 @@ pub struct FnBuilder {
     pub cur: BlockId,
     /// Number of jumps/branches targeting each block (the entry counts as targeted).
     targeted: Vec<u32>,
+    /// Microthreads of the asynchronous DSD operations issued so far, with where.
+    pub async_uts: Vec<(u8, Span)>,
 }
 
 impl FnBuilder {
@@ -23,6 +25,7 @@ impl FnBuilder {
             func: Function { name, nparams, nregs: nparams, frame_bytes: 0, blocks, span },
             cur: entry,
             targeted: vec![1],
+            async_uts: Vec::new(),
         }
     }
 

@@ -195,6 +195,12 @@ impl Sema {
     /// Resolves an import path written in `from` (a `<lib>` name or a path relative to the
     /// importing file) and loads the file.
     pub fn load_module_file(&mut self, spec: &str, from: FileId, span: Span) -> R<FileId> {
+        self.load_file(spec, from, span, "module file")
+    }
+
+    /// Loads a file named relative to the file `from` (see [`Sema::load_module_file`]);
+    /// `what` names it in the error message.
+    pub fn load_file(&mut self, spec: &str, from: FileId, span: Span, what: &str) -> R<FileId> {
         if let Some(lib) = spec.strip_prefix('<').and_then(|s| s.strip_suffix('>')) {
             let display = format!("<{lib}>");
             if let Some(id) = self.sources.find_display(&display) {
@@ -233,7 +239,7 @@ impl Sema {
         match std::fs::read_to_string(&path) {
             Ok(text) => Ok(self.sources.add(display, Some(canonical), text)),
             Err(e) => Err(self.report(
-                Diagnostic::error(codes::MODULE_NOT_FOUND, format!("cannot read module file `{display}`"), span, "imported here")
+                Diagnostic::error(codes::MODULE_NOT_FOUND, format!("cannot read {what} `{display}`"), span, "imported here")
                     .with_note(e.to_string())
                     .with_help("paths are relative to the file that contains the import"),
             )),

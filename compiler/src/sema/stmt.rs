@@ -130,10 +130,22 @@ impl Sema {
 
     fn local(&mut self, env: &mut Env, v: &VarDecl, span: Span) -> R<()> {
         if let Some(scope) = env.scopes.last()
-            && scope.iter().any(|(n, _)| *n == v.name.name)
+            && let Some((_, prev)) = scope.iter().find(|(n, _)| *n == v.name.name)
         {
-            return Err(self.err(codes::DUPLICATE_DECL, format!("`{}` is already declared in this block", v.name.name), v.name.span, "declared again here"));
+            let _ = prev;
+            return Err(self.report(
+                Diagnostic::error(codes::DUPLICATE_DECL, format!("`{}` is already declared in this block", v.name.name), v.name.span, "declared again here")
+                    .with_help("give the second one another name, or assign to the first with `=`"),
+            ));
         }
+        let r = self.local_decl(env, v, span);
+        if r.is_err() && !env.scopes.last().is_some_and(|s| s.iter().any(|(n, _)| *n == v.name.name)) {
+            env.bind(&v.name.name, Local::Poison);
+        }
+        r
+    }
+
+    fn local_decl(&mut self, env: &mut Env, v: &VarDecl, span: Span) -> R<()> {
         let declared = match v.ty {
             Some(t) => Some(self.eval_type(env, t)?),
             None => None,
@@ -188,12 +200,7 @@ impl Sema {
         }
         let mutable = v.mutability != Mutability::Const;
         if self.types.is_comptime_only(ty) || self.types.size_of(ty).is_none() {
-            let d = self.types.display(ty);
-            let mut dg = Diagnostic::error(codes::NOT_COMPTIME, format!("a runtime variable cannot have the comptime-only type {d}"), v.name.span, "declared here");
-            if v.mutability == Mutability::Var {
-                dg = dg.with_help("declare it `const` or `comptime var`");
-            }
-            return Err(self.report(dg));
+            return Err(self.comptime_only_var(ty, v.name.span, v.mutability == Mutability::Var));
         }
         let addr_taken = env.addr_taken.contains(&v.name.name);
         if self.types.num_ty(ty).is_some() && !addr_taken && !self.types.is_mem_type(ty) {
@@ -640,6 +647,15 @@ impl Sema {
     }
 
     fn return_stmt(&mut self, env: &mut Env, value: Option<ExprId>, span: Span) -> R<Flow> {
+        let r = self.return_inner(env, value, span);
+        if r.is_err() && !env.comptime {
+            // A bad `return` still ends the path, so no "missing return" follows.
+            self.fb(env).terminate_and_continue(Term::Unreachable);
+        }
+        r
+    }
+
+    fn return_inner(&mut self, env: &mut Env, value: Option<ExprId>, span: Span) -> R<Flow> {
         let void = self.types.common.void;
         let ret = env.ret_ty.unwrap_or(void);
         match (value, ret == void) {

@@ -59,12 +59,16 @@ fn main() -> ExitCode {
             sim.pe(x, y).is_some_and(|pe| {
                 let m = pe.memory();
                 let at = cslsim::bench::SUM_ADDR as usize;
-                m.get(at..at + 4)
-                    .is_some_and(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) == busy_grid_expected(x, cli.iters))
+                m.get(at..at + 4).is_some_and(|b| {
+                    u32::from_le_bytes([b[0], b[1], b[2], b[3]]) == busy_grid_expected(x, cli.iters)
+                })
             })
         })
     });
-    println!("simbench: {n}x{n} PEs ({arch}), {} wavelets sent east per PE", cslsim::bench::rounded_iters(cli.iters));
+    println!(
+        "simbench: {n}x{n} PEs ({arch}), {} wavelets sent east per PE",
+        cslsim::bench::rounded_iters(cli.iters)
+    );
     println!("simulated cycles: {}", stats.cycles);
     println!(
         "busy PE-cycles: {busy} ({:.1}% of {} PE-cycles), instructions: {}",
@@ -72,8 +76,18 @@ fn main() -> ExitCode {
         stats.cycles * u64::from(n * n),
         stats.instructions
     );
-    println!("wall time: {secs:.3} s; results {}", if ok { "correct" } else { "WRONG" });
+    println!(
+        "wall time: {secs:.3} s; results {}",
+        if ok { "correct" } else { "WRONG" }
+    );
     println!("active PE-cycles/s: {}", (busy as f64 / secs) as u64);
-    println!("wavelet-hops/s: {}", (stats.wavelet_hops as f64 / secs) as u64);
-    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    println!(
+        "wavelet-hops/s: {}",
+        (stats.wavelet_hops as f64 / secs) as u64
+    );
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

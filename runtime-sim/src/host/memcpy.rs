@@ -334,7 +334,11 @@ impl SdkRuntime {
         for j in 0..region.h {
             for i in 0..region.w {
                 let words = (0..region.l)
-                    .map(|k| src.get(region.host_index(order, i, j, k)).copied().unwrap_or(0))
+                    .map(|k| {
+                        src.get(region.host_index(order, i, j, k))
+                            .copied()
+                            .unwrap_or(0)
+                    })
                     .collect();
                 data.push(((region.px + i, region.py + j), words));
             }

@@ -263,19 +263,32 @@ impl Asm {
     /// WSE-3: binds input queue `q` to colour `c` (WSE-2: nothing to do).
     pub fn bind_input(&mut self, arch: Arch, q: u8, c: u8) {
         if arch == Arch::Wse3 {
-            self.info.input_queues.push(QueueBinding { queue: q, color: c });
+            self.info
+                .input_queues
+                .push(QueueBinding { queue: q, color: c });
         }
     }
 
     /// WSE-3: binds output queue `q` to colour `c` (WSE-2: nothing to do).
     pub fn bind_output(&mut self, arch: Arch, q: u8, c: u8) {
         if arch == Arch::Wse3 {
-            self.info.output_queues.push(QueueBinding { queue: q, color: c });
+            self.info
+                .output_queues
+                .push(QueueBinding { queue: q, color: c });
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn desc(&mut self, at: u32, kind: DsdKind, flags: u8, queue: u8, color: u8, base: u16, len: u16) {
+    fn desc(
+        &mut self,
+        at: u32,
+        kind: DsdKind,
+        flags: u8,
+        queue: u8,
+        color: u8,
+        base: u16,
+        len: u16,
+    ) {
         let mut d = [0u8; dsd::DESC_BYTES as usize];
         d[0] = kind as u8;
         d[1] = flags;
@@ -403,7 +416,9 @@ pub const LOG_COUNT: u32 = 0x100;
 /// The log written by [`Asm::log`].
 pub fn read_log(mem: &[u8]) -> Vec<u32> {
     let n = read32(mem, LOG_COUNT as usize) as usize;
-    (0..n).map(|i| read32(mem, LOG_COUNT as usize + 4 + 4 * i)).collect()
+    (0..n)
+        .map(|i| read32(mem, LOG_COUNT as usize + 4 + 4 * i))
+        .collect()
 }
 
 /// A route of colour `color` at `(x, y)`.
