@@ -131,3 +131,22 @@ fn map_over_memory_dsds() {
         assert_eq!(got, want, "{arch}");
     }
 }
+
+#[test]
+fn simprint_writes_the_simulator_log() {
+    use cslsim::host::SdkRuntime;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("simprint");
+    csl_tests::compile_to("tests/programs/simprint/layout.csl", Arch::Wse2, (9, 3), &[], &dir);
+    let mut rt = SdkRuntime::new(&dir).unwrap();
+    rt.load().unwrap();
+    rt.run().unwrap();
+    rt.launch("go", &[], false).unwrap();
+    rt.stop().unwrap();
+    let log = rt.sim_log();
+    assert_eq!(log.len(), 2, "{log:?}");
+    for (x, line) in log.iter().enumerate() {
+        let text = line.split_once(": ").map(|(_, t)| t).unwrap_or("");
+        assert!(line.starts_with('@') && line.contains(&format!("PE({x},0)")), "{line}");
+        assert_eq!(text, format!("x={x} big=4000000000 neg=-1234 hex=0xbeef f=-2.250000"));
+    }
+}

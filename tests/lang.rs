@@ -15,11 +15,21 @@ use std::path::PathBuf;
 /// returns the first `n` words of `out`.
 fn run(name: &str, arch: Arch, n: usize) -> Vec<i32> {
     let root = csl_tests::repo_root();
-    let layout = root.join("tests/programs/lang").join(name).join("layout.csl");
-    let opts = Options { arch, fabric_dims: (8, 3), fabric_offsets: (4, 1), ..Options::default() };
+    let layout = root
+        .join("tests/programs/lang")
+        .join(name)
+        .join("layout.csl");
+    let opts = Options {
+        arch,
+        fabric_dims: (8, 3),
+        fabric_offsets: (4, 1),
+        ..Options::default()
+    };
     let comp = compile_file(&layout, &opts);
     let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
-    let out = comp.output.unwrap_or_else(|| panic!("{name} does not compile on {arch}:\n{rendered}"));
+    let out = comp
+        .output
+        .unwrap_or_else(|| panic!("{name} does not compile on {arch}:\n{rendered}"));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("lang-{name}-{arch}"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("out.elf"), out.image.to_elf().unwrap()).unwrap();
@@ -30,7 +40,20 @@ fn run(name: &str, arch: Arch, n: usize) -> Vec<i32> {
     rt.launch("run", &[], false).unwrap();
     let id = rt.get_id("out").unwrap();
     let mut buf = vec![0u32; n];
-    rt.memcpy_d2h(&mut buf, id, 0, 0, 1, 1, n as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+    rt.memcpy_d2h(
+        &mut buf,
+        id,
+        0,
+        0,
+        1,
+        1,
+        n as u32,
+        false,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+        false,
+    )
+    .unwrap();
     rt.stop().unwrap();
     buf.into_iter().map(|v| v as i32).collect()
 }
@@ -45,19 +68,19 @@ fn both(name: &str, n: usize, want: &[i32]) {
 fn structs() {
     // p = { pos = { x = 3, y = 7 (default) }, mass = 2.5, id = 9 }
     let want = [
-        3,          // p.pos.x
-        7,          // p.pos.y from the default
-        5,          // @as(i32, 2.5 * 2.0)
-        47,         // sum(p.pos) after p.pos.x = 40: 40 + 7
-        50,         // bump(&p.pos) adds 10 through the pointer
-        150,        // local = p.pos (a copy: 50, 7), then local.y = 100
-        7,          // p.pos.y is unchanged by writing the copy
-        2211,       // Pair(i32){ 11, 22 } swapped: 22 * 100 + 11
-        44,         // for over [3]Vec2: 1*2 + 3*4 + 5*6
-        -12,        // ps[1].y = -4: 3 * -4
-        52,         // Vec2{ .x = 2 + 50, .y = 0 } with a runtime field
-        35,         // comptime Vec2{ .x = 5 } (y = 7): 5 * 7
-        9,          // p.id
+        3,    // p.pos.x
+        7,    // p.pos.y from the default
+        5,    // @as(i32, 2.5 * 2.0)
+        47,   // sum(p.pos) after p.pos.x = 40: 40 + 7
+        50,   // bump(&p.pos) adds 10 through the pointer
+        150,  // local = p.pos (a copy: 50, 7), then local.y = 100
+        7,    // p.pos.y is unchanged by writing the copy
+        2211, // Pair(i32){ 11, 22 } swapped: 22 * 100 + 11
+        44,   // for over [3]Vec2: 1*2 + 3*4 + 5*6
+        -12,  // ps[1].y = -4: 3 * -4
+        52,   // Vec2{ .x = 2 + 50, .y = 0 } with a runtime field
+        35,   // comptime Vec2{ .x = 5 } (y = 7): 5 * 7
+        9,    // p.id
     ];
     both("structs", want.len(), &want);
 }
@@ -97,6 +120,8 @@ fn functions() {
         1,   // sign of 21 from a labelled block
         51,  // five (comptime-known block value) * 10 + calls (1)
         23,  // first i * j == 6 in row-major order: i = 2, j = 3
+        107, // helper.apply_twice(5) calls back `inc` twice and adds the module's bias: 7 + 100
+        21,  // affine(.{ .k = 3 }, 4) + affine(.{ .k = 2, .off = 0 }, 4) = 13 + 8
     ];
     both("functions", want.len(), &want);
 }

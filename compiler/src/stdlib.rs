@@ -4,6 +4,7 @@
 const LIBS: &[(&str, &str)] = &[
     ("control", include_str!("../../stdlib/control.csl")),
     ("layout", include_str!("../../stdlib/layout.csl")),
+    ("simprint", include_str!("../../stdlib/simprint.csl")),
     ("time", include_str!("../../stdlib/time.csl")),
     ("memcpy/get_params", include_str!("../../stdlib/memcpy/get_params.csl")),
     ("memcpy/memcpy", include_str!("../../stdlib/memcpy/memcpy.csl")),

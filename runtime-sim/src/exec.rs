@@ -23,6 +23,9 @@ use csl_arch::isa::{Op, Width};
 /// Executes the instruction at the running frame's pc. Returns `false` if the instruction
 /// could not execute this cycle (an asynchronous `dsd_op` whose microthread is busy) and
 /// must be retried.
+/// A `<simprint>` line longer than this is flushed as it is.
+const PRINT_LINE_MAX: usize = 1024;
+
 #[inline]
 pub(crate) fn step(
     pe: &mut Pe,
@@ -135,6 +138,17 @@ pub(crate) fn step(
                         if !pe.cmd_unblocked {
                             pe.cmd_unblocked = true;
                             out.unblocked = true;
+                        }
+                    }
+                    mmio::PRINT_CHAR => {
+                        let b = (v & 0xff) as u8;
+                        if b == b'\n' || pe.print_buf.len() >= PRINT_LINE_MAX {
+                            let line = String::from_utf8_lossy(&pe.print_buf).into_owned();
+                            pe.log.push((now, line));
+                            pe.print_buf.clear();
+                        }
+                        if b != b'\n' {
+                            pe.print_buf.push(b);
                         }
                     }
                     mmio::TEARDOWN_EXIT => {

@@ -183,6 +183,11 @@ impl SdkRuntime {
         self.sim.as_ref().map_or(0, Simulator::cycle)
     }
 
+    /// The simulator log (`<simprint>` output), as `@cycle PE(x,y): text` lines.
+    pub fn sim_log(&self) -> Vec<String> {
+        self.simulator().map(Simulator::log_lines).unwrap_or_default()
+    }
+
     /// Per-PE and total counters.
     pub fn stats(&self) -> RunStats {
         self.sim.as_ref().map(Simulator::stats).unwrap_or_default()

@@ -9,7 +9,7 @@
 //! * [`class`]: program classes checked and prepared for execution.
 //! * [`params`]: [`SimParams`], the modelling parameters (SIMULATOR.md).
 //! * [`error`]: [`SimError`] (faults, routing errors, deadlocks, the cycle limit).
-//! * [`trace`]: instruction and wavelet traces; [`bench`]: synthetic workloads.
+//! * [`trace`]: instruction and wavelet traces; [`mod@bench`]: synthetic workloads.
 //!
 //! Architecture invariant: this crate depends on `csl-arch`, never on the compiler.
 

@@ -130,6 +130,9 @@ fn run(cli: &Cli) -> Result<(), HostError> {
             source,
         })?;
     }
+    for line in rt.sim_log() {
+        println!("{line}");
+    }
     result?;
     println!("simulated cycles: {}", stats.cycles);
     println!("instructions: {}", stats.instructions);

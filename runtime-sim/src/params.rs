@@ -10,7 +10,7 @@ use csl_arch::fabric::Arch;
 pub struct SimParams {
     /// Wavelets each router input buffer holds per (input port, colour), counting the
     /// wavelets in flight on the link towards it (credit-based flow control). At most
-    /// [`MAX_RING`]; values outside `1..=MAX_RING` are clamped. Default 4: enough for one
+    /// 8; values outside `1..=8` are clamped. Default 4: enough for one
     /// wavelet per cycle per link at a 2-cycle hop latency.
     pub router_buffer_depth: u32,
     /// Cycles a wavelet takes from one router to the next; `None` = the architecture's

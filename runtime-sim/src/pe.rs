@@ -85,6 +85,10 @@ pub struct Pe {
     pub(crate) stall: u32,
     pub(crate) host_calls: VecDeque<HostCall>,
     pub(crate) cmd_unblocked: bool,
+    /// The `<simprint>` line being built.
+    pub(crate) print_buf: Vec<u8>,
+    /// Finished `<simprint>` lines with the cycle each ended at.
+    pub(crate) log: Vec<(u64, String)>,
     /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3).
     pub(crate) inq: Vec<Ring>,
     /// Capacity of each CE input buffer.
@@ -199,6 +203,8 @@ impl Pe {
             stall: 0,
             host_calls: VecDeque::new(),
             cmd_unblocked: false,
+            print_buf: Vec::new(),
+            log: Vec::new(),
             inq: vec![Ring::default(); n],
             inq_cap: caps,
             color_inq,
@@ -490,5 +496,12 @@ fn frame_sp(sp: u32, frame_bytes: u16) -> Result<u32, FaultKind> {
     match sp.checked_sub(u32::from(frame_bytes)) {
         Some(new) if new >= STACK_LIMIT => Ok(new),
         _ => Err(FaultKind::StackOverflow { sp, frame_bytes }),
+    }
+}
+
+impl Pe {
+    /// The simulator-log lines this PE printed, with the cycle each was finished at.
+    pub fn log(&self) -> &[(u64, String)] {
+        &self.log
     }
 }

@@ -1,5 +1,5 @@
 //! The router of one PE: per-colour routes, switch positions, filters, colour swap,
-//! teardown, and the input buffers; [`step`] moves wavelets for one cycle.
+//! teardown, and the input buffers; `step` moves wavelets for one cycle.
 //!
 //! # Model (SIMULATOR.md has the reasoning)
 //!

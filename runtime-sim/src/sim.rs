@@ -5,7 +5,7 @@
 //!
 //! 1. Host streams (streaming `memcpy`) inject or collect at most one wavelet per PE.
 //! 2. Every router on the router worklist moves wavelets ([`crate::router`]).
-//! 3. Every PE on the PE worklist runs its compute engine for one cycle ([`crate::ce`]).
+//! 3. Every PE on the PE worklist runs its compute engine for one cycle (module `ce`).
 //!
 //! Worklists are visited in ascending PE index (row-major), so runs are deterministic.
 //! Idle routers and PEs cost nothing: an entity stays on its worklist only while it makes
@@ -306,6 +306,20 @@ impl Simulator {
     pub fn classes(&self) -> &[Class] {
         &self.classes
     }
+    /// The simulator log: every `<simprint>` line as `@cycle PE(x,y): text`, in cycle
+    /// order (PEs in row-major order within a cycle). Coordinates are rectangle-relative.
+    pub fn log_lines(&self) -> Vec<String> {
+        let mut lines: Vec<(u64, usize, String)> = Vec::new();
+        for (i, pe) in self.pes().iter().enumerate() {
+            for (cycle, text) in pe.log() {
+                lines.push((*cycle, i, text.clone()));
+            }
+        }
+        lines.sort_by_key(|(c, i, _)| (*c, *i));
+        let w = self.width().max(1) as usize;
+        lines.into_iter().map(|(c, i, t)| format!("@{c} PE({},{}): {t}", i % w, i / w)).collect()
+    }
+
     /// All PEs, row-major.
     pub fn pes(&self) -> &[Pe] {
         &self.pes

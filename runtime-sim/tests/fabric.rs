@@ -1744,3 +1744,75 @@ fn a_streaming_h2d_nobody_reads_deadlocks_on_back_pressure() {
         "{err}"
     );
 }
+
+#[test]
+fn pop_modes_let_one_control_wavelet_drive_a_chain_of_routers() {
+    // Commands (NOP, ADV, ADV): PE 0 pops the NOP (pop_on_advance_nop), PE 1 advances and
+    // pops (pop_on_advance), PE 2 (no switch positions, no pop) cannot advance. The control
+    // wavelet leaves PE 1 on its old position (EAST); the data after it is delivered to PE
+    // 1's CE by position 1.
+    let c = 2;
+    let f = control::SWITCH_ADV | control::CE_FILTER;
+    let payload = control::with_command(control::with_command(0, 1, f), 2, f);
+    let mut sender = main_task("sender", |a| {
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0x40),
+            &[X::S(payload)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
+        a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(42)], 0, 0, 0, None, 0);
+    });
+    sender.fabout(0x40, c, 3, 1, flags::CONTROL);
+    sender.fabout(0x60, c, 3, 1, 0);
+    let mut recv = Asm::new("recv");
+    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
+        a.log(0, 2)
+    });
+    let mut first = route(0, 0, c, &[Ramp], &[East]);
+    first.switches = Some(SwitchConfig {
+        pop_mode: PopMode::PopOnAdvanceNop,
+        ..SwitchConfig::default()
+    });
+    let mut mid = route(1, 0, c, &[West], &[East]);
+    mid.switches = Some(SwitchConfig {
+        positions: [
+            SwitchPos {
+                rx: None,
+                tx: Some(vec![Ramp]),
+            },
+            SwitchPos::default(),
+            SwitchPos::default(),
+        ],
+        pop_mode: PopMode::PopOnAdvance,
+        ..SwitchConfig::default()
+    });
+    let routes = vec![first, mid, route(2, 0, c, &[West], &[Ramp])];
+    let img = fabric_image(
+        Arch::Wse2,
+        3,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![0, 1, 1],
+        routes,
+    );
+    let sim = run(&img);
+    assert_eq!(read_log(mem(&sim, 1, 0)), vec![42]);
+    assert_eq!(read_log(mem(&sim, 2, 0)), Vec::<u32>::new());
+    assert_eq!(
+        sim.router(1, 0).expect("router").switch_position(c),
+        Some(1)
+    );
+    assert_eq!(
+        sim.router(2, 0).expect("router").switch_position(c),
+        Some(0)
+    );
+    // The control wavelet crossed both links; the data wavelet only the first.
+    let st = sim.stats();
+    assert_eq!(st.pes[1].wavelets_sent[East.index() as usize], 1);
+    assert_eq!(st.pes[1].wavelets_sent[Ramp.index() as usize], 1);
+}

@@ -24,7 +24,10 @@ use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{FuncId, Global, GlobalId, Inst, Reloc, Term, VReg};
 use crate::source::Span;
-use crate::syntax::ast::{Ast, Block, DeclKind, ExprId, ExprKind, FnDecl, FnParam, InitList, Stmt, StmtKind, SwitchItem, UnaryOp};
+use crate::syntax::ast::{
+    Ast, Block, DeclKind, ExprId, ExprKind, FnDecl, FnParam, InitList, Stmt, StmtKind, SwitchItem,
+    UnaryOp,
+};
 use cranelift_entity::EntityRef;
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -62,16 +65,28 @@ impl Sema {
                 let ast = self.mods[d.module].ast.clone();
                 let decl_span = super::decl_name_span(&ast, d.index).unwrap_or(cspan);
                 Err(self.report(
-                    Diagnostic::error(codes::BAD_TASK, "tasks cannot be called", cspan, "this is a task")
-                        .with_label(decl_span, "declared as a task here")
-                        .with_help("bind it to a task id and start it with `@activate(id)`"),
+                    Diagnostic::error(
+                        codes::BAD_TASK,
+                        "tasks cannot be called",
+                        cspan,
+                        "this is a task",
+                    )
+                    .with_label(decl_span, "declared as a task here")
+                    .with_help("bind it to a task id and start it with `@activate(id)`"),
                 ))
             }
-            Val::Rt { reg, ty } if self.fn_ptr_sig(ty).is_some() => self.call_indirect(env, reg, ty, args, span, cspan),
+            Val::Rt { reg, ty } if self.fn_ptr_sig(ty).is_some() => {
+                self.call_indirect(env, reg, ty, args, span, cspan)
+            }
             other => {
                 let ty = self.val_ty(&other);
                 let d = self.types.display(ty);
-                Err(self.err(codes::NOT_CALLABLE, format!("a value of type {d} cannot be called"), cspan, "not a function"))
+                Err(self.err(
+                    codes::NOT_CALLABLE,
+                    format!("a value of type {d} cannot be called"),
+                    cspan,
+                    "not a function",
+                ))
             }
         }
     }
@@ -87,13 +102,34 @@ impl Sema {
         }
     }
 
-    fn call_indirect(&mut self, env: &mut Env, fptr: VReg, ty: TypeId, args: &[ExprId], span: Span, cspan: Span) -> R<Val> {
-        let Some((ptys, ret)) = self.fn_ptr_sig(ty) else { return Err(Reported) };
+    fn call_indirect(
+        &mut self,
+        env: &mut Env,
+        fptr: VReg,
+        ty: TypeId,
+        args: &[ExprId],
+        span: Span,
+        cspan: Span,
+    ) -> R<Val> {
+        let Some((ptys, ret)) = self.fn_ptr_sig(ty) else {
+            return Err(Reported);
+        };
         if ptys.len() != args.len() {
             let d = self.types.display(ty);
             return Err(self.report(
-                Diagnostic::error(codes::ARG_COUNT, format!("this function pointer takes {} argument{}, but {} {} given", ptys.len(), plural(ptys.len()), args.len(), was(args.len())), span, "wrong number of arguments")
-                    .with_label(cspan, format!("this has type {d}")),
+                Diagnostic::error(
+                    codes::ARG_COUNT,
+                    format!(
+                        "this function pointer takes {} argument{}, but {} {} given",
+                        ptys.len(),
+                        plural(ptys.len()),
+                        args.len(),
+                        was(args.len())
+                    ),
+                    span,
+                    "wrong number of arguments",
+                )
+                .with_label(cspan, format!("this has type {d}")),
             ));
         }
         if env.comptime {
@@ -107,29 +143,51 @@ impl Sema {
             regs.push(self.materialize(env, v, s)?);
         }
         if ret == self.types.common.void {
-            self.fb(env).emit(Inst::CallInd { fptr, args: regs, dst: None });
+            self.fb(env).emit(Inst::CallInd {
+                fptr,
+                args: regs,
+                dst: None,
+            });
             Ok(Val::Ct(Value::Void))
         } else {
             let dst = self.fb(env).reg();
-            self.fb(env).emit(Inst::CallInd { fptr, args: regs, dst: Some(dst) });
+            self.fb(env).emit(Inst::CallInd {
+                fptr,
+                args: regs,
+                dst: Some(dst),
+            });
             Ok(Val::Rt { reg: dst, ty: ret })
         }
     }
 
     fn fn_decl(&self, d: DeclRef) -> Option<FnDecl> {
-        match self.mods[d.module].ast.decls.get(d.index as usize).map(|x| &x.kind) {
+        match self.mods[d.module]
+            .ast
+            .decls
+            .get(d.index as usize)
+            .map(|x| &x.kind)
+        {
             Some(DeclKind::Fn(f)) => Some(f.clone()),
             _ => None,
         }
     }
 
     fn call_fn(&mut self, env: &mut Env, d: DeclRef, args: &[ExprId], span: Span) -> R<Val> {
-        let Some(f) = self.fn_decl(d) else { return Err(Reported) };
+        let Some(f) = self.fn_decl(d) else {
+            return Err(Reported);
+        };
         if f.params.len() != args.len() {
             return Err(self.report(
                 Diagnostic::error(
                     codes::ARG_COUNT,
-                    format!("`{}` takes {} argument{}, but {} {} given", f.name.name, f.params.len(), plural(f.params.len()), args.len(), was(args.len())),
+                    format!(
+                        "`{}` takes {} argument{}, but {} {} given",
+                        f.name.name,
+                        f.params.len(),
+                        plural(f.params.len()),
+                        args.len(),
+                        was(args.len())
+                    ),
                     span,
                     "wrong number of arguments",
                 )
@@ -147,7 +205,8 @@ impl Sema {
                 Some(t) => Some(self.eval_type(&mut senv, t)?),
                 None => None,
             };
-            let ct_param = p.is_comptime || declared.is_some_and(|t| self.types.is_comptime_only(t));
+            let ct_param =
+                p.is_comptime || declared.is_some_and(|t| self.types.is_comptime_only(t));
             let v = self.expr_hint(env, a, declared)?;
             if ct_param && matches!(v, Val::Rt { .. }) {
                 let why = if p.is_comptime {
@@ -157,9 +216,14 @@ impl Sema {
                     format!("{d2} exists only at comptime")
                 };
                 return Err(self.report(
-                    Diagnostic::error(codes::NOT_COMPTIME, format!("argument `{}` must be known at comptime", p.name.name), aspan, "this is only known at runtime")
-                        .with_label(p.span, why)
-                        .with_help("pass a constant, a param or a comptime expression"),
+                    Diagnostic::error(
+                        codes::NOT_COMPTIME,
+                        format!("argument `{}` must be known at comptime", p.name.name),
+                        aspan,
+                        "this is only known at runtime",
+                    )
+                    .with_label(p.span, why)
+                    .with_help("pass a constant, a param or a comptime expression"),
                 ));
             }
             let (v, t) = match declared {
@@ -173,9 +237,22 @@ impl Sema {
             match &v {
                 Val::Ct(c) if comptime => senv.bind(&p.name.name, Local::Value(c.clone())),
                 // A stand-in: the signature may use its type (`@type_of(x)`), never its value.
-                _ => senv.bind(&p.name.name, Local::Reg { reg: VReg::new(0), ty: t, mutable: false }),
+                _ => senv.bind(
+                    &p.name.name,
+                    Local::Reg {
+                        reg: VReg::new(0),
+                        ty: t,
+                        mutable: false,
+                    },
+                ),
             }
-            bound.push(Arg { name: p.name.name.clone(), val: v, ty: t, comptime, span: aspan });
+            bound.push(Arg {
+                name: p.name.name.clone(),
+                val: v,
+                ty: t,
+                comptime,
+                span: aspan,
+            });
         }
         let ret = self.eval_type(&mut senv, f.ret)?;
         if env.comptime || self.types.is_comptime_only(ret) {
@@ -186,8 +263,16 @@ impl Sema {
                     Val::Rt { .. } => {
                         let d2 = self.types.display(ret);
                         return Err(self.report(
-                            Diagnostic::error(codes::NOT_COMPTIME, "runtime value used at comptime", b.span, "this is only known at runtime")
-                                .with_note(format!("`{}` returns {d2}, so every call of it runs at comptime", f.name.name)),
+                            Diagnostic::error(
+                                codes::NOT_COMPTIME,
+                                "runtime value used at comptime",
+                                b.span,
+                                "this is only known at runtime",
+                            )
+                            .with_note(format!(
+                                "`{}` returns {d2}, so every call of it runs at comptime",
+                                f.name.name
+                            )),
                         ));
                     }
                 }
@@ -210,22 +295,48 @@ impl Sema {
             regs.push(self.materialize(env, b.val, b.span)?);
         }
         if ret == self.types.common.void {
-            self.fb(env).emit(Inst::Call { func, args: regs, dst: None });
+            self.fb(env).emit(Inst::Call {
+                func,
+                args: regs,
+                dst: None,
+            });
             Ok(Val::Ct(Value::Void))
         } else {
             let dst = self.fb(env).reg();
-            self.fb(env).emit(Inst::Call { func, args: regs, dst: Some(dst) });
+            self.fb(env).emit(Inst::Call {
+                func,
+                args: regs,
+                dst: Some(dst),
+            });
             Ok(Val::Rt { reg: dst, ty: ret })
         }
     }
 
     /// Runs a call at comptime with every parameter bound to a value.
-    fn call_comptime(&mut self, env: &mut Env, d: DeclRef, f: &FnDecl, args: Vec<(String, Value)>, ret_ty: TypeId, span: Span) -> R<Val> {
+    fn call_comptime(
+        &mut self,
+        env: &mut Env,
+        d: DeclRef,
+        f: &FnDecl,
+        args: Vec<(String, Value)>,
+        ret_ty: TypeId,
+        span: Span,
+    ) -> R<Val> {
         let Some(body) = &f.body else {
-            return Err(self.err(codes::NOT_COMPTIME, "extern functions cannot run at comptime", span, "called at comptime here"));
+            return Err(self.err(
+                codes::NOT_COMPTIME,
+                "extern functions cannot run at comptime",
+                span,
+                "called at comptime here",
+            ));
         };
         if self.depth >= MAX_COMPTIME_DEPTH {
-            return Err(self.err(codes::COMPTIME_FUEL, "comptime recursion is too deep", span, "called here"));
+            return Err(self.err(
+                codes::COMPTIME_FUEL,
+                "comptime recursion is too deep",
+                span,
+                "called here",
+            ));
         }
         let ctx = match env.ctx {
             Ctx::Layout | Ctx::TopComptime => env.ctx,
@@ -244,31 +355,62 @@ impl Sema {
             Flow::Return(Some(v)) => {
                 if let Value::Type(t) = v {
                     // A generic type is named after the call that made it: `Pair(i16)`.
-                    self.types.name_type(t, &format!("{}({})", f.name.name, descr.join(", ")));
+                    self.types
+                        .name_type(t, &format!("{}({})", f.name.name, descr.join(", ")));
                 }
                 Ok(Val::Ct(v))
             }
-            Flow::Return(None) | Flow::Normal if ret_ty == self.types.common.void => Ok(Val::Ct(Value::Void)),
+            Flow::Return(None) | Flow::Normal if ret_ty == self.types.common.void => {
+                Ok(Val::Ct(Value::Void))
+            }
             _ => {
                 let d2 = self.types.display(ret_ty);
-                Err(self.err(codes::BAD_RETURN, format!("function returned without a value of type {d2}"), span, "in this call"))
+                Err(self.err(
+                    codes::BAD_RETURN,
+                    format!("function returned without a value of type {d2}"),
+                    span,
+                    "in this call",
+                ))
             }
         }
     }
 
     /// Expands a call of an `inline fn` into the caller.
-    fn inline_call(&mut self, env: &mut Env, d: DeclRef, f: &FnDecl, args: Vec<Arg>, ret: TypeId, span: Span) -> R<Val> {
-        let Some(body) = &f.body else { return Err(Reported) };
+    fn inline_call(
+        &mut self,
+        env: &mut Env,
+        d: DeclRef,
+        f: &FnDecl,
+        args: Vec<Arg>,
+        ret: TypeId,
+        span: Span,
+    ) -> R<Val> {
+        let Some(body) = &f.body else {
+            return Err(Reported);
+        };
         if self.depth >= MAX_COMPTIME_DEPTH {
-            return Err(self.err(codes::COMPTIME_FUEL, "inline calls nest too deeply", span, "called here"));
+            return Err(self.err(
+                codes::COMPTIME_FUEL,
+                "inline calls nest too deeply",
+                span,
+                "called here",
+            ));
         }
-        let Some(fb) = env.fb.take() else { return Err(Reported) };
+        let Some(fb) = env.fb.take() else {
+            return Err(Reported);
+        };
         let ast = self.mods[d.module].ast.clone();
         let mut ienv = Env::runtime(d.module, ast.clone(), fb, ret);
         ienv.inline_ret = true;
         ienv.addr_taken = Rc::new(addr_taken_names(&ast, body));
         let exit = self.fb(&mut ienv).block();
-        ienv.loops.push(LoopCtx { label: Some(INLINE_RETURN.to_string()), exit, cont: exit, breaks: Some(Vec::new()), hint: Some(ret) });
+        ienv.loops.push(LoopCtx {
+            label: Some(INLINE_RETURN.to_string()),
+            exit,
+            cont: exit,
+            breaks: Some(Vec::new()),
+            hint: Some(ret),
+        });
         for a in args {
             let _ = self.bind_param(&mut ienv, &a.name, a.val, a.ty, a.span);
         }
@@ -281,13 +423,27 @@ impl Sema {
         if self.fb(&mut ienv).cur_reachable() {
             if ret == void {
                 let cur = self.fb(&mut ienv).cur;
-                arms.push(Arm { block: cur, val: Val::Ct(Value::Void), span, reachable: true });
+                arms.push(Arm {
+                    block: cur,
+                    val: Val::Ct(Value::Void),
+                    span,
+                    reachable: true,
+                });
             } else {
-                let end = Span { file: body.span.file, start: body.span.end.saturating_sub(1), end: body.span.end };
+                let end = Span {
+                    file: body.span.file,
+                    start: body.span.end.saturating_sub(1),
+                    end: body.span.end,
+                };
                 let d2 = self.types.display(ret);
                 result = Err(self.report(
-                    Diagnostic::error(codes::BAD_RETURN, format!("missing return value of type {d2}"), end, "control reaches the end of the function here")
-                        .with_help("add a `return` statement"),
+                    Diagnostic::error(
+                        codes::BAD_RETURN,
+                        format!("missing return value of type {d2}"),
+                        end,
+                        "control reaches the end of the function here",
+                    )
+                    .with_help("add a `return` statement"),
                 ));
             }
         }
@@ -309,21 +465,51 @@ impl Sema {
                 let dst = self.fb(env).reg();
                 self.fb(env).emit(Inst::FrameAddr { dst, off });
                 self.emit_copy(env, dst, reg, ty);
-                env.bind(name, Local::Frame { off, ty, mutable: false });
+                env.bind(
+                    name,
+                    Local::Frame {
+                        off,
+                        ty,
+                        mutable: false,
+                    },
+                );
             }
             Val::Rt { reg, .. } if env.addr_taken.contains(name) => {
-                let Some(nt) = self.types.num_ty(ty) else { return Err(Reported) };
+                let Some(nt) = self.types.num_ty(ty) else {
+                    return Err(Reported);
+                };
                 let size = nt.size();
                 let off = self.fb(env).frame_slot(size, size.max(1));
                 let dst = self.fb(env).reg();
                 self.fb(env).emit(Inst::FrameAddr { dst, off });
-                self.fb(env).emit(Inst::Store { w: nt.width(), addr: dst, src: reg });
-                env.bind(name, Local::Frame { off, ty, mutable: false });
+                self.fb(env).emit(Inst::Store {
+                    w: nt.width(),
+                    addr: dst,
+                    src: reg,
+                });
+                env.bind(
+                    name,
+                    Local::Frame {
+                        off,
+                        ty,
+                        mutable: false,
+                    },
+                );
             }
             Val::Rt { reg, .. } => {
                 let copy = self.fb(env).reg();
-                self.fb(env).emit(Inst::Mov { dst: copy, src: reg });
-                env.bind(name, Local::Reg { reg: copy, ty, mutable: false });
+                self.fb(env).emit(Inst::Mov {
+                    dst: copy,
+                    src: reg,
+                });
+                env.bind(
+                    name,
+                    Local::Reg {
+                        reg: copy,
+                        ty,
+                        mutable: false,
+                    },
+                );
             }
         }
         let _ = span;
@@ -332,8 +518,16 @@ impl Sema {
 
     /// The lowered instance of function `d` for these parameter bindings (once per
     /// program and distinct bindings).
-    fn fn_instance(&mut self, d: DeclRef, f: &FnDecl, binds: &[ParamBind], ret: TypeId, span: Span) -> R<FuncId> {
-        let generic = binds.iter().any(|b| matches!(b, ParamBind::Ct(_))) || f.params.iter().any(|p| p.ty.is_none());
+    fn fn_instance(
+        &mut self,
+        d: DeclRef,
+        f: &FnDecl,
+        binds: &[ParamBind],
+        ret: TypeId,
+        span: Span,
+    ) -> R<FuncId> {
+        let generic = binds.iter().any(|b| matches!(b, ParamBind::Ct(_)))
+            || f.params.iter().any(|p| p.ty.is_none());
         let key: Vec<String> = binds
             .iter()
             .map(|b| match b {
@@ -342,26 +536,51 @@ impl Sema {
             })
             .collect();
         let key = key.join(";");
-        let cached = if generic { self.mods[d.module].mono.get(&(d.index, key.clone())).copied() } else { self.mods[d.module].funcs.get(&d.index).copied() };
+        let cached = if generic {
+            self.mods[d.module]
+                .mono
+                .get(&(d.index, key.clone()))
+                .copied()
+        } else {
+            self.mods[d.module].funcs.get(&d.index).copied()
+        };
         if let Some(func) = cached {
             return Ok(func);
         }
         let Some(body) = f.body.clone() else {
-            return Err(self.err(codes::UNSUPPORTED, "extern functions are not supported yet", f.name.span, "declared extern here"));
+            return Err(self.err(
+                codes::UNSUPPORTED,
+                "extern functions are not supported yet",
+                f.name.span,
+                "declared extern here",
+            ));
         };
         if self.prog.is_none() {
-            return Err(self.err(codes::BUILTIN_CONTEXT, "runtime functions can only be called from PE code", span, "called here"));
+            return Err(self.err(
+                codes::BUILTIN_CONTEXT,
+                "runtime functions can only be called from PE code",
+                span,
+                "called here",
+            ));
         }
         let ast = self.mods[d.module].ast.clone();
         let mut ptys = Vec::new();
         for (p, b) in f.params.iter().zip(binds) {
             if let ParamBind::Rt(t) = b {
                 let t = *t;
-                if self.types.is_comptime_only(t) || (self.types.num_ty(t).is_none() && !self.types.is_mem_type(t)) || self.types.size_of(t).is_none() {
+                if self.types.is_comptime_only(t)
+                    || (self.types.num_ty(t).is_none() && !self.types.is_mem_type(t))
+                    || self.types.size_of(t).is_none()
+                {
                     let dsp = self.types.display(t);
                     return Err(self.report(
-                        Diagnostic::error(codes::NOT_COMPTIME, format!("a runtime parameter cannot have type {dsp}"), p.span, "declared here")
-                            .with_help("mark the parameter `comptime`, or pass a runtime value"),
+                        Diagnostic::error(
+                            codes::NOT_COMPTIME,
+                            format!("a runtime parameter cannot have type {dsp}"),
+                            p.span,
+                            "declared here",
+                        )
+                        .with_help("mark the parameter `comptime`, or pass a runtime value"),
                     ));
                 }
                 ptys.push(t);
@@ -371,8 +590,13 @@ impl Sema {
             let dsp = self.types.display(ret);
             let s = ast.exprs[f.ret].span;
             return Err(self.report(
-                Diagnostic::error(codes::UNSUPPORTED, format!("returning {dsp} from a runtime function is not supported yet"), s, "returned by value here")
-                    .with_help("pass a pointer to where the result should go instead"),
+                Diagnostic::error(
+                    codes::UNSUPPORTED,
+                    format!("returning {dsp} from a runtime function is not supported yet"),
+                    s,
+                    "returned by value here",
+                )
+                .with_help("pass a pointer to where the result should go instead"),
             ));
         }
         let mut name = self.qualified(d.module, &f.name.name);
@@ -393,7 +617,29 @@ impl Sema {
             self.mods[d.module].funcs.insert(d.index, func);
         }
         self.sigs.insert(func, (ptys, ret));
-        self.lower_body(d, name, &f.params, binds, ret, &body, func, f.name.span)?;
+        let before = self.diags.len();
+        let shown = name.clone();
+        let r = self.lower_body(
+            d,
+            name,
+            &f.params,
+            binds,
+            ret,
+            &body,
+            func,
+            f.name.span,
+            true,
+        );
+        if generic {
+            // Errors inside an instance point back at the call that created it.
+            for dg in self.diags.iter_mut().skip(before).filter(|x| x.is_error()) {
+                dg.secondary.push(crate::diag::Label {
+                    span,
+                    message: format!("in the instance `{shown}` made for this call"),
+                });
+            }
+        }
+        r?;
         Ok(func)
     }
 
@@ -402,7 +648,9 @@ impl Sema {
         if let Some(&f) = self.mods[d.module].funcs.get(&d.index) {
             return Ok(f);
         }
-        let Some(f) = self.fn_decl(d) else { return Err(Reported) };
+        let Some(f) = self.fn_decl(d) else {
+            return Err(Reported);
+        };
         if f.is_inline {
             return Err(self.inline_fn_address(span, f.name.span));
         }
@@ -439,9 +687,19 @@ impl Sema {
 
     /// Coerces function `d` to the function type `fty` (the target type is `target`, the
     /// function type itself or a pointer to it), checking the signature.
-    pub(crate) fn coerce_func(&mut self, d: DeclRef, fty: TypeId, target: TypeId, span: Span) -> R<Value> {
-        let Some(f) = self.fn_decl(d) else { return Err(Reported) };
-        let Type::Fn { params, ret } = self.types.get(fty).clone() else { return Err(Reported) };
+    pub(crate) fn coerce_func(
+        &mut self,
+        d: DeclRef,
+        fty: TypeId,
+        target: TypeId,
+        span: Span,
+    ) -> R<Value> {
+        let Some(f) = self.fn_decl(d) else {
+            return Err(Reported);
+        };
+        let Type::Fn { params, ret } = self.types.get(fty).clone() else {
+            return Err(Reported);
+        };
         let is_ptr = fty != target;
         if is_ptr && f.is_inline {
             return Err(self.inline_fn_address(span, f.name.span));
@@ -454,15 +712,29 @@ impl Sema {
         let want = self.types.display(fty);
         let found = match &sig {
             Some((p, r)) => {
-                let t = self.types.intern(Type::Fn { params: p.clone(), ret: *r });
+                let t = self.types.intern(Type::Fn {
+                    params: p.clone(),
+                    ret: *r,
+                });
                 self.types.display(t)
             }
             None => "a generic function".to_string(),
         };
         Err(self.report(
-            Diagnostic::error(codes::TYPE_MISMATCH, format!("expected {}, found `{}` of type {found}", self.types.display(target), f.name.name), span, format!("this is {found}"))
-                .with_label(f.name.span, "declared here")
-                .with_note(format!("the parameter and return types must match {want} exactly")),
+            Diagnostic::error(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "expected {}, found `{}` of type {found}",
+                    self.types.display(target),
+                    f.name.name
+                ),
+                span,
+                format!("this is {found}"),
+            )
+            .with_label(f.name.span, "declared here")
+            .with_note(format!(
+                "the parameter and return types must match {want} exactly"
+            )),
         ))
     }
 
@@ -472,34 +744,55 @@ impl Sema {
             return Ok(f);
         }
         let ast = self.mods[d.module].ast.clone();
-        let Some(DeclKind::Task(t)) = ast.decls.get(d.index as usize).map(|x| x.kind.clone()) else {
+        let Some(DeclKind::Task(t)) = ast.decls.get(d.index as usize).map(|x| x.kind.clone())
+        else {
             return Err(Reported);
         };
         if self.prog.is_none() {
-            return Err(self.err(codes::BUILTIN_CONTEXT, "tasks exist only in PE programs", span, "used here"));
+            return Err(self.err(
+                codes::BUILTIN_CONTEXT,
+                "tasks exist only in PE programs",
+                span,
+                "used here",
+            ));
         }
         let void = self.types.common.void;
+        // The type the body is checked against: a wrong return type is reported, and the
+        // body is still checked (against what it declares, so its `return`s are not
+        // reported again) so that binding the task and the rest of the program are too.
+        let mut body_ret = void;
         if let Some(r) = t.ret {
             let mut cenv = Env::comptime(d.module, ast.clone(), Ctx::Comptime);
             let rt = self.eval_type(&mut cenv, r)?;
             if rt != void {
+                body_ret = rt;
                 let s = ast.exprs[r].span;
-                return Err(self.report(
+                self.report(
                     Diagnostic::error(codes::BAD_TASK, "a task cannot return a value", s, "tasks return `void`")
                         .with_help("tasks run to completion and have nobody to return to; store results in globals"),
-                ));
+                );
             }
         }
         let mut cenv = Env::comptime(d.module, ast.clone(), Ctx::Comptime);
         let mut ptys = Vec::new();
         for p in &t.params {
             let Some(ty) = p.ty else {
-                return Err(self.err(codes::BAD_TASK, "task parameters need a type", p.span, "`anytype` is not allowed here"));
+                return Err(self.err(
+                    codes::BAD_TASK,
+                    "task parameters need a type",
+                    p.span,
+                    "`anytype` is not allowed here",
+                ));
             };
             let ty = self.eval_type(&mut cenv, ty)?;
             if self.types.num_ty(ty).is_none() {
                 let dsp = self.types.display(ty);
-                return Err(self.err(codes::BAD_TASK, format!("a task parameter cannot have type {dsp}"), p.span, "tasks receive wavelet halves: 16- or 32-bit scalars"));
+                return Err(self.err(
+                    codes::BAD_TASK,
+                    format!("a task parameter cannot have type {dsp}"),
+                    p.span,
+                    "tasks receive wavelet halves: 16- or 32-bit scalars",
+                ));
             }
             ptys.push(ty);
         }
@@ -508,7 +801,17 @@ impl Sema {
         self.mods[d.module].funcs.insert(d.index, func);
         self.sigs.insert(func, (ptys.clone(), void));
         let binds: Vec<ParamBind> = ptys.iter().map(|t| ParamBind::Rt(*t)).collect();
-        self.lower_body(d, name, &t.params, &binds, void, &t.body, func, t.name.span)?;
+        self.lower_body(
+            d,
+            name,
+            &t.params,
+            &binds,
+            body_ret,
+            &t.body,
+            func,
+            t.name.span,
+            body_ret == void,
+        )?;
         Ok(func)
     }
 
@@ -521,10 +824,29 @@ impl Sema {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn lower_body(&mut self, d: DeclRef, name: String, params: &[FnParam], binds: &[ParamBind], ret: TypeId, body: &Block, func: FuncId, span: Span) -> R<()> {
+    fn lower_body(
+        &mut self,
+        d: DeclRef,
+        name: String,
+        params: &[FnParam],
+        binds: &[ParamBind],
+        ret: TypeId,
+        body: &Block,
+        func: FuncId,
+        span: Span,
+        check_end: bool,
+    ) -> R<()> {
         let ast = self.mods[d.module].ast.clone();
-        let nparams = binds.iter().filter(|b| matches!(b, ParamBind::Rt(_))).count() as u32;
-        let mut env = Env::runtime(d.module, ast.clone(), FnBuilder::new(name, nparams, span), ret);
+        let nparams = binds
+            .iter()
+            .filter(|b| matches!(b, ParamBind::Rt(_)))
+            .count() as u32;
+        let mut env = Env::runtime(
+            d.module,
+            ast.clone(),
+            FnBuilder::new(name, nparams, span),
+            ret,
+        );
         env.addr_taken = Rc::new(addr_taken_names(&ast, body));
         let mut i = 0;
         for (p, b) in params.iter().zip(binds) {
@@ -533,24 +855,41 @@ impl Sema {
                 ParamBind::Rt(t) => {
                     let reg = self.fb(&mut env).param(i);
                     i += 1;
-                    let _ = self.bind_param(&mut env, &p.name.name, Val::Rt { reg, ty: *t }, *t, p.span);
+                    let _ = self.bind_param(
+                        &mut env,
+                        &p.name.name,
+                        Val::Rt { reg, ty: *t },
+                        *t,
+                        p.span,
+                    );
                 }
             }
         }
         let _ = self.exec_block(&mut env, body);
         let void = self.types.common.void;
         let fb = self.fb(&mut env);
-        if ret == void {
+        if ret == void || !check_end {
             fb.terminate(Term::Ret(None));
         } else if fb.cur_reachable() {
-            let end = Span { file: body.span.file, start: body.span.end.saturating_sub(1), end: body.span.end };
+            let end = Span {
+                file: body.span.file,
+                start: body.span.end.saturating_sub(1),
+                end: body.span.end,
+            };
             let d2 = self.types.display(ret);
             self.report(
-                Diagnostic::error(codes::BAD_RETURN, format!("missing return value of type {d2}"), end, "control reaches the end of the function here")
-                    .with_help("add a `return` statement"),
+                Diagnostic::error(
+                    codes::BAD_RETURN,
+                    format!("missing return value of type {d2}"),
+                    end,
+                    "control reaches the end of the function here",
+                )
+                .with_help("add a `return` statement"),
             );
         }
-        let Some(fb) = env.fb.take() else { return Err(Reported) };
+        let Some(fb) = env.fb.take() else {
+            return Err(Reported);
+        };
         let function = fb.finish();
         if let Some(p) = self.prog.as_mut() {
             p.functions[func] = function;
@@ -564,7 +903,12 @@ impl Sema {
             return Ok(g);
         }
         if self.prog.is_none() {
-            return Err(self.err(codes::BUILTIN_CONTEXT, "runtime variables exist only in PE programs", span, "used here"));
+            return Err(self.err(
+                codes::BUILTIN_CONTEXT,
+                "runtime variables exist only in PE programs",
+                span,
+                "used here",
+            ));
         }
         let ast = self.mods[d.module].ast.clone();
         let Some(DeclKind::Var(v)) = ast.decls.get(d.index as usize).map(|x| x.kind.clone()) else {
@@ -591,7 +935,14 @@ impl Sema {
         let ty = match (declared, &init) {
             (Some(t), _) => t,
             (None, Some(v)) => v.ty(&mut self.types),
-            (None, None) => return Err(self.err(codes::NOT_A_TYPE, "a variable needs a type or an initial value", v.name.span, "here")),
+            (None, None) => {
+                return Err(self.err(
+                    codes::NOT_A_TYPE,
+                    "a variable needs a type or an initial value",
+                    v.name.span,
+                    "here",
+                ));
+            }
         };
         let (Some(size), Some(align)) = (self.types.size_of(ty), self.types.align_of(ty)) else {
             return Err(self.comptime_only_var(ty, v.name.span, true));
@@ -603,7 +954,14 @@ impl Sema {
         }
         let name = self.qualified(d.module, &v.name.name);
         let g = match self.prog.as_mut() {
-            Some(p) => p.globals.push(Global { name, size: size as u32, align: align as u32, init: bytes, relocs, span: v.name.span }),
+            Some(p) => p.globals.push(Global {
+                name,
+                size: size as u32,
+                align: align as u32,
+                init: bytes,
+                relocs,
+                span: v.name.span,
+            }),
             None => return Err(Reported),
         };
         self.mods[d.module].globals.insert(d.index, g);
@@ -614,12 +972,20 @@ impl Sema {
     /// "a runtime variable cannot have the comptime-only type T".
     pub(crate) fn comptime_only_var(&mut self, ty: TypeId, span: Span, is_var: bool) -> Reported {
         let d = self.types.display(ty);
-        let (msg, help) = if ty == self.types.common.type_ {
-            ("a runtime variable cannot hold a type".to_string(), "types exist only at comptime: name one with `const T = ...;`")
+        let (msg, label, help) = if ty == self.types.common.type_ {
+            (
+                "a runtime variable cannot hold a type".to_string(),
+                "this holds a type".to_string(),
+                "types exist only at comptime: name one with `const T = ...;`",
+            )
         } else {
-            (format!("a runtime variable cannot have the comptime-only type {d}"), "declare it `const` or `comptime var`, or give it a runtime type")
+            (
+                format!("a runtime variable cannot have the comptime-only type {d}"),
+                format!("this would have type {d}"),
+                "declare it `const` or `comptime var`, or give it a runtime type",
+            )
         };
-        let mut dg = Diagnostic::error(codes::NOT_COMPTIME, msg, span, format!("this would have type {d}"));
+        let mut dg = Diagnostic::error(codes::NOT_COMPTIME, msg, span, label);
         if is_var {
             dg = dg.with_help(help);
         }
@@ -628,11 +994,22 @@ impl Sema {
 
     /// The type of a global.
     pub fn global_type(&self, g: GlobalId) -> TypeId {
-        self.global_types.get(&g).copied().unwrap_or(self.types.common.void)
+        self.global_types
+            .get(&g)
+            .copied()
+            .unwrap_or(self.types.common.void)
     }
 
     /// Serialises a comptime value of type `ty` into `out` at `off`.
-    pub(crate) fn value_bytes(&mut self, v: &Value, ty: TypeId, out: &mut [u8], off: usize, relocs: &mut Vec<Reloc>, span: Span) -> R<()> {
+    pub(crate) fn value_bytes(
+        &mut self,
+        v: &Value,
+        ty: TypeId,
+        out: &mut [u8],
+        off: usize,
+        relocs: &mut Vec<Reloc>,
+        span: Span,
+    ) -> R<()> {
         match (v, self.types.get(ty).clone()) {
             (Value::Array(_, elems), Type::Array { elem, .. }) => {
                 let esize = self.types.size_of(elem).unwrap_or(0) as usize;
@@ -642,8 +1019,14 @@ impl Sema {
                 Ok(())
             }
             (Value::Record(_, vals), Type::Struct(_)) => {
-                let Some(def) = self.types.struct_def(ty).cloned() else { return Err(Reported) };
-                let offsets = self.types.struct_layout(ty).map(|l| l.offsets).unwrap_or_default();
+                let Some(def) = self.types.struct_def(ty).cloned() else {
+                    return Err(Reported);
+                };
+                let offsets = self
+                    .types
+                    .struct_layout(ty)
+                    .map(|l| l.offsets)
+                    .unwrap_or_default();
                 for ((v, (_, fty)), o) in vals.iter().zip(&def.fields).zip(offsets) {
                     self.value_bytes(v, *fty, out, off + o as usize, relocs, span)?;
                 }
@@ -655,12 +1038,20 @@ impl Sema {
                     dst.copy_from_slice(&bytes);
                 }
                 if let Some((at, g, addend)) = reloc {
-                    relocs.push(Reloc { offset: off as u32 + at, target: g, addend });
+                    relocs.push(Reloc {
+                        offset: off as u32 + at,
+                        target: g,
+                        addend,
+                    });
                 }
                 Ok(())
             }
             (Value::GlobalPtr { global, offset, .. }, _) => {
-                relocs.push(Reloc { offset: off as u32, target: *global, addend: *offset });
+                relocs.push(Reloc {
+                    offset: off as u32,
+                    target: *global,
+                    addend: *offset,
+                });
                 Ok(())
             }
             (Value::Func(d), _) => {
@@ -701,12 +1092,20 @@ pub(crate) fn addr_taken_names(ast: &Ast, body: &Block) -> HashSet<String> {
             stmt_children(s, &mut exprs, &mut blocks);
         }
         while let Some(e) = exprs.pop() {
-            let Some(node) = ast.exprs.get(e) else { continue };
-            if let ExprKind::Unary { op: UnaryOp::AddrOf, operand } = &node.kind {
+            let Some(node) = ast.exprs.get(e) else {
+                continue;
+            };
+            if let ExprKind::Unary {
+                op: UnaryOp::AddrOf,
+                operand,
+            } = &node.kind
+            {
                 let mut root = *operand;
                 loop {
                     match ast.exprs.get(root).map(|n| &n.kind) {
-                        Some(ExprKind::Field { base, .. }) | Some(ExprKind::Index { base, .. }) => root = *base,
+                        Some(ExprKind::Field { base, .. }) | Some(ExprKind::Index { base, .. }) => {
+                            root = *base
+                        }
                         Some(ExprKind::Ident(n)) => {
                             out.insert(n.clone());
                             break;
@@ -726,12 +1125,18 @@ fn stmt_children<'a>(s: &'a Stmt, exprs: &mut Vec<ExprId>, blocks: &mut Vec<&'a 
         StmtKind::Local(v) => exprs.extend(v.init),
         StmtKind::Expr(e) | StmtKind::Return(Some(e)) => exprs.push(*e),
         StmtKind::Assign { target, value, .. } => exprs.extend([*target, *value]),
-        StmtKind::If { cond, then, otherwise } => {
+        StmtKind::If {
+            cond,
+            then,
+            otherwise,
+        } => {
             exprs.push(*cond);
             blocks.push(then);
             blocks.extend(otherwise.iter());
         }
-        StmtKind::While { cond, cont, body, .. } => {
+        StmtKind::While {
+            cond, cont, body, ..
+        } => {
             exprs.push(*cond);
             if let Some(c) = cont {
                 stmt_children(c, exprs, blocks);
@@ -761,12 +1166,18 @@ fn expr_children<'a>(k: &'a ExprKind, exprs: &mut Vec<ExprId>, blocks: &mut Vec<
             exprs.push(*base);
             exprs.extend(indices.iter().copied());
         }
-        ExprKind::Field { base, .. } | ExprKind::Deref(base) | ExprKind::Comptime(base) => exprs.push(*base),
+        ExprKind::Field { base, .. } | ExprKind::Deref(base) | ExprKind::Comptime(base) => {
+            exprs.push(*base)
+        }
         ExprKind::AnonInit(l) | ExprKind::TypedInit { init: l, .. } => match l {
             InitList::Fields(fs) => exprs.extend(fs.iter().map(|f| f.value)),
             InitList::Elems(es) => exprs.extend(es.iter().copied()),
         },
-        ExprKind::If { cond, then, otherwise } => exprs.extend([*cond, *then, *otherwise]),
+        ExprKind::If {
+            cond,
+            then,
+            otherwise,
+        } => exprs.extend([*cond, *then, *otherwise]),
         ExprKind::Switch { scrutinee, cases } => {
             exprs.push(*scrutinee);
             for c in cases {

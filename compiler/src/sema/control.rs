@@ -54,8 +54,13 @@ impl Sema {
             return Ok(a);
         }
         let (da, db) = (self.types.display(a), self.types.display(b));
-        let mut d = Diagnostic::error(codes::TYPE_MISMATCH, format!("the branches have different types: {da} and {db}"), sb, format!("this has type {db}"))
-            .with_label(sa, format!("this has type {da}"));
+        let mut d = Diagnostic::error(
+            codes::TYPE_MISMATCH,
+            format!("the branches have different types: {da} and {db}"),
+            sb,
+            format!("this has type {db}"),
+        )
+        .with_label(sa, format!("this has type {da}"));
         if self.types.is_numeric(a) && self.types.is_numeric(b) {
             d = d.with_help(format!("convert one of them, e.g. `@as({da}, ...)`"));
         }
@@ -63,7 +68,14 @@ impl Sema {
     }
 
     /// Joins the arms of a value-producing construct at `join` (see the module docs).
-    pub(crate) fn merge_arms(&mut self, env: &mut Env, arms: Vec<Arm>, join: BlockId, hint: Option<TypeId>, span: Span) -> R<Val> {
+    pub(crate) fn merge_arms(
+        &mut self,
+        env: &mut Env,
+        arms: Vec<Arm>,
+        join: BlockId,
+        hint: Option<TypeId>,
+        span: Span,
+    ) -> R<Val> {
         let live: Vec<Arm> = arms.into_iter().filter(|a| a.reachable).collect();
         let mut acc: Option<(TypeId, Span)> = None;
         for a in &live {
@@ -76,20 +88,32 @@ impl Sema {
         let void = self.types.common.void;
         let mut ty = acc.map_or(void, |(t, _)| t);
         let same_ct = match live.first() {
-            Some(Arm { val: Val::Ct(first), .. }) => {
+            Some(Arm {
+                val: Val::Ct(first),
+                ..
+            }) => {
                 let c0 = first.canonical(&self.types);
-                live.iter().all(|a| matches!(&a.val, Val::Ct(v) if v.canonical(&self.types) == c0))
+                live.iter()
+                    .all(|a| matches!(&a.val, Val::Ct(v) if v.canonical(&self.types) == c0))
             }
             _ => false,
         };
         if !same_ct && self.types.is_comptime_only(ty) {
             match hint {
-                Some(h) if self.types.is_numeric(ty) && self.types.is_numeric(h) && !self.types.is_comptime_only(h) => ty = h,
+                Some(h)
+                    if self.types.is_numeric(ty)
+                        && self.types.is_numeric(h)
+                        && !self.types.is_comptime_only(h) =>
+                {
+                    ty = h
+                }
                 _ => {
                     let d = self.types.display(ty);
                     let mut dg = Diagnostic::error(
                         codes::TYPE_MISMATCH,
-                        format!("the branches give different values of type {d}, which has no runtime representation"),
+                        format!(
+                            "the branches give different values of type {d}, which has no runtime representation"
+                        ),
                         span,
                         "chosen at runtime",
                     );
@@ -115,9 +139,14 @@ impl Sema {
         let mut failed = false;
         for a in live {
             self.fb(env).switch_to(a.block);
-            let r = self.coerce(env, a.val, ty, a.span).and_then(|v| self.materialize(env, v, a.span));
+            let r = self
+                .coerce(env, a.val, ty, a.span)
+                .and_then(|v| self.materialize(env, v, a.span));
             match r {
-                Ok(r) => self.fb(env).emit(Inst::Mov { dst: result, src: r }),
+                Ok(r) => self.fb(env).emit(Inst::Mov {
+                    dst: result,
+                    src: r,
+                }),
                 Err(_) => failed = true,
             }
             self.fb(env).terminate(Term::Jump(join));
@@ -130,10 +159,23 @@ impl Sema {
     }
 
     /// A labelled block in runtime code: `blk: { ... break :blk v; ... }`.
-    pub(crate) fn runtime_labelled_block(&mut self, env: &mut Env, block: &Block, span: Span, hint: Option<TypeId>, want_value: bool) -> R<Val> {
+    pub(crate) fn runtime_labelled_block(
+        &mut self,
+        env: &mut Env,
+        block: &Block,
+        span: Span,
+        hint: Option<TypeId>,
+        want_value: bool,
+    ) -> R<Val> {
         let label = block.label.as_ref().map(|l| l.name.clone());
         let exit = self.fb(env).block();
-        env.loops.push(LoopCtx { label: label.clone(), exit, cont: exit, breaks: Some(Vec::new()), hint });
+        env.loops.push(LoopCtx {
+            label: label.clone(),
+            exit,
+            cont: exit,
+            breaks: Some(Vec::new()),
+            hint,
+        });
         let depth = env.loops.len();
         env.scopes.push(Vec::new());
         for s in &block.stmts {
@@ -144,16 +186,34 @@ impl Sema {
         let arms = env.loops.pop().and_then(|c| c.breaks).unwrap_or_default();
         let mut arms: Vec<Arm> = arms;
         if self.fb(env).cur_reachable() {
-            let end = Span { file: block.span.file, start: block.span.end.saturating_sub(1), end: block.span.end };
-            if want_value && arms.iter().any(|a| a.reachable && !matches!(a.val, Val::Ct(Value::Void))) {
+            let end = Span {
+                file: block.span.file,
+                start: block.span.end.saturating_sub(1),
+                end: block.span.end,
+            };
+            if want_value
+                && arms
+                    .iter()
+                    .any(|a| a.reachable && !matches!(a.val, Val::Ct(Value::Void)))
+            {
                 let name = label.unwrap_or_default();
                 return Err(self.report(
-                    Diagnostic::error(codes::TYPE_MISMATCH, format!("block `{name}` can end without a value"), end, "control reaches the end of the block here")
-                        .with_help(format!("end the block with `break :{name} value;`")),
+                    Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        format!("block `{name}` can end without a value"),
+                        end,
+                        "control reaches the end of the block here",
+                    )
+                    .with_help(format!("end the block with `break :{name} value;`")),
                 ));
             }
             let cur = self.fb(env).cur;
-            arms.push(Arm { block: cur, val: Val::Ct(Value::Void), span: end, reachable: true });
+            arms.push(Arm {
+                block: cur,
+                val: Val::Ct(Value::Void),
+                span: end,
+                reachable: true,
+            });
         }
         if !want_value {
             for a in arms.iter().filter(|a| a.reachable) {
@@ -167,26 +227,62 @@ impl Sema {
     }
 
     /// `break [:label] [value]` in runtime code.
-    pub(crate) fn runtime_break(&mut self, env: &mut Env, label: Option<&str>, value: Option<ExprId>, span: Span) -> R<Flow> {
+    pub(crate) fn runtime_break(
+        &mut self,
+        env: &mut Env,
+        label: Option<&str>,
+        value: Option<ExprId>,
+        span: Span,
+    ) -> R<Flow> {
         let found = env.loops.iter().rposition(|l| match label {
             Some(n) => l.label.as_deref() == Some(n),
             None => l.breaks.is_none(),
         });
         let Some(i) = found else {
             let (msg, lbl) = match label {
-                Some(n) => (format!("`break` to unknown label `{n}`"), "no enclosing loop or block has this label"),
-                None => ("`break` outside a loop".to_string(), "no enclosing loop here"),
+                Some(n) => (
+                    format!("`break` to unknown label `{n}`"),
+                    "no enclosing loop or block has this label",
+                ),
+                None => (
+                    "`break` outside a loop".to_string(),
+                    "no enclosing loop here",
+                ),
             };
             let mut d = Diagnostic::error(codes::BREAK_OUTSIDE_LOOP, msg, span, lbl);
-            if label.is_none() && let Some(b) = env.loops.iter().rev().find_map(|l| l.label.clone().filter(|n| n != super::eval::INLINE_RETURN)) {
-                d = d.with_help(format!("an unlabelled `break` leaves a loop; to leave the block write `break :{b}`"));
+            let labels: Vec<String> = env
+                .loops
+                .iter()
+                .filter_map(|l| l.label.clone())
+                .filter(|n| n != super::eval::INLINE_RETURN)
+                .collect();
+            if let Some(n) = label
+                && let Some(s) = super::did_you_mean(n, labels.iter().map(String::as_str))
+            {
+                d = d.with_help(format!("did you mean `:{s}`?"));
+            }
+            if label.is_none()
+                && let Some(b) = env
+                    .loops
+                    .iter()
+                    .rev()
+                    .find_map(|l| l.label.clone().filter(|n| n != super::eval::INLINE_RETURN))
+            {
+                d = d.with_help(format!(
+                    "an unlabelled `break` leaves a loop; to leave the block write `break :{b}`"
+                ));
             }
             return Err(self.report(d));
         };
         if env.loops[i].breaks.is_none() {
             if let Some(v) = value {
                 let s = self.span(env, v);
-                return Err(self.err(codes::TYPE_MISMATCH, "a `break` out of a loop cannot carry a value", s, "remove this value"));
+                return Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    "a `break` out of a loop cannot carry a value",
+                    s,
+                    "remove this value",
+                ));
             }
             let exit = env.loops[i].exit;
             self.fb(env).terminate_and_continue(Term::Jump(exit));
@@ -200,7 +296,12 @@ impl Sema {
         let reachable = self.fb(env).cur_reachable();
         let block = self.fb(env).cur;
         if let Some(b) = env.loops.get_mut(i).and_then(|l| l.breaks.as_mut()) {
-            b.push(Arm { block, val, span: vspan, reachable });
+            b.push(Arm {
+                block,
+                val,
+                span: vspan,
+                reachable,
+            });
         }
         // The arm's block stays open until the block's type is known; code after the break
         // goes to a fresh, unreachable block.
@@ -211,7 +312,15 @@ impl Sema {
 
     /// `switch (x) { ... }`. A comptime scrutinee selects one case, and only that case's
     /// body is analysed; a runtime one lowers to a chain of comparisons.
-    pub fn switch(&mut self, env: &mut Env, scrutinee: ExprId, cases: &[SwitchCase], span: Span, want_value: bool, hint: Option<TypeId>) -> R<Val> {
+    pub fn switch(
+        &mut self,
+        env: &mut Env,
+        scrutinee: ExprId,
+        cases: &[SwitchCase],
+        span: Span,
+        want_value: bool,
+        hint: Option<TypeId>,
+    ) -> R<Val> {
         let sv = self.expr(env, scrutinee)?;
         let sspan = self.span(env, scrutinee);
         let sty = self.val_ty(&sv);
@@ -221,15 +330,25 @@ impl Sema {
             Type::Bool => SwitchKind::Bool,
             Type::ComptimeInt => {
                 return Err(self.report(
-                    Diagnostic::error(codes::TYPE_MISMATCH, "switch on an untyped integer", sspan, "this is a comptime_int")
-                        .with_help("give it a fixed-width type with `@as(u16, ...)`"),
+                    Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        "switch on an untyped integer",
+                        sspan,
+                        "this is a comptime_int",
+                    )
+                    .with_help("give it a fixed-width type with `@as(u16, ...)`"),
                 ));
             }
             _ => {
                 let d = self.types.display(sty);
                 return Err(self.report(
-                    Diagnostic::error(codes::TYPE_MISMATCH, format!("cannot switch on a value of type {d}"), sspan, format!("this has type {d}"))
-                        .with_help("switch on a fixed-width integer, a bool or an enum"),
+                    Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        format!("cannot switch on a value of type {d}"),
+                        sspan,
+                        format!("this has type {d}"),
+                    )
+                    .with_help("switch on a fixed-width integer, a bool or an enum"),
                 ));
             }
         };
@@ -255,24 +374,50 @@ impl Sema {
                 let join = self.fb(env).block();
                 let mut arms = Vec::new();
                 let mut failed = false;
-                for (ci, case) in cases.iter().enumerate().filter(|(_, c)| !c.items.is_empty()) {
+                for (ci, case) in cases
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| !c.items.is_empty())
+                {
                     let body_b = self.fb(env).block();
                     for it in items.iter().filter(|it| it.case == ci) {
                         let next = self.fb(env).block();
                         let c = if it.lo == it.hi {
                             let k = self.switch_imm(env, sty, it.lo, it.span)?;
                             let c = self.fb(env).reg();
-                            self.fb(env).emit(Inst::Cmp { op: CmpOp::Eq, ty: nt, dst: c, a: reg, b: k });
+                            self.fb(env).emit(Inst::Cmp {
+                                op: CmpOp::Eq,
+                                ty: nt,
+                                dst: c,
+                                a: reg,
+                                b: k,
+                            });
                             c
                         } else {
                             let lo = self.switch_imm(env, sty, it.lo, it.span)?;
                             let hi = self.switch_imm(env, sty, it.hi, it.span)?;
                             let (c1, c2) = (self.fb(env).reg(), self.fb(env).reg());
-                            self.fb(env).emit(Inst::Cmp { op: CmpOp::Ge, ty: nt, dst: c1, a: reg, b: lo });
-                            self.fb(env).emit(Inst::Cmp { op: CmpOp::Le, ty: nt, dst: c2, a: reg, b: hi });
+                            self.fb(env).emit(Inst::Cmp {
+                                op: CmpOp::Ge,
+                                ty: nt,
+                                dst: c1,
+                                a: reg,
+                                b: lo,
+                            });
+                            self.fb(env).emit(Inst::Cmp {
+                                op: CmpOp::Le,
+                                ty: nt,
+                                dst: c2,
+                                a: reg,
+                                b: hi,
+                            });
                             self.emit_bin(env, BinOp::And, NumTy::Bool, c1, c2)
                         };
-                        self.fb(env).terminate(Term::Branch { cond: c, then: body_b, otherwise: next });
+                        self.fb(env).terminate(Term::Branch {
+                            cond: c,
+                            then: body_b,
+                            otherwise: next,
+                        });
                         self.fb(env).switch_to(next);
                     }
                     let fallthrough = self.fb(env).cur;
@@ -281,7 +426,12 @@ impl Sema {
                         Ok(v) => {
                             let reachable = self.fb(env).cur_reachable();
                             let block = self.fb(env).cur;
-                            arms.push(Arm { block, val: v, span: self.span(env, case.body), reachable });
+                            arms.push(Arm {
+                                block,
+                                val: v,
+                                span: self.span(env, case.body),
+                                reachable,
+                            });
                         }
                         Err(_) => failed = true,
                     }
@@ -292,7 +442,12 @@ impl Sema {
                         Ok(v) => {
                             let reachable = self.fb(env).cur_reachable();
                             let block = self.fb(env).cur;
-                            arms.push(Arm { block, val: v, span: self.span(env, c.body), reachable });
+                            arms.push(Arm {
+                                block,
+                                val: v,
+                                span: self.span(env, c.body),
+                                reachable,
+                            });
                         }
                         Err(_) => failed = true,
                     },
@@ -320,7 +475,13 @@ impl Sema {
         }
     }
 
-    fn switch_imm(&mut self, env: &mut Env, sty: TypeId, n: i128, span: Span) -> R<crate::ir::VReg> {
+    fn switch_imm(
+        &mut self,
+        env: &mut Env,
+        sty: TypeId,
+        n: i128,
+        span: Span,
+    ) -> R<crate::ir::VReg> {
         let v = match self.types.get(sty) {
             Type::Enum(_) => Value::Enum(sty, n),
             Type::Bool => Value::Bool(n != 0),
@@ -330,7 +491,13 @@ impl Sema {
     }
 
     /// Evaluates every case item (all are comptime) to an interval.
-    fn switch_items(&mut self, env: &mut Env, cases: &[SwitchCase], sty: TypeId, kind: SwitchKind) -> R<Vec<Item>> {
+    fn switch_items(
+        &mut self,
+        env: &mut Env,
+        cases: &[SwitchCase],
+        sty: TypeId,
+        kind: SwitchKind,
+    ) -> R<Vec<Item>> {
         let mut items = Vec::new();
         for (ci, case) in cases.iter().enumerate() {
             for item in &case.items {
@@ -340,27 +507,61 @@ impl Sema {
                         let s = self.span(env, *e);
                         let v = self.coerce_value(v, sty, s)?;
                         let n = switch_num(&v).ok_or(Reported)?;
-                        items.push(Item { lo: n, hi: n, span: s, case: ci });
+                        items.push(Item {
+                            lo: n,
+                            hi: n,
+                            span: s,
+                            case: ci,
+                        });
                     }
                     SwitchItem::Range(a, b) => {
                         let (sa, sb) = (self.span(env, *a), self.span(env, *b));
-                        let s = Span { file: sa.file, start: sa.start, end: sb.end };
+                        let s = Span {
+                            file: sa.file,
+                            start: sa.start,
+                            end: sb.end,
+                        };
                         if kind != SwitchKind::Int {
                             let d = self.types.display(sty);
-                            return Err(self.err(codes::TYPE_MISMATCH, format!("a range case needs an integer scrutinee, not {d}"), s, "range case here"));
+                            let help = if kind == SwitchKind::Enum {
+                                "list the members instead, separated by commas"
+                            } else {
+                                "list the values instead"
+                            };
+                            return Err(self.report(
+                                Diagnostic::error(
+                                    codes::TYPE_MISMATCH,
+                                    format!("a range case needs an integer scrutinee, not {d}"),
+                                    s,
+                                    "range case here",
+                                )
+                                .with_help(help),
+                            ));
                         }
                         let va = self.eval_comptime(env, *a)?;
                         let va = self.coerce_value(va, sty, sa)?;
                         let vb = self.eval_comptime(env, *b)?;
                         let vb = self.coerce_value(vb, sty, sb)?;
-                        let (Some(lo), Some(hi)) = (switch_num(&va), switch_num(&vb)) else { return Err(Reported) };
+                        let (Some(lo), Some(hi)) = (switch_num(&va), switch_num(&vb)) else {
+                            return Err(Reported);
+                        };
                         if lo > hi {
                             return Err(self.report(
-                                Diagnostic::error(codes::OUT_OF_RANGE, format!("the range {lo}...{hi} is empty"), s, "the start is above the end")
-                                    .with_help(format!("write it as {hi}...{lo}")),
+                                Diagnostic::error(
+                                    codes::OUT_OF_RANGE,
+                                    format!("the range {lo}...{hi} is empty"),
+                                    s,
+                                    "the start is above the end",
+                                )
+                                .with_help(format!("write it as {hi}...{lo}")),
                             ));
                         }
-                        items.push(Item { lo, hi, span: s, case: ci });
+                        items.push(Item {
+                            lo,
+                            hi,
+                            span: s,
+                            case: ci,
+                        });
                     }
                 }
             }
@@ -375,39 +576,77 @@ impl Sema {
             let (a, b) = (w[0], w[1]);
             if b.lo <= a.hi {
                 // Report at the later one in source order.
-                let (first, again) = if a.span.start <= b.span.start { (a, b) } else { (b, a) };
-                let what = if first.lo == first.hi && again.lo == again.hi { format!("the value {}", again.lo) } else { "these values".to_string() };
+                let (first, again) = if a.span.start <= b.span.start {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                let (lo, hi) = (a.lo.max(b.lo), a.hi.min(b.hi));
+                let what = if lo == hi {
+                    format!("the value {lo} already has a case")
+                } else {
+                    format!("the values {lo}...{hi} already have a case")
+                };
                 return Err(self.report(
-                    Diagnostic::error(codes::DUPLICATE_CASE, format!("duplicate switch case: {what} already has a case"), again.span, "covered again here")
-                        .with_label(first.span, "first covered here")
-                        .with_help("every value may appear in only one case; remove one of them"),
+                    Diagnostic::error(
+                        codes::DUPLICATE_CASE,
+                        format!("duplicate switch case: {what}"),
+                        again.span,
+                        "covered again here",
+                    )
+                    .with_label(first.span, "first covered here")
+                    .with_help("every value may appear in only one case; remove one of them"),
                 ));
             }
         }
         Ok(())
     }
 
-    fn check_exhaustive(&mut self, items: &[Item], sty: TypeId, kind: SwitchKind, span: Span) -> R<()> {
+    fn check_exhaustive(
+        &mut self,
+        items: &[Item],
+        sty: TypeId,
+        kind: SwitchKind,
+        span: Span,
+    ) -> R<()> {
         let covered = |n: i128| items.iter().any(|it| it.lo <= n && n <= it.hi);
         let note = match kind {
             SwitchKind::Enum => {
-                let members = self.types.enum_def(sty).map(|d| d.members.clone()).unwrap_or_default();
-                let missing: Vec<String> = members.iter().filter(|(_, v)| !covered(*v)).map(|(n, _)| format!("`{n}`")).collect();
+                let members = self
+                    .types
+                    .enum_def(sty)
+                    .map(|d| d.members.clone())
+                    .unwrap_or_default();
+                let missing: Vec<String> = members
+                    .iter()
+                    .filter(|(_, v)| !covered(*v))
+                    .map(|(n, _)| format!("`{n}`"))
+                    .collect();
                 if missing.is_empty() {
                     return Ok(());
                 }
                 format!("not handled: {}", missing.join(", "))
             }
             SwitchKind::Bool => {
-                let missing: Vec<&str> = [(0, "false"), (1, "true")].iter().filter(|(v, _)| !covered(*v)).map(|(_, n)| *n).collect();
+                let missing: Vec<&str> = [(0, "false"), (1, "true")]
+                    .iter()
+                    .filter(|(v, _)| !covered(*v))
+                    .map(|(_, n)| *n)
+                    .collect();
                 if missing.is_empty() {
                     return Ok(());
                 }
                 format!("not handled: {}", missing.join(", "))
             }
             SwitchKind::Int => {
-                let Some((signed, bits)) = self.types.int_info(sty) else { return Ok(()) };
-                let (min, max) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+                let Some((signed, bits)) = self.types.int_info(sty) else {
+                    return Ok(());
+                };
+                let (min, max) = if signed {
+                    (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+                } else {
+                    (0, (1i128 << bits) - 1)
+                };
                 let mut sorted: Vec<(i128, i128)> = items.iter().map(|it| (it.lo, it.hi)).collect();
                 sorted.sort();
                 let mut next = min;
@@ -424,11 +663,20 @@ impl Sema {
             }
         };
         let d = self.types.display(sty);
-        let help = if kind == SwitchKind::Enum { "add the missing members, or an `else => ...` case" } else { "add an `else => ...` case" };
+        let help = if kind == SwitchKind::Enum {
+            "add the missing members, or an `else => ...` case"
+        } else {
+            "add an `else => ...` case"
+        };
         Err(self.report(
-            Diagnostic::error(codes::NON_EXHAUSTIVE, format!("switch on {d} is not exhaustive"), span, "some values have no case")
-                .with_note(note)
-                .with_help(help),
+            Diagnostic::error(
+                codes::NON_EXHAUSTIVE,
+                format!("switch on {d} is not exhaustive"),
+                span,
+                "some values have no case",
+            )
+            .with_note(note)
+            .with_help(help),
         ))
     }
 }

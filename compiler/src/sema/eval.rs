@@ -155,7 +155,11 @@ impl Env {
 
     /// Every local name in scope.
     pub fn local_names(&self) -> Vec<String> {
-        self.scopes.iter().flatten().map(|(n, _)| n.clone()).collect()
+        self.scopes
+            .iter()
+            .flatten()
+            .map(|(n, _)| n.clone())
+            .collect()
     }
 }
 
@@ -254,8 +258,13 @@ impl Sema {
 
     pub(crate) fn not_comptime(&mut self, span: Span) -> Reported {
         self.report(
-            Diagnostic::error(codes::NOT_COMPTIME, "runtime value used at comptime", span, "this is only known at runtime")
-                .with_help("comptime code can use literals, params, constants and comptime variables"),
+            Diagnostic::error(
+                codes::NOT_COMPTIME,
+                "runtime value used at comptime",
+                span,
+                "this is only known at runtime",
+            )
+            .with_help("comptime code can use literals, params, constants and comptime variables"),
         )
     }
 
@@ -268,7 +277,12 @@ impl Sema {
                 let desc = other.describe(&self.types);
                 let ty = other.ty(&mut self.types);
                 let tyd = self.types.display(ty);
-                Err(self.err(codes::NOT_A_TYPE, "expected a type", span, format!("this is the value {desc} of type {tyd}")))
+                Err(self.err(
+                    codes::NOT_A_TYPE,
+                    "expected a type",
+                    span,
+                    format!("this is the value {desc} of type {tyd}"),
+                ))
             }
         }
     }
@@ -281,7 +295,12 @@ impl Sema {
                 let span = self.span(env, e);
                 let ty = other.ty(&mut self.types);
                 let d = self.types.display(ty);
-                Err(self.err(codes::TYPE_MISMATCH, "expected an integer", span, format!("this has type {d}")))
+                Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    "expected an integer",
+                    span,
+                    format!("this has type {d}"),
+                ))
             }
         }
     }
@@ -314,8 +333,14 @@ impl Sema {
             ExprKind::Field { base, name } => self.field(env, e, *base, name, span),
             ExprKind::AnonInit(list) => self.anon_init(env, list, span),
             ExprKind::TypedInit { ty, init } => self.typed_init(env, *ty, init, span),
-            ExprKind::If { cond, then, otherwise } => self.if_expr(env, *cond, *then, *otherwise, span, None),
-            ExprKind::Switch { scrutinee, cases } => self.switch(env, *scrutinee, cases, span, true, None),
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => self.if_expr(env, *cond, *then, *otherwise, span, None),
+            ExprKind::Switch { scrutinee, cases } => {
+                self.switch(env, *scrutinee, cases, span, true, None)
+            }
             ExprKind::Block(block) => self.block_expr(env, block, span, None),
             ExprKind::Comptime(inner) => Ok(Val::Ct(self.eval_comptime(env, *inner)?)),
             ExprKind::ArrayType { dims, elem } => {
@@ -324,7 +349,12 @@ impl Sema {
                     let v = self.eval_int(env, *d)?;
                     if v < 0 {
                         let s = self.span(env, *d);
-                        return Err(self.err(codes::OUT_OF_RANGE, "array extent is negative", s, format!("this is {v}")));
+                        return Err(self.err(
+                            codes::OUT_OF_RANGE,
+                            "array extent is negative",
+                            s,
+                            format!("this is {v}"),
+                        ));
                     }
                     ds.push(v as u64);
                 }
@@ -338,15 +368,23 @@ impl Sema {
                         "use the comma form `[M, N]T` for a multi-dimensional array",
                     ));
                 }
-                Ok(Val::Ct(Value::Type(self.types.intern(Type::Array { elem, dims: ds }))))
+                Ok(Val::Ct(Value::Type(
+                    self.types.intern(Type::Array { elem, dims: ds }),
+                )))
             }
             ExprKind::PtrType { is_const, elem } => {
                 let elem = self.eval_type(env, *elem)?;
-                Ok(Val::Ct(Value::Type(self.types.intern(Type::Ptr { elem, is_const: *is_const }))))
+                Ok(Val::Ct(Value::Type(self.types.intern(Type::Ptr {
+                    elem,
+                    is_const: *is_const,
+                }))))
             }
             ExprKind::ManyPtrType { is_const, elem } => {
                 let elem = self.eval_type(env, *elem)?;
-                Ok(Val::Ct(Value::Type(self.types.intern(Type::ManyPtr { elem, is_const: *is_const }))))
+                Ok(Val::Ct(Value::Type(self.types.intern(Type::ManyPtr {
+                    elem,
+                    is_const: *is_const,
+                }))))
             }
             ExprKind::FnType { params, ret } => {
                 let mut ps = Vec::new();
@@ -354,11 +392,23 @@ impl Sema {
                     ps.push(self.eval_type(env, *p)?);
                 }
                 let ret = self.eval_type(env, *ret)?;
-                Ok(Val::Ct(Value::Type(self.types.intern(Type::Fn { params: ps, ret }))))
+                Ok(Val::Ct(Value::Type(
+                    self.types.intern(Type::Fn { params: ps, ret }),
+                )))
             }
-            ExprKind::StructType(fields) => Ok(Val::Ct(Value::Type(self.struct_type_expr(env, e, fields)?))),
-            ExprKind::EnumType { tag, members } => Ok(Val::Ct(Value::Type(self.enum_type_expr(env, e, *tag, members, span)?))),
-            ExprKind::TensorAccess { vars, extents, access } => Ok(Val::Ct(self.tensor_access(env, vars, extents, *access, span)?)),
+            ExprKind::StructType(fields) => {
+                Ok(Val::Ct(Value::Type(self.struct_type_expr(env, e, fields)?)))
+            }
+            ExprKind::EnumType { tag, members } => Ok(Val::Ct(Value::Type(
+                self.enum_type_expr(env, e, *tag, members, span)?,
+            ))),
+            ExprKind::TensorAccess {
+                vars,
+                extents,
+                access,
+            } => Ok(Val::Ct(
+                self.tensor_access(env, vars, extents, *access, span)?,
+            )),
             ExprKind::Error => Err(Reported),
         }
     }
@@ -368,15 +418,25 @@ impl Sema {
     /// literals in `if`/`switch` arms and labelled blocks a runtime type, and gives
     /// `.{ ... }` literals their struct or array type; the caller still coerces the result.
     pub fn expr_hint(&mut self, env: &mut Env, e: ExprId, hint: Option<TypeId>) -> R<Val> {
-        let Some(h) = hint else { return self.expr(env, e) };
+        let Some(h) = hint else {
+            return self.expr(env, e);
+        };
         let ast = env.ast.clone();
         let node = &ast.exprs[e];
         let span = node.span;
         match &node.kind {
-            ExprKind::If { cond, then, otherwise } => self.if_expr(env, *cond, *then, *otherwise, span, hint),
-            ExprKind::Switch { scrutinee, cases } => self.switch(env, *scrutinee, cases, span, true, hint),
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => self.if_expr(env, *cond, *then, *otherwise, span, hint),
+            ExprKind::Switch { scrutinee, cases } => {
+                self.switch(env, *scrutinee, cases, span, true, hint)
+            }
             ExprKind::Block(block) => self.block_expr(env, block, span, hint),
-            ExprKind::AnonInit(list) if matches!(self.types.get(h), Type::Struct(_) | Type::Array { .. }) => {
+            ExprKind::AnonInit(list)
+                if matches!(self.types.get(h), Type::Struct(_) | Type::Array { .. }) =>
+            {
                 self.init_list(env, h, list, span)
             }
             _ => self.expr(env, e),
@@ -422,7 +482,12 @@ impl Sema {
     pub(crate) fn undefined(&mut self, env: &Env, name: &str, span: Span) -> Reported {
         let mut cands = env.local_names();
         cands.extend(self.decl_names(env.module));
-        let mut d = Diagnostic::error(codes::UNDEFINED_NAME, format!("cannot find `{name}` in this scope"), span, "not declared");
+        let mut d = Diagnostic::error(
+            codes::UNDEFINED_NAME,
+            format!("cannot find `{name}` in this scope"),
+            span,
+            "not declared",
+        );
         if let Some(s) = did_you_mean(name, cands.iter().map(String::as_str)) {
             d = d.with_help(format!("a declaration with a similar name exists: `{s}`"));
         }
@@ -432,12 +497,15 @@ impl Sema {
     /// The value of a top-level declaration used in an expression.
     pub fn decl_val(&mut self, env: &mut Env, d: DeclRef, span: Span) -> R<Val> {
         let ast = self.mods[d.module].ast.clone();
-        let Some(decl) = ast.decls.get(d.index as usize) else { return Err(Reported) };
+        let Some(decl) = ast.decls.get(d.index as usize) else {
+            return Err(Reported);
+        };
         match &decl.kind {
             DeclKind::Param { .. } => Ok(Val::Ct(self.const_value(d, span)?)),
             DeclKind::Var(v) if v.mutability == crate::syntax::ast::Mutability::Const => {
                 Ok(Val::Ct(self.const_value(d, span)?))
             }
+            DeclKind::Var(_) if env.comptime => Err(self.var_at_comptime(d, span)),
             DeclKind::Var(_) => {
                 let p = self.global_place(env, d, span)?;
                 self.read_place(env, p, span)
@@ -448,23 +516,30 @@ impl Sema {
         }
     }
 
+    /// "runtime variable used at comptime", pointing at the `var` declaration.
+    fn var_at_comptime(&mut self, d: DeclRef, span: Span) -> Reported {
+        let ast = self.mods[d.module].ast.clone();
+        let decl_span = super::decl_name_span(&ast, d.index).unwrap_or(span);
+        self.report(
+            Diagnostic::error(codes::NOT_COMPTIME, "runtime variable used at comptime", span, "the value of a `var` is only known at runtime")
+                .with_label(decl_span, "declared as `var` here")
+                .with_help("comptime code can read params, constants and comptime variables, and take the address of a `var`"),
+        )
+    }
+
     fn global_place(&mut self, env: &mut Env, d: DeclRef, span: Span) -> R<Place> {
         if env.comptime && env.ctx != Ctx::TopComptime {
-            let ast = self.mods[d.module].ast.clone();
-            let decl_span = super::decl_name_span(&ast, d.index).unwrap_or(span);
-            return Err(self.report(
-                Diagnostic::error(
-                    codes::NOT_COMPTIME,
-                    "runtime variable used at comptime",
-                    span,
-                    "the value of a `var` is only known at runtime",
-                )
-                .with_label(decl_span, "declared as `var` here"),
-            ));
+            return Err(self.var_at_comptime(d, span));
         }
         let g = self.global_of(d, span)?;
         let ty = self.global_type(g);
-        Ok(Place::Mem { base: MemBase::Global(g), off: 0, dyn_off: None, ty, mutable: true })
+        Ok(Place::Mem {
+            base: MemBase::Global(g),
+            off: 0,
+            dyn_off: None,
+            ty,
+            mutable: true,
+        })
     }
 
     fn ident_place(&mut self, env: &mut Env, name: &str, span: Span) -> R<Place> {
@@ -474,16 +549,33 @@ impl Sema {
                 Local::CtVar(v) => {
                     let v = v.clone();
                     let ty = v.ty(&mut self.types);
-                    Ok(Place::Ct { scope: si, idx: li, path: vec![], ty })
+                    Ok(Place::Ct {
+                        scope: si,
+                        idx: li,
+                        path: vec![],
+                        ty,
+                    })
                 }
                 // A runtime aggregate held by address (a capture or a parameter).
-                Local::Reg { reg, ty, mutable } if self.types.is_mem_type(*ty) => {
-                    Ok(Place::Mem { base: MemBase::Reg(*reg), off: 0, dyn_off: None, ty: *ty, mutable: *mutable })
-                }
-                Local::Reg { reg, ty, mutable } => Ok(Place::Reg { reg: *reg, ty: *ty, mutable: *mutable }),
-                Local::Frame { off, ty, mutable } => {
-                    Ok(Place::Mem { base: MemBase::Frame(*off), off: 0, dyn_off: None, ty: *ty, mutable: *mutable })
-                }
+                Local::Reg { reg, ty, mutable } if self.types.is_mem_type(*ty) => Ok(Place::Mem {
+                    base: MemBase::Reg(*reg),
+                    off: 0,
+                    dyn_off: None,
+                    ty: *ty,
+                    mutable: *mutable,
+                }),
+                Local::Reg { reg, ty, mutable } => Ok(Place::Reg {
+                    reg: *reg,
+                    ty: *ty,
+                    mutable: *mutable,
+                }),
+                Local::Frame { off, ty, mutable } => Ok(Place::Mem {
+                    base: MemBase::Frame(*off),
+                    off: 0,
+                    dyn_off: None,
+                    ty: *ty,
+                    mutable: *mutable,
+                }),
                 Local::Poison => Err(Reported),
             };
         }
@@ -501,8 +593,13 @@ impl Sema {
 
     fn assign_const(&mut self, name: &str, span: Span) -> Reported {
         self.report(
-            Diagnostic::error(codes::ASSIGN_TO_CONST, format!("cannot assign to constant `{name}`"), span, "this is a constant")
-                .with_help("declare it with `var` to make it mutable"),
+            Diagnostic::error(
+                codes::ASSIGN_TO_CONST,
+                format!("cannot assign to constant `{name}`"),
+                span,
+                "this is a constant",
+            )
+            .with_help("declare it with `var` to make it mutable"),
         )
     }
 
@@ -525,7 +622,9 @@ impl Sema {
                     };
                     let mast = self.mods[m].ast.clone();
                     return match mast.decls.get(d.index as usize).map(|x| &x.kind) {
-                        Some(DeclKind::Var(v)) if v.mutability != crate::syntax::ast::Mutability::Const => {
+                        Some(DeclKind::Var(v))
+                            if v.mutability != crate::syntax::ast::Mutability::Const =>
+                        {
                             self.global_place(env, d, span)
                         }
                         _ => Err(self.assign_const(&name.name, span)),
@@ -557,9 +656,20 @@ impl Sema {
                     }
                 };
                 let base = self.ptr_base(env, pv, pspan)?;
-                Ok(Place::Mem { base, off: 0, dyn_off: None, ty: elem, mutable: !is_const })
+                Ok(Place::Mem {
+                    base,
+                    off: 0,
+                    dyn_off: None,
+                    ty: elem,
+                    mutable: !is_const,
+                })
             }
-            _ => Err(self.err(codes::BAD_OPERAND, "this expression is not assignable", span, "not a variable, element or dereference")),
+            _ => Err(self.err(
+                codes::BAD_OPERAND,
+                "this expression is not assignable",
+                span,
+                "not a variable, element or dereference",
+            )),
         }
     }
 
@@ -575,26 +685,59 @@ impl Sema {
             }
             Val::Ct(Value::AbsPtr { addr, .. }) => MemBase::Abs(addr),
             Val::Rt { reg, .. } => MemBase::Reg(reg),
-            Val::Ct(_) => return Err(self.err(codes::NOT_A_POINTER, "not a pointer", span, "expected a pointer")),
+            Val::Ct(_) => {
+                return Err(self.err(
+                    codes::NOT_A_POINTER,
+                    "not a pointer",
+                    span,
+                    "expected a pointer",
+                ));
+            }
         })
     }
 
-    fn index_place(&mut self, env: &mut Env, base: ExprId, indices: &[ExprId], span: Span) -> R<Place> {
+    fn index_place(
+        &mut self,
+        env: &mut Env,
+        base: ExprId,
+        indices: &[ExprId],
+        span: Span,
+    ) -> R<Place> {
         let bspan = self.span(env, base);
         // A pointer-valued base ([*]T or *[N]T) is indexed through its value; an array
         // variable through its place.
-        let base_place = if self.is_place_expr(env, base) { Some(self.place(env, base)?) } else { None };
+        let base_place = if self.is_place_expr(env, base) {
+            Some(self.place(env, base)?)
+        } else {
+            None
+        };
         let (mbase, off, dyn_off, arr_ty, mutable) = match base_place {
-            Some(Place::Mem { base, off, dyn_off, ty, mutable }) if matches!(self.types.get(ty), Type::Array { .. }) => {
+            Some(Place::Mem {
+                base,
+                off,
+                dyn_off,
+                ty,
+                mutable,
+            }) if matches!(self.types.get(ty), Type::Array { .. }) => {
                 (base, off, dyn_off, ty, mutable)
             }
-            Some(Place::Ct { scope, idx, mut path, ty }) => {
+            Some(Place::Ct {
+                scope,
+                idx,
+                mut path,
+                ty,
+            }) => {
                 let Type::Array { elem, dims } = self.types.get(ty).clone() else {
                     return Err(self.not_indexable(ty, bspan));
                 };
                 let flat = self.ct_flat_index(env, &dims, indices, span)?;
                 path.push(flat);
-                return Ok(Place::Ct { scope, idx, path, ty: elem });
+                return Ok(Place::Ct {
+                    scope,
+                    idx,
+                    path,
+                    ty: elem,
+                });
             }
             other => {
                 // Not an array place: index through a pointer value (or the address of a
@@ -609,12 +752,25 @@ impl Sema {
                         let mb = self.ptr_base(env, pv, bspan)?;
                         let esize = self.types.size_of(elem).unwrap_or(0) as u32;
                         if indices.len() != 1 {
-                            return Err(self.err(codes::NOT_INDEXABLE, "a [*] pointer takes one index", span, "one index expected"));
+                            return Err(self.err(
+                                codes::NOT_INDEXABLE,
+                                "a [*] pointer takes one index",
+                                span,
+                                "one index expected",
+                            ));
                         }
                         let (coff, dreg) = self.scaled_index(env, indices[0], esize)?;
-                        return Ok(Place::Mem { base: mb, off: coff, dyn_off: dreg, ty: elem, mutable: !is_const });
+                        return Ok(Place::Mem {
+                            base: mb,
+                            off: coff,
+                            dyn_off: dreg,
+                            ty: elem,
+                            mutable: !is_const,
+                        });
                     }
-                    Type::Ptr { elem, is_const } if matches!(self.types.get(elem), Type::Array { .. }) => {
+                    Type::Ptr { elem, is_const }
+                        if matches!(self.types.get(elem), Type::Array { .. }) =>
+                    {
                         let mb = self.ptr_base(env, pv, bspan)?;
                         (mb, 0, None, elem, !is_const)
                     }
@@ -685,7 +841,13 @@ impl Sema {
             (Some(a), Some(b)) => Some(self.emit_bin(env, BinOp::Add, NumTy::U16, a, b)),
             (a, b) => a.or(b),
         };
-        Ok(Place::Mem { base: mbase, off: off + const_part as u32, dyn_off, ty: elem, mutable })
+        Ok(Place::Mem {
+            base: mbase,
+            off: off + const_part as u32,
+            dyn_off,
+            ty: elem,
+            mutable,
+        })
     }
 
     /// Whether an expression designates a variable (rather than a constant or a
@@ -695,16 +857,22 @@ impl Sema {
         match &ast.exprs[e].kind {
             ExprKind::Ident(n) => match env.find(n) {
                 Some((si, li)) => !matches!(env.scopes[si][li].1, Local::Value(_) | Local::Poison),
-                None => self.lookup_decl(env.module, n).is_some_and(|d| self.is_var_decl(d)),
+                None => self
+                    .lookup_decl(env.module, n)
+                    .is_some_and(|d| self.is_var_decl(d)),
             },
             ExprKind::Field { base, .. } if self.is_place_expr(env, *base) => true,
-            ExprKind::Builtin { name, args } if name.name == "field" && args.len() == 2 => self.is_place_expr(env, args[0]),
+            ExprKind::Builtin { name, args } if name.name == "field" && args.len() == 2 => {
+                self.is_place_expr(env, args[0])
+            }
             ExprKind::Field { base, name } => match &ast.exprs[*base].kind {
                 ExprKind::Ident(_) => {
                     let saved = self.diags.len();
                     let r = self.expr(env, *base);
                     match r {
-                        Ok(Val::Ct(Value::Module(m))) => self.lookup_decl(m, &name.name).is_some_and(|d| self.is_var_decl(d)),
+                        Ok(Val::Ct(Value::Module(m))) => self
+                            .lookup_decl(m, &name.name)
+                            .is_some_and(|d| self.is_var_decl(d)),
                         _ => {
                             self.diags.truncate(saved);
                             false
@@ -739,10 +907,21 @@ impl Sema {
 
     fn not_indexable(&mut self, ty: TypeId, span: Span) -> Reported {
         let d = self.types.display(ty);
-        self.err(codes::NOT_INDEXABLE, format!("cannot index a value of type {d}"), span, "not an array or [*] pointer")
+        self.err(
+            codes::NOT_INDEXABLE,
+            format!("cannot index a value of type {d}"),
+            span,
+            "not an array or [*] pointer",
+        )
     }
 
-    fn ct_flat_index(&mut self, env: &mut Env, dims: &[u64], indices: &[ExprId], span: Span) -> R<usize> {
+    fn ct_flat_index(
+        &mut self,
+        env: &mut Env,
+        dims: &[u64],
+        indices: &[ExprId],
+        span: Span,
+    ) -> R<usize> {
         if indices.len() != dims.len() {
             return Err(self.rank_mismatch(dims.len(), indices.len(), span));
         }
@@ -773,8 +952,14 @@ impl Sema {
                 Some((si, li)) => matches!(env.scopes[si][li].1, Local::Value(_) | Local::CtVar(_)),
                 None => self.lookup_decl(env.module, n).is_some_and(|d| {
                     let a = self.mods[d.module].ast.clone();
-                    matches!(a.decls.get(d.index as usize).map(|x| &x.kind),
-                        Some(DeclKind::Param { .. }) | Some(DeclKind::Var(crate::syntax::ast::VarDecl { mutability: crate::syntax::ast::Mutability::Const, .. })))
+                    matches!(
+                        a.decls.get(d.index as usize).map(|x| &x.kind),
+                        Some(DeclKind::Param { .. })
+                            | Some(DeclKind::Var(crate::syntax::ast::VarDecl {
+                                mutability: crate::syntax::ast::Mutability::Const,
+                                ..
+                            }))
+                    )
                 }),
             },
             ExprKind::Field { .. } => !self.is_place_expr(env, base),
@@ -791,7 +976,9 @@ impl Sema {
         let span = self.span(env, base);
         match bv {
             Value::Array(t, elems) => {
-                let Type::Array { dims, .. } = self.types.get(t).clone() else { return Ok(None) };
+                let Type::Array { dims, .. } = self.types.get(t).clone() else {
+                    return Ok(None);
+                };
                 let mut idx = Vec::new();
                 for &i in indices {
                     let v = self.expr(env, i)?;
@@ -804,7 +991,10 @@ impl Sema {
                 // A runtime index into a constant array: the array is placed in memory as
                 // read-only data.
                 if env.comptime {
-                    let s = idx.iter().find(|(v, _)| matches!(v, Val::Rt { .. })).map_or(span, |(_, s)| *s);
+                    let s = idx
+                        .iter()
+                        .find(|(v, _)| matches!(v, Val::Rt { .. }))
+                        .map_or(span, |(_, s)| *s);
                     return Err(self.not_comptime(s));
                 }
                 let addr = self.const_addr(env, &Value::Array(t, elems), span)?;
@@ -820,7 +1010,15 @@ impl Sema {
                     Some((_, v)) if i >= 0 => Ok(Some(Val::Ct(v.clone()))),
                     _ => {
                         let s = self.span(env, indices[0]);
-                        Err(self.err(codes::COMPTIME_INDEX, format!("index {i} is out of range for a tuple of {} elements", fields.len()), s, "out of range"))
+                        Err(self.err(
+                            codes::COMPTIME_INDEX,
+                            format!(
+                                "index {i} is out of range for a tuple of {} elements",
+                                fields.len()
+                            ),
+                            s,
+                            "out of range",
+                        ))
                     }
                 }
             }
@@ -840,11 +1038,21 @@ impl Sema {
                 other => {
                     let t = self.val_ty(other);
                     let d = self.types.display(t);
-                    return Err(self.err(codes::TYPE_MISMATCH, "array index must be an integer", *s, format!("this has type {d}")));
+                    return Err(self.err(
+                        codes::TYPE_MISMATCH,
+                        "array index must be an integer",
+                        *s,
+                        format!("this has type {d}"),
+                    ));
                 }
             };
             if i < 0 || i as u128 >= u128::from(dims[k]) {
-                return Err(self.err(codes::COMPTIME_INDEX, format!("index {i} is out of range for an extent of {}", dims[k]), *s, "out of range"));
+                return Err(self.err(
+                    codes::COMPTIME_INDEX,
+                    format!("index {i} is out of range for an extent of {}", dims[k]),
+                    *s,
+                    "out of range",
+                ));
             }
             flat = flat * dims[k] + i as u64;
         }
@@ -853,14 +1061,19 @@ impl Sema {
 
     fn rank_mismatch(&mut self, rank: usize, given: usize, span: Span) -> Reported {
         let help = if rank > 1 && given == 1 {
-            format!("index every dimension at once, e.g. `a[i, j]`; the array has {rank} dimensions")
+            format!(
+                "index every dimension at once, e.g. `a[i, j]`; the array has {rank} dimensions"
+            )
         } else {
             format!("give one index per dimension ({rank})")
         };
         self.report(
             Diagnostic::error(
                 codes::NOT_INDEXABLE,
-                format!("array of rank {rank} indexed with {given} ind{}", if given == 1 { "ex" } else { "ices" }),
+                format!(
+                    "array of rank {rank} indexed with {given} ind{}",
+                    if given == 1 { "ex" } else { "ices" }
+                ),
                 span,
                 "wrong number of indices",
             )
@@ -872,22 +1085,35 @@ impl Sema {
     /// (see [`TypeStore::is_mem_type`](super::types::TypeStore::is_mem_type)).
     pub fn read_place(&mut self, env: &mut Env, p: Place, span: Span) -> R<Val> {
         match p {
-            Place::Ct { scope, idx, path, .. } => {
-                let Some((_, Local::CtVar(v))) = env.scopes.get(scope).and_then(|s| s.get(idx)) else {
+            Place::Ct {
+                scope, idx, path, ..
+            } => {
+                let Some((_, Local::CtVar(v))) = env.scopes.get(scope).and_then(|s| s.get(idx))
+                else {
                     return Err(Reported);
                 };
                 let mut v = v.clone();
                 for i in path {
                     v = match v {
-                        Value::Array(_, elems) | Value::Record(_, elems) => elems.get(i).cloned().ok_or(Reported)?,
-                        Value::Struct(fields) => fields.get(i).map(|(_, v)| v.clone()).ok_or(Reported)?,
+                        Value::Array(_, elems) | Value::Record(_, elems) => {
+                            elems.get(i).cloned().ok_or(Reported)?
+                        }
+                        Value::Struct(fields) => {
+                            fields.get(i).map(|(_, v)| v.clone()).ok_or(Reported)?
+                        }
                         _ => return Err(Reported),
                     };
                 }
                 Ok(Val::Ct(v))
             }
             Place::Reg { reg, ty, .. } => Ok(Val::Rt { reg, ty }),
-            Place::Mem { base, off, dyn_off, ty, .. } => {
+            Place::Mem {
+                base,
+                off,
+                dyn_off,
+                ty,
+                ..
+            } => {
                 if env.comptime {
                     return Err(self.not_comptime(span));
                 }
@@ -906,7 +1132,11 @@ impl Sema {
                 };
                 let addr = self.place_addr(env, base, off, dyn_off, span)?;
                 let dst = self.fb(env).reg();
-                self.fb(env).emit(Inst::Load { w: nt.width(), dst, addr });
+                self.fb(env).emit(Inst::Load {
+                    w: nt.width(),
+                    dst,
+                    addr,
+                });
                 Ok(Val::Rt { reg: dst, ty })
             }
         }
@@ -914,18 +1144,37 @@ impl Sema {
 
     /// Writes a value to a place (the value is coerced to the place's type). Aggregates
     /// and descriptors are copied.
-    pub fn write_place(&mut self, env: &mut Env, p: Place, v: Val, span: Span, target_span: Span) -> R<()> {
+    pub fn write_place(
+        &mut self,
+        env: &mut Env,
+        p: Place,
+        v: Val,
+        span: Span,
+        target_span: Span,
+    ) -> R<()> {
         match p {
-            Place::Ct { scope, idx, path, ty } => {
+            Place::Ct {
+                scope,
+                idx,
+                path,
+                ty,
+            } => {
                 let Val::Ct(v) = v else {
                     return Err(self.report(
-                        Diagnostic::error(codes::NOT_COMPTIME, "runtime value stored in a comptime variable", span, "only known at runtime")
-                            .with_label(target_span, "this is a comptime variable")
-                            .with_help("declare the variable with `var` to hold runtime values"),
+                        Diagnostic::error(
+                            codes::NOT_COMPTIME,
+                            "runtime value stored in a comptime variable",
+                            span,
+                            "only known at runtime",
+                        )
+                        .with_label(target_span, "this is a comptime variable")
+                        .with_help("declare the variable with `var` to hold runtime values"),
                     ));
                 };
                 let v = self.coerce_value(v, ty, span)?;
-                let Some((_, Local::CtVar(slot))) = env.scopes.get_mut(scope).and_then(|s| s.get_mut(idx)) else {
+                let Some((_, Local::CtVar(slot))) =
+                    env.scopes.get_mut(scope).and_then(|s| s.get_mut(idx))
+                else {
                     return Err(Reported);
                 };
                 set_path(slot, &path, v);
@@ -933,14 +1182,25 @@ impl Sema {
             }
             Place::Reg { reg, ty, mutable } => {
                 if !mutable {
-                    return Err(self.err(codes::ASSIGN_TO_CONST, "cannot assign to a constant", target_span, "this is a constant"));
+                    return Err(self.err(
+                        codes::ASSIGN_TO_CONST,
+                        "cannot assign to a constant",
+                        target_span,
+                        "this is a constant",
+                    ));
                 }
                 let v = self.coerce(env, v, ty, span)?;
                 let src = self.materialize(env, v, span)?;
                 self.fb(env).emit(Inst::Mov { dst: reg, src });
                 Ok(())
             }
-            Place::Mem { base, off, dyn_off, ty, mutable } => {
+            Place::Mem {
+                base,
+                off,
+                dyn_off,
+                ty,
+                mutable,
+            } => {
                 if !mutable {
                     return Err(self.err(
                         codes::ASSIGN_TO_CONST,
@@ -961,11 +1221,20 @@ impl Sema {
                 }
                 let Some(nt) = self.types.num_ty(ty) else {
                     let d = self.types.display(ty);
-                    return Err(self.err(codes::NOT_COMPTIME, format!("a value of type {d} exists only at comptime"), target_span, "cannot be stored in memory"));
+                    return Err(self.err(
+                        codes::NOT_COMPTIME,
+                        format!("a value of type {d} exists only at comptime"),
+                        target_span,
+                        "cannot be stored in memory",
+                    ));
                 };
                 let src = self.materialize(env, v, span)?;
                 let addr = self.place_addr(env, base, off, dyn_off, span)?;
-                self.fb(env).emit(Inst::Store { w: nt.width(), addr, src });
+                self.fb(env).emit(Inst::Store {
+                    w: nt.width(),
+                    addr,
+                    src,
+                });
                 Ok(())
             }
         }
@@ -988,7 +1257,10 @@ impl Sema {
                     (src, dst)
                 } else {
                     let k = self.imm(env, i * step);
-                    (self.emit_bin(env, BinOp::Add, NumTy::U16, src, k), self.emit_bin(env, BinOp::Add, NumTy::U16, dst, k))
+                    (
+                        self.emit_bin(env, BinOp::Add, NumTy::U16, src, k),
+                        self.emit_bin(env, BinOp::Add, NumTy::U16, dst, k),
+                    )
                 };
                 let t = self.fb(env).reg();
                 self.fb(env).emit(Inst::Load { w, dst: t, addr: s });
@@ -1006,20 +1278,43 @@ impl Sema {
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(header);
         let c = self.fb(env).reg();
-        self.fb(env).emit(Inst::Cmp { op: CmpOp::Lt, ty: NumTy::U16, dst: c, a: i, b: end });
-        self.fb(env).terminate(Term::Branch { cond: c, then: body, otherwise: exit });
+        self.fb(env).emit(Inst::Cmp {
+            op: CmpOp::Lt,
+            ty: NumTy::U16,
+            dst: c,
+            a: i,
+            b: end,
+        });
+        self.fb(env).terminate(Term::Branch {
+            cond: c,
+            then: body,
+            otherwise: exit,
+        });
         self.fb(env).switch_to(body);
         let s = self.emit_bin(env, BinOp::Add, NumTy::U16, src, i);
         let d = self.emit_bin(env, BinOp::Add, NumTy::U16, dst, i);
         let t = self.fb(env).reg();
         self.fb(env).emit(Inst::Load { w, dst: t, addr: s });
         self.fb(env).emit(Inst::Store { w, addr: d, src: t });
-        self.fb(env).emit(Inst::Bin { op: BinOp::Add, ty: NumTy::U16, dst: i, a: i, b: k });
+        self.fb(env).emit(Inst::Bin {
+            op: BinOp::Add,
+            ty: NumTy::U16,
+            dst: i,
+            a: i,
+            b: k,
+        });
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(exit);
     }
 
-    pub(crate) fn place_addr(&mut self, env: &mut Env, base: MemBase, off: u32, dyn_off: Option<VReg>, span: Span) -> R<VReg> {
+    pub(crate) fn place_addr(
+        &mut self,
+        env: &mut Env,
+        base: MemBase,
+        off: u32,
+        dyn_off: Option<VReg>,
+        span: Span,
+    ) -> R<VReg> {
         let b = match base {
             MemBase::Global(g) => self.emit_global_addr(env, g, off, span)?,
             MemBase::Frame(f) => {
@@ -1043,12 +1338,22 @@ impl Sema {
         })
     }
 
-    fn emit_global_addr(&mut self, env: &mut Env, global: crate::ir::GlobalId, offset: u32, span: Span) -> R<VReg> {
+    fn emit_global_addr(
+        &mut self,
+        env: &mut Env,
+        global: crate::ir::GlobalId,
+        offset: u32,
+        span: Span,
+    ) -> R<VReg> {
         if env.comptime && env.ctx != Ctx::TopComptime {
             return Err(self.not_comptime(span));
         }
         let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::GlobalAddr { dst, global, offset });
+        self.fb(env).emit(Inst::GlobalAddr {
+            dst,
+            global,
+            offset,
+        });
         Ok(dst)
     }
 
@@ -1068,7 +1373,14 @@ impl Sema {
         dst
     }
 
-    pub(crate) fn emit_bin(&mut self, env: &mut Env, op: BinOp, ty: NumTy, a: VReg, b: VReg) -> VReg {
+    pub(crate) fn emit_bin(
+        &mut self,
+        env: &mut Env,
+        op: BinOp,
+        ty: NumTy,
+        a: VReg,
+        b: VReg,
+    ) -> VReg {
         let dst = self.fb(env).reg();
         self.fb(env).emit(Inst::Bin { op, ty, dst, a, b });
         dst
@@ -1087,7 +1399,12 @@ impl Sema {
         let ty = self.val_ty(&v);
         if !self.types.is_int(ty) {
             let d = self.types.display(ty);
-            return Err(self.err(codes::TYPE_MISMATCH, "array index must be an integer", span, format!("this has type {d}")));
+            return Err(self.err(
+                codes::TYPE_MISMATCH,
+                "array index must be an integer",
+                span,
+                format!("this has type {d}"),
+            ));
         }
         if env.comptime {
             return Err(self.not_comptime(span));
@@ -1098,7 +1415,12 @@ impl Sema {
             return Ok(r);
         }
         let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::Conv { to: NumTy::U16, from, dst, src: r });
+        self.fb(env).emit(Inst::Conv {
+            to: NumTy::U16,
+            from,
+            dst,
+            src: r,
+        });
         Ok(dst)
     }
 
@@ -1120,7 +1442,9 @@ impl Sema {
             return Err(self.not_comptime(span));
         }
         let bits = match &v {
-            Value::GlobalPtr { global, offset, .. } => return self.emit_global_addr(env, *global, *offset, span),
+            Value::GlobalPtr { global, offset, .. } => {
+                return self.emit_global_addr(env, *global, *offset, span);
+            }
             Value::Dsd(d) => {
                 let d = d.clone();
                 return self.dsd_const_addr(env, &d, span);
@@ -1142,7 +1466,10 @@ impl Sema {
         Ok(match v {
             Value::Bool(b) => u32::from(*b),
             Value::Enum(t, i) => {
-                let tag = self.types.enum_def(*t).map_or(self.types.common.u16, |d| d.tag);
+                let tag = self
+                    .types
+                    .enum_def(*t)
+                    .map_or(self.types.common.u16, |d| d.tag);
                 return self.scalar_bits(&Value::Int(*i, tag), span);
             }
             Value::Int(i, t) => {
@@ -1156,9 +1483,18 @@ impl Sema {
                 }
                 let (_, bits) = self.types.int_info(*t).unwrap_or((false, 32));
                 if bits > 32 {
-                    return Err(self.err(codes::UNSUPPORTED, "64-bit integers are not supported at runtime", span, "use a 32-bit type"));
+                    return Err(self.err(
+                        codes::UNSUPPORTED,
+                        "64-bit integers are not supported at runtime",
+                        span,
+                        "use a 32-bit type",
+                    ));
                 }
-                let mask: u64 = if bits >= 32 { 0xffff_ffff } else { (1u64 << bits) - 1 };
+                let mask: u64 = if bits >= 32 {
+                    0xffff_ffff
+                } else {
+                    (1u64 << bits) - 1
+                };
                 ((*i as i64 as u64) & mask) as u32
             }
             Value::Float(f, t) => match self.types.get(*t) {
@@ -1180,7 +1516,12 @@ impl Sema {
             other => {
                 let ty = other.ty(&mut self.types);
                 let d = self.types.display(ty);
-                return Err(self.err(codes::NOT_COMPTIME, format!("a value of type {d} exists only at comptime"), span, "used in runtime code here"));
+                return Err(self.err(
+                    codes::NOT_COMPTIME,
+                    format!("a value of type {d} exists only at comptime"),
+                    span,
+                    "used in runtime code here",
+                ));
             }
         })
     }
@@ -1195,28 +1536,45 @@ impl Sema {
         }
         let target = self.types.get(ty).clone();
         let ok = match (&v, &target) {
-            (_, Type::ComptimeStruct) if matches!(v, Value::Struct(_) | Value::Record(..)) => Some(v.clone()),
-            (Value::Struct(fields), Type::Struct(_)) => return self.anon_to_record(fields.clone(), ty, span),
-            (Value::Void, Type::Struct(_)) => return self.anon_to_record(Rc::new(Vec::new()), ty, span),
+            (_, Type::ComptimeStruct) if matches!(v, Value::Struct(_) | Value::Record(..)) => {
+                Some(v.clone())
+            }
+            (Value::Struct(fields), Type::Struct(_)) => {
+                return self.anon_to_record(fields.clone(), ty, span);
+            }
+            (Value::Void, Type::Struct(_)) => {
+                return self.anon_to_record(Rc::new(Vec::new()), ty, span);
+            }
             (Value::Func(d), Type::Fn { .. }) => return self.coerce_func(*d, ty, ty, span),
-            (Value::Func(d), Type::Ptr { elem, .. }) if matches!(self.types.get(*elem), Type::Fn { .. }) => {
+            (Value::Func(d), Type::Ptr { elem, .. })
+                if matches!(self.types.get(*elem), Type::Fn { .. }) =>
+            {
                 return self.coerce_func(*d, *elem, ty, span);
             }
             (Value::Int(i, _), Type::Int { .. }) => {
                 if !self.types.int_fits(ty, *i) {
                     let d = self.types.display(ty);
                     return Err(self.report(
-                        Diagnostic::error(codes::OUT_OF_RANGE, format!("integer {i} does not fit in {d}"), span, format!("out of range for {d}"))
-                            .with_help(int_range_help(&self.types, ty)),
+                        Diagnostic::error(
+                            codes::OUT_OF_RANGE,
+                            format!("integer {i} does not fit in {d}"),
+                            span,
+                            format!("out of range for {d}"),
+                        )
+                        .with_help(int_range_help(&self.types, ty)),
                     ));
                 }
                 Some(Value::Int(*i, ty))
             }
             (Value::Int(i, _), Type::ComptimeInt) => Some(Value::Int(*i, ty)),
-            (Value::Int(i, t), Type::F16 | Type::F32 | Type::ComptimeFloat) if *t == self.types.common.comptime_int => {
+            (Value::Int(i, t), Type::F16 | Type::F32 | Type::ComptimeFloat)
+                if *t == self.types.common.comptime_int =>
+            {
                 Some(Value::Float(round_to(&target, *i as f64), ty))
             }
-            (Value::Float(f, t), Type::F16 | Type::F32) if *t == self.types.common.comptime_float => {
+            (Value::Float(f, t), Type::F16 | Type::F32)
+                if *t == self.types.common.comptime_float =>
+            {
                 Some(Value::Float(round_to(&target, *f), ty))
             }
             (Value::Float(f, _), Type::ComptimeFloat) => Some(Value::Float(*f, ty)),
@@ -1232,7 +1590,12 @@ impl Sema {
                     None
                 }
             }
-            (Value::Struct(fields), Type::Array { elem, dims }) if fields.iter().enumerate().all(|(i, (n, _))| *n == i.to_string()) => {
+            (Value::Struct(fields), Type::Array { elem, dims })
+                if fields
+                    .iter()
+                    .enumerate()
+                    .all(|(i, (n, _))| *n == i.to_string()) =>
+            {
                 let n: u64 = dims.iter().product();
                 if fields.len() as u64 == n {
                     let mut out = Vec::with_capacity(fields.len());
@@ -1245,9 +1608,15 @@ impl Sema {
                 }
             }
             (Value::GlobalPtr { global, offset, .. }, _) if self.ptr_coercible(vt, ty) => {
-                Some(Value::GlobalPtr { global: *global, offset: *offset, ty })
+                Some(Value::GlobalPtr {
+                    global: *global,
+                    offset: *offset,
+                    ty,
+                })
             }
-            (Value::AbsPtr { addr, .. }, _) if self.ptr_coercible(vt, ty) => Some(Value::AbsPtr { addr: *addr, ty }),
+            (Value::AbsPtr { addr, .. }, _) if self.ptr_coercible(vt, ty) => {
+                Some(Value::AbsPtr { addr: *addr, ty })
+            }
             (Value::Task(_), Type::LocalTaskId | Type::DataTaskId | Type::ControlTaskId) => None,
             _ => None,
         };
@@ -1260,16 +1629,29 @@ impl Sema {
     pub(crate) fn mismatch(&mut self, expected: TypeId, found: TypeId, span: Span) -> Reported {
         let e = self.types.display(expected);
         let f = self.types.display(found);
-        let mut d = Diagnostic::error(codes::TYPE_MISMATCH, format!("expected {e}, found {f}"), span, format!("this has type {f}"));
+        let mut d = Diagnostic::error(
+            codes::TYPE_MISMATCH,
+            format!("expected {e}, found {f}"),
+            span,
+            format!("this has type {f}"),
+        );
         let (te, tf) = (self.types.get(expected), self.types.get(found));
         if self.types.is_numeric(expected) && self.types.is_numeric(found) {
             d = d.with_help(format!("convert explicitly with `@as({e}, ...)`"));
+        } else if found == self.types.common.void {
+            d = d.with_note(
+                "this expression produces no value (a call of a `void` function, or a statement)",
+            );
         } else if expected == self.types.common.bool_ && self.types.is_numeric(found) {
             d = d.with_help("numbers are not conditions; compare explicitly, e.g. `x != 0`");
         } else if matches!((te, tf), (Type::Struct(_), Type::Struct(_))) {
             d = d.with_note("struct types are nominal: two definitions are different types even when their fields match");
-        } else if matches!((te, tf), (Type::Enum(_), _)) && self.types.is_int(found) || matches!((te, tf), (_, Type::Enum(_))) && self.types.is_int(expected) {
-            d = d.with_help(format!("convert between enums and integers with `@as({e}, ...)`"));
+        } else if matches!((te, tf), (Type::Enum(_), _)) && self.types.is_int(found)
+            || matches!((te, tf), (_, Type::Enum(_))) && self.types.is_int(expected)
+        {
+            d = d.with_help(format!(
+                "convert between enums and integers with `@as({e}, ...)`"
+            ));
         }
         self.report(d)
     }
@@ -1277,11 +1659,30 @@ impl Sema {
     fn ptr_coercible(&self, from: TypeId, to: TypeId) -> bool {
         match (self.types.get(from), self.types.get(to)) {
             // *[N]T -> [*]T
-            (Type::Ptr { elem, is_const: fc }, Type::ManyPtr { elem: te, is_const: tc }) => {
-                matches!(self.types.get(*elem), Type::Array { elem: ae, dims } if ae == te && dims.len() == 1) && (*tc || !*fc)
+            (
+                Type::Ptr { elem, is_const: fc },
+                Type::ManyPtr {
+                    elem: te,
+                    is_const: tc,
+                },
+            ) => {
+                matches!(self.types.get(*elem), Type::Array { elem: ae, dims } if ae == te && dims.len() == 1)
+                    && (*tc || !*fc)
             }
-            (Type::Ptr { elem, is_const: fc }, Type::Ptr { elem: te, is_const: tc }) => elem == te && (*tc || !*fc),
-            (Type::ManyPtr { elem, is_const: fc }, Type::ManyPtr { elem: te, is_const: tc }) => elem == te && (*tc || !*fc),
+            (
+                Type::Ptr { elem, is_const: fc },
+                Type::Ptr {
+                    elem: te,
+                    is_const: tc,
+                },
+            ) => elem == te && (*tc || !*fc),
+            (
+                Type::ManyPtr { elem, is_const: fc },
+                Type::ManyPtr {
+                    elem: te,
+                    is_const: tc,
+                },
+            ) => elem == te && (*tc || !*fc),
             _ => false,
         }
     }
@@ -1323,7 +1724,12 @@ impl Sema {
                 UnaryOp::BitNot => "~",
                 UnaryOp::AddrOf => "&",
             };
-            return Err(self.err(codes::BAD_OPERAND, format!("operator `{sym}` cannot be applied to {d}"), ospan, format!("this has type {d}")));
+            return Err(self.err(
+                codes::BAD_OPERAND,
+                format!("operator `{sym}` cannot be applied to {d}"),
+                ospan,
+                format!("this has type {d}"),
+            ));
         }
         match v {
             Val::Ct(c) => Ok(Val::Ct(match (op, c) {
@@ -1331,7 +1737,12 @@ impl Sema {
                     let r = -i;
                     if !self.types.int_fits(t, r) {
                         let d = self.types.display(t);
-                        return Err(self.err(codes::OUT_OF_RANGE, format!("negation overflows {d}"), span, "result out of range"));
+                        return Err(self.err(
+                            codes::OUT_OF_RANGE,
+                            format!("negation overflows {d}"),
+                            span,
+                            "result out of range",
+                        ));
                     }
                     Value::Int(r, t)
                 }
@@ -1351,7 +1762,12 @@ impl Sema {
                     _ => UnOp::Not,
                 };
                 let dst = self.fb(env).reg();
-                self.fb(env).emit(Inst::Un { op: uop, ty: nt, dst, a: reg });
+                self.fb(env).emit(Inst::Un {
+                    op: uop,
+                    ty: nt,
+                    dst,
+                    a: reg,
+                });
                 Ok(Val::Rt { reg: dst, ty })
             }
         }
@@ -1363,7 +1779,11 @@ impl Sema {
         if let ExprKind::Ident(n) = &env.ast.exprs[operand].kind
             && env.find(n).is_none()
             && let Some(d) = self.lookup_decl(env.module, n)
-            && let Some(DeclKind::Fn(f)) = self.mods[d.module].ast.decls.get(d.index as usize).map(|x| &x.kind)
+            && let Some(DeclKind::Fn(f)) = self.mods[d.module]
+                .ast
+                .decls
+                .get(d.index as usize)
+                .map(|x| &x.kind)
         {
             if f.is_inline {
                 let fspan = f.name.span;
@@ -1373,7 +1793,10 @@ impl Sema {
         }
         if !self.is_place_expr(env, operand) {
             // A named constant gets a read-only copy in memory; a temporary has no address.
-            let named = matches!(env.ast.exprs[operand].kind, ExprKind::Ident(_) | ExprKind::Field { .. } | ExprKind::Index { .. });
+            let named = matches!(
+                env.ast.exprs[operand].kind,
+                ExprKind::Ident(_) | ExprKind::Field { .. } | ExprKind::Index { .. }
+            );
             let v = self.expr(env, operand)?;
             return match v {
                 Val::Ct(Value::Func(d)) => Ok(Val::Ct(Value::Func(d))),
@@ -1381,15 +1804,34 @@ impl Sema {
                     let ty = c.ty(&mut self.types);
                     if self.types.size_of(ty).is_none() || self.types.is_comptime_only(ty) {
                         let d = self.types.display(ty);
-                        return Err(self.err(codes::NOT_COMPTIME, format!("a value of type {d} exists only at comptime and has no address"), ospan, "comptime-only"));
+                        return Err(self.err(
+                            codes::NOT_COMPTIME,
+                            format!(
+                                "a value of type {d} exists only at comptime and has no address"
+                            ),
+                            ospan,
+                            "comptime-only",
+                        ));
                     }
                     let g = self.const_global(&c, ty, ospan)?;
-                    let pty = self.types.intern(Type::Ptr { elem: ty, is_const: true });
-                    Ok(Val::Ct(Value::GlobalPtr { global: g, offset: 0, ty: pty }))
+                    let pty = self.types.intern(Type::Ptr {
+                        elem: ty,
+                        is_const: true,
+                    });
+                    Ok(Val::Ct(Value::GlobalPtr {
+                        global: g,
+                        offset: 0,
+                        ty: pty,
+                    }))
                 }
                 _ => Err(self.report(
-                    Diagnostic::error(codes::BAD_OPERAND, "cannot take the address of a temporary value", ospan, "this value is not stored anywhere")
-                        .with_help("store it in a `var` first and take the address of that"),
+                    Diagnostic::error(
+                        codes::BAD_OPERAND,
+                        "cannot take the address of a temporary value",
+                        ospan,
+                        "this value is not stored anywhere",
+                    )
+                    .with_help("store it in a `var` first and take the address of that"),
                 )),
             };
         }
@@ -1402,11 +1844,27 @@ impl Sema {
         let p = self.place(env, operand);
         env.comptime = saved;
         match p? {
-            Place::Mem { base, off, dyn_off, ty, mutable } => {
-                let pty = self.types.intern(Type::Ptr { elem: ty, is_const: !mutable });
+            Place::Mem {
+                base,
+                off,
+                dyn_off,
+                ty,
+                mutable,
+            } => {
+                let pty = self.types.intern(Type::Ptr {
+                    elem: ty,
+                    is_const: !mutable,
+                });
                 match (base, dyn_off) {
-                    (MemBase::Global(g), None) => Ok(Val::Ct(Value::GlobalPtr { global: g, offset: off, ty: pty })),
-                    (MemBase::Abs(a), None) => Ok(Val::Ct(Value::AbsPtr { addr: a + off, ty: pty })),
+                    (MemBase::Global(g), None) => Ok(Val::Ct(Value::GlobalPtr {
+                        global: g,
+                        offset: off,
+                        ty: pty,
+                    })),
+                    (MemBase::Abs(a), None) => Ok(Val::Ct(Value::AbsPtr {
+                        addr: a + off,
+                        ty: pty,
+                    })),
                     _ => {
                         if env.comptime {
                             return Err(self.not_comptime(span));
@@ -1417,25 +1875,47 @@ impl Sema {
                 }
             }
             Place::Ct { .. } => Err(self.report(
-                Diagnostic::error(codes::NOT_COMPTIME, "a comptime variable has no address", ospan, "exists only while compiling")
-                    .with_help("declare it with `var` to give it storage at runtime"),
+                Diagnostic::error(
+                    codes::NOT_COMPTIME,
+                    "a comptime variable has no address",
+                    ospan,
+                    "exists only while compiling",
+                )
+                .with_help("declare it with `var` to give it storage at runtime"),
             )),
             Place::Reg { .. } => Err(self.report(
-                Diagnostic::error(codes::BAD_OPERAND, "cannot take the address of this value", ospan, "held in a register, not in memory")
-                    .with_help("copy it into a local `var` and take the address of that"),
+                Diagnostic::error(
+                    codes::BAD_OPERAND,
+                    "cannot take the address of this value",
+                    ospan,
+                    "held in a register, not in memory",
+                )
+                .with_help("copy it into a local `var` and take the address of that"),
             )),
         }
     }
 
     pub(crate) fn inline_fn_address(&mut self, use_span: Span, decl_span: Span) -> Reported {
         self.report(
-            Diagnostic::error(codes::BAD_OPERAND, "an `inline fn` has no address", use_span, "used as a function pointer here")
-                .with_label(decl_span, "declared `inline` here")
-                .with_help("remove `inline` to call it through a pointer"),
+            Diagnostic::error(
+                codes::BAD_OPERAND,
+                "an `inline fn` has no address",
+                use_span,
+                "used as a function pointer here",
+            )
+            .with_label(decl_span, "declared `inline` here")
+            .with_help("remove `inline` to call it through a pointer"),
         )
     }
 
-    fn binary(&mut self, env: &mut Env, op: BinaryOp, lhs: ExprId, rhs: ExprId, span: Span) -> R<Val> {
+    fn binary(
+        &mut self,
+        env: &mut Env,
+        op: BinaryOp,
+        lhs: ExprId,
+        rhs: ExprId,
+        span: Span,
+    ) -> R<Val> {
         if matches!(op, BinaryOp::And | BinaryOp::Or) {
             return self.short_circuit(env, op, lhs, rhs, span);
         }
@@ -1448,7 +1928,16 @@ impl Sema {
 
     /// Applies a binary operator to two analysed operands.
     #[allow(clippy::too_many_arguments)]
-    pub fn binary_vals(&mut self, env: &mut Env, op: BinaryOp, l: Val, r: Val, span: Span, lspan: Span, rspan: Span) -> R<Val> {
+    pub fn binary_vals(
+        &mut self,
+        env: &mut Env,
+        op: BinaryOp,
+        l: Val,
+        r: Val,
+        span: Span,
+        lspan: Span,
+        rspan: Span,
+    ) -> R<Val> {
         let lt = self.val_ty(&l);
         let rt = self.val_ty(&r);
         let is_shift = matches!(op, BinaryOp::Shl | BinaryOp::Shr);
@@ -1457,45 +1946,85 @@ impl Sema {
             if let Some((true, _)) = self.types.int_info(rt) {
                 let d = self.types.display(rt);
                 return Err(self.report(
-                    Diagnostic::error(codes::BAD_OPERAND, "shift amount must be unsigned", rspan, format!("this has type {d}"))
-                        .with_help("convert it with `@as(u16, ...)`"),
+                    Diagnostic::error(
+                        codes::BAD_OPERAND,
+                        "shift amount must be unsigned",
+                        rspan,
+                        format!("this has type {d}"),
+                    )
+                    .with_help("convert it with `@as(u16, ...)`"),
                 ));
             }
             if !self.types.is_int(lt) || !self.types.is_int(rt) {
-                let d = self.types.display(if self.types.is_int(lt) { rt } else { lt });
-                return Err(self.err(codes::BAD_OPERAND, format!("cannot shift a value of type {d}"), span, "shifts need integers"));
+                let d = self
+                    .types
+                    .display(if self.types.is_int(lt) { rt } else { lt });
+                return Err(self.err(
+                    codes::BAD_OPERAND,
+                    format!("cannot shift a value of type {d}"),
+                    span,
+                    "shifts need integers",
+                ));
             }
             lt
         } else {
             self.peer_type(lt, rt, &l, &r, op, lspan, rspan)?
         };
-        let is_cmp = matches!(op, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge);
+        let is_cmp = matches!(
+            op,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        );
         self.check_operator(op, ty, span)?;
         match (l, r) {
             (Val::Ct(a), Val::Ct(b)) => {
-                let a = if is_shift { a } else { self.coerce_value(a, ty, lspan)? };
-                let b = if is_shift { b } else { self.coerce_value(b, ty, rspan)? };
+                let a = if is_shift {
+                    a
+                } else {
+                    self.coerce_value(a, ty, lspan)?
+                };
+                let b = if is_shift {
+                    b
+                } else {
+                    self.coerce_value(b, ty, rspan)?
+                };
                 Ok(Val::Ct(self.fold_binary(op, a, b, ty, span, rspan)?))
             }
             (l, r) => {
                 if env.comptime {
-                    let s = if matches!(l, Val::Rt { .. }) { lspan } else { rspan };
+                    let s = if matches!(l, Val::Rt { .. }) {
+                        lspan
+                    } else {
+                        rspan
+                    };
                     return Err(self.not_comptime(s));
                 }
                 let (lv, rv) = if is_shift {
                     let rv = match r {
-                        Val::Ct(Value::Int(i, t)) if t == self.types.common.comptime_int => Val::Ct(Value::Int(i, lt)),
+                        Val::Ct(Value::Int(i, t)) if t == self.types.common.comptime_int => {
+                            Val::Ct(Value::Int(i, lt))
+                        }
                         other => other,
                     };
                     (l, rv)
                 } else {
-                    (self.coerce(env, l, ty, lspan)?, self.coerce(env, r, ty, rspan)?)
+                    (
+                        self.coerce(env, l, ty, lspan)?,
+                        self.coerce(env, r, ty, rspan)?,
+                    )
                 };
                 let a = self.materialize(env, lv, lspan)?;
                 let b = self.materialize(env, rv, rspan)?;
                 let Some(nt) = self.types.num_ty(ty) else {
                     let d = self.types.display(ty);
-                    return Err(self.err(codes::BAD_OPERAND, format!("operator `{}` is not available at runtime for {d}", op.symbol()), span, "here"));
+                    return Err(self.err(
+                        codes::BAD_OPERAND,
+                        format!(
+                            "operator `{}` is not available at runtime for {d}",
+                            op.symbol()
+                        ),
+                        span,
+                        "here",
+                    ));
                 };
                 let dst = self.fb(env).reg();
                 if is_cmp {
@@ -1507,11 +2036,26 @@ impl Sema {
                         BinaryOp::Gt => CmpOp::Gt,
                         _ => CmpOp::Ge,
                     };
-                    self.fb(env).emit(Inst::Cmp { op: cop, ty: nt, dst, a, b });
-                    Ok(Val::Rt { reg: dst, ty: self.types.common.bool_ })
+                    self.fb(env).emit(Inst::Cmp {
+                        op: cop,
+                        ty: nt,
+                        dst,
+                        a,
+                        b,
+                    });
+                    Ok(Val::Rt {
+                        reg: dst,
+                        ty: self.types.common.bool_,
+                    })
                 } else {
                     let bop = arith_op(op);
-                    self.fb(env).emit(Inst::Bin { op: bop, ty: nt, dst, a, b });
+                    self.fb(env).emit(Inst::Bin {
+                        op: bop,
+                        ty: nt,
+                        dst,
+                        a,
+                        b,
+                    });
                     Ok(Val::Rt { reg: dst, ty })
                 }
             }
@@ -1520,7 +2064,16 @@ impl Sema {
 
     /// The common type of two operands (comptime literals adopt the other side's type).
     #[allow(clippy::too_many_arguments)]
-    fn peer_type(&mut self, lt: TypeId, rt: TypeId, l: &Val, r: &Val, op: BinaryOp, lspan: Span, rspan: Span) -> R<TypeId> {
+    fn peer_type(
+        &mut self,
+        lt: TypeId,
+        rt: TypeId,
+        l: &Val,
+        r: &Val,
+        op: BinaryOp,
+        lspan: Span,
+        rspan: Span,
+    ) -> R<TypeId> {
         if lt == rt {
             return Ok(lt);
         }
@@ -1541,19 +2094,41 @@ impl Sema {
         let rd = self.types.display(rt);
         let both_fixed = self.types.is_numeric(lt) && self.types.is_numeric(rt);
         let msg = if both_fixed {
-            format!("mixed-type arithmetic: `{}` between {ld} and {rd}", op.symbol())
+            format!(
+                "mixed-type arithmetic: `{}` between {ld} and {rd}",
+                op.symbol()
+            )
         } else {
             format!("operator `{}` cannot combine {ld} and {rd}", op.symbol())
         };
-        let mut d = Diagnostic::error(codes::TYPE_MISMATCH, msg, rspan, format!("this has type {rd}"))
-            .with_label(lspan, format!("this has type {ld}"));
+        let mut d = Diagnostic::error(
+            codes::TYPE_MISMATCH,
+            msg,
+            rspan,
+            format!("this has type {rd}"),
+        )
+        .with_label(lspan, format!("this has type {ld}"));
         if both_fixed {
             d = d.with_help(format!("CSL never converts between fixed-width types implicitly; convert one side, e.g. `@as({ld}, ...)`"));
         } else {
-            let (le, re) = (matches!(self.types.get(lt), Type::Enum(_)), matches!(self.types.get(rt), Type::Enum(_)));
+            let (le, re) = (
+                matches!(self.types.get(lt), Type::Enum(_)),
+                matches!(self.types.get(rt), Type::Enum(_)),
+            );
             if (le && self.types.is_numeric(rt)) || (re && self.types.is_numeric(lt)) {
-                let (e, n) = if le { (ld.clone(), rd.clone()) } else { (rd.clone(), ld.clone()) };
-                d = d.with_help(format!("compare with a member such as `{e}.<member>`, or convert with `@as({}, ...)`", if n.starts_with("comptime") { e.clone() } else { n }));
+                let (e, n) = if le {
+                    (ld.clone(), rd.clone())
+                } else {
+                    (rd.clone(), ld.clone())
+                };
+                d = d.with_help(format!(
+                    "compare with a member such as `{e}.<member>`, or convert with `@as({}, ...)`",
+                    if n.starts_with("comptime") {
+                        e.clone()
+                    } else {
+                        n
+                    }
+                ));
             }
         }
         Err(self.report(d))
@@ -1565,7 +2140,12 @@ impl Sema {
         let int = self.types.is_int(ty);
         let ok = match op {
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => numeric,
-            BinaryOp::Rem | BinaryOp::Shl | BinaryOp::Shr | BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => int,
+            BinaryOp::Rem
+            | BinaryOp::Shl
+            | BinaryOp::Shr
+            | BinaryOp::BitAnd
+            | BinaryOp::BitOr
+            | BinaryOp::BitXor => int,
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => numeric,
             BinaryOp::Eq | BinaryOp::Ne => {
                 numeric
@@ -1593,11 +2173,32 @@ impl Sema {
             Ok(())
         } else {
             let d = self.types.display(ty);
-            Err(self.err(codes::BAD_OPERAND, format!("operator `{}` cannot be applied to {d}", op.symbol()), span, format!("operands have type {d}")))
+            let mut dg = Diagnostic::error(
+                codes::BAD_OPERAND,
+                format!("operator `{}` cannot be applied to {d}", op.symbol()),
+                span,
+                format!("operands have type {d}"),
+            );
+            if matches!(t, Type::Enum(_)) {
+                let tag = self
+                    .types
+                    .enum_def(ty)
+                    .map_or("u16".to_string(), |e| self.types.display(e.tag));
+                dg = dg.with_help(format!("enums support only `==` and `!=`; for arithmetic convert with `@as({tag}, ...)`"));
+            }
+            Err(self.report(dg))
         }
     }
 
-    fn fold_binary(&mut self, op: BinaryOp, a: Value, b: Value, ty: TypeId, span: Span, rspan: Span) -> R<Value> {
+    fn fold_binary(
+        &mut self,
+        op: BinaryOp,
+        a: Value,
+        b: Value,
+        ty: TypeId,
+        span: Span,
+        rspan: Span,
+    ) -> R<Value> {
         use BinaryOp::*;
         let cmp = |o: std::cmp::Ordering| -> bool {
             match op {
@@ -1619,21 +2220,42 @@ impl Sema {
                         Mul => x.checked_mul(y),
                         Div | Rem => {
                             if y == 0 {
-                                return Err(self.err(codes::COMPTIME_DIV_ZERO, "division by zero at comptime", rspan, "this is zero"));
+                                return Err(self.err(
+                                    codes::COMPTIME_DIV_ZERO,
+                                    "division by zero at comptime",
+                                    rspan,
+                                    "this is zero",
+                                ));
                             }
-                            if op == Div { x.checked_div(y) } else { x.checked_rem(y) }
+                            if op == Div {
+                                x.checked_div(y)
+                            } else {
+                                x.checked_rem(y)
+                            }
                         }
                         BitAnd => Some(x & y),
                         BitOr => Some(x | y),
                         BitXor => Some(x ^ y),
                         Shl | Shr => {
-                            if y < 0 || (yt != self.types.common.comptime_int && !self.types.int_fits(yt, y)) {
-                                return Err(self.err(codes::OUT_OF_RANGE, "negative shift amount", rspan, "must be non-negative"));
+                            if y < 0
+                                || (yt != self.types.common.comptime_int
+                                    && !self.types.int_fits(yt, y))
+                            {
+                                return Err(self.err(
+                                    codes::OUT_OF_RANGE,
+                                    "negative shift amount",
+                                    rspan,
+                                    "must be non-negative",
+                                ));
                             }
                             let (signed, bits) = self.types.int_info(ty).unwrap_or((true, 127));
                             if op == Shl {
                                 if self.types.int_info(ty).is_some() {
-                                    Some(wrap_int(x.checked_shl(y.min(127) as u32).unwrap_or(0), signed, bits))
+                                    Some(wrap_int(
+                                        x.checked_shl(y.min(127) as u32).unwrap_or(0),
+                                        signed,
+                                        bits,
+                                    ))
                                 } else {
                                     x.checked_shl(y.min(127) as u32)
                                 }
@@ -1647,13 +2269,20 @@ impl Sema {
                         Some(r) if self.types.int_fits(ty, r) => Value::Int(r, ty),
                         _ => {
                             let d = self.types.display(ty);
-                            return Err(self.err(codes::OUT_OF_RANGE, format!("comptime arithmetic overflows {d}"), span, "overflows"));
+                            return Err(self.err(
+                                codes::OUT_OF_RANGE,
+                                format!("comptime arithmetic overflows {d}"),
+                                span,
+                                "overflows",
+                            ));
                         }
                     }
                 }
             },
             (Value::Float(x, _), Value::Float(y, _)) => match op {
-                Eq | Ne | Lt | Le | Gt | Ge => Value::Bool(x.partial_cmp(&y).is_some_and(cmp) || (op == Ne && x.is_nan())),
+                Eq | Ne | Lt | Le | Gt | Ge => {
+                    Value::Bool(x.partial_cmp(&y).is_some_and(cmp) || (op == Ne && x.is_nan()))
+                }
                 Add | Sub | Mul | Div => {
                     let r = match op {
                         Add => x + y,
@@ -1678,7 +2307,14 @@ impl Sema {
         })
     }
 
-    fn short_circuit(&mut self, env: &mut Env, op: BinaryOp, lhs: ExprId, rhs: ExprId, span: Span) -> R<Val> {
+    fn short_circuit(
+        &mut self,
+        env: &mut Env,
+        op: BinaryOp,
+        lhs: ExprId,
+        rhs: ExprId,
+        span: Span,
+    ) -> R<Val> {
         let l = self.expr(env, lhs)?;
         let lspan = self.span(env, lhs);
         let bool_ = self.types.common.bool_;
@@ -1696,13 +2332,24 @@ impl Sema {
             Val::Ct(_) => Err(Reported),
             Val::Rt { reg, .. } => {
                 let result = self.fb(env).reg();
-                self.fb(env).emit(Inst::Mov { dst: result, src: reg });
+                self.fb(env).emit(Inst::Mov {
+                    dst: result,
+                    src: reg,
+                });
                 let rhs_b = self.fb(env).block();
                 let join = self.fb(env).block();
                 let term = if op == BinaryOp::And {
-                    Term::Branch { cond: reg, then: rhs_b, otherwise: join }
+                    Term::Branch {
+                        cond: reg,
+                        then: rhs_b,
+                        otherwise: join,
+                    }
                 } else {
-                    Term::Branch { cond: reg, then: join, otherwise: rhs_b }
+                    Term::Branch {
+                        cond: reg,
+                        then: join,
+                        otherwise: rhs_b,
+                    }
                 };
                 self.fb(env).terminate(term);
                 self.fb(env).switch_to(rhs_b);
@@ -1710,19 +2357,35 @@ impl Sema {
                 let rspan = self.span(env, rhs);
                 let r = self.coerce(env, r, bool_, rspan)?;
                 let rr = self.materialize(env, r, span)?;
-                self.fb(env).emit(Inst::Mov { dst: result, src: rr });
+                self.fb(env).emit(Inst::Mov {
+                    dst: result,
+                    src: rr,
+                });
                 self.fb(env).terminate(Term::Jump(join));
                 self.fb(env).switch_to(join);
-                Ok(Val::Rt { reg: result, ty: bool_ })
+                Ok(Val::Rt {
+                    reg: result,
+                    ty: bool_,
+                })
             }
         }
     }
 
     // ----- fields, initialisers ----------------------------------------------------------
 
-    pub(crate) fn unknown_member_of_module(&mut self, m: ModId, name: &str, span: Span) -> Reported {
+    pub(crate) fn unknown_member_of_module(
+        &mut self,
+        m: ModId,
+        name: &str,
+        span: Span,
+    ) -> Reported {
         let names = self.decl_names(m);
-        let mut d = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("module has no member `{name}`"), span, "unknown member");
+        let mut d = Diagnostic::error(
+            codes::UNKNOWN_MEMBER,
+            format!("module has no member `{name}`"),
+            span,
+            "unknown member",
+        );
         if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
             d = d.with_help(format!("did you mean `{s}`?"));
         }
@@ -1731,7 +2394,15 @@ impl Sema {
 
     /// `if (c) a else b` as an expression. A runtime condition evaluates both arms in
     /// their own blocks and merges their values (see [`Sema::merge_arms`]).
-    pub(crate) fn if_expr(&mut self, env: &mut Env, cond: ExprId, then: ExprId, otherwise: ExprId, span: Span, hint: Option<TypeId>) -> R<Val> {
+    pub(crate) fn if_expr(
+        &mut self,
+        env: &mut Env,
+        cond: ExprId,
+        then: ExprId,
+        otherwise: ExprId,
+        span: Span,
+        hint: Option<TypeId>,
+    ) -> R<Val> {
         let c = self.expr(env, cond)?;
         let cspan = self.span(env, cond);
         let bool_ = self.types.common.bool_;
@@ -1743,14 +2414,23 @@ impl Sema {
                 let tb = self.fb(env).block();
                 let eb = self.fb(env).block();
                 let join = self.fb(env).block();
-                self.fb(env).terminate(Term::Branch { cond: reg, then: tb, otherwise: eb });
+                self.fb(env).terminate(Term::Branch {
+                    cond: reg,
+                    then: tb,
+                    otherwise: eb,
+                });
                 let mut arms = Vec::new();
                 for (blk, e) in [(tb, then), (eb, otherwise)] {
                     self.fb(env).switch_to(blk);
                     let v = self.expr_hint(env, e, hint)?;
                     let reachable = self.fb(env).cur_reachable();
                     let block = self.fb(env).cur;
-                    arms.push(Arm { block, val: v, span: self.span(env, e), reachable });
+                    arms.push(Arm {
+                        block,
+                        val: v,
+                        span: self.span(env, e),
+                        reachable,
+                    });
                 }
                 self.merge_arms(env, arms, join, hint, span)
             }
@@ -1794,7 +2474,12 @@ pub fn round_to(t: &Type, v: f64) -> f64 {
 
 fn int_range_help(types: &super::types::TypeStore, ty: TypeId) -> String {
     match types.int_info(ty) {
-        Some((true, bits)) => format!("{} holds {} to {}", types.display(ty), -(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+        Some((true, bits)) => format!(
+            "{} holds {} to {}",
+            types.display(ty),
+            -(1i128 << (bits - 1)),
+            (1i128 << (bits - 1)) - 1
+        ),
         Some((false, bits)) => format!("{} holds 0 to {}", types.display(ty), (1i128 << bits) - 1),
         None => String::new(),
     }
@@ -1818,7 +2503,6 @@ fn set_path(slot: &mut Value, path: &[usize], v: Value) {
         },
     }
 }
-
 
 /// Width of a load or store for a scalar type.
 pub fn width_of(n: NumTy) -> Width {

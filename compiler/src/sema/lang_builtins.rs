@@ -42,7 +42,13 @@ pub fn is_lang_builtin(name: &str) -> bool {
 
 impl Sema {
     /// Analyses a language builtin (arity and context are already checked).
-    pub(crate) fn lang_builtin(&mut self, env: &mut Env, n: &str, args: &[ExprId], span: Span) -> R<Val> {
+    pub(crate) fn lang_builtin(
+        &mut self,
+        env: &mut Env,
+        n: &str,
+        args: &[ExprId],
+        span: Span,
+    ) -> R<Val> {
         match n {
             "type_of" => {
                 // The operand is analysed for its type only: code it would emit is dropped.
@@ -75,9 +81,20 @@ impl Sema {
                     Value::Struct(fields) => fields.iter().map(|(n, _)| n.clone()).collect(),
                     Value::Void => Vec::new(),
                     Value::Record(t, _) | Value::Type(t) if self.types.struct_def(*t).is_some() => {
-                        self.types.struct_def(*t).map(|d| d.fields.iter().map(|(n, _)| n.clone()).collect()).unwrap_or_default()
+                        self.types
+                            .struct_def(*t)
+                            .map(|d| d.fields.iter().map(|(n, _)| n.clone()).collect())
+                            .unwrap_or_default()
                     }
-                    other => return Err(self.operand_kind(env, args[0], "has_field", "a struct value or struct type", other)),
+                    other => {
+                        return Err(self.operand_kind(
+                            env,
+                            args[0],
+                            "has_field",
+                            "a struct value or struct type",
+                            other,
+                        ));
+                    }
                 };
                 Ok(Val::Ct(Value::Bool(names.iter().any(|x| **x == *f))))
             }
@@ -89,8 +106,13 @@ impl Sema {
                     if out.iter().any(|(m, _)| m == n) {
                         let sp = self.span(env, args[1]);
                         return Err(self.report(
-                            Diagnostic::error(codes::DUPLICATE_DECL, format!("both structs have a field `{n}`"), sp, format!("`{n}` is also in the first struct"))
-                                .with_help("@concat_structs needs disjoint field names"),
+                            Diagnostic::error(
+                                codes::DUPLICATE_DECL,
+                                format!("both structs have a field `{n}`"),
+                                sp,
+                                format!("`{n}` is also in the first struct"),
+                            )
+                            .with_help("@concat_structs needs disjoint field names"),
                         ));
                     }
                     out.push((n.clone(), v.clone()));
@@ -99,7 +121,10 @@ impl Sema {
             }
             "strlen" => {
                 let s = self.str_arg_kind(env, args[0], "strlen")?;
-                Ok(Val::Ct(Value::Int(s.len() as i128, self.types.common.comptime_int)))
+                Ok(Val::Ct(Value::Int(
+                    s.len() as i128,
+                    self.types.common.comptime_int,
+                )))
             }
             "strcat" => {
                 let mut out = String::new();
@@ -111,20 +136,42 @@ impl Sema {
             "get_array" => {
                 let s = self.str_arg_kind(env, args[0], "get_array")?;
                 let u8t = self.types.common.u8;
-                let at = self.types.intern(Type::Array { elem: u8t, dims: vec![s.len() as u64] });
-                Ok(Val::Ct(Value::Array(at, Rc::new(s.bytes().map(|b| Value::Int(i128::from(b), u8t)).collect()))))
+                let at = self.types.intern(Type::Array {
+                    elem: u8t,
+                    dims: vec![s.len() as u64],
+                });
+                Ok(Val::Ct(Value::Array(
+                    at,
+                    Rc::new(s.bytes().map(|b| Value::Int(i128::from(b), u8t)).collect()),
+                )))
             }
             "get_string_from_byte" => {
                 let v = self.eval_comptime(env, args[0])?;
                 let sp = self.span(env, args[0]);
                 let Value::Int(b, _) = v else {
-                    return Err(self.operand_kind(env, args[0], "get_string_from_byte", "an integer", &v));
+                    return Err(self.operand_kind(
+                        env,
+                        args[0],
+                        "get_string_from_byte",
+                        "an integer",
+                        &v,
+                    ));
                 };
                 if !(0..=255).contains(&b) {
-                    return Err(self.err(codes::OUT_OF_RANGE, format!("{b} is not a byte"), sp, "expected 0 to 255"));
+                    return Err(self.err(
+                        codes::OUT_OF_RANGE,
+                        format!("{b} is not a byte"),
+                        sp,
+                        "expected 0 to 255",
+                    ));
                 }
                 if b > 127 {
-                    return Err(self.err(codes::UNSUPPORTED, "strings with bytes above 127 are not supported yet", sp, "not an ASCII character"));
+                    return Err(self.err(
+                        codes::UNSUPPORTED,
+                        "strings with bytes above 127 are not supported yet",
+                        sp,
+                        "not an ASCII character",
+                    ));
                 }
                 let s = String::from(char::from(b as u8));
                 Ok(Val::Ct(Value::Str(Rc::from(s.as_str()))))
@@ -134,9 +181,13 @@ impl Sema {
                 let v = self.eval_comptime(env, args[0])?;
                 let t = match v {
                     Value::Type(t) if matches!(self.types.get(t), Type::Array { .. }) => t,
-                    other => return Err(self.operand_kind(env, args[0], n, "an array type", &other)),
+                    other => {
+                        return Err(self.operand_kind(env, args[0], n, "an array type", &other));
+                    }
                 };
-                let Type::Array { elem, dims } = self.types.get(t).clone() else { return Err(Reported) };
+                let Type::Array { elem, dims } = self.types.get(t).clone() else {
+                    return Err(Reported);
+                };
                 let c = &self.types.common;
                 Ok(Val::Ct(match n {
                     "element_count" => Value::Int(dims.iter().product::<u64>() as i128, c.u32),
@@ -144,14 +195,26 @@ impl Sema {
                     "element_type" => Value::Type(elem),
                     _ => {
                         let u32t = c.u32;
-                        let at = self.types.intern(Type::Array { elem: u32t, dims: vec![dims.len() as u64] });
-                        Value::Array(at, Rc::new(dims.iter().map(|d| Value::Int(*d as i128, u32t)).collect()))
+                        let at = self.types.intern(Type::Array {
+                            elem: u32t,
+                            dims: vec![dims.len() as u64],
+                        });
+                        Value::Array(
+                            at,
+                            Rc::new(dims.iter().map(|d| Value::Int(*d as i128, u32t)).collect()),
+                        )
                     }
                 }))
             }
             "range_start" | "range_stop" | "range_step" => {
                 let v = self.eval_comptime(env, args[0])?;
-                let Value::Range { start, stop, step, elem } = v else {
+                let Value::Range {
+                    start,
+                    stop,
+                    step,
+                    elem,
+                } = v
+                else {
                     return Err(self.operand_kind(env, args[0], n, "a @range value", &v));
                 };
                 let x = match n {
@@ -168,12 +231,22 @@ impl Sema {
                     Type::Ptr { elem, .. } | Type::ManyPtr { elem, .. } => *elem,
                     _ => {
                         let d = self.types.display(t);
-                        return Err(self.err(codes::BUILTIN_ARGS, format!("`@ptrcast` expects a pointer type, found the type {d}"), tspan, "expected a pointer type"));
+                        return Err(self.err(
+                            codes::BUILTIN_ARGS,
+                            format!("`@ptrcast` expects a pointer type, found the type {d}"),
+                            tspan,
+                            "expected a pointer type",
+                        ));
                     }
                 };
                 if self.types.is_comptime_only(elem) {
                     let d = self.types.display(elem);
-                    return Err(self.err(codes::BUILTIN_ARGS, format!("cannot point to the comptime-only type {d}"), tspan, "comptime-only pointee"));
+                    return Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        format!("cannot point to the comptime-only type {d}"),
+                        tspan,
+                        "comptime-only pointee",
+                    ));
                 }
                 let v = self.expr(env, args[1])?;
                 let vt = self.val_ty(&v);
@@ -181,14 +254,23 @@ impl Sema {
                     let d = self.types.display(vt);
                     let vspan = self.span(env, args[1]);
                     return Err(self.report(
-                        Diagnostic::error(codes::BUILTIN_ARGS, format!("`@ptrcast` expects a pointer, found a value of type {d}"), vspan, "expected a pointer")
-                            .with_help("to turn an address into a pointer, use `@bitcast`"),
+                        Diagnostic::error(
+                            codes::BUILTIN_ARGS,
+                            format!("`@ptrcast` expects a pointer, found a value of type {d}"),
+                            vspan,
+                            "expected a pointer",
+                        )
+                        .with_help("to turn an address into a pointer, use `@bitcast`"),
                     ));
                 }
                 let _ = span;
                 Ok(match v {
                     Val::Rt { reg, .. } => Val::Rt { reg, ty: t },
-                    Val::Ct(Value::GlobalPtr { global, offset, .. }) => Val::Ct(Value::GlobalPtr { global, offset, ty: t }),
+                    Val::Ct(Value::GlobalPtr { global, offset, .. }) => Val::Ct(Value::GlobalPtr {
+                        global,
+                        offset,
+                        ty: t,
+                    }),
                     Val::Ct(Value::AbsPtr { addr, .. }) => Val::Ct(Value::AbsPtr { addr, ty: t }),
                     Val::Ct(_) => return Err(Reported),
                 })
@@ -205,7 +287,12 @@ impl Sema {
         }
     }
 
-    fn anon_struct_arg(&mut self, env: &mut Env, e: ExprId, b: &str) -> R<Rc<Vec<(String, Value)>>> {
+    fn anon_struct_arg(
+        &mut self,
+        env: &mut Env,
+        e: ExprId,
+        b: &str,
+    ) -> R<Rc<Vec<(String, Value)>>> {
         match self.eval_comptime(env, e)? {
             Value::Struct(f) => Ok(f),
             Value::Void => Ok(Rc::new(Vec::new())),
@@ -214,7 +301,14 @@ impl Sema {
     }
 
     /// "`@b` expects X, found a value of type T".
-    pub(crate) fn operand_kind(&mut self, env: &Env, e: ExprId, b: &str, want: &str, found: &Value) -> Reported {
+    pub(crate) fn operand_kind(
+        &mut self,
+        env: &Env,
+        e: ExprId,
+        b: &str,
+        want: &str,
+        found: &Value,
+    ) -> Reported {
         let sp = self.span(env, e);
         let t = found.ty(&mut self.types);
         let d = self.types.display(t);
@@ -222,14 +316,21 @@ impl Sema {
             Value::Type(ft) => format!("the type {}", self.types.display(*ft)),
             _ => format!("a value of type {d}"),
         };
-        self.report(Diagnostic::error(codes::BUILTIN_ARGS, format!("`@{b}` expects {want}, found {what}"), sp, format!("expected {want}")))
+        self.report(Diagnostic::error(
+            codes::BUILTIN_ARGS,
+            format!("`@{b}` expects {want}, found {what}"),
+            sp,
+            format!("expected {want}"),
+        ))
     }
 
     fn b_get_int_lang(&mut self, env: &mut Env, e: ExprId) -> R<Val> {
         let v = self.expr(env, e)?;
         let u16t = self.types.common.u16;
         match v {
-            Val::Ct(Value::Color(c)) | Val::Ct(Value::TaskId(_, c)) | Val::Ct(Value::Queue(_, c)) => Ok(Val::Ct(Value::Int(i128::from(c), u16t))),
+            Val::Ct(Value::Color(c))
+            | Val::Ct(Value::TaskId(_, c))
+            | Val::Ct(Value::Queue(_, c)) => Ok(Val::Ct(Value::Int(i128::from(c), u16t))),
             Val::Ct(Value::Int(i, t)) => Ok(Val::Ct(Value::Int(i, t))),
             Val::Ct(Value::Enum(t, i)) => {
                 let tag = self.types.enum_def(t).map_or(u16t, |d| d.tag);
@@ -243,7 +344,13 @@ impl Sema {
             Val::Rt { reg, ty }
                 if matches!(
                     self.types.get(ty),
-                    Type::Color | Type::DataTaskId | Type::LocalTaskId | Type::ControlTaskId | Type::InputQueue | Type::OutputQueue | Type::UtId
+                    Type::Color
+                        | Type::DataTaskId
+                        | Type::LocalTaskId
+                        | Type::ControlTaskId
+                        | Type::InputQueue
+                        | Type::OutputQueue
+                        | Type::UtId
                 ) =>
             {
                 Ok(Val::Rt { reg, ty: u16t })
@@ -252,7 +359,12 @@ impl Sema {
                 let sp = self.span(env, e);
                 let t = self.val_ty(&other);
                 let d = self.types.display(t);
-                Err(self.err(codes::BUILTIN_ARGS, format!("`@get_int` does not accept {d}"), sp, "expected a color, task id, queue, enum or integer"))
+                Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    format!("`@get_int` does not accept {d}"),
+                    sp,
+                    "expected a color, task id, queue, enum or integer",
+                ))
             }
         }
     }
@@ -263,28 +375,52 @@ impl Sema {
         if vt == t {
             return Ok(v);
         }
-        let (te, ve) = (self.types.enum_def(t).cloned(), self.types.enum_def(vt).cloned());
+        let (te, ve) = (
+            self.types.enum_def(t).cloned(),
+            self.types.enum_def(vt).cloned(),
+        );
         if te.is_some() && ve.is_some() {
             let (a, b) = (self.types.display(vt), self.types.display(t));
             return Err(self.report(
-                Diagnostic::error(codes::TYPE_MISMATCH, format!("@as cannot convert {a} to {b}"), vspan, format!("this has type {a}"))
-                    .with_help(format!("convert through an integer: `@as({b}, @as(u16, x))`")),
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!("@as cannot convert {a} to {b}"),
+                    vspan,
+                    format!("this has type {a}"),
+                )
+                .with_help(format!(
+                    "convert through an integer: `@as({b}, @as(u16, x))`"
+                )),
             ));
         }
         if let Some(def) = te {
             // Number -> enum.
             if !self.types.is_int(vt) {
                 let (a, b) = (self.types.display(vt), self.types.display(t));
-                return Err(self.err(codes::TYPE_MISMATCH, format!("@as cannot convert {a} to {b}"), vspan, "expected an integer"));
+                return Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    format!("@as cannot convert {a} to {b}"),
+                    vspan,
+                    "expected an integer",
+                ));
             }
             return match v {
                 Val::Ct(Value::Int(i, _)) => {
                     if !def.members.iter().any(|(_, m)| *m == i) {
                         let d = self.types.display(t);
-                        let vals: Vec<String> = def.members.iter().map(|(n, m)| format!("{n} = {m}")).collect();
+                        let vals: Vec<String> = def
+                            .members
+                            .iter()
+                            .map(|(n, m)| format!("{n} = {m}"))
+                            .collect();
                         return Err(self.report(
-                            Diagnostic::error(codes::OUT_OF_RANGE, format!("{d} has no member with the value {i}"), vspan, "no such member")
-                                .with_note(format!("its members are: {}", vals.join(", "))),
+                            Diagnostic::error(
+                                codes::OUT_OF_RANGE,
+                                format!("{d} has no member with the value {i}"),
+                                vspan,
+                                "no such member",
+                            )
+                            .with_note(format!("its members are: {}", vals.join(", "))),
                         ));
                     }
                     Ok(Val::Ct(Value::Enum(t, i)))
@@ -300,17 +436,30 @@ impl Sema {
         // Enum -> number.
         if !self.types.is_numeric(t) {
             let (a, b) = (self.types.display(vt), self.types.display(t));
-            return Err(self.err(codes::TYPE_MISMATCH, format!("@as cannot convert {a} to {b}"), vspan, format!("this has type {a}")));
+            return Err(self.err(
+                codes::TYPE_MISMATCH,
+                format!("@as cannot convert {a} to {b}"),
+                vspan,
+                format!("this has type {a}"),
+            ));
         }
         match v {
             Val::Ct(Value::Enum(_, i)) => {
                 if self.types.is_float(t) {
                     let tt = self.types.get(t).clone();
-                    return Ok(Val::Ct(Value::Float(super::eval::round_to(&tt, i as f64), t)));
+                    return Ok(Val::Ct(Value::Float(
+                        super::eval::round_to(&tt, i as f64),
+                        t,
+                    )));
                 }
                 if !self.types.int_fits(t, i) {
                     let d = self.types.display(t);
-                    return Err(self.err(codes::OUT_OF_RANGE, format!("{i} does not fit in {d}"), vspan, "out of range"));
+                    return Err(self.err(
+                        codes::OUT_OF_RANGE,
+                        format!("{i} does not fit in {d}"),
+                        vspan,
+                        "out of range",
+                    ));
                 }
                 Ok(Val::Ct(Value::Int(i, t)))
             }
@@ -322,13 +471,26 @@ impl Sema {
         }
     }
 
-    fn conv_reg(&mut self, env: &mut Env, reg: crate::ir::VReg, from: TypeId, to: TypeId) -> R<crate::ir::VReg> {
-        let (Some(f), Some(t)) = (self.types.num_ty(from), self.types.num_ty(to)) else { return Err(Reported) };
+    fn conv_reg(
+        &mut self,
+        env: &mut Env,
+        reg: crate::ir::VReg,
+        from: TypeId,
+        to: TypeId,
+    ) -> R<crate::ir::VReg> {
+        let (Some(f), Some(t)) = (self.types.num_ty(from), self.types.num_ty(to)) else {
+            return Err(Reported);
+        };
         if f == t {
             return Ok(reg);
         }
         let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::Conv { to: t, from: f, dst, src: reg });
+        self.fb(env).emit(Inst::Conv {
+            to: t,
+            from: f,
+            dst,
+            src: reg,
+        });
         Ok(dst)
     }
 
@@ -342,7 +504,14 @@ impl Sema {
         let text = self.sources.get(file).text.clone();
         let json: serde_json::Value = match serde_json::from_str(&text) {
             Ok(j) => j,
-            Err(e) => return Err(self.err(codes::BUILTIN_ARGS, format!("`{path}` is not valid JSON"), sp, e.to_string())),
+            Err(e) => {
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    format!("`{path}` is not valid JSON"),
+                    sp,
+                    e.to_string(),
+                ));
+            }
         };
         let v = self.json_value(&json, t, sp, &path)?;
         Ok(Val::Ct(v))
@@ -351,14 +520,25 @@ impl Sema {
     fn json_value(&mut self, j: &serde_json::Value, t: TypeId, span: Span, path: &str) -> R<Value> {
         let d = self.types.display(t);
         let bad = |s: &mut Sema, what: &str| -> Reported {
-            s.err(codes::TYPE_MISMATCH, format!("`{path}`: expected {d}, found {what}"), span, "while importing this file")
+            s.err(
+                codes::TYPE_MISMATCH,
+                format!("`{path}`: expected {d}, found {what}"),
+                span,
+                "while importing this file",
+            )
         };
         match (self.types.get(t).clone(), j) {
             (Type::Bool, serde_json::Value::Bool(b)) => Ok(Value::Bool(*b)),
-            (Type::Int { .. } | Type::ComptimeInt, serde_json::Value::Number(n)) => match n.as_i64() {
-                Some(i) => self.coerce_value(Value::Int(i128::from(i), self.types.common.comptime_int), t, span),
-                None => Err(bad(self, "a non-integer number")),
-            },
+            (Type::Int { .. } | Type::ComptimeInt, serde_json::Value::Number(n)) => {
+                match n.as_i64() {
+                    Some(i) => self.coerce_value(
+                        Value::Int(i128::from(i), self.types.common.comptime_int),
+                        t,
+                        span,
+                    ),
+                    None => Err(bad(self, "a non-integer number")),
+                }
+            }
             (Type::F16 | Type::F32 | Type::ComptimeFloat, serde_json::Value::Number(n)) => {
                 let f = n.as_f64().unwrap_or(0.0);
                 let cf = self.types.common.comptime_float;
@@ -368,7 +548,9 @@ impl Sema {
                 Some(c) if c < u64::from(csl_arch::fabric::NUM_COLORS) => Ok(Value::Color(c as u8)),
                 _ => Err(bad(self, "a number that is not a color")),
             },
-            (Type::ComptimeString, serde_json::Value::String(s)) => Ok(Value::Str(Rc::from(s.as_str()))),
+            (Type::ComptimeString, serde_json::Value::String(s)) => {
+                Ok(Value::Str(Rc::from(s.as_str())))
+            }
             (Type::Array { elem, dims }, serde_json::Value::Array(_)) => {
                 let mut flat = Vec::new();
                 flatten(j, &mut flat);
@@ -387,13 +569,19 @@ impl Sema {
                 for (k, v) in m {
                     // Keys are written `name:type`.
                     let (name, tyname) = k.split_once(':').unwrap_or((k.as_str(), ""));
-                    let ft = if tyname.is_empty() { None } else { self.types.builtin_named(tyname.trim()) };
+                    let ft = if tyname.is_empty() {
+                        None
+                    } else {
+                        self.types.builtin_named(tyname.trim())
+                    };
                     let ft = match (ft, v) {
                         (Some(ft), _) => ft,
                         (None, serde_json::Value::Object(_)) => self.types.common.comptime_struct,
                         (None, serde_json::Value::String(_)) => self.types.common.comptime_string,
                         (None, serde_json::Value::Bool(_)) => self.types.common.bool_,
-                        (None, serde_json::Value::Number(n)) if n.is_i64() => self.types.common.comptime_int,
+                        (None, serde_json::Value::Number(n)) if n.is_i64() => {
+                            self.types.common.comptime_int
+                        }
                         (None, _) => self.types.common.comptime_float,
                     };
                     out.push((name.trim().to_string(), self.json_value(v, ft, span, path)?));
@@ -401,7 +589,9 @@ impl Sema {
                 Ok(Value::Struct(Rc::new(out)))
             }
             (Type::Struct(_), serde_json::Value::Object(m)) => {
-                let Some(def) = self.types.struct_def(t).cloned() else { return Err(Reported) };
+                let Some(def) = self.types.struct_def(t).cloned() else {
+                    return Err(Reported);
+                };
                 let mut fields = Vec::new();
                 for (k, v) in m {
                     let name = k.split_once(':').map_or(k.as_str(), |(n, _)| n).trim();

@@ -153,7 +153,13 @@ impl Sema {
     }
 
     /// Shorthand for an error with one label.
-    pub fn err(&mut self, code: &'static str, msg: impl Into<String>, span: Span, label: impl Into<String>) -> Reported {
+    pub fn err(
+        &mut self,
+        code: &'static str,
+        msg: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Reported {
         self.report(Diagnostic::error(code, msg, span, label))
     }
 
@@ -170,7 +176,9 @@ impl Sema {
                         span,
                         "still running here",
                     )
-                    .with_note(format!("the comptime interpreter stopped after {budget} steps"))
+                    .with_note(format!(
+                        "the comptime interpreter stopped after {budget} steps"
+                    ))
                     .with_help("check the loop condition; comptime loops must terminate"),
                 ));
             }
@@ -209,8 +217,13 @@ impl Sema {
             let Some(text) = crate::stdlib::lookup(lib) else {
                 let known = crate::stdlib::names().join(", ");
                 return Err(self.report(
-                    Diagnostic::error(codes::MODULE_NOT_FOUND, format!("no library named <{lib}>"), span, "imported here")
-                        .with_note(format!("available libraries: {known}")),
+                    Diagnostic::error(
+                        codes::MODULE_NOT_FOUND,
+                        format!("no library named <{lib}>"),
+                        span,
+                        "imported here",
+                    )
+                    .with_note(format!("available libraries: {known}")),
                 ));
             };
             return Ok(self.sources.add(display, None, text.to_string()));
@@ -223,7 +236,11 @@ impl Sema {
             .and_then(Path::parent)
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        let path = if Path::new(spec).is_absolute() { PathBuf::from(spec) } else { base.join(spec) };
+        let path = if Path::new(spec).is_absolute() {
+            PathBuf::from(spec)
+        } else {
+            base.join(spec)
+        };
         let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
         if let Some(id) = self.sources.find_path(&canonical) {
             return Ok(id);
@@ -232,22 +249,34 @@ impl Sema {
         // path the user did not write, so messages are the same on every machine).
         let from_display = self.sources.get(from).display.clone();
         let shown = match Path::new(&from_display).parent() {
-            Some(p) if !Path::new(spec).is_absolute() && !from_display.starts_with('<') => p.join(spec),
+            Some(p) if !Path::new(spec).is_absolute() && !from_display.starts_with('<') => {
+                p.join(spec)
+            }
             _ => PathBuf::from(spec),
         };
         let display = shown.to_string_lossy().trim_start_matches("./").to_string();
         match std::fs::read_to_string(&path) {
             Ok(text) => Ok(self.sources.add(display, Some(canonical), text)),
             Err(e) => Err(self.report(
-                Diagnostic::error(codes::MODULE_NOT_FOUND, format!("cannot read {what} `{display}`"), span, "imported here")
-                    .with_note(e.to_string())
-                    .with_help("paths are relative to the file that contains the import"),
+                Diagnostic::error(
+                    codes::MODULE_NOT_FOUND,
+                    format!("cannot read {what} `{display}`"),
+                    span,
+                    "imported here",
+                )
+                .with_note(e.to_string())
+                .with_help("paths are relative to the file that contains the import"),
             )),
         }
     }
 
     /// Creates a module instance of `file` with bound params.
-    pub fn instantiate(&mut self, file: FileId, params: BTreeMap<String, Value>, prefix: String) -> ModId {
+    pub fn instantiate(
+        &mut self,
+        file: FileId,
+        params: BTreeMap<String, Value>,
+        prefix: String,
+    ) -> ModId {
         let ast = self.ast_of(file);
         let mut names = HashMap::new();
         let check = self.checked_files.insert(file);
@@ -292,7 +321,10 @@ impl Sema {
 
     /// Looks up a top-level name of a module.
     pub fn lookup_decl(&self, module: ModId, name: &str) -> Option<DeclRef> {
-        self.mods[module].names.get(name).map(|&index| DeclRef { module, index })
+        self.mods[module]
+            .names
+            .get(name)
+            .map(|&index| DeclRef { module, index })
     }
 
     /// All top-level names of a module (for "did you mean").
@@ -309,20 +341,31 @@ impl Sema {
                 let ast = self.mods[d.module].ast.clone();
                 let decl_span = decl_name_span(&ast, d.index).unwrap_or(use_span);
                 return Err(self.report(
-                    Diagnostic::error(codes::CYCLIC_DECL, "this declaration depends on itself", decl_span, "declared here")
-                        .with_label(use_span, "used here while it is being evaluated"),
+                    Diagnostic::error(
+                        codes::CYCLIC_DECL,
+                        "this declaration depends on itself",
+                        decl_span,
+                        "declared here",
+                    )
+                    .with_label(use_span, "used here while it is being evaluated"),
                 ));
             }
             None => {}
         }
-        self.mods[d.module].consts.insert(d.index, ConstState::InProgress);
+        self.mods[d.module]
+            .consts
+            .insert(d.index, ConstState::InProgress);
         let result = self.eval_const_decl(d, use_span);
         // A struct or enum type is named after the first constant it is bound to.
         if let Ok(Value::Type(t)) = &result
-            && let Some(name) = self.mods[d.module].ast.decls.get(d.index as usize).and_then(|x| match &x.kind {
-                DeclKind::Var(v) => Some(v.name.name.clone()),
-                _ => None,
-            })
+            && let Some(name) = self.mods[d.module]
+                .ast
+                .decls
+                .get(d.index as usize)
+                .and_then(|x| match &x.kind {
+                    DeclKind::Var(v) => Some(v.name.name.clone()),
+                    _ => None,
+                })
         {
             self.types.name_type(*t, &name);
         }
@@ -336,7 +379,9 @@ impl Sema {
 
     fn eval_const_decl(&mut self, d: DeclRef, use_span: Span) -> R<Value> {
         let ast = self.mods[d.module].ast.clone();
-        let Some(decl) = ast.decls.get(d.index as usize) else { return Err(Reported) };
+        let Some(decl) = ast.decls.get(d.index as usize) else {
+            return Err(Reported);
+        };
         let mut env = eval::Env::comptime(d.module, ast.clone(), Ctx::Comptime);
         match &decl.kind {
             DeclKind::Param { name, ty, default } => {
@@ -368,7 +413,12 @@ impl Sema {
             }
             DeclKind::Var(v) => {
                 let Some(init) = v.init else {
-                    return Err(self.err(codes::UNSUPPORTED, "constant without a value", v.name.span, "needs `= value`"));
+                    return Err(self.err(
+                        codes::UNSUPPORTED,
+                        "constant without a value",
+                        v.name.span,
+                        "needs `= value`",
+                    ));
                 };
                 let val = self.eval_comptime(&mut env, init)?;
                 match v.ty {
@@ -402,7 +452,11 @@ impl Sema {
     /// The qualified name of a declaration in a module (for the image's symbol tables).
     pub fn qualified(&self, m: ModId, name: &str) -> String {
         let p = &self.mods[m].prefix;
-        if p.is_empty() { name.to_string() } else { format!("{p}.{name}") }
+        if p.is_empty() {
+            name.to_string()
+        } else {
+            format!("{p}.{name}")
+        }
     }
 
     /// The type `type` as an id (convenience).
@@ -424,7 +478,10 @@ pub fn decl_name_span(ast: &Ast, index: u32) -> Option<Span> {
 }
 
 /// The closest candidate to `name` by edit distance, if close enough to suggest.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = edit_distance(name, c);
@@ -436,19 +493,32 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
     best.map(|(_, c)| c.to_string())
 }
 
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// two adjacent characters (`esat` is one edit from `east`) each cost one.
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for i in 0..=a.len() {
+        d[i * w] = i;
     }
-    prev[b.len()]
+    for (j, cell) in d.iter_mut().enumerate().take(w) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
 }
 
 #[cfg(test)]
@@ -457,7 +527,16 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        assert_eq!(did_you_mean("reslt", ["result", "res", "x"]), Some("result".into()));
+        assert_eq!(
+            did_you_mean("reslt", ["result", "res", "x"]),
+            Some("result".into())
+        );
         assert_eq!(did_you_mean("zzz", ["result"]), None);
+        assert_eq!(
+            did_you_mean("esat", ["north", "east", "west"]),
+            Some("east".into())
+        );
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

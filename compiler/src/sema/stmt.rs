@@ -9,7 +9,9 @@ use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{Inst, Term};
 use crate::source::Span;
-use crate::syntax::ast::{AssignOp, Block, ExprId, ExprKind, Ident, Mutability, Stmt, StmtKind, VarDecl};
+use crate::syntax::ast::{
+    AssignOp, Block, ExprId, ExprKind, Ident, Mutability, Stmt, StmtKind, VarDecl,
+};
 use csl_arch::isa::{BinOp, CmpOp, NumTy};
 
 /// How a comptime statement finished.
@@ -99,15 +101,37 @@ impl Sema {
                 self.assign(env, *op, *target, *value, s.span)?;
                 Ok(Flow::Normal)
             }
-            StmtKind::If { cond, then, otherwise } => self.if_stmt(env, *cond, then, otherwise.as_ref()),
-            StmtKind::While { label, cond, cont, body } => self.while_stmt(env, label.as_ref(), *cond, cont.as_deref(), body),
-            StmtKind::For { label, iter, capture, index, body } => self.for_stmt(env, label.as_ref(), *iter, capture, index.as_ref(), body),
-            StmtKind::Break { label, value } => self.break_stmt(env, label.as_ref(), *value, s.span),
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => self.if_stmt(env, *cond, then, otherwise.as_ref()),
+            StmtKind::While {
+                label,
+                cond,
+                cont,
+                body,
+            } => self.while_stmt(env, label.as_ref(), *cond, cont.as_deref(), body),
+            StmtKind::For {
+                label,
+                iter,
+                capture,
+                index,
+                body,
+            } => self.for_stmt(env, label.as_ref(), *iter, capture, index.as_ref(), body),
+            StmtKind::Break { label, value } => {
+                self.break_stmt(env, label.as_ref(), *value, s.span)
+            }
             StmtKind::Continue { label } => {
                 let name = label.as_ref().map(|l| l.name.clone());
                 if env.comptime {
                     if env.ct_loops.is_empty() {
-                        return Err(self.err(codes::BREAK_OUTSIDE_LOOP, "`continue` outside a loop", s.span, "not inside a loop"));
+                        return Err(self.err(
+                            codes::BREAK_OUTSIDE_LOOP,
+                            "`continue` outside a loop",
+                            s.span,
+                            "not inside a loop",
+                        ));
                     }
                     return Ok(Flow::Continue(name));
                 }
@@ -134,12 +158,22 @@ impl Sema {
         {
             let _ = prev;
             return Err(self.report(
-                Diagnostic::error(codes::DUPLICATE_DECL, format!("`{}` is already declared in this block", v.name.name), v.name.span, "declared again here")
-                    .with_help("give the second one another name, or assign to the first with `=`"),
+                Diagnostic::error(
+                    codes::DUPLICATE_DECL,
+                    format!("`{}` is already declared in this block", v.name.name),
+                    v.name.span,
+                    "declared again here",
+                )
+                .with_help("give the second one another name, or assign to the first with `=`"),
             ));
         }
         let r = self.local_decl(env, v, span);
-        if r.is_err() && !env.scopes.last().is_some_and(|s| s.iter().any(|(n, _)| *n == v.name.name)) {
+        if r.is_err()
+            && !env
+                .scopes
+                .last()
+                .is_some_and(|s| s.iter().any(|(n, _)| *n == v.name.name))
+        {
             env.bind(&v.name.name, Local::Poison);
         }
         r
@@ -154,7 +188,14 @@ impl Sema {
         if comptime_binding {
             let val = match v.init {
                 Some(e) => self.eval_comptime(env, e)?,
-                None => return Err(self.err(codes::NOT_COMPTIME, "a comptime variable needs an initial value", v.name.span, "here")),
+                None => {
+                    return Err(self.err(
+                        codes::NOT_COMPTIME,
+                        "a comptime variable needs an initial value",
+                        v.name.span,
+                        "here",
+                    ));
+                }
             };
             let val = match declared {
                 Some(t) => {
@@ -166,7 +207,11 @@ impl Sema {
             if let Value::Type(t) = &val {
                 self.types.name_type(*t, &v.name.name);
             }
-            let local = if v.mutability == Mutability::Const { Local::Value(val) } else { Local::CtVar(val) };
+            let local = if v.mutability == Mutability::Const {
+                Local::Value(val)
+            } else {
+                Local::CtVar(val)
+            };
             env.bind(&v.name.name, local);
             return Ok(());
         }
@@ -187,7 +232,14 @@ impl Sema {
         let ty = match (declared, &init) {
             (Some(t), _) => t,
             (None, Some((val, _))) => self.val_ty(val),
-            (None, None) => return Err(self.err(codes::NOT_A_TYPE, "a variable needs a type or an initial value", v.name.span, "here")),
+            (None, None) => {
+                return Err(self.err(
+                    codes::NOT_A_TYPE,
+                    "a variable needs a type or an initial value",
+                    v.name.span,
+                    "here",
+                ));
+            }
         };
         if v.mutability == Mutability::Const
             && let Some((Val::Ct(c), _)) = &init
@@ -219,7 +271,13 @@ impl Sema {
         let size = self.types.size_of(ty).unwrap_or(0) as u32;
         let align = self.types.align_of(ty).unwrap_or(1) as u32;
         let off = self.fb(env).frame_slot(size, align);
-        let place = Place::Mem { base: MemBase::Frame(off), off: 0, dyn_off: None, ty, mutable: true };
+        let place = Place::Mem {
+            base: MemBase::Frame(off),
+            off: 0,
+            dyn_off: None,
+            ty,
+            mutable: true,
+        };
         match init {
             Some((val, s)) => self.write_place(env, place, val, s, v.name.span)?,
             None if !self.types.is_mem_type(ty) => {
@@ -227,7 +285,11 @@ impl Sema {
                 let addr = self.fb(env).reg();
                 self.fb(env).emit(Inst::FrameAddr { dst: addr, off });
                 let zero = self.imm(env, 0);
-                self.fb(env).emit(Inst::Store { w: nt.width(), addr, src: zero });
+                self.fb(env).emit(Inst::Store {
+                    w: nt.width(),
+                    addr,
+                    src: zero,
+                });
             }
             None => {}
         }
@@ -235,7 +297,14 @@ impl Sema {
         Ok(())
     }
 
-    fn assign(&mut self, env: &mut Env, op: AssignOp, target: ExprId, value: ExprId, span: Span) -> R<()> {
+    fn assign(
+        &mut self,
+        env: &mut Env,
+        op: AssignOp,
+        target: ExprId,
+        value: ExprId,
+        span: Span,
+    ) -> R<()> {
         let tspan = self.span(env, target);
         let vspan = self.span(env, value);
         let place = self.place(env, target)?;
@@ -260,7 +329,13 @@ impl Sema {
         self.coerce(env, c, b, s)
     }
 
-    fn if_stmt(&mut self, env: &mut Env, cond: ExprId, then: &Block, otherwise: Option<&Block>) -> R<Flow> {
+    fn if_stmt(
+        &mut self,
+        env: &mut Env,
+        cond: ExprId,
+        then: &Block,
+        otherwise: Option<&Block>,
+    ) -> R<Flow> {
         match self.cond(env, cond)? {
             Val::Ct(Value::Bool(true)) => self.exec_block(env, then),
             Val::Ct(Value::Bool(false)) => match otherwise {
@@ -271,8 +346,16 @@ impl Sema {
             Val::Rt { reg, .. } => {
                 let tb = self.fb(env).block();
                 let join = self.fb(env).block();
-                let eb = if otherwise.is_some() { self.fb(env).block() } else { join };
-                self.fb(env).terminate(Term::Branch { cond: reg, then: tb, otherwise: eb });
+                let eb = if otherwise.is_some() {
+                    self.fb(env).block()
+                } else {
+                    join
+                };
+                self.fb(env).terminate(Term::Branch {
+                    cond: reg,
+                    then: tb,
+                    otherwise: eb,
+                });
                 self.fb(env).switch_to(tb);
                 let _ = self.exec_block(env, then);
                 self.fb(env).terminate(Term::Jump(join));
@@ -290,7 +373,8 @@ impl Sema {
     /// Handles a comptime loop body's flow; returns `Some(flow)` when the loop must stop
     /// and propagate `flow` (or stop normally with `Flow::Normal`).
     fn loop_flow(label: Option<&Ident>, flow: Flow) -> (bool, Option<Flow>) {
-        let mine = |l: &Option<String>| l.is_none() || l.as_deref() == label.map(|x| x.name.as_str());
+        let mine =
+            |l: &Option<String>| l.is_none() || l.as_deref() == label.map(|x| x.name.as_str());
         match flow {
             Flow::Normal => (false, None),
             Flow::Continue(l) if mine(&l) => (false, None),
@@ -299,7 +383,14 @@ impl Sema {
         }
     }
 
-    fn while_stmt(&mut self, env: &mut Env, label: Option<&Ident>, cond: ExprId, cont: Option<&Stmt>, body: &Block) -> R<Flow> {
+    fn while_stmt(
+        &mut self,
+        env: &mut Env,
+        label: Option<&Ident>,
+        cond: ExprId,
+        cont: Option<&Stmt>,
+        body: &Block,
+    ) -> R<Flow> {
         if env.comptime {
             env.ct_loops.push(label.map(|l| l.name.clone()));
             let r = (|| {
@@ -336,10 +427,20 @@ impl Sema {
                 return Ok(Flow::Normal);
             }
             Val::Ct(_) => self.fb(env).terminate(Term::Jump(body_b)),
-            Val::Rt { reg, .. } => self.fb(env).terminate(Term::Branch { cond: reg, then: body_b, otherwise: exit }),
+            Val::Rt { reg, .. } => self.fb(env).terminate(Term::Branch {
+                cond: reg,
+                then: body_b,
+                otherwise: exit,
+            }),
         }
         self.fb(env).switch_to(body_b);
-        env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont: cont_b, breaks: None, hint: None });
+        env.loops.push(LoopCtx {
+            label: label.map(|l| l.name.clone()),
+            exit,
+            cont: cont_b,
+            breaks: None,
+            hint: None,
+        });
         let _ = self.exec_block(env, body);
         env.loops.pop();
         self.fb(env).terminate(Term::Jump(cont_b));
@@ -352,7 +453,15 @@ impl Sema {
         Ok(Flow::Normal)
     }
 
-    fn for_stmt(&mut self, env: &mut Env, label: Option<&Ident>, iter: ExprId, capture: &Ident, index: Option<&Ident>, body: &Block) -> R<Flow> {
+    fn for_stmt(
+        &mut self,
+        env: &mut Env,
+        label: Option<&Ident>,
+        iter: ExprId,
+        capture: &Ident,
+        index: Option<&Ident>,
+        body: &Block,
+    ) -> R<Flow> {
         let ispan = self.span(env, iter);
         // A runtime `@range` with runtime bounds is lowered as a counting loop.
         if !env.comptime
@@ -363,10 +472,20 @@ impl Sema {
         }
         let it = self.expr(env, iter)?;
         let items: Vec<Value> = match it {
-            Val::Ct(Value::Range { start, stop, step, elem }) => {
+            Val::Ct(Value::Range {
+                start,
+                stop,
+                step,
+                elem,
+            }) => {
                 let n = range_len(start, stop, step);
                 if !env.comptime && n > MAX_UNROLL as u128 {
-                    return Err(self.err(codes::UNSUPPORTED, "this loop is too long to unroll", ispan, "use a typed `@range(T, ...)`"));
+                    return Err(self.err(
+                        codes::UNSUPPORTED,
+                        "this loop is too long to unroll",
+                        ispan,
+                        "use a typed `@range(T, ...)`",
+                    ));
                 }
                 let mut v = Vec::new();
                 let mut i = start;
@@ -384,24 +503,43 @@ impl Sema {
             Val::Ct(other) => {
                 let t = other.ty(&mut self.types);
                 let d = self.types.display(t);
-                return Err(self.err(codes::TYPE_MISMATCH, format!("cannot iterate over a value of type {d}"), ispan, "expected an array or a @range"));
+                return Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    format!("cannot iterate over a value of type {d}"),
+                    ispan,
+                    "expected an array or a @range",
+                ));
             }
             Val::Rt { reg, ty } if matches!(self.types.get(ty), Type::Array { .. }) => {
                 return self.for_array_runtime(env, label, reg, ty, capture, index, body);
             }
             Val::Rt { ty, .. } => {
                 let d = self.types.display(ty);
-                return Err(self.err(codes::TYPE_MISMATCH, format!("cannot iterate over a value of type {d}"), ispan, "expected an array or a @range"));
+                return Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    format!("cannot iterate over a value of type {d}"),
+                    ispan,
+                    "expected an array or a @range",
+                ));
             }
         };
         if !env.comptime && items.len() > MAX_UNROLL {
-            return Err(self.err(codes::UNSUPPORTED, "this loop is too long to unroll", ispan, "iterate over a typed @range instead"));
+            return Err(self.err(
+                codes::UNSUPPORTED,
+                "this loop is too long to unroll",
+                ispan,
+                "iterate over a typed @range instead",
+            ));
         }
         if !env.comptime {
             // A comptime sequence in runtime code: unrolled, each copy with its own
             // `continue` target.
             let ci = self.types.common.comptime_int;
-            let vals = items.into_iter().enumerate().map(|(i, v)| (v, Value::Int(i as i128, ci))).collect();
+            let vals = items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (v, Value::Int(i as i128, ci)))
+                .collect();
             self.unroll_runtime(env, label, vals, capture, index, body);
             return Ok(Flow::Normal);
         }
@@ -413,7 +551,10 @@ impl Sema {
                 env.scopes.push(Vec::new());
                 env.bind(&capture.name, Local::Value(item));
                 if let Some(ix) = index {
-                    env.bind(&ix.name, Local::Value(Value::Int(i as i128, self.types.common.comptime_int)));
+                    env.bind(
+                        &ix.name,
+                        Local::Value(Value::Int(i as i128, self.types.common.comptime_int)),
+                    );
                 }
                 let flow = self.exec_block(env, body);
                 env.scopes.pop();
@@ -429,9 +570,23 @@ impl Sema {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn for_range_runtime(&mut self, env: &mut Env, label: Option<&Ident>, args: &[ExprId], capture: &Ident, index: Option<&Ident>, body: &Block, span: Span) -> R<Flow> {
+    fn for_range_runtime(
+        &mut self,
+        env: &mut Env,
+        label: Option<&Ident>,
+        args: &[ExprId],
+        capture: &Ident,
+        index: Option<&Ident>,
+        body: &Block,
+        span: Span,
+    ) -> R<Flow> {
         if args.len() != 2 && args.len() != 4 {
-            return Err(self.err(codes::BUILTIN_ARGS, "@range takes (T, stop) or (T, start, stop, step)", span, "wrong number of arguments"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@range takes (T, stop) or (T, start, stop, step)",
+                span,
+                "wrong number of arguments",
+            ));
         }
         let elem = self.eval_type(env, args[0])?;
         if elem == self.types.common.comptime_int {
@@ -442,9 +597,18 @@ impl Sema {
             it?;
             return self.for_unrolled_range(env, label, args, capture, index, body, span);
         }
-        let Some(nt) = self.types.num_ty(elem).filter(|_| self.types.int_info(elem).is_some()) else {
+        let Some(nt) = self
+            .types
+            .num_ty(elem)
+            .filter(|_| self.types.int_info(elem).is_some())
+        else {
             let d = self.types.display(elem);
-            return Err(self.err(codes::TYPE_MISMATCH, format!("@range needs an integer type, found {d}"), span, "here"));
+            return Err(self.err(
+                codes::TYPE_MISMATCH,
+                format!("@range needs an integer type, found {d}"),
+                span,
+                "here",
+            ));
         };
         let mut vals = Vec::new();
         for &a in &args[1..] {
@@ -453,7 +617,11 @@ impl Sema {
             vals.push((self.coerce(env, v, elem, s)?, s));
         }
         let (start, stop, step) = if vals.len() == 1 {
-            (Val::Ct(Value::Int(0, elem)), vals[0].clone(), Val::Ct(Value::Int(1, elem)))
+            (
+                Val::Ct(Value::Int(0, elem)),
+                vals[0].clone(),
+                Val::Ct(Value::Int(1, elem)),
+            )
         } else {
             (vals[0].0.clone(), vals[1].clone(), vals[2].0.clone())
         };
@@ -461,12 +629,20 @@ impl Sema {
             Val::Ct(Value::Int(s, _)) if *s != 0 => *s,
             _ => {
                 let s = vals.get(2).map_or(span, |v| v.1);
-                return Err(self.err(codes::UNSUPPORTED, "the step of a runtime @range must be a non-zero comptime integer", s, "here"));
+                return Err(self.err(
+                    codes::UNSUPPORTED,
+                    "the step of a runtime @range must be a non-zero comptime integer",
+                    s,
+                    "here",
+                ));
             }
         };
         let counter = self.fb(env).reg();
         let start_r = self.materialize(env, start, span)?;
-        self.fb(env).emit(Inst::Mov { dst: counter, src: start_r });
+        self.fb(env).emit(Inst::Mov {
+            dst: counter,
+            src: start_r,
+        });
         let stop_r = self.materialize(env, stop.0, stop.1)?;
         let step_r = self.materialize(env, step, span)?;
         let idx = index.map(|_| self.fb(env).reg());
@@ -481,28 +657,73 @@ impl Sema {
         self.fb(env).switch_to(header);
         let c = self.fb(env).reg();
         let op = if step_v > 0 { CmpOp::Lt } else { CmpOp::Gt };
-        self.fb(env).emit(Inst::Cmp { op, ty: nt, dst: c, a: counter, b: stop_r });
-        self.fb(env).terminate(Term::Branch { cond: c, then: body_b, otherwise: exit });
+        self.fb(env).emit(Inst::Cmp {
+            op,
+            ty: nt,
+            dst: c,
+            a: counter,
+            b: stop_r,
+        });
+        self.fb(env).terminate(Term::Branch {
+            cond: c,
+            then: body_b,
+            otherwise: exit,
+        });
         self.fb(env).switch_to(body_b);
         env.scopes.push(Vec::new());
         // The capture is a copy, so the body cannot disturb the counter.
         let cap = self.fb(env).reg();
-        self.fb(env).emit(Inst::Mov { dst: cap, src: counter });
-        env.bind(&capture.name, Local::Reg { reg: cap, ty: elem, mutable: false });
+        self.fb(env).emit(Inst::Mov {
+            dst: cap,
+            src: counter,
+        });
+        env.bind(
+            &capture.name,
+            Local::Reg {
+                reg: cap,
+                ty: elem,
+                mutable: false,
+            },
+        );
         if let (Some(ix), Some(ident)) = (idx, index) {
             let u16t = self.types.common.u16;
-            env.bind(&ident.name, Local::Reg { reg: ix, ty: u16t, mutable: false });
+            env.bind(
+                &ident.name,
+                Local::Reg {
+                    reg: ix,
+                    ty: u16t,
+                    mutable: false,
+                },
+            );
         }
-        env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont: cont_b, breaks: None, hint: None });
+        env.loops.push(LoopCtx {
+            label: label.map(|l| l.name.clone()),
+            exit,
+            cont: cont_b,
+            breaks: None,
+            hint: None,
+        });
         let _ = self.exec_block(env, body);
         env.loops.pop();
         env.scopes.pop();
         self.fb(env).terminate(Term::Jump(cont_b));
         self.fb(env).switch_to(cont_b);
-        self.fb(env).emit(Inst::Bin { op: BinOp::Add, ty: nt, dst: counter, a: counter, b: step_r });
+        self.fb(env).emit(Inst::Bin {
+            op: BinOp::Add,
+            ty: nt,
+            dst: counter,
+            a: counter,
+            b: step_r,
+        });
         if let Some(ix) = idx {
             let one = self.imm(env, 1);
-            self.fb(env).emit(Inst::Bin { op: BinOp::Add, ty: NumTy::U16, dst: ix, a: ix, b: one });
+            self.fb(env).emit(Inst::Bin {
+                op: BinOp::Add,
+                ty: NumTy::U16,
+                dst: ix,
+                a: ix,
+                b: one,
+            });
         }
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(exit);
@@ -510,17 +731,40 @@ impl Sema {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn for_unrolled_range(&mut self, env: &mut Env, label: Option<&Ident>, args: &[ExprId], capture: &Ident, index: Option<&Ident>, body: &Block, span: Span) -> R<Flow> {
+    fn for_unrolled_range(
+        &mut self,
+        env: &mut Env,
+        label: Option<&Ident>,
+        args: &[ExprId],
+        capture: &Ident,
+        index: Option<&Ident>,
+        body: &Block,
+        span: Span,
+    ) -> R<Flow> {
         let mut ints = Vec::new();
         for &a in &args[1..] {
             ints.push(self.eval_int(env, a)?);
         }
-        let (start, stop, step) = if ints.len() == 1 { (0, ints[0], 1) } else { (ints[0], ints[1], ints[2]) };
+        let (start, stop, step) = if ints.len() == 1 {
+            (0, ints[0], 1)
+        } else {
+            (ints[0], ints[1], ints[2])
+        };
         if step == 0 {
-            return Err(self.err(codes::BUILTIN_ARGS, "@range step must not be zero", span, "here"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@range step must not be zero",
+                span,
+                "here",
+            ));
         }
         if range_len(start, stop, step) > MAX_UNROLL as u128 {
-            return Err(self.err(codes::UNSUPPORTED, "this loop is too long to unroll", span, "use a typed `@range(T, ...)`"));
+            return Err(self.err(
+                codes::UNSUPPORTED,
+                "this loop is too long to unroll",
+                span,
+                "use a typed `@range(T, ...)`",
+            ));
         }
         let ci = self.types.common.comptime_int;
         let mut i = start;
@@ -536,11 +780,25 @@ impl Sema {
     }
 
     /// Lowers one copy of a loop body per (capture, index) pair.
-    fn unroll_runtime(&mut self, env: &mut Env, label: Option<&Ident>, vals: Vec<(Value, Value)>, capture: &Ident, index: Option<&Ident>, body: &Block) {
+    fn unroll_runtime(
+        &mut self,
+        env: &mut Env,
+        label: Option<&Ident>,
+        vals: Vec<(Value, Value)>,
+        capture: &Ident,
+        index: Option<&Ident>,
+        body: &Block,
+    ) {
         let exit = self.fb(env).block();
         for (item, i) in vals {
             let cont = self.fb(env).block();
-            env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont, breaks: None, hint: None });
+            env.loops.push(LoopCtx {
+                label: label.map(|l| l.name.clone()),
+                exit,
+                cont,
+                breaks: None,
+                hint: None,
+            });
             env.scopes.push(Vec::new());
             env.bind(&capture.name, Local::Value(item));
             if let Some(ix) = index {
@@ -560,8 +818,19 @@ impl Sema {
     /// every element in row-major order. Scalar elements are loaded into the capture;
     /// aggregate elements are captured by address (read-only).
     #[allow(clippy::too_many_arguments)]
-    fn for_array_runtime(&mut self, env: &mut Env, label: Option<&Ident>, base: crate::ir::VReg, ty: TypeId, capture: &Ident, index: Option<&Ident>, body: &Block) -> R<Flow> {
-        let Type::Array { elem, dims } = self.types.get(ty).clone() else { return Err(Reported) };
+    fn for_array_runtime(
+        &mut self,
+        env: &mut Env,
+        label: Option<&Ident>,
+        base: crate::ir::VReg,
+        ty: TypeId,
+        capture: &Ident,
+        index: Option<&Ident>,
+        body: &Block,
+    ) -> R<Flow> {
+        let Type::Array { elem, dims } = self.types.get(ty).clone() else {
+            return Err(Reported);
+        };
         let n: u64 = dims.iter().product();
         let esize = self.types.size_of(elem).unwrap_or(0) as u32;
         let u16t = self.types.common.u16;
@@ -574,31 +843,78 @@ impl Sema {
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(header);
         let c = self.fb(env).reg();
-        self.fb(env).emit(Inst::Cmp { op: CmpOp::Lt, ty: NumTy::U16, dst: c, a: counter, b: end });
-        self.fb(env).terminate(Term::Branch { cond: c, then: body_b, otherwise: exit });
+        self.fb(env).emit(Inst::Cmp {
+            op: CmpOp::Lt,
+            ty: NumTy::U16,
+            dst: c,
+            a: counter,
+            b: end,
+        });
+        self.fb(env).terminate(Term::Branch {
+            cond: c,
+            then: body_b,
+            otherwise: exit,
+        });
         self.fb(env).switch_to(body_b);
         env.scopes.push(Vec::new());
         let k = self.imm(env, esize);
         let scaled = self.emit_bin(env, BinOp::Mul, NumTy::U16, counter, k);
         let addr = self.emit_bin(env, BinOp::Add, NumTy::U16, base, scaled);
-        let place = Place::Mem { base: MemBase::Reg(addr), off: 0, dyn_off: None, ty: elem, mutable: false };
+        let place = Place::Mem {
+            base: MemBase::Reg(addr),
+            off: 0,
+            dyn_off: None,
+            ty: elem,
+            mutable: false,
+        };
         let sp = capture.span;
         let cap = self.read_place(env, place, sp)?;
-        let Val::Rt { reg: cap, .. } = cap else { return Err(Reported) };
-        env.bind(&capture.name, Local::Reg { reg: cap, ty: elem, mutable: false });
+        let Val::Rt { reg: cap, .. } = cap else {
+            return Err(Reported);
+        };
+        env.bind(
+            &capture.name,
+            Local::Reg {
+                reg: cap,
+                ty: elem,
+                mutable: false,
+            },
+        );
         if let Some(ident) = index {
             let ix = self.fb(env).reg();
-            self.fb(env).emit(Inst::Mov { dst: ix, src: counter });
-            env.bind(&ident.name, Local::Reg { reg: ix, ty: u16t, mutable: false });
+            self.fb(env).emit(Inst::Mov {
+                dst: ix,
+                src: counter,
+            });
+            env.bind(
+                &ident.name,
+                Local::Reg {
+                    reg: ix,
+                    ty: u16t,
+                    mutable: false,
+                },
+            );
         }
-        env.loops.push(LoopCtx { label: label.map(|l| l.name.clone()), exit, cont: cont_b, breaks: None, hint: None });
+        env.loops.push(LoopCtx {
+            label: label.map(|l| l.name.clone()),
+            exit,
+            cont: cont_b,
+            breaks: None,
+            hint: None,
+        });
         let _ = self.exec_block(env, body);
         env.loops.pop();
         env.scopes.pop();
         self.fb(env).terminate(Term::Jump(cont_b));
         self.fb(env).switch_to(cont_b);
         let one = self.imm(env, 1);
-        self.fb(env).emit(Inst::Bin { op: BinOp::Add, ty: NumTy::U16, dst: counter, a: counter, b: one });
+        self.fb(env).emit(Inst::Bin {
+            op: BinOp::Add,
+            ty: NumTy::U16,
+            dst: counter,
+            a: counter,
+            b: one,
+        });
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(exit);
         Ok(Flow::Normal)
@@ -612,30 +928,57 @@ impl Sema {
         });
         match found {
             Some(l) if l.breaks.is_none() => Ok(l.cont),
-            Some(_) => Err(self.err(codes::BREAK_OUTSIDE_LOOP, "`continue` must name a loop, not a block", span, "this label belongs to a block")),
+            Some(_) => Err(self.err(
+                codes::BREAK_OUTSIDE_LOOP,
+                "`continue` must name a loop, not a block",
+                span,
+                "this label belongs to a block",
+            )),
             None => {
                 let msg = match label {
                     Some(l) => format!("`continue` to unknown label `{l}`"),
                     None => "`continue` outside a loop".to_string(),
                 };
-                Err(self.err(codes::BREAK_OUTSIDE_LOOP, msg, span, "no enclosing loop here"))
+                Err(self.err(
+                    codes::BREAK_OUTSIDE_LOOP,
+                    msg,
+                    span,
+                    "no enclosing loop here",
+                ))
             }
         }
     }
 
-    fn break_stmt(&mut self, env: &mut Env, label: Option<&Ident>, value: Option<ExprId>, span: Span) -> R<Flow> {
+    fn break_stmt(
+        &mut self,
+        env: &mut Env,
+        label: Option<&Ident>,
+        value: Option<ExprId>,
+        span: Span,
+    ) -> R<Flow> {
         let name = label.map(|l| l.name.clone());
         if env.comptime {
             let known = match &name {
                 None => !env.ct_loops.is_empty(),
-                Some(n) => env.ct_labels.contains(n) || env.ct_loops.iter().any(|l| l.as_deref() == Some(n.as_str())),
+                Some(n) => {
+                    env.ct_labels.contains(n)
+                        || env
+                            .ct_loops
+                            .iter()
+                            .any(|l| l.as_deref() == Some(n.as_str()))
+                }
             };
             if !known {
                 let msg = match &name {
                     Some(n) => format!("`break` to unknown label `{n}`"),
                     None => "`break` outside a loop".to_string(),
                 };
-                return Err(self.err(codes::BREAK_OUTSIDE_LOOP, msg, span, "no enclosing loop here"));
+                return Err(self.err(
+                    codes::BREAK_OUTSIDE_LOOP,
+                    msg,
+                    span,
+                    "no enclosing loop here",
+                ));
             }
             let v = match value {
                 Some(e) => Some(self.eval_comptime(env, e)?),
@@ -668,13 +1011,23 @@ impl Sema {
                 let t = self.val_ty(&v);
                 let d = self.types.display(t);
                 Err(self.report(
-                    Diagnostic::error(codes::BAD_RETURN, "a `void` function cannot return a value", s, format!("this has type {d}"))
-                        .with_help("remove the value, or declare the function's return type"),
+                    Diagnostic::error(
+                        codes::BAD_RETURN,
+                        "a `void` function cannot return a value",
+                        s,
+                        format!("this has type {d}"),
+                    )
+                    .with_help("remove the value, or declare the function's return type"),
                 ))
             }
             (None, false) => {
                 let d = self.types.display(ret);
-                Err(self.err(codes::BAD_RETURN, format!("missing return value of type {d}"), span, "returns nothing"))
+                Err(self.err(
+                    codes::BAD_RETURN,
+                    format!("missing return value of type {d}"),
+                    span,
+                    "returns nothing",
+                ))
             }
             (None, true) => self.finish_return(env, None, span),
             (Some(e), false) => {
@@ -698,8 +1051,19 @@ impl Sema {
             // An inlined call's `return` leaves the inlined body like a labelled break.
             let reachable = self.fb(env).cur_reachable();
             let block = self.fb(env).cur;
-            let arm = super::eval::Arm { block, val: v.unwrap_or(Val::Ct(Value::Void)), span, reachable };
-            if let Some(b) = env.loops.iter_mut().rev().find(|l| l.label.as_deref() == Some(super::eval::INLINE_RETURN)).and_then(|l| l.breaks.as_mut()) {
+            let arm = super::eval::Arm {
+                block,
+                val: v.unwrap_or(Val::Ct(Value::Void)),
+                span,
+                reachable,
+            };
+            if let Some(b) = env
+                .loops
+                .iter_mut()
+                .rev()
+                .find(|l| l.label.as_deref() == Some(super::eval::INLINE_RETURN))
+                .and_then(|l| l.breaks.as_mut())
+            {
                 b.push(arm);
             }
             let next = self.fb(env).block();
@@ -715,7 +1079,13 @@ impl Sema {
     }
 
     /// A block used as an expression (`{}` or `blk: { ... break :blk v; }`).
-    pub fn block_expr(&mut self, env: &mut Env, block: &Block, span: Span, hint: Option<TypeId>) -> R<Val> {
+    pub fn block_expr(
+        &mut self,
+        env: &mut Env,
+        block: &Block,
+        span: Span,
+        hint: Option<TypeId>,
+    ) -> R<Val> {
         if block.stmts.is_empty() {
             return Ok(Val::Ct(Value::Void));
         }
@@ -745,7 +1115,12 @@ impl Sema {
                     break;
                 }
                 Ok(_) => {
-                    out = Err(self.err(codes::UNSUPPORTED, "control flow out of a block expression", s.span, "here"));
+                    out = Err(self.err(
+                        codes::UNSUPPORTED,
+                        "control flow out of a block expression",
+                        s.span,
+                        "here",
+                    ));
                     break;
                 }
                 Err(e) => {

@@ -28,15 +28,25 @@ use std::rc::Rc;
 
 impl Sema {
     /// `struct { a: T, b: U = default }`.
-    pub(crate) fn struct_type_expr(&mut self, env: &mut Env, e: ExprId, fields: &[StructField]) -> R<TypeId> {
+    pub(crate) fn struct_type_expr(
+        &mut self,
+        env: &mut Env,
+        e: ExprId,
+        fields: &[StructField],
+    ) -> R<TypeId> {
         let mut fs: Vec<(String, TypeId)> = Vec::new();
         let mut spans: Vec<Span> = Vec::new();
         let mut defaults = Vec::new();
         for f in fields {
             if let Some(i) = fs.iter().position(|(n, _)| *n == f.name.name) {
                 return Err(self.report(
-                    Diagnostic::error(codes::DUPLICATE_DECL, format!("field `{}` is declared twice", f.name.name), f.name.span, "declared again here")
-                        .with_label(spans[i], "first declared here"),
+                    Diagnostic::error(
+                        codes::DUPLICATE_DECL,
+                        format!("field `{}` is declared twice", f.name.name),
+                        f.name.span,
+                        "declared again here",
+                    )
+                    .with_label(spans[i], "first declared here"),
                 ));
             }
             let t = self.eval_type(env, f.ty)?;
@@ -56,14 +66,28 @@ impl Sema {
         let shape: Vec<String> = fs
             .iter()
             .zip(&defaults)
-            .map(|((n, t), d)| format!("{n}:{}={}", t.index(), d.as_ref().map_or(String::new(), |v| v.canonical(&self.types))))
+            .map(|((n, t), d)| {
+                format!(
+                    "{n}:{}={}",
+                    t.index(),
+                    d.as_ref()
+                        .map_or(String::new(), |v| v.canonical(&self.types))
+                )
+            })
             .collect();
         let key = format!("struct@{}:{}|{}", file.index(), e.index(), shape.join(","));
         Ok(self.types.struct_type(key, fs, defaults))
     }
 
     /// `enum(T) { a, b = 4, c }`.
-    pub(crate) fn enum_type_expr(&mut self, env: &mut Env, e: ExprId, tag: Option<ExprId>, members: &[EnumMember], span: Span) -> R<TypeId> {
+    pub(crate) fn enum_type_expr(
+        &mut self,
+        env: &mut Env,
+        e: ExprId,
+        tag: Option<ExprId>,
+        members: &[EnumMember],
+        span: Span,
+    ) -> R<TypeId> {
         let tag_ty = match tag {
             Some(t) => {
                 let ty = self.eval_type(env, t)?;
@@ -85,8 +109,13 @@ impl Sema {
         for m in members {
             if let Some(prev) = names.iter().find(|n| n.name == m.name.name) {
                 return Err(self.report(
-                    Diagnostic::error(codes::DUPLICATE_DECL, format!("enum member `{}` is declared twice", m.name.name), m.name.span, "declared again here")
-                        .with_label(prev.span, "first declared here"),
+                    Diagnostic::error(
+                        codes::DUPLICATE_DECL,
+                        format!("enum member `{}` is declared twice", m.name.name),
+                        m.name.span,
+                        "declared again here",
+                    )
+                    .with_label(prev.span, "first declared here"),
                 ));
             }
             names.push(&m.name);
@@ -94,17 +123,27 @@ impl Sema {
                 Some(x) => {
                     let v = self.eval_comptime(env, x)?;
                     let s = self.span(env, x);
-                    let Value::Int(i, _) = self.coerce_value(v, tag_ty, s)? else { return Err(Reported) };
-                    if let Some((j, _)) = explicit.iter().enumerate().find(|(_, p)| p.is_some_and(|(pv, _)| pv == i)) {
+                    let Value::Int(i, _) = self.coerce_value(v, tag_ty, s)? else {
+                        return Err(Reported);
+                    };
+                    if let Some((j, Some((_, prev_span)))) = explicit
+                        .iter()
+                        .enumerate()
+                        .find(|(_, p)| p.is_some_and(|(pv, _)| pv == i))
+                    {
                         let prev = names[j];
+                        let prev_span = *prev_span;
                         return Err(self.report(
                             Diagnostic::error(
                                 codes::DUPLICATE_ENUM_VALUE,
-                                format!("enum members `{}` and `{}` have the same value {i}", prev.name, m.name.name),
+                                format!(
+                                    "enum members `{}` and `{}` have the same value {i}",
+                                    prev.name, m.name.name
+                                ),
                                 s,
                                 format!("`{}` is {i} here", m.name.name),
                             )
-                            .with_label(prev.span, format!("`{}` is already {i}", prev.name))
+                            .with_label(prev_span, format!("`{}` is already {i}", prev.name))
                             .with_help("every member of an enum needs its own value"),
                         ));
                     }
@@ -142,21 +181,38 @@ impl Sema {
         let _ = span;
         let file = self.mods[env.module].file;
         let shape: Vec<String> = out.iter().map(|(n, v)| format!("{n}={v}")).collect();
-        let key = format!("enum@{}:{}|{}|{}", file.index(), e.index(), tag_ty.index(), shape.join(","));
+        let key = format!(
+            "enum@{}:{}|{}|{}",
+            file.index(),
+            e.index(),
+            tag_ty.index(),
+            shape.join(",")
+        );
         Ok(self.types.enum_type(key, tag_ty, out))
     }
 
     /// The index and type of a named struct's field.
     pub(crate) fn field_index(&self, ty: TypeId, name: &str) -> Option<(usize, TypeId)> {
         match self.types.get(ty) {
-            Type::Struct(_) => self.types.struct_def(ty)?.fields.iter().position(|(n, _)| n == name).map(|i| (i, self.types.struct_def(ty).map_or(ty, |d| d.fields[i].1))),
+            Type::Struct(_) => self
+                .types
+                .struct_def(ty)?
+                .fields
+                .iter()
+                .position(|(n, _)| n == name)
+                .map(|i| (i, self.types.struct_def(ty).map_or(ty, |d| d.fields[i].1))),
             Type::AnonStruct(fs) => fs.iter().position(|(n, _)| n == name).map(|i| (i, fs[i].1)),
             _ => None,
         }
     }
 
     fn unknown_field(&mut self, what: &str, names: &[String], name: &str, span: Span) -> Reported {
-        let mut d = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("{what} has no field `{name}`"), span, "unknown field");
+        let mut d = Diagnostic::error(
+            codes::UNKNOWN_MEMBER,
+            format!("{what} has no field `{name}`"),
+            span,
+            "unknown field",
+        );
         if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
             d = d.with_help(format!("did you mean `{s}`?"));
         } else if names.is_empty() {
@@ -169,7 +225,11 @@ impl Sema {
 
     fn struct_field_names(&self, ty: TypeId) -> Vec<String> {
         match self.types.get(ty) {
-            Type::Struct(_) => self.types.struct_def(ty).map(|d| d.fields.iter().map(|(n, _)| n.clone()).collect()).unwrap_or_default(),
+            Type::Struct(_) => self
+                .types
+                .struct_def(ty)
+                .map(|d| d.fields.iter().map(|(n, _)| n.clone()).collect())
+                .unwrap_or_default(),
             Type::AnonStruct(fs) => fs.iter().map(|(n, _)| n.clone()).collect(),
             _ => Vec::new(),
         }
@@ -177,7 +237,12 @@ impl Sema {
 
     fn no_fields(&mut self, ty: TypeId, span: Span) -> Reported {
         let d = self.types.display(ty);
-        let mut dg = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("a value of type {d} has no fields"), span, format!("this has type {d}"));
+        let mut dg = Diagnostic::error(
+            codes::UNKNOWN_MEMBER,
+            format!("a value of type {d} has no fields"),
+            span,
+            format!("this has type {d}"),
+        );
         if let Type::Ptr { elem, .. } = self.types.get(ty)
             && !matches!(self.types.get(*elem), Type::Struct(_))
         {
@@ -187,7 +252,14 @@ impl Sema {
     }
 
     /// `base.name` as a value.
-    pub(crate) fn field(&mut self, env: &mut Env, _e: ExprId, base: ExprId, name: &Ident, span: Span) -> R<Val> {
+    pub(crate) fn field(
+        &mut self,
+        env: &mut Env,
+        _e: ExprId,
+        base: ExprId,
+        name: &Ident,
+        span: Span,
+    ) -> R<Val> {
         if self.is_place_expr(env, base) {
             let p = self.field_place(env, base, &name.name, name.span, span)?;
             return self.read_place(env, p, span);
@@ -199,7 +271,15 @@ impl Sema {
 
     /// A field of an analysed value (a module, a struct value, an enum type, or a runtime
     /// struct or pointer to one).
-    pub(crate) fn field_of_val(&mut self, env: &mut Env, bv: Val, bspan: Span, name: &str, nspan: Span, span: Span) -> R<Val> {
+    pub(crate) fn field_of_val(
+        &mut self,
+        env: &mut Env,
+        bv: Val,
+        bspan: Span,
+        name: &str,
+        nspan: Span,
+        span: Span,
+    ) -> R<Val> {
         match bv {
             Val::Ct(Value::Module(m)) => {
                 let Some(d) = self.lookup_decl(m, name) else {
@@ -230,7 +310,12 @@ impl Sema {
                     }
                     let names: Vec<String> = def.members.iter().map(|(n, _)| n.clone()).collect();
                     let dname = self.types.display(t);
-                    let mut d = Diagnostic::error(codes::UNKNOWN_MEMBER, format!("enum {dname} has no member `{name}`"), nspan, "unknown member");
+                    let mut d = Diagnostic::error(
+                        codes::UNKNOWN_MEMBER,
+                        format!("enum {dname} has no member `{name}`"),
+                        nspan,
+                        "unknown member",
+                    );
                     if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
                         d = d.with_help(format!("did you mean `{dname}.{s}`?"));
                     } else {
@@ -239,36 +324,77 @@ impl Sema {
                     return Err(self.report(d));
                 }
                 let d = self.types.display(t);
-                Err(self.err(codes::UNKNOWN_MEMBER, format!("type {d} has no member `{name}`"), nspan, "unknown member"))
+                Err(self.err(
+                    codes::UNKNOWN_MEMBER,
+                    format!("type {d} has no member `{name}`"),
+                    nspan,
+                    "unknown member",
+                ))
             }
             other => {
-                let p = self.field_place_in(env, FieldBase::Val(other), bspan, name, nspan, span)?;
+                let p =
+                    self.field_place_in(env, FieldBase::Val(other), bspan, name, nspan, span)?;
                 self.read_place(env, p, span)
             }
         }
     }
 
     /// The place of `base.name` where `base` is a place expression.
-    pub(crate) fn field_place(&mut self, env: &mut Env, base: ExprId, name: &str, nspan: Span, span: Span) -> R<Place> {
+    pub(crate) fn field_place(
+        &mut self,
+        env: &mut Env,
+        base: ExprId,
+        name: &str,
+        nspan: Span,
+        span: Span,
+    ) -> R<Place> {
         let bspan = self.span(env, base);
-        let b = if self.is_place_expr(env, base) { FieldBase::Place(self.place(env, base)?) } else { FieldBase::Val(self.expr(env, base)?) };
+        let b = if self.is_place_expr(env, base) {
+            FieldBase::Place(self.place(env, base)?)
+        } else {
+            FieldBase::Val(self.expr(env, base)?)
+        };
         self.field_place_in(env, b, bspan, name, nspan, span)
     }
 
     /// The place of field `name` of a struct place or value (through one pointer).
-    pub(crate) fn field_place_in(&mut self, env: &mut Env, b: FieldBase, bspan: Span, name: &str, nspan: Span, span: Span) -> R<Place> {
+    pub(crate) fn field_place_in(
+        &mut self,
+        env: &mut Env,
+        b: FieldBase,
+        bspan: Span,
+        name: &str,
+        nspan: Span,
+        span: Span,
+    ) -> R<Place> {
         let place = match b {
             FieldBase::Place(p) => p,
             FieldBase::Val(v) => match v {
                 Val::Rt { reg, ty } if matches!(self.types.get(ty), Type::Struct(_)) => {
-                    Place::Mem { base: MemBase::Reg(reg), off: 0, dyn_off: None, ty, mutable: false }
+                    Place::Mem {
+                        base: MemBase::Reg(reg),
+                        off: 0,
+                        dyn_off: None,
+                        ty,
+                        mutable: false,
+                    }
                 }
-                Val::Rt { ty, .. } | Val::Ct(Value::GlobalPtr { ty, .. }) | Val::Ct(Value::AbsPtr { ty, .. })
+                Val::Rt { ty, .. }
+                | Val::Ct(Value::GlobalPtr { ty, .. })
+                | Val::Ct(Value::AbsPtr { ty, .. })
                     if matches!(self.types.get(ty), Type::Ptr { elem, .. } if matches!(self.types.get(*elem), Type::Struct(_))) =>
                 {
-                    let Type::Ptr { elem, is_const } = self.types.get(ty).clone() else { return Err(Reported) };
+                    let Type::Ptr { elem, is_const } = self.types.get(ty).clone() else {
+                        return Err(Reported);
+                    };
                     let base = self.ptr_base(env, v, bspan)?;
-                    Place::Mem { base, off: 0, dyn_off: None, ty: elem, mutable: !is_const }
+                    Place::Mem {
+                        base,
+                        off: 0,
+                        dyn_off: None,
+                        ty: elem,
+                        mutable: !is_const,
+                    }
                 }
                 Val::Ct(c @ (Value::Record(..) | Value::Struct(_))) => {
                     // A constant: only reading is possible, and `field_of_val` does that.
@@ -279,8 +405,13 @@ impl Sema {
                         return Err(self.unknown_field(&what, &names, name, nspan));
                     }
                     return Err(self.report(
-                        Diagnostic::error(codes::ASSIGN_TO_CONST, format!("cannot assign to field `{name}` of a constant"), span, "part of a constant")
-                            .with_help("declare the struct with `var` to change its fields"),
+                        Diagnostic::error(
+                            codes::ASSIGN_TO_CONST,
+                            format!("cannot assign to field `{name}` of a constant"),
+                            span,
+                            "part of a constant",
+                        )
+                        .with_help("declare the struct with `var` to change its fields"),
                     ));
                 }
                 other => {
@@ -290,32 +421,76 @@ impl Sema {
             },
         };
         match place {
-            Place::Mem { base, off, dyn_off, ty, mutable } => match self.types.get(ty).clone() {
+            Place::Mem {
+                base,
+                off,
+                dyn_off,
+                ty,
+                mutable,
+            } => match self.types.get(ty).clone() {
                 Type::Struct(_) => {
                     let Some((i, fty)) = self.field_index(ty, name) else {
                         let names = self.struct_field_names(ty);
                         let what = format!("struct {}", self.types.display(ty));
                         return Err(self.unknown_field(&what, &names, name, nspan));
                     };
-                    let offset = self.types.struct_layout(ty).and_then(|l| l.offsets.get(i).copied()).unwrap_or(0) as u32;
-                    Ok(Place::Mem { base, off: off + offset, dyn_off, ty: fty, mutable })
+                    let offset = self
+                        .types
+                        .struct_layout(ty)
+                        .and_then(|l| l.offsets.get(i).copied())
+                        .unwrap_or(0) as u32;
+                    Ok(Place::Mem {
+                        base,
+                        off: off + offset,
+                        dyn_off,
+                        ty: fty,
+                        mutable,
+                    })
                 }
                 Type::Ptr { elem, .. } if matches!(self.types.get(elem), Type::Struct(_)) => {
-                    let pv = self.read_place(env, Place::Mem { base, off, dyn_off, ty, mutable }, bspan)?;
+                    let pv = self.read_place(
+                        env,
+                        Place::Mem {
+                            base,
+                            off,
+                            dyn_off,
+                            ty,
+                            mutable,
+                        },
+                        bspan,
+                    )?;
                     self.field_place_in(env, FieldBase::Val(pv), bspan, name, nspan, span)
                 }
                 _ => Err(self.no_fields(ty, bspan)),
             },
             Place::Reg { reg, ty, .. } => {
-                if matches!(self.types.get(ty), Type::Ptr { elem, .. } if matches!(self.types.get(*elem), Type::Struct(_))) {
-                    return self.field_place_in(env, FieldBase::Val(Val::Rt { reg, ty }), bspan, name, nspan, span);
+                if matches!(self.types.get(ty), Type::Ptr { elem, .. } if matches!(self.types.get(*elem), Type::Struct(_)))
+                {
+                    return self.field_place_in(
+                        env,
+                        FieldBase::Val(Val::Rt { reg, ty }),
+                        bspan,
+                        name,
+                        nspan,
+                        span,
+                    );
                 }
                 Err(self.no_fields(ty, bspan))
             }
-            Place::Ct { scope, idx, mut path, ty } => match self.field_index(ty, name) {
+            Place::Ct {
+                scope,
+                idx,
+                mut path,
+                ty,
+            } => match self.field_index(ty, name) {
                 Some((i, fty)) => {
                     path.push(i);
-                    Ok(Place::Ct { scope, idx, path, ty: fty })
+                    Ok(Place::Ct {
+                        scope,
+                        idx,
+                        path,
+                        ty: fty,
+                    })
                 }
                 None if matches!(self.types.get(ty), Type::Struct(_) | Type::AnonStruct(_)) => {
                     let names = self.struct_field_names(ty);
@@ -331,14 +506,26 @@ impl Sema {
     pub(crate) fn anon_init(&mut self, env: &mut Env, list: &InitList, _span: Span) -> R<Val> {
         let mut fields = Vec::new();
         let items: Vec<(String, Option<Span>, ExprId)> = match list {
-            InitList::Fields(fs) => fs.iter().map(|f| (f.name.name.clone(), Some(f.name.span), f.value)).collect(),
-            InitList::Elems(es) => es.iter().enumerate().map(|(i, e)| (i.to_string(), None, *e)).collect(),
+            InitList::Fields(fs) => fs
+                .iter()
+                .map(|f| (f.name.name.clone(), Some(f.name.span), f.value))
+                .collect(),
+            InitList::Elems(es) => es
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (i.to_string(), None, *e))
+                .collect(),
         };
         for (name, nspan, e) in items {
             if let Some(ns) = nspan
                 && fields.iter().any(|(n, _): &(String, Value)| *n == name)
             {
-                return Err(self.err(codes::DUPLICATE_DECL, format!("field `{name}` is given twice"), ns, "repeated"));
+                return Err(self.err(
+                    codes::DUPLICATE_DECL,
+                    format!("field `{name}` is given twice"),
+                    ns,
+                    "repeated",
+                ));
             }
             let v = match self.expr(env, e)? {
                 Val::Ct(v) => v,
@@ -356,23 +543,43 @@ impl Sema {
     }
 
     /// `T{ ... }`.
-    pub(crate) fn typed_init(&mut self, env: &mut Env, ty: ExprId, init: &InitList, span: Span) -> R<Val> {
+    pub(crate) fn typed_init(
+        &mut self,
+        env: &mut Env,
+        ty: ExprId,
+        init: &InitList,
+        span: Span,
+    ) -> R<Val> {
         let t = self.eval_type(env, ty)?;
         self.init_list(env, t, init, span)
     }
 
     /// An initialiser list of a known struct or array type. Comptime-known elements give
     /// a comptime value; otherwise the value is built in a frame temporary.
-    pub(crate) fn init_list(&mut self, env: &mut Env, t: TypeId, init: &InitList, span: Span) -> R<Val> {
+    pub(crate) fn init_list(
+        &mut self,
+        env: &mut Env,
+        t: TypeId,
+        init: &InitList,
+        span: Span,
+    ) -> R<Val> {
         match (self.types.get(t).clone(), init) {
             (Type::Array { elem, dims }, InitList::Elems(es)) => {
                 let n: u64 = dims.iter().product();
                 if es.len() as u64 != n {
                     let d = self.types.display(t);
-                    return Err(self.report(
-                        Diagnostic::error(codes::TYPE_MISMATCH, format!("expected {n} elements, found {}", es.len()), span, "wrong number of elements")
-                            .with_note(format!("{d} has {n} elements; a multi-dimensional array lists them row by row")),
-                    ));
+                    let mut dg = Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        format!("expected {n} elements, found {}", es.len()),
+                        span,
+                        format!("{d} has {n} elements"),
+                    );
+                    if dims.len() > 1 {
+                        dg = dg.with_note(
+                            "a multi-dimensional array literal lists every element, row by row",
+                        );
+                    }
+                    return Err(self.report(dg));
                 }
                 let mut vals = Vec::new();
                 for e in es {
@@ -381,17 +588,32 @@ impl Sema {
                     vals.push((self.coerce(env, v, elem, s)?, s));
                 }
                 if vals.iter().all(|(v, _)| matches!(v, Val::Ct(_))) {
-                    let out = vals.into_iter().filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None }).collect();
+                    let out = vals
+                        .into_iter()
+                        .filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None })
+                        .collect();
                     return Ok(Val::Ct(Value::Array(t, Rc::new(out))));
                 }
                 let esize = self.types.size_of(elem).unwrap_or(0) as u32;
-                self.build_temp(env, t, span, vals.into_iter().enumerate().map(|(i, (v, s))| (i as u32 * esize, elem, v, s)).collect())
+                self.build_temp(
+                    env,
+                    t,
+                    span,
+                    vals.into_iter()
+                        .enumerate()
+                        .map(|(i, (v, s))| (i as u32 * esize, elem, v, s))
+                        .collect(),
+                )
             }
-            (Type::Array { dims, .. }, InitList::Fields(fs)) if fs.is_empty() && dims.iter().product::<u64>() == 0 => {
+            (Type::Array { dims, .. }, InitList::Fields(fs))
+                if fs.is_empty() && dims.iter().product::<u64>() == 0 =>
+            {
                 Ok(Val::Ct(Value::Array(t, Rc::new(Vec::new()))))
             }
             (Type::Struct(_), InitList::Fields(fs)) => {
-                let Some(def) = self.types.struct_def(t).cloned() else { return Err(Reported) };
+                let Some(def) = self.types.struct_def(t).cloned() else {
+                    return Err(Reported);
+                };
                 let mut given: Vec<Option<(Val, Span)>> = vec![None; def.fields.len()];
                 let mut given_at: Vec<Option<Span>> = vec![None; def.fields.len()];
                 for f in fs {
@@ -402,8 +624,13 @@ impl Sema {
                     };
                     if let Some(prev) = given_at[i] {
                         return Err(self.report(
-                            Diagnostic::error(codes::DUPLICATE_DECL, format!("field `{}` is given twice", f.name.name), f.name.span, "given again here")
-                                .with_label(prev, "first given here"),
+                            Diagnostic::error(
+                                codes::DUPLICATE_DECL,
+                                format!("field `{}` is given twice", f.name.name),
+                                f.name.span,
+                                "given again here",
+                            )
+                            .with_label(prev, "first given here"),
                         ));
                     }
                     let v = self.expr_hint(env, f.value, Some(fty))?;
@@ -425,25 +652,49 @@ impl Sema {
                     return Err(self.missing_fields(t, &missing, span));
                 }
                 if vals.iter().all(|(v, _)| matches!(v, Val::Ct(_))) {
-                    let out = vals.into_iter().filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None }).collect();
+                    let out = vals
+                        .into_iter()
+                        .filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None })
+                        .collect();
                     return Ok(Val::Ct(Value::Record(t, Rc::new(out))));
                 }
-                let offsets = self.types.struct_layout(t).map(|l| l.offsets).unwrap_or_default();
+                let offsets = self
+                    .types
+                    .struct_layout(t)
+                    .map(|l| l.offsets)
+                    .unwrap_or_default();
                 let items = vals
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (v, s))| (offsets.get(i).copied().unwrap_or(0) as u32, def.fields[i].1, v, s))
+                    .map(|(i, (v, s))| {
+                        (
+                            offsets.get(i).copied().unwrap_or(0) as u32,
+                            def.fields[i].1,
+                            v,
+                            s,
+                        )
+                    })
                     .collect();
                 self.build_temp(env, t, span, items)
             }
             _ => {
                 let d = self.types.display(t);
                 let help = match self.types.get(t) {
-                    Type::Struct(_) => "initialise a struct with named fields: `S{ .a = 1, .b = 2 }`",
+                    Type::Struct(_) => {
+                        "initialise a struct with named fields: `S{ .a = 1, .b = 2 }`"
+                    }
                     Type::Array { .. } => "list the elements: `[3]i16{ 1, 2, 3 }`",
                     _ => "only struct and array types have initialiser lists",
                 };
-                Err(self.report(Diagnostic::error(codes::TYPE_MISMATCH, format!("cannot initialise {d} with this list"), span, "here").with_help(help)))
+                Err(self.report(
+                    Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        format!("cannot initialise {d} with this list"),
+                        span,
+                        "here",
+                    )
+                    .with_help(help),
+                ))
             }
         }
     }
@@ -452,24 +703,54 @@ impl Sema {
         let d = self.types.display(t);
         let list: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
         let (msg, help) = if missing.len() == 1 {
-            (format!("missing field {} in a literal of struct {d}", list.join(", ")), format!("add `.{} = ...`", missing[0]))
+            (
+                format!(
+                    "missing field {} in a literal of struct {d}",
+                    list.join(", ")
+                ),
+                format!("add `.{} = ...`", missing[0]),
+            )
         } else {
-            (format!("missing fields {} in a literal of struct {d}", list.join(", ")), "give every field without a default a value".to_string())
+            (
+                format!(
+                    "missing fields {} in a literal of struct {d}",
+                    list.join(", ")
+                ),
+                "give every field without a default a value".to_string(),
+            )
         };
-        self.report(Diagnostic::error(codes::MISSING_FIELD, msg, span, "not every field is set").with_help(help))
+        self.report(
+            Diagnostic::error(codes::MISSING_FIELD, msg, span, "not every field is set")
+                .with_help(help),
+        )
     }
 
     /// A runtime aggregate built in a fresh frame slot from (offset, type, value) parts.
-    fn build_temp(&mut self, env: &mut Env, t: TypeId, span: Span, items: Vec<(u32, TypeId, Val, Span)>) -> R<Val> {
+    fn build_temp(
+        &mut self,
+        env: &mut Env,
+        t: TypeId,
+        span: Span,
+        items: Vec<(u32, TypeId, Val, Span)>,
+    ) -> R<Val> {
         if env.comptime {
-            let s = items.iter().find(|(_, _, v, _)| matches!(v, Val::Rt { .. })).map_or(span, |i| i.3);
+            let s = items
+                .iter()
+                .find(|(_, _, v, _)| matches!(v, Val::Rt { .. }))
+                .map_or(span, |i| i.3);
             return Err(self.not_comptime(s));
         }
         let size = self.types.size_of(t).unwrap_or(0) as u32;
         let align = self.types.align_of(t).unwrap_or(1) as u32;
         let off = self.fb(env).frame_slot(size, align);
         for (o, ty, v, s) in items {
-            let p = Place::Mem { base: MemBase::Frame(off), off: o, dyn_off: None, ty, mutable: true };
+            let p = Place::Mem {
+                base: MemBase::Frame(off),
+                off: o,
+                dyn_off: None,
+                ty,
+                mutable: true,
+            };
             self.write_place(env, p, v, s, s)?;
         }
         let dst = self.fb(env).reg();
@@ -478,8 +759,15 @@ impl Sema {
     }
 
     /// Coerces an anonymous struct value to the named struct type `ty` (comptime).
-    pub(crate) fn anon_to_record(&mut self, fields: Rc<Vec<(String, Value)>>, ty: TypeId, span: Span) -> R<Value> {
-        let Some(def) = self.types.struct_def(ty).cloned() else { return Err(Reported) };
+    pub(crate) fn anon_to_record(
+        &mut self,
+        fields: Rc<Vec<(String, Value)>>,
+        ty: TypeId,
+        span: Span,
+    ) -> R<Value> {
+        let Some(def) = self.types.struct_def(ty).cloned() else {
+            return Err(Reported);
+        };
         let mut out: Vec<Option<Value>> = vec![None; def.fields.len()];
         for (n, v) in fields.iter() {
             let Some((i, fty)) = self.field_index(ty, n) else {
@@ -514,16 +802,33 @@ impl Sema {
         }
         let (Some(size), Some(align)) = (self.types.size_of(ty), self.types.align_of(ty)) else {
             let d = self.types.display(ty);
-            return Err(self.err(codes::NOT_COMPTIME, format!("a value of type {d} exists only at comptime"), span, "used in runtime code here"));
+            return Err(self.err(
+                codes::NOT_COMPTIME,
+                format!("a value of type {d} exists only at comptime"),
+                span,
+                "used in runtime code here",
+            ));
         };
         let mut bytes = vec![0u8; size as usize];
         let mut relocs = Vec::new();
         self.value_bytes(v, ty, &mut bytes, 0, &mut relocs, span)?;
         let n = self.dsd_consts.len();
         let Some(p) = self.prog.as_mut() else {
-            return Err(self.err(codes::BUILTIN_CONTEXT, "constants in memory exist only in PE programs", span, "used here"));
+            return Err(self.err(
+                codes::BUILTIN_CONTEXT,
+                "constants in memory exist only in PE programs",
+                span,
+                "used here",
+            ));
         };
-        let g = p.globals.push(crate::ir::Global { name: format!("<const{n}>"), size: size as u32, align: align as u32, init: bytes, relocs, span });
+        let g = p.globals.push(crate::ir::Global {
+            name: format!("<const{n}>"),
+            size: size as u32,
+            align: align as u32,
+            init: bytes,
+            relocs,
+            span,
+        });
         self.global_types.insert(g, ty);
         self.dsd_consts.insert(key, g);
         Ok(g)
@@ -537,7 +842,11 @@ impl Sema {
         }
         let g = self.const_global(v, ty, span)?;
         let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::GlobalAddr { dst, global: g, offset: 0 });
+        self.fb(env).emit(Inst::GlobalAddr {
+            dst,
+            global: g,
+            offset: 0,
+        });
         Ok(dst)
     }
 }

@@ -29,12 +29,25 @@ use std::rc::Rc;
 
 impl Sema {
     /// Evaluates a tensor access expression (see the module docs).
-    pub(crate) fn tensor_access(&mut self, env: &mut Env, vars: &[Ident], extents: &[ExprId], access: ExprId, span: Span) -> R<Value> {
+    pub(crate) fn tensor_access(
+        &mut self,
+        env: &mut Env,
+        vars: &[Ident],
+        extents: &[ExprId],
+        access: ExprId,
+        span: Span,
+    ) -> R<Value> {
         if vars.len() != extents.len() {
             return Err(self.report(
                 Diagnostic::error(
                     codes::BAD_TENSOR_ACCESS,
-                    format!("{} index variable{} but {} extent{}", vars.len(), plural(vars.len()), extents.len(), plural(extents.len())),
+                    format!(
+                        "{} index variable{} but {} extent{}",
+                        vars.len(),
+                        plural(vars.len()),
+                        extents.len(),
+                        plural(extents.len())
+                    ),
                     span,
                     "every variable needs one extent",
                 )
@@ -42,13 +55,23 @@ impl Sema {
             ));
         }
         if vars.is_empty() || vars.len() > 4 {
-            return Err(self.err(codes::BAD_TENSOR_ACCESS, "a tensor access has 1 to 4 index variables", span, "wrong number of variables"));
+            return Err(self.err(
+                codes::BAD_TENSOR_ACCESS,
+                "a tensor access has 1 to 4 index variables",
+                span,
+                "wrong number of variables",
+            ));
         }
         for (i, v) in vars.iter().enumerate() {
             if let Some(prev) = vars[..i].iter().find(|p| p.name == v.name) {
                 return Err(self.report(
-                    Diagnostic::error(codes::DUPLICATE_DECL, format!("index variable `{}` is declared twice", v.name), v.span, "declared again here")
-                        .with_label(prev.span, "first declared here"),
+                    Diagnostic::error(
+                        codes::DUPLICATE_DECL,
+                        format!("index variable `{}` is declared twice", v.name),
+                        v.span,
+                        "declared again here",
+                    )
+                    .with_label(prev.span, "first declared here"),
                 ));
             }
         }
@@ -57,34 +80,61 @@ impl Sema {
             let n = self.eval_int(env, x)?;
             if !(1..=i128::from(u16::MAX)).contains(&n) {
                 let s = self.span(env, x);
-                return Err(self.err(codes::OUT_OF_RANGE, format!("extent {n} is out of range"), s, "an extent is 1 to 65535"));
+                return Err(self.err(
+                    codes::OUT_OF_RANGE,
+                    format!("extent {n} is out of range"),
+                    s,
+                    "an extent is 1 to 65535",
+                ));
             }
             ext.push(n);
         }
         let aspan = self.span(env, access);
         let ExprKind::Index { base, indices } = env.ast.exprs[access].kind.clone() else {
             return Err(self.report(
-                Diagnostic::error(codes::BAD_TENSOR_ACCESS, "a tensor access must index an array", aspan, "not an index expression")
-                    .with_help("write the accessed element, e.g. `-> A[i]`"),
+                Diagnostic::error(
+                    codes::BAD_TENSOR_ACCESS,
+                    "a tensor access must index an array",
+                    aspan,
+                    "not an index expression",
+                )
+                .with_help("write the accessed element, e.g. `-> A[i]`"),
             ));
         };
         let bspan = self.span(env, base);
         let ptr = match self.addr_of_for_tensor(env, base, bspan)? {
             Value::GlobalPtr { global, offset, ty } => (global, offset, ty),
             _ => {
-                return Err(self.err(codes::BAD_TENSOR_ACCESS, "the array of a tensor access must be a global variable", bspan, "not a global array"));
+                return Err(self.err(
+                    codes::BAD_TENSOR_ACCESS,
+                    "the array of a tensor access must be a global variable",
+                    bspan,
+                    "not a global array",
+                ));
             }
         };
-        let Type::Ptr { elem: arr_ty, .. } = self.types.get(ptr.2).clone() else { return Err(Reported) };
+        let Type::Ptr { elem: arr_ty, .. } = self.types.get(ptr.2).clone() else {
+            return Err(Reported);
+        };
         let Type::Array { dims, .. } = self.types.get(arr_ty).clone() else {
             let d = self.types.display(arr_ty);
-            return Err(self.err(codes::BAD_TENSOR_ACCESS, format!("a tensor access must index an array, not {d}"), bspan, format!("this has type {d}")));
+            return Err(self.err(
+                codes::BAD_TENSOR_ACCESS,
+                format!("a tensor access must index an array, not {d}"),
+                bspan,
+                format!("this has type {d}"),
+            ));
         };
         if indices.len() != dims.len() {
             return Err(self.report(
                 Diagnostic::error(
                     codes::BAD_TENSOR_ACCESS,
-                    format!("array of rank {} indexed with {} ind{}", dims.len(), indices.len(), if indices.len() == 1 { "ex" } else { "ices" }),
+                    format!(
+                        "array of rank {} indexed with {} ind{}",
+                        dims.len(),
+                        indices.len(),
+                        if indices.len() == 1 { "ex" } else { "ices" }
+                    ),
                     aspan,
                     "wrong number of indices",
                 )
@@ -132,16 +182,37 @@ impl Sema {
                 }
             }
             // The index must stay inside the array's extent for every point of the box.
-            let lo = c + a.iter().zip(&ext).map(|(x, e)| (x * (e - 1)).min(0)).sum::<i128>();
-            let hi = c + a.iter().zip(&ext).map(|(x, e)| (x * (e - 1)).max(0)).sum::<i128>();
+            let lo = c + a
+                .iter()
+                .zip(&ext)
+                .map(|(x, e)| (x * (e - 1)).min(0))
+                .sum::<i128>();
+            let hi = c + a
+                .iter()
+                .zip(&ext)
+                .map(|(x, e)| (x * (e - 1)).max(0))
+                .sum::<i128>();
             if lo < 0 || hi >= i128::from(dims[k] as i64) {
                 let bad = if lo < 0 { lo } else { hi };
                 return Err(self.report(
-                    Diagnostic::error(codes::COMPTIME_INDEX, format!("tensor access reaches index {bad}, outside an extent of {}", dims[k]), is, "out of range for some values of the variables")
-                        .with_note(format!("over the given extents this index takes values {lo} to {hi}")),
+                    Diagnostic::error(
+                        codes::COMPTIME_INDEX,
+                        format!(
+                            "tensor access reaches index {bad}, outside an extent of {}",
+                            dims[k]
+                        ),
+                        is,
+                        "out of range for some values of the variables",
+                    )
+                    .with_note(format!(
+                        "over the given extents this index takes values {lo} to {hi}"
+                    )),
                 ));
             }
-            let row: i128 = dims[k + 1..].iter().map(|d| i128::from(*d as i64)).product();
+            let row: i128 = dims[k + 1..]
+                .iter()
+                .map(|d| i128::from(*d as i64))
+                .product();
             flat_c += c * row;
             for j in 0..n {
                 flat_a[j] += a[j] * row;
@@ -157,15 +228,37 @@ impl Sema {
             strides.push(flat_a[j] - inner);
         }
         if !fits(flat_c) || strides.iter().any(|s| !fits(*s)) {
-            return Err(self.err(codes::OUT_OF_RANGE, "tensor access offset or stride does not fit in i16", span, "too large for a DSD"));
+            return Err(self.err(
+                codes::OUT_OF_RANGE,
+                "tensor access offset or stride does not fit in i16",
+                span,
+                "too large for a DSD",
+            ));
         }
-        let tuple = |vals: Vec<Value>| Value::Struct(Rc::new(vals.into_iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect()));
-        let base_address = Value::GlobalPtr { global: ptr.0, offset: ptr.1, ty: ptr.2 };
+        let tuple = |vals: Vec<Value>| {
+            Value::Struct(Rc::new(
+                vals.into_iter()
+                    .enumerate()
+                    .map(|(i, v)| (i.to_string(), v))
+                    .collect(),
+            ))
+        };
+        let base_address = Value::GlobalPtr {
+            global: ptr.0,
+            offset: ptr.1,
+            ty: ptr.2,
+        };
         Ok(Value::Struct(Rc::new(vec![
             ("base_address".to_string(), base_address),
             ("offset".to_string(), Value::Int(flat_c, i16t)),
-            ("extent".to_string(), tuple(ext.iter().map(|e| Value::Int(*e, u16t)).collect())),
-            ("stride".to_string(), tuple(strides.into_iter().map(|s| Value::Int(s, i16t)).collect())),
+            (
+                "extent".to_string(),
+                tuple(ext.iter().map(|e| Value::Int(*e, u16t)).collect()),
+            ),
+            (
+                "stride".to_string(),
+                tuple(strides.into_iter().map(|s| Value::Int(s, i16t)).collect()),
+            ),
         ])))
     }
 
@@ -180,19 +273,51 @@ impl Sema {
             let p = self.place(env, base);
             env.comptime = saved;
             match p? {
-                super::eval::Place::Mem { base: super::eval::MemBase::Global(g), off, dyn_off: None, ty, mutable } => {
-                    let pty = self.types.intern(Type::Ptr { elem: ty, is_const: !mutable });
-                    Ok(Value::GlobalPtr { global: g, offset: off, ty: pty })
+                super::eval::Place::Mem {
+                    base: super::eval::MemBase::Global(g),
+                    off,
+                    dyn_off: None,
+                    ty,
+                    mutable,
+                } => {
+                    let pty = self.types.intern(Type::Ptr {
+                        elem: ty,
+                        is_const: !mutable,
+                    });
+                    Ok(Value::GlobalPtr {
+                        global: g,
+                        offset: off,
+                        ty: pty,
+                    })
                 }
-                _ => Err(self.err(codes::BAD_TENSOR_ACCESS, "the array of a tensor access must be a global variable", span, "not a global array")),
+                _ => Err(self.err(
+                    codes::BAD_TENSOR_ACCESS,
+                    "the array of a tensor access must be a global variable",
+                    span,
+                    "not a global array",
+                )),
             }
         } else {
             match self.eval_comptime(env, base) {
                 Ok(Value::GlobalPtr { global, offset, ty }) => match self.types.get(ty).clone() {
-                    Type::Ptr { elem, .. } if matches!(self.types.get(elem), Type::Array { .. }) => Ok(Value::GlobalPtr { global, offset, ty }),
-                    _ => Err(self.err(codes::BAD_TENSOR_ACCESS, "the array of a tensor access must be a global variable", span, "not a global array")),
+                    Type::Ptr { elem, .. }
+                        if matches!(self.types.get(elem), Type::Array { .. }) =>
+                    {
+                        Ok(Value::GlobalPtr { global, offset, ty })
+                    }
+                    _ => Err(self.err(
+                        codes::BAD_TENSOR_ACCESS,
+                        "the array of a tensor access must be a global variable",
+                        span,
+                        "not a global array",
+                    )),
                 },
-                Ok(_) => Err(self.err(codes::BAD_TENSOR_ACCESS, "the array of a tensor access must be a global variable", span, "not a global array")),
+                Ok(_) => Err(self.err(
+                    codes::BAD_TENSOR_ACCESS,
+                    "the array of a tensor access must be a global variable",
+                    span,
+                    "not a global array",
+                )),
                 Err(e) => Err(e),
             }
         };

@@ -115,7 +115,10 @@ impl Type {
     /// Whether values of this type are data structure descriptors (held in memory as a
     /// [`csl_arch::dsd`] descriptor; at runtime a value is the descriptor's address).
     pub fn is_dsd(&self) -> bool {
-        matches!(self, Type::Mem1dDsd | Type::Mem4dDsd | Type::FabinDsd | Type::FaboutDsd | Type::Fifo)
+        matches!(
+            self,
+            Type::Mem1dDsd | Type::Mem4dDsd | Type::FabinDsd | Type::FaboutDsd | Type::Fifo
+        )
     }
 }
 
@@ -236,18 +239,34 @@ impl TypeStore {
             data_task_id: add(Type::DataTaskId),
             control_task_id: add(Type::ControlTaskId),
         };
-        TypeStore { types, map, structs: Vec::new(), enums: Vec::new(), nominal: HashMap::new(), common }
+        TypeStore {
+            types,
+            map,
+            structs: Vec::new(),
+            enums: Vec::new(),
+            nominal: HashMap::new(),
+            common,
+        }
     }
 
     /// The struct type defined at `key` (a definition site plus the resolved structure),
     /// created on first use: two evaluations of one definition with the same field types
     /// and defaults are the same type; any other struct is a different type.
-    pub fn struct_type(&mut self, key: String, fields: Vec<(String, TypeId)>, defaults: Vec<Option<Value>>) -> TypeId {
+    pub fn struct_type(
+        &mut self,
+        key: String,
+        fields: Vec<(String, TypeId)>,
+        defaults: Vec<Option<Value>>,
+    ) -> TypeId {
         if let Some(&t) = self.nominal.get(&key) {
             return t;
         }
         let idx = self.structs.len() as u32;
-        self.structs.push(StructDef { name: None, fields, defaults });
+        self.structs.push(StructDef {
+            name: None,
+            fields,
+            defaults,
+        });
         let t = self.types.push(Type::Struct(idx));
         self.nominal.insert(key, t);
         t
@@ -259,7 +278,11 @@ impl TypeStore {
             return t;
         }
         let idx = self.enums.len() as u32;
-        self.enums.push(EnumDef { name: None, tag, members });
+        self.enums.push(EnumDef {
+            name: None,
+            tag,
+            members,
+        });
         let t = self.types.push(Type::Enum(idx));
         self.nominal.insert(key, t);
         t
@@ -307,7 +330,13 @@ impl TypeStore {
     /// that compute layouts.
     pub fn struct_layout(&self, id: TypeId) -> Option<StructLayout> {
         let fields: Vec<TypeId> = match self.get(id) {
-            Type::Struct(i) => self.structs.get(*i as usize)?.fields.iter().map(|(_, t)| *t).collect(),
+            Type::Struct(i) => self
+                .structs
+                .get(*i as usize)?
+                .fields
+                .iter()
+                .map(|(_, t)| *t)
+                .collect(),
             Type::AnonStruct(f) => f.iter().map(|(_, t)| *t).collect(),
             _ => return None,
         };
@@ -321,7 +350,11 @@ impl TypeStore {
             size += self.size_of(t)?;
             align = align.max(a);
         }
-        Some(StructLayout { offsets, size: size.div_ceil(align) * align, align })
+        Some(StructLayout {
+            offsets,
+            size: size.div_ceil(align) * align,
+            align,
+        })
     }
 
     /// Whether runtime values of this type live in memory (arrays, structs, descriptors):
@@ -401,7 +434,10 @@ impl TypeStore {
             Type::Array { elem, .. } | Type::Ptr { elem, .. } | Type::ManyPtr { elem, .. } => {
                 !matches!(self.get(*elem), Type::Fn { .. }) && self.is_comptime_only(*elem)
             }
-            Type::Struct(i) => self.structs.get(*i as usize).is_none_or(|d| d.fields.iter().any(|(_, t)| self.is_comptime_only(*t))),
+            Type::Struct(i) => self
+                .structs
+                .get(*i as usize)
+                .is_none_or(|d| d.fields.iter().any(|(_, t)| self.is_comptime_only(*t))),
             _ => false,
         }
     }
@@ -413,7 +449,10 @@ impl TypeStore {
 
     /// Whether the type is a float (fixed or comptime).
     pub fn is_float(&self, id: TypeId) -> bool {
-        matches!(self.get(id), Type::F16 | Type::F32 | Type::Bf16 | Type::Cb16 | Type::ComptimeFloat)
+        matches!(
+            self.get(id),
+            Type::F16 | Type::F32 | Type::Bf16 | Type::Cb16 | Type::ComptimeFloat
+        )
     }
 
     /// Whether the type is numeric.
@@ -425,12 +464,30 @@ impl TypeStore {
     pub fn num_ty(&self, id: TypeId) -> Option<NumTy> {
         Some(match self.get(id) {
             Type::Bool => NumTy::Bool,
-            Type::Int { signed: true, bits: 8 } => NumTy::I8,
-            Type::Int { signed: false, bits: 8 } => NumTy::U8,
-            Type::Int { signed: true, bits: 16 } => NumTy::I16,
-            Type::Int { signed: false, bits: 16 } => NumTy::U16,
-            Type::Int { signed: true, bits: 32 } => NumTy::I32,
-            Type::Int { signed: false, bits: 32 } => NumTy::U32,
+            Type::Int {
+                signed: true,
+                bits: 8,
+            } => NumTy::I8,
+            Type::Int {
+                signed: false,
+                bits: 8,
+            } => NumTy::U8,
+            Type::Int {
+                signed: true,
+                bits: 16,
+            } => NumTy::I16,
+            Type::Int {
+                signed: false,
+                bits: 16,
+            } => NumTy::U16,
+            Type::Int {
+                signed: true,
+                bits: 32,
+            } => NumTy::I32,
+            Type::Int {
+                signed: false,
+                bits: 32,
+            } => NumTy::U32,
             Type::F16 => NumTy::F16,
             Type::F32 => NumTy::F32,
             Type::Color
@@ -499,17 +556,39 @@ impl TypeStore {
                 format!("[{}]{}", d.join(", "), self.display(*elem))
             }
             Type::Ptr { elem, is_const } => {
-                format!("*{}{}", if *is_const { "const " } else { "" }, self.display(*elem))
+                format!(
+                    "*{}{}",
+                    if *is_const { "const " } else { "" },
+                    self.display(*elem)
+                )
             }
             Type::ManyPtr { elem, is_const } => {
-                format!("[*]{}{}", if *is_const { "const " } else { "" }, self.display(*elem))
+                format!(
+                    "[*]{}{}",
+                    if *is_const { "const " } else { "" },
+                    self.display(*elem)
+                )
             }
             Type::Fn { params, ret } => {
                 let p: Vec<String> = params.iter().map(|p| self.display(*p)).collect();
                 format!("fn({}) {}", p.join(", "), self.display(*ret))
             }
             Type::AnonStruct(fields) => {
-                let f: Vec<String> = fields.iter().map(|(n, t)| format!("{n}: {}", self.display(*t))).collect();
+                let tuple = !fields.is_empty()
+                    && fields
+                        .iter()
+                        .enumerate()
+                        .all(|(i, (n, _))| *n == i.to_string());
+                let f: Vec<String> = fields
+                    .iter()
+                    .map(|(n, t)| {
+                        if tuple {
+                            self.display(*t)
+                        } else {
+                            format!("{n}: {}", self.display(*t))
+                        }
+                    })
+                    .collect();
                 format!("struct {{ {} }}", f.join(", "))
             }
             Type::Module => "imported_module".into(),
@@ -523,7 +602,11 @@ impl TypeStore {
             Type::Struct(i) => match self.structs.get(*i as usize) {
                 Some(StructDef { name: Some(n), .. }) => n.clone(),
                 Some(d) => {
-                    let f: Vec<String> = d.fields.iter().map(|(n, t)| format!("{n}: {}", self.display(*t))).collect();
+                    let f: Vec<String> = d
+                        .fields
+                        .iter()
+                        .map(|(n, t)| format!("{n}: {}", self.display(*t)))
+                        .collect();
                     format!("struct {{ {} }}", f.join(", "))
                 }
                 None => "struct".into(),

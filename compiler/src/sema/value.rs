@@ -98,7 +98,10 @@ impl Value {
             Value::Type(_) => c.type_,
             Value::Struct(fields) => {
                 let fields = fields.clone();
-                let ft = fields.iter().map(|(n, v)| (n.clone(), v.ty(types))).collect();
+                let ft = fields
+                    .iter()
+                    .map(|(n, v)| (n.clone(), v.ty(types)))
+                    .collect();
                 types.intern(Type::AnonStruct(ft))
             }
             Value::Array(t, _) => *t,
@@ -128,7 +131,10 @@ impl Value {
             Value::Str(s) => format!("{s:?}"),
             Value::Type(t) => types.display(*t),
             Value::Struct(fields) => {
-                let f: Vec<String> = fields.iter().map(|(n, v)| format!(".{n}={}", v.canonical(types))).collect();
+                let f: Vec<String> = fields
+                    .iter()
+                    .map(|(n, v)| format!(".{n}={}", v.canonical(types)))
+                    .collect();
                 format!(".{{{}}}", f.join(","))
             }
             Value::Array(t, elems) => {
@@ -141,8 +147,15 @@ impl Value {
             Value::Color(c) => format!("color({c})"),
             Value::Dir(d) => d.name().into(),
             Value::TaskId(k, n) => format!("{k:?}_task_id({n})"),
-            Value::Queue(i, n) => format!("{}({n})", if *i { "input_queue" } else { "output_queue" }),
-            Value::Range { start, stop, step, elem } => {
+            Value::Queue(i, n) => {
+                format!("{}({n})", if *i { "input_queue" } else { "output_queue" })
+            }
+            Value::Range {
+                start,
+                stop,
+                step,
+                elem,
+            } => {
                 format!("range({},{start},{stop},{step})", types.display(*elem))
             }
             Value::GlobalPtr { global, offset, .. } => format!("&g{}+{offset}", global.as_u32()),
@@ -150,9 +163,18 @@ impl Value {
             Value::Dsd(d) => format!("{:?}", d),
             Value::Record(t, fields) => {
                 let f: Vec<String> = fields.iter().map(|v| v.canonical(types)).collect();
-                format!("{}#{}{{{}}}", types.display(*t), cranelift_entity::EntityRef::index(*t), f.join(","))
+                format!(
+                    "{}#{}{{{}}}",
+                    types.display(*t),
+                    cranelift_entity::EntityRef::index(*t),
+                    f.join(",")
+                )
             }
-            Value::Enum(t, v) => format!("{}#{}({v})", types.display(*t), cranelift_entity::EntityRef::index(*t)),
+            Value::Enum(t, v) => format!(
+                "{}#{}({v})",
+                types.display(*t),
+                cranelift_entity::EntityRef::index(*t)
+            ),
         }
     }
 
@@ -164,14 +186,23 @@ impl Value {
             Value::Bool(b) => b.to_string(),
             Value::Str(s) => format!("{s:?}"),
             Value::Type(t) => types.display(*t),
-            Value::Enum(t, v) => match types.enum_def(*t).and_then(|d| d.members.iter().find(|m| m.1 == *v)) {
+            Value::Enum(t, v) => match types
+                .enum_def(*t)
+                .and_then(|d| d.members.iter().find(|m| m.1 == *v))
+            {
                 Some((name, _)) => format!("{}.{name}", types.display(*t)),
                 None => format!("@as({}, {v})", types.display(*t)),
             },
             Value::Record(t, fields) => {
-                let names = types.struct_def(*t).map(|d| d.fields.clone()).unwrap_or_default();
-                let f: Vec<String> =
-                    fields.iter().zip(names).map(|(v, (n, _))| format!(".{n} = {}", v.describe(types))).collect();
+                let names = types
+                    .struct_def(*t)
+                    .map(|d| d.fields.clone())
+                    .unwrap_or_default();
+                let f: Vec<String> = fields
+                    .iter()
+                    .zip(names)
+                    .map(|(v, (n, _))| format!(".{n} = {}", v.describe(types)))
+                    .collect();
                 format!("{}{{ {} }}", types.display(*t), f.join(", "))
             }
             _ => self.canonical(types),

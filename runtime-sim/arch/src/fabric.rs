@@ -154,6 +154,9 @@ pub mod mmio {
     /// Ours: a store of any value tells the host I/O model that this PE has finished the
     /// current host command (`unblock_cmd_stream` of `<memcpy/memcpy>`). Word 0x7DF0.
     pub const HOST_CMD_UNBLOCK: u32 = 0x7DF0 * 2;
+    /// Ours: a store appends its low byte to this PE's simulator-log line; a newline ends
+    /// the line (`<simprint>`). Word 0x7DF4.
+    pub const PRINT_CHAR: u32 = 0x7DF4 * 2;
     /// Ours: a store of a colour id ends teardown mode for that colour at this PE (what
     /// `tile_config.teardown.exit(color)` does). Word 0x7DF1.
     pub const TEARDOWN_EXIT: u32 = 0x7DF1 * 2;
