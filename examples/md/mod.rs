@@ -5,4 +5,5 @@
 
 pub mod dump;
 pub mod energies;
+pub mod geometry;
 pub mod reference;

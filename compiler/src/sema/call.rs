@@ -338,6 +338,7 @@ impl Sema {
                 "called here",
             ));
         }
+        self.stack_guard(span, "comptime calls")?;
         let ctx = match env.ctx {
             Ctx::Layout | Ctx::TopComptime => env.ctx,
             _ => Ctx::Comptime,
@@ -396,6 +397,8 @@ impl Sema {
                 "called here",
             ));
         }
+        self.stack_guard(span, "inline calls")?;
+        let errors_before = self.diags.iter().filter(|d| d.is_error()).count();
         let Some(fb) = env.fb.take() else {
             return Err(Reported);
         };
@@ -447,7 +450,11 @@ impl Sema {
                 ));
             }
         }
-        let r = result.and_then(|()| self.merge_arms(&mut ienv, arms, exit, Some(ret), span));
+        // An error in the body leaves its value unknown; do not guess one.
+        let failed = self.diags.iter().filter(|d| d.is_error()).count() > errors_before;
+        let r = result.and_then(|()| {
+            if failed { Err(Reported) } else { self.merge_arms(&mut ienv, arms, exit, Some(ret), span) }
+        });
         env.fb = ienv.fb.take();
         r
     }
@@ -617,6 +624,10 @@ impl Sema {
             self.mods[d.module].funcs.insert(d.index, func);
         }
         self.sigs.insert(func, (ptys, ret));
+        if generic {
+            // An instance may create further instances (recursion on comptime arguments).
+            self.stack_guard(span, "generic function instances")?;
+        }
         let before = self.diags.len();
         let shown = name.clone();
         let r = self.lower_body(

@@ -117,7 +117,15 @@ pub struct Sema {
     pub rect: Option<(u32, u32)>,
     /// Constant descriptor globals of the current program, by content.
     pub dsd_consts: HashMap<String, crate::ir::GlobalId>,
+    /// Approximate stack address of the outermost nested analysis (see
+    /// [`Sema::stack_guard`]).
+    stack_base: Option<usize>,
 }
+
+/// Stack bytes that nested calls (comptime recursion, generic instances, inlining) may
+/// use before analysis stops with a diagnostic. Compilations run on threads with as little
+/// as 2 MiB of stack (test threads), and unoptimised builds use large frames.
+const STACK_BUDGET: usize = 1 << 20;
 
 impl Sema {
     /// A fresh analysis over `sources` (which holds at least the top-level file).
@@ -143,6 +151,7 @@ impl Sema {
             prints: Vec::new(),
             rect: None,
             dsd_consts: HashMap::new(),
+            stack_base: None,
         }
     }
 
@@ -161,6 +170,22 @@ impl Sema {
         label: impl Into<String>,
     ) -> Reported {
         self.report(Diagnostic::error(code, msg, span, label))
+    }
+
+    /// Stops runaway nesting (recursive comptime calls, generic instances that make new
+    /// instances, recursive inline functions) before the compiler's own stack runs out.
+    pub fn stack_guard(&mut self, span: Span, what: &str) -> R<()> {
+        let marker = 0u8;
+        let here = std::ptr::addr_of!(marker) as usize;
+        let base = *self.stack_base.get_or_insert(here);
+        if base.abs_diff(here) > STACK_BUDGET {
+            return Err(self.report(
+                Diagnostic::error(codes::COMPTIME_FUEL, format!("{what} nest too deeply"), span, "while analysing this call")
+                    .with_note("each nested call is analysed inside the previous one; this looks like unbounded recursion")
+                    .with_help("make sure the recursion stops for the arguments given"),
+            ));
+        }
+        Ok(())
     }
 
     /// Consumes one unit of comptime fuel.
