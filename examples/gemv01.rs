@@ -43,19 +43,40 @@ pub fn run(out: &Path) -> Result<GemvResult, String> {
     let (f32_, row) = (MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
     for (name, data) in [("A", &a), ("x", &x), ("b", &b)] {
         let id = rt.get_id(name).map_err(err)?;
-        rt.memcpy_h2d(id, &bits(data), 0, 0, 1, 1, data.len() as u32, false, f32_, row, false).map_err(err)?;
+        rt.memcpy_h2d(
+            id,
+            &bits(data),
+            0,
+            0,
+            1,
+            1,
+            data.len() as u32,
+            false,
+            f32_,
+            row,
+            false,
+        )
+        .map_err(err)?;
     }
     rt.launch("compute", &[], false).map_err(err)?;
     let mut y = vec![0u32; m];
     let id = rt.get_id("y").map_err(err)?;
-    rt.memcpy_d2h(&mut y, id, 0, 0, 1, 1, m as u32, false, f32_, row, false).map_err(err)?;
+    rt.memcpy_d2h(&mut y, id, 0, 0, 1, 1, m as u32, false, f32_, row, false)
+        .map_err(err)?;
     rt.stop().map_err(err)?;
     let device = y.into_iter().map(f32::from_bits).collect();
-    Ok(GemvResult { device, expected, cycles: rt.cycles() })
+    Ok(GemvResult {
+        device,
+        expected,
+        cycles: rt.cycles(),
+    })
 }
 
 /// Whether two results agree to a relative tolerance.
 pub fn matches(device: &[f32], expected: &[f32]) -> bool {
     device.len() == expected.len()
-        && device.iter().zip(expected).all(|(d, e)| (d - e).abs() <= 1e-6 * (1.0 + e.abs()))
+        && device
+            .iter()
+            .zip(expected)
+            .all(|(d, e)| (d - e).abs() <= 1e-6 * (1.0 + e.abs()))
 }

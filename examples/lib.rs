@@ -10,7 +10,11 @@ use std::path::Path;
 
 /// Reads the compile metadata (`out.json`) next to an image, if there is one.
 pub fn read_metadata(out: &Path) -> Option<serde_json::Value> {
-    let dir = if out.is_dir() { out.to_path_buf() } else { out.parent()?.to_path_buf() };
+    let dir = if out.is_dir() {
+        out.to_path_buf()
+    } else {
+        out.parent()?.to_path_buf()
+    };
     let text = std::fs::read_to_string(dir.join("out.json")).ok()?;
     serde_json::from_str(&text).ok()
 }

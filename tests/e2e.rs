@@ -10,10 +10,17 @@ use std::path::PathBuf;
 /// Compiles `layout` for `arch` into a fresh output directory and returns it.
 fn compile_to_dir(layout: &str, arch: Arch, name: &str) -> PathBuf {
     let root = csl_tests::repo_root();
-    let opts = Options { arch, fabric_dims: (16, 8), fabric_offsets: (4, 1), ..Options::default() };
+    let opts = Options {
+        arch,
+        fabric_dims: (16, 8),
+        fabric_offsets: (4, 1),
+        ..Options::default()
+    };
     let comp = compile_file(&root.join(layout), &opts);
     let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
-    let out = comp.output.unwrap_or_else(|| panic!("{layout} does not compile:\n{rendered}"));
+    let out = comp
+        .output
+        .unwrap_or_else(|| panic!("{layout} does not compile:\n{rendered}"));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{arch}"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("out.elf"), out.image.to_elf().unwrap()).unwrap();
@@ -33,7 +40,12 @@ fn gemv_tutorial(arch: Arch, name: &str) {
     let dir = compile_to_dir(&format!("examples/tutorials/{name}/layout.csl"), arch, name);
     let r = csl_examples::gemv01::run(&dir).unwrap();
     assert_eq!(r.device.len(), 4);
-    assert!(csl_examples::gemv01::matches(&r.device, &r.expected), "device {:?} vs host {:?}", r.device, r.expected);
+    assert!(
+        csl_examples::gemv01::matches(&r.device, &r.expected),
+        "device {:?} vs host {:?}",
+        r.device,
+        r.expected
+    );
     assert!(r.cycles > 0);
 }
 
@@ -62,7 +74,20 @@ fn tasks(arch: Arch) {
     rt.launch("start", &[], false).unwrap();
     let id = rt.get_id("log").unwrap();
     let mut log = vec![0u32; 2 * 2 * 8];
-    rt.memcpy_d2h(&mut log, id, 0, 0, 2, 2, 8, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+    rt.memcpy_d2h(
+        &mut log,
+        id,
+        0,
+        0,
+        2,
+        2,
+        8,
+        false,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+        false,
+    )
+    .unwrap();
     rt.stop().unwrap();
     for y in 0..2i32 {
         for x in 0..2i32 {
@@ -71,7 +96,11 @@ fn tasks(arch: Arch) {
             // a, then c (b is blocked), then b: fib(10), the odd numbers below 10, the
             // per-PE param, and the loop counter left by `break`.
             let seed = x + 10 * y;
-            assert_eq!(got, vec![1, 3, 2, 55, 25, seed * 3 - 7, 2, 0], "PE ({x}, {y}) on {arch}");
+            assert_eq!(
+                got,
+                vec![1, 3, 2, 55, 25, seed * 3 - 7, 2, 0],
+                "PE ({x}, {y}) on {arch}"
+            );
         }
     }
 }
@@ -98,7 +127,20 @@ fn layout_and_time_libraries() {
         rt.launch("go", &[], false).unwrap();
         let id = rt.get_id("out").unwrap();
         let mut out = vec![0u32; 3 * 2 * 4];
-        rt.memcpy_d2h(&mut out, id, 0, 0, 3, 2, 4, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_d2h(
+            &mut out,
+            id,
+            0,
+            0,
+            3,
+            2,
+            4,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
         rt.stop().unwrap();
         for y in 0..2u32 {
             for x in 0..3u32 {
@@ -124,10 +166,25 @@ fn map_over_memory_dsds() {
         rt.launch("go", &[], false).unwrap();
         let id = rt.get_id("out").unwrap();
         let mut out = vec![0u32; 6];
-        rt.memcpy_d2h(&mut out, id, 0, 0, 1, 1, 6, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_d2h(
+            &mut out,
+            id,
+            0,
+            0,
+            1,
+            1,
+            6,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
         rt.stop().unwrap();
         let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
-        let want: Vec<f32> = (0..6).map(|i| ((i + 1) as f32).powi(2) + (2 * i) as f32 * 0.5).collect();
+        let want: Vec<f32> = (0..6)
+            .map(|i| ((i + 1) as f32).powi(2) + (2 * i) as f32 * 0.5)
+            .collect();
         assert_eq!(got, want, "{arch}");
     }
 }
@@ -136,7 +193,13 @@ fn map_over_memory_dsds() {
 fn simprint_writes_the_simulator_log() {
     use cslsim::host::SdkRuntime;
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("simprint");
-    csl_tests::compile_to("tests/programs/simprint/layout.csl", Arch::Wse2, (9, 3), &[], &dir);
+    csl_tests::compile_to(
+        "tests/programs/simprint/layout.csl",
+        Arch::Wse2,
+        (9, 3),
+        &[],
+        &dir,
+    );
     let mut rt = SdkRuntime::new(&dir).unwrap();
     rt.load().unwrap();
     rt.run().unwrap();
@@ -146,7 +209,13 @@ fn simprint_writes_the_simulator_log() {
     assert_eq!(log.len(), 2, "{log:?}");
     for (x, line) in log.iter().enumerate() {
         let text = line.split_once(": ").map(|(_, t)| t).unwrap_or("");
-        assert!(line.starts_with('@') && line.contains(&format!("PE({x},0)")), "{line}");
-        assert_eq!(text, format!("x={x} big=4000000000 neg=-1234 hex=0xbeef f=-2.250000"));
+        assert!(
+            line.starts_with('@') && line.contains(&format!("PE({x},0)")),
+            "{line}"
+        );
+        assert_eq!(
+            text,
+            format!("x={x} big=4000000000 neg=-1234 hex=0xbeef f=-2.250000")
+        );
     }
 }

@@ -12,7 +12,13 @@ const ARCHS: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
 
 fn build(program: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fabric-{program}-{arch}"));
-    csl_tests::compile_to(&format!("tests/programs/{program}/layout.csl"), arch, dims, &[], &dir);
+    csl_tests::compile_to(
+        &format!("tests/programs/{program}/layout.csl"),
+        arch,
+        dims,
+        &[],
+        &dir,
+    );
     let mut rt = SdkRuntime::new(&dir).unwrap().with_max_cycles(10_000_000);
     rt.load().unwrap();
     rt.run().unwrap();
@@ -22,7 +28,20 @@ fn build(program: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
 fn d2h_u32(rt: &mut SdkRuntime, name: &str, w: u32, h: u32, n: u32) -> Vec<u32> {
     let id = rt.get_id(name).unwrap();
     let mut out = vec![0u32; (w * h * n) as usize];
-    rt.memcpy_d2h(&mut out, id, 0, 0, w, h, n, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+    rt.memcpy_d2h(
+        &mut out,
+        id,
+        0,
+        0,
+        w,
+        h,
+        n,
+        false,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+        false,
+    )
+    .unwrap();
     out
 }
 
@@ -45,7 +64,20 @@ fn fabric_dsd_chain_sums_vectors_along_a_row() {
         let v: Vec<f32> = (0..w * n).map(|i| (i as f32) * 0.5 - 3.0).collect();
         let id = rt.get_id("v").unwrap();
         let bits: Vec<u32> = v.iter().map(|f| f.to_bits()).collect();
-        rt.memcpy_h2d(id, &bits, 0, 0, w as u32, 1, n as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_h2d(
+            id,
+            &bits,
+            0,
+            0,
+            w as u32,
+            1,
+            n as u32,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
         rt.launch("compute", &[], false).unwrap();
         let total = d2h_u32(&mut rt, "total", w as u32, 1, n as u32);
         rt.stop().unwrap();
@@ -68,12 +100,29 @@ fn broadcast_down_a_column() {
         let (h, n) = (4u32, 5u32);
         let id = rt.get_id("buf").unwrap();
         let root: Vec<u32> = (0..n).map(|i| 7 * i + 1).collect();
-        rt.memcpy_h2d(id, &root, 0, 0, 1, 1, n, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_h2d(
+            id,
+            &root,
+            0,
+            0,
+            1,
+            1,
+            n,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
         rt.launch("go", &[], false).unwrap();
         let got = d2h_u32(&mut rt, "buf", 1, h, n);
         rt.stop().unwrap();
         for y in 0..h as usize {
-            assert_eq!(&got[y * n as usize..(y + 1) * n as usize], root.as_slice(), "{arch} row {y}");
+            assert_eq!(
+                &got[y * n as usize..(y + 1) * n as usize],
+                root.as_slice(),
+                "{arch} row {y}"
+            );
         }
     }
 }
@@ -86,7 +135,11 @@ fn control_wavelets_advance_a_switch_to_four_neighbours() {
         let got = d2h_u32(&mut rt, "got", 3, 3, 1);
         rt.stop().unwrap();
         let at = |x: usize, y: usize| got[y * 3 + x];
-        assert_eq!((at(2, 1), at(1, 2), at(1, 0), at(0, 1)), (10, 11, 12, 13), "{arch}: east, south, north, west");
+        assert_eq!(
+            (at(2, 1), at(1, 2), at(1, 0), at(0, 1)),
+            (10, 11, 12, 13),
+            "{arch}: east, south, north, west"
+        );
     }
 }
 
@@ -107,8 +160,14 @@ fn deadlock_names_the_waiting_pe_and_colour() {
         let mut rt = build("deadlock", arch, (9, 3));
         let err = rt.launch("start", &[], false).unwrap_err().to_string();
         assert!(err.contains("deadlock"), "{arch}: {err}");
-        assert!(err.contains("PE(1,0)") || err.contains("(1, 0)"), "{arch}: report must name PE (1,0): {err}");
-        assert!(err.contains("colour 2") || err.contains("color 2"), "{arch}: report must name the colour: {err}");
+        assert!(
+            err.contains("PE(1,0)") || err.contains("(1, 0)"),
+            "{arch}: report must name PE (1,0): {err}"
+        );
+        assert!(
+            err.contains("colour 2") || err.contains("color 2"),
+            "{arch}: report must name the colour: {err}"
+        );
     }
 }
 
@@ -134,7 +193,20 @@ fn fifo_between_two_async_operations() {
         let id = rt.get_id("v").unwrap();
         let bits: Vec<u32> = v.iter().map(|f| f.to_bits()).collect();
         // Only PE 0's vector matters; the others are overwritten or unused.
-        rt.memcpy_h2d(id, &bits, 0, 0, 1, 1, n as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_h2d(
+            id,
+            &bits,
+            0,
+            0,
+            1,
+            1,
+            n as u32,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
         rt.launch("start", &[], false).unwrap();
         let got = d2h_u32(&mut rt, "v", 3, 1, n as u32);
         rt.stop().unwrap();
@@ -152,7 +224,20 @@ fn wse3_explicit_microthreads() {
     let y: Vec<u32> = (0..n).map(|i| 200 + 3 * i).collect();
     for (name, data) in [("x", &x), ("y", &y)] {
         let id = rt.get_id(name).unwrap();
-        rt.memcpy_h2d(id, data, 0, 0, 1, 1, n, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_h2d(
+            id,
+            data,
+            0,
+            0,
+            1,
+            1,
+            n,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
     }
     rt.launch("start", &[], false).unwrap();
     let gx = d2h_u32(&mut rt, "x", 2, 1, n);

@@ -21,11 +21,20 @@ impl Header {
     pub fn parse(src: &str) -> Header {
         let mut h = Header::default();
         for line in src.lines() {
-            let Some(rest) = line.trim().strip_prefix("//@") else { continue };
-            let Some((key, value)) = rest.split_once(':') else { continue };
+            let Some(rest) = line.trim().strip_prefix("//@") else {
+                continue;
+            };
+            let Some((key, value)) = rest.split_once(':') else {
+                continue;
+            };
             let value = value.trim();
             match key.trim() {
-                "expect" => h.expect.extend(value.split(|c: char| c.is_whitespace() || c == ',').filter(|s| !s.is_empty()).map(str::to_string)),
+                "expect" => h.expect.extend(
+                    value
+                        .split(|c: char| c.is_whitespace() || c == ',')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string),
+                ),
                 "arch" => h.arch = Arch::from_name(value),
                 "fuel" => h.fuel = value.parse().ok(),
                 _ => {}
@@ -37,7 +46,10 @@ impl Header {
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 /// Every file under `dir` (recursively) with the given extension, sorted.
@@ -45,7 +57,9 @@ pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -64,20 +78,32 @@ pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
 /// Compiles `layout` (relative to the repository root) for `arch` on a `dims` fabric
 /// (offsets 4,1) into `dir/out.elf` and `dir/out.json`, panicking with the rendered
 /// diagnostics if it does not compile. Returns `dir`.
-pub fn compile_to(layout: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)], dir: &Path) -> PathBuf {
+pub fn compile_to(
+    layout: &str,
+    arch: Arch,
+    dims: (u32, u32),
+    params: &[(&str, &str)],
+    dir: &Path,
+) -> PathBuf {
     let opts = Options {
         arch,
         fabric_dims: dims,
         fabric_offsets: (4, 1),
-        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
         ..Options::default()
     };
     let comp = compile_file(&repo_root().join(layout), &opts);
     let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
-    let Some(out) = comp.output else { panic!("{layout} does not compile for {arch}:\n{rendered}") };
+    let Some(out) = comp.output else {
+        panic!("{layout} does not compile for {arch}:\n{rendered}")
+    };
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     let elf = out.image.to_elf().unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.join("out.elf"), elf).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.join("out.json"), out.metadata.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("out.json"), out.metadata.to_string())
+        .unwrap_or_else(|e| panic!("{e}"));
     dir.to_path_buf()
 }

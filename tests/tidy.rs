@@ -10,7 +10,13 @@ fn read(p: &Path) -> String {
 fn every_rust_module_starts_with_a_doc_comment() {
     let root = csl_tests::repo_root();
     let mut missing = Vec::new();
-    for dir in ["compiler/src", "runtime-sim/src", "runtime-sim/arch/src", "tests", "examples"] {
+    for dir in [
+        "compiler/src",
+        "runtime-sim/src",
+        "runtime-sim/arch/src",
+        "tests",
+        "examples",
+    ] {
         for f in csl_tests::files_with_ext(&root.join(dir), "rs") {
             let text = read(&f);
             let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -19,7 +25,10 @@ fn every_rust_module_starts_with_a_doc_comment() {
             }
         }
     }
-    assert!(missing.is_empty(), "modules without a `//!` header: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "modules without a `//!` header: {missing:?}"
+    );
 }
 
 #[test]
@@ -56,10 +65,18 @@ fn memcpy_library_uses_the_arch_unblock_register() {
 #[test]
 fn libraries_use_the_arch_register_addresses() {
     use csl_arch::fabric::mmio;
-    for (lib, addr) in [("layout", mmio::COL_ID), ("layout", mmio::ROW_ID), ("time", mmio::TSC), ("simprint", mmio::PRINT_CHAR)] {
+    for (lib, addr) in [
+        ("layout", mmio::COL_ID),
+        ("layout", mmio::ROW_ID),
+        ("time", mmio::TSC),
+        ("simprint", mmio::PRINT_CHAR),
+    ] {
         let src = cslc::stdlib::lookup(lib).unwrap_or("");
         let want = format!("0x{addr:x}");
-        assert!(src.contains(&want), "<{lib}> must use register address {want}");
+        assert!(
+            src.contains(&want),
+            "<{lib}> must use register address {want}"
+        );
     }
 }
 
@@ -67,9 +84,15 @@ fn libraries_use_the_arch_register_addresses() {
 fn every_stdlib_file_is_bundled() {
     let root = csl_tests::repo_root();
     for f in csl_tests::files_with_ext(&root.join("stdlib"), "csl") {
-        let rel = f.strip_prefix(root.join("stdlib")).unwrap_or(&f).with_extension("");
+        let rel = f
+            .strip_prefix(root.join("stdlib"))
+            .unwrap_or(&f)
+            .with_extension("");
         let name = rel.to_string_lossy().replace('\\', "/");
-        assert!(cslc::stdlib::lookup(&name).is_some(), "stdlib/{name}.csl is not listed in compiler/src/stdlib.rs");
+        assert!(
+            cslc::stdlib::lookup(&name).is_some(),
+            "stdlib/{name}.csl is not listed in compiler/src/stdlib.rs"
+        );
     }
 }
 
@@ -99,9 +122,17 @@ fn every_example_layout_compiles_for_both_archs() {
             continue;
         }
         for arch in [csl_arch::Arch::Wse2, csl_arch::Arch::Wse3] {
-            let opts = cslc::Options { arch, ..cslc::Options::default() };
+            let opts = cslc::Options {
+                arch,
+                ..cslc::Options::default()
+            };
             let comp = cslc::compile_file(&f, &opts);
-            assert!(!comp.has_errors(), "{} ({arch}):\n{}", f.display(), cslc::diag::render_all(&comp.diagnostics, &comp.sources, false));
+            assert!(
+                !comp.has_errors(),
+                "{} ({arch}):\n{}",
+                f.display(),
+                cslc::diag::render_all(&comp.diagnostics, &comp.sources, false)
+            );
         }
     }
 }
@@ -119,8 +150,13 @@ fn every_diagnostic_code_has_a_ui_case() {
     let missing: Vec<&str> = cslc::diag::codes::ALL
         .iter()
         .map(|(c, _)| *c)
-        .filter(|c| !all_cases.contains(&format!("expect: {c}")) && !all_cases.contains(&format!(" {c}")))
+        .filter(|c| {
+            !all_cases.contains(&format!("expect: {c}")) && !all_cases.contains(&format!(" {c}"))
+        })
         .filter(|c| !CODES_WITHOUT_CASES.contains(c))
         .collect();
-    assert!(missing.is_empty(), "diagnostic codes without a tests/ui case: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "diagnostic codes without a tests/ui case: {missing:?}"
+    );
 }

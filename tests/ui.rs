@@ -38,7 +38,18 @@ fn ui() {
                 rel.display()
             );
         }
-        assert!(!header.expect.is_empty() || !comp.has_errors(), "{}: unexpected errors:\n{rendered}", rel.display());
-        insta::assert_snapshot!(format!("----- SOURCE\n{src}\n----- DIAGNOSTICS\n{}", if rendered.is_empty() { "(none)\n" } else { &rendered }));
+        assert!(
+            !header.expect.is_empty() || !comp.has_errors(),
+            "{}: unexpected errors:\n{rendered}",
+            rel.display()
+        );
+        insta::assert_snapshot!(format!(
+            "----- SOURCE\n{src}\n----- DIAGNOSTICS\n{}",
+            if rendered.is_empty() {
+                "(none)\n"
+            } else {
+                &rendered
+            }
+        ));
     });
 }

@@ -84,7 +84,10 @@ pub fn compile_file(path: &Path, opts: &Options) -> Compilation {
         Err(e) => {
             return Compilation {
                 sources,
-                diagnostics: vec![Diagnostic::global(codes::MODULE_NOT_FOUND, format!("cannot read `{}`: {e}", path.display()))],
+                diagnostics: vec![Diagnostic::global(
+                    codes::MODULE_NOT_FOUND,
+                    format!("cannot read `{}`: {e}", path.display()),
+                )],
                 output: None,
                 prints: Vec::new(),
             };
@@ -98,7 +101,13 @@ pub fn compile_file(path: &Path, opts: &Options) -> Compilation {
 
 /// Compiles from an already loaded top-level file.
 pub fn compile_sources(sources: SourceMap, top: FileId, opts: &Options) -> Compilation {
-    let sopts = SemaOptions { arch: opts.arch, fabric: opts.fabric_dims, offsets: opts.fabric_offsets, fuel: opts.fuel, memcpy: opts.memcpy };
+    let sopts = SemaOptions {
+        arch: opts.arch,
+        fabric: opts.fabric_dims,
+        offsets: opts.fabric_offsets,
+        fuel: opts.fuel,
+        memcpy: opts.memcpy,
+    };
     let mut sema = Sema::new(sopts, sources);
     let output = run(&mut sema, top, opts);
     let has_errors = sema.diags.iter().any(Diagnostic::is_error);
@@ -114,7 +123,10 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     let (fw, fh) = opts.fabric_dims;
     let (ox, oy) = opts.fabric_offsets;
     if fw == 0 || fh == 0 || ox >= fw || oy >= fh {
-        sema.report(Diagnostic::global(codes::BAD_ARGUMENT, format!("fabric offsets ({ox}, {oy}) lie outside a {fw} x {fh} fabric")));
+        sema.report(Diagnostic::global(
+            codes::BAD_ARGUMENT,
+            format!("fabric offsets ({ox}, {oy}) lie outside a {fw} x {fh} fabric"),
+        ));
         return None;
     }
     let ast = sema.ast_of(top);
@@ -127,8 +139,15 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         let declared = ast.decls.iter().any(|d| matches!(&d.kind, crate::syntax::ast::DeclKind::Param { name: n, .. } if n.name == *name));
         if !declared {
             sema.report(
-                Diagnostic::global(codes::BAD_ARGUMENT, format!("--params names `{name}`, but the top-level file declares no such param"))
-                    .with_help(format!("declare it with `param {name}: i16;` or remove it from --params")),
+                Diagnostic::global(
+                    codes::BAD_ARGUMENT,
+                    format!(
+                        "--params names `{name}`, but the top-level file declares no such param"
+                    ),
+                )
+                .with_help(format!(
+                    "declare it with `param {name}: i16;` or remove it from --params"
+                )),
             );
             continue;
         }
@@ -147,7 +166,10 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     for y in 0..h {
         for x in 0..w {
             let tile = plan.tiles.get(&(x, y))?.clone();
-            let key = (tile.file, Value::Struct(tile.params.clone()).canonical(&sema.types));
+            let key = (
+                tile.file,
+                Value::Struct(tile.params.clone()).canonical(&sema.types),
+            );
             let n = class_src.len() as u32;
             let c = *class_of.entry(key).or_insert_with(|| {
                 class_src.push((tile.file, tile.clone()));
@@ -159,7 +181,9 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     let mut classes = Vec::new();
     let mut local_routes: Vec<Vec<ColorConfig>> = Vec::new();
     for (file, tile) in &class_src {
-        let Some(prog) = sema.compile_class(*file, &tile.params) else { continue };
+        let Some(prog) = sema.compile_class(*file, &tile.params) else {
+            continue;
+        };
         local_routes.push(prog.local_routes.clone());
         if sema.diags.iter().any(Diagnostic::is_error) {
             return None;
@@ -178,7 +202,11 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     for (i, &c) in placement.iter().enumerate() {
         let (x, y) = (i as u32 % w, i as u32 / w);
         for lr in local_routes.get(c as usize).into_iter().flatten() {
-            if let Some((_, span)) = plan.routes.iter().find(|(r, _)| r.x == x && r.y == y && r.color == lr.color) {
+            if let Some((_, span)) = plan
+                .routes
+                .iter()
+                .find(|(r, _)| r.x == x && r.y == y && r.color == lr.color)
+            {
                 sema.report(
                     Diagnostic::error(
                         codes::LAYOUT_TILE,
@@ -207,7 +235,13 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         channels: opts.channels,
         params: opts.params.iter().cloned().collect(),
     };
-    let image = Image { meta, placement, routes, exports, classes };
+    let image = Image {
+        meta,
+        placement,
+        routes,
+        exports,
+        classes,
+    };
     let metadata = metadata_json(&image);
     Some(Output { image, metadata })
 }
@@ -219,7 +253,11 @@ fn class_name(sema: &Sema, file: FileId, params: &[(String, Value)]) -> String {
         .map(|(n, v)| format!("{n}={}", v.describe(&sema.types)))
         .collect();
     let f = &sema.sources.get(file).display;
-    if shown.is_empty() { f.clone() } else { format!("{f} {{{}}}", shown.join(", ")) }
+    if shown.is_empty() {
+        f.clone()
+    } else {
+        format!("{f} {{{}}}", shown.join(", "))
+    }
 }
 
 /// Interprets a `--params` value: an integer (decimal, `0x`, `0b`, negative), a float,
@@ -253,8 +291,12 @@ fn parse_param(raw: &str, types: &crate::sema::types::TypeStore) -> Value {
 /// The compile metadata in the shape host scripts read: `params` (strings) and the RPC
 /// symbol table.
 pub fn metadata_json(image: &Image) -> serde_json::Value {
-    let params: serde_json::Map<String, serde_json::Value> =
-        image.meta.params.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
+    let params: serde_json::Map<String, serde_json::Value> = image
+        .meta
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
     let symbols: Vec<serde_json::Value> = image
         .exports
         .iter()

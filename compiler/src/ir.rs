@@ -141,28 +141,94 @@ pub struct Block {
 #[allow(missing_docs)]
 #[derive(Clone, Debug)]
 pub enum Inst {
-    Imm { dst: VReg, imm: u32 },
-    Mov { dst: VReg, src: VReg },
-    Bin { op: BinOp, ty: NumTy, dst: VReg, a: VReg, b: VReg },
-    Cmp { op: CmpOp, ty: NumTy, dst: VReg, a: VReg, b: VReg },
-    Un { op: UnOp, ty: NumTy, dst: VReg, a: VReg },
-    Conv { to: NumTy, from: NumTy, dst: VReg, src: VReg },
-    Load { w: Width, dst: VReg, addr: VReg },
-    Store { w: Width, addr: VReg, src: VReg },
+    Imm {
+        dst: VReg,
+        imm: u32,
+    },
+    Mov {
+        dst: VReg,
+        src: VReg,
+    },
+    Bin {
+        op: BinOp,
+        ty: NumTy,
+        dst: VReg,
+        a: VReg,
+        b: VReg,
+    },
+    Cmp {
+        op: CmpOp,
+        ty: NumTy,
+        dst: VReg,
+        a: VReg,
+        b: VReg,
+    },
+    Un {
+        op: UnOp,
+        ty: NumTy,
+        dst: VReg,
+        a: VReg,
+    },
+    Conv {
+        to: NumTy,
+        from: NumTy,
+        dst: VReg,
+        src: VReg,
+    },
+    Load {
+        w: Width,
+        dst: VReg,
+        addr: VReg,
+    },
+    Store {
+        w: Width,
+        addr: VReg,
+        src: VReg,
+    },
     /// Address of `off` bytes into this frame's stack area.
-    FrameAddr { dst: VReg, off: u32 },
+    FrameAddr {
+        dst: VReg,
+        off: u32,
+    },
     /// Address of a global plus `offset`.
-    GlobalAddr { dst: VReg, global: GlobalId, offset: u32 },
+    GlobalAddr {
+        dst: VReg,
+        global: GlobalId,
+        offset: u32,
+    },
     /// Index of a function (a function pointer).
-    FuncAddr { dst: VReg, func: FuncId },
-    Call { func: FuncId, args: Vec<VReg>, dst: Option<VReg> },
-    CallInd { fptr: VReg, args: Vec<VReg>, dst: Option<VReg> },
-    Activate { id: VReg },
-    Block { id: VReg },
-    Unblock { id: VReg },
-    Trap { code: TrapCode },
+    FuncAddr {
+        dst: VReg,
+        func: FuncId,
+    },
+    Call {
+        func: FuncId,
+        args: Vec<VReg>,
+        dst: Option<VReg>,
+    },
+    CallInd {
+        fptr: VReg,
+        args: Vec<VReg>,
+        dst: Option<VReg>,
+    },
+    Activate {
+        id: VReg,
+    },
+    Block {
+        id: VReg,
+    },
+    Unblock {
+        id: VReg,
+    },
+    Trap {
+        code: TrapCode,
+    },
     /// Copy `bytes` bytes from address `src` to address `dst`.
-    Copy { dst: VReg, src: VReg, bytes: u16 },
+    Copy {
+        dst: VReg,
+        src: VReg,
+        bytes: u16,
+    },
     /// A DSD operation (see [`csl_arch::dsd`]); `operands` are (kind, register) for dst,
     /// src0, src1, src2.
     DsdOp {
@@ -176,7 +242,11 @@ pub enum Inst {
         idx: Option<VReg>,
     },
     /// Change a field of the descriptor at address `desc`.
-    DsdSet { field: csl_arch::dsd::DsdField, desc: VReg, val: VReg },
+    DsdSet {
+        field: csl_arch::dsd::DsdField,
+        desc: VReg,
+        val: VReg,
+    },
 }
 
 /// A block terminator.

@@ -3,9 +3,9 @@
 //! Exit codes: 0 success, 1 errors in the program or the command line.
 
 use clap::Parser;
+use csl_arch::Arch;
 use cslc::diag::{Diagnostic, codes, render_all};
 use cslc::driver::{Options, compile_file};
-use csl_arch::Arch;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -76,7 +76,11 @@ fn main() -> ExitCode {
     eprint!("{}", render_all(&comp.diagnostics, &comp.sources, color));
     let Some(out) = comp.output else {
         let n = comp.diagnostics.iter().filter(|d| d.is_error()).count();
-        eprintln!("error: could not compile `{}` ({n} error{})", cli.file.display(), if n == 1 { "" } else { "s" });
+        eprintln!(
+            "error: could not compile `{}` ({n} error{})",
+            cli.file.display(),
+            if n == 1 { "" } else { "s" }
+        );
         return ExitCode::from(1);
     };
     if cli.emit_asm {
@@ -84,7 +88,10 @@ fn main() -> ExitCode {
         for (i, c) in out.image.classes.iter().enumerate() {
             text.push_str(&format!("; class {i}: {}\n", c.info.name));
             for f in &c.info.functions {
-                text.push_str(&format!(";   fn {} at {} ({} regs, {} frame bytes)\n", f.name, f.entry, f.nregs, f.frame_bytes));
+                text.push_str(&format!(
+                    ";   fn {} at {} ({} regs, {} frame bytes)\n",
+                    f.name, f.entry, f.nregs, f.frame_bytes
+                ));
             }
             text.push_str(&csl_arch::isa::disassemble(&c.code));
         }
@@ -109,15 +116,19 @@ fn write_output(path: &Path, out: &cslc::driver::Output) -> Result<(), String> {
     let is_file = path.extension().is_some_and(|e| e == "elf");
     if is_file {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
         }
         std::fs::write(path, elf).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
     } else {
-        std::fs::create_dir_all(path).map_err(|e| format!("cannot create `{}`: {e}", path.display()))?;
+        std::fs::create_dir_all(path)
+            .map_err(|e| format!("cannot create `{}`: {e}", path.display()))?;
         let elf_path = path.join("out.elf");
-        std::fs::write(&elf_path, elf).map_err(|e| format!("cannot write `{}`: {e}", elf_path.display()))?;
+        std::fs::write(&elf_path, elf)
+            .map_err(|e| format!("cannot write `{}`: {e}", elf_path.display()))?;
         let json_path = path.join("out.json");
-        std::fs::write(&json_path, json).map_err(|e| format!("cannot write `{}`: {e}", json_path.display()))?;
+        std::fs::write(&json_path, json)
+            .map_err(|e| format!("cannot write `{}`: {e}", json_path.display()))?;
     }
     Ok(())
 }
@@ -131,14 +142,21 @@ fn pair(flag: &str, s: &str) -> Result<(u32, u32), Box<Diagnostic>> {
     match parts.as_slice() {
         [a, b] => match (a.trim().parse(), b.trim().parse()) {
             (Ok(a), Ok(b)) => Ok((a, b)),
-            _ => Err(bad(format!("{flag} expects two non-negative integers `A,B`, got `{s}`"))),
+            _ => Err(bad(format!(
+                "{flag} expects two non-negative integers `A,B`, got `{s}`"
+            ))),
         },
         _ => Err(bad(format!("{flag} expects `A,B`, got `{s}`"))),
     }
 }
 
 fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
-    let arch = Arch::from_name(&cli.arch).ok_or_else(|| bad(format!("unknown architecture `{}`; use wse2 or wse3", cli.arch)))?;
+    let arch = Arch::from_name(&cli.arch).ok_or_else(|| {
+        bad(format!(
+            "unknown architecture `{}`; use wse2 or wse3",
+            cli.arch
+        ))
+    })?;
     let offsets = match &cli.fabric_offsets {
         Some(s) => pair("--fabric-offsets", s)?,
         None => (4, 1),
@@ -161,7 +179,10 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
         }
     }
     if cli.channels == 0 || cli.channels > 16 {
-        return Err(bad(format!("--channels must be between 1 and 16, got {}", cli.channels)));
+        return Err(bad(format!(
+            "--channels must be between 1 and 16, got {}",
+            cli.channels
+        )));
     }
     if cli.memcpy {
         // The vendor's rule for the memcpy halo: 4 + west buffer columns to the west, 3 + east

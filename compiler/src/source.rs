@@ -25,12 +25,20 @@ pub struct Span {
 impl Span {
     /// A span from byte offsets.
     pub fn new(file: FileId, start: usize, end: usize) -> Span {
-        Span { file, start: start as u32, end: end as u32 }
+        Span {
+            file,
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
     /// The smallest span covering both (same file assumed).
     pub fn to(self, other: Span) -> Span {
-        Span { file: self.file, start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -59,7 +67,11 @@ impl SourceMap {
 
     /// Adds a file and returns its id.
     pub fn add(&mut self, display: String, path: Option<PathBuf>, text: String) -> FileId {
-        self.files.push(SourceFile { display, path, text })
+        self.files.push(SourceFile {
+            display,
+            path,
+            text,
+        })
     }
 
     /// Looks up a file.
@@ -69,12 +81,18 @@ impl SourceMap {
 
     /// Finds an already loaded file by its real path.
     pub fn find_path(&self, path: &Path) -> Option<FileId> {
-        self.files.iter().find(|(_, f)| f.path.as_deref() == Some(path)).map(|(id, _)| id)
+        self.files
+            .iter()
+            .find(|(_, f)| f.path.as_deref() == Some(path))
+            .map(|(id, _)| id)
     }
 
     /// Finds an already loaded file by display name.
     pub fn find_display(&self, display: &str) -> Option<FileId> {
-        self.files.iter().find(|(_, f)| f.display == display).map(|(id, _)| id)
+        self.files
+            .iter()
+            .find(|(_, f)| f.display == display)
+            .map(|(id, _)| id)
     }
 
     /// 1-based line and column (in characters) of a byte offset, for plain-text output.

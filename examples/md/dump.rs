@@ -40,20 +40,31 @@ pub struct DumpError {
 
 impl fmt::Display for DumpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 { write!(f, "{}", self.message) } else { write!(f, "line {}: {}", self.line, self.message) }
+        if self.line == 0 {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "line {}: {}", self.line, self.message)
+        }
     }
 }
 
 impl std::error::Error for DumpError {}
 
 fn err(line: usize, message: impl Into<String>) -> DumpError {
-    DumpError { line, message: message.into() }
+    DumpError {
+        line,
+        message: message.into(),
+    }
 }
 
 impl Dump {
     /// Side lengths of the box.
     pub fn box_len(&self) -> [f64; 3] {
-        [self.hi[0] - self.lo[0], self.hi[1] - self.lo[1], self.hi[2] - self.lo[2]]
+        [
+            self.hi[0] - self.lo[0],
+            self.hi[1] - self.lo[1],
+            self.hi[2] - self.lo[2],
+        ]
     }
 
     /// Parses the first frame of a dump.
@@ -65,7 +76,9 @@ impl Dump {
         let mut bounds: Option<([f64; 3], [f64; 3])> = None;
         let mut atoms = Vec::new();
         let next = |i: &mut usize| -> Result<(usize, &str), DumpError> {
-            let l = lines.get(*i).ok_or_else(|| err(*i, "unexpected end of file"))?;
+            let l = lines
+                .get(*i)
+                .ok_or_else(|| err(*i, "unexpected end of file"))?;
             *i += 1;
             Ok((*i, l.trim()))
         };
@@ -80,20 +93,35 @@ impl Dump {
             let item = item.trim();
             if item == "TIMESTEP" {
                 let (ln, v) = next(&mut i)?;
-                timestep = Some(v.parse().map_err(|_| err(ln, format!("bad timestep `{v}`")))?);
+                timestep = Some(
+                    v.parse()
+                        .map_err(|_| err(ln, format!("bad timestep `{v}`")))?,
+                );
             } else if item == "NUMBER OF ATOMS" {
                 let (ln, v) = next(&mut i)?;
-                natoms = Some(v.parse().map_err(|_| err(ln, format!("bad atom count `{v}`")))?);
+                natoms = Some(
+                    v.parse()
+                        .map_err(|_| err(ln, format!("bad atom count `{v}`")))?,
+                );
             } else if let Some(b) = item.strip_prefix("BOX BOUNDS") {
                 if b.split_whitespace().any(|f| f != "pp") {
-                    return Err(err(ln, "only fully periodic boxes (`pp pp pp`) are supported"));
+                    return Err(err(
+                        ln,
+                        "only fully periodic boxes (`pp pp pp`) are supported",
+                    ));
                 }
                 let mut lo = [0.0; 3];
                 let mut hi = [0.0; 3];
                 for k in 0..3 {
                     let (ln, v) = next(&mut i)?;
-                    let nums: Vec<f64> = v.split_whitespace().map(str::parse).collect::<Result<_, _>>().map_err(|_| err(ln, "bad box bounds"))?;
-                    let [a, b] = nums[..] else { return Err(err(ln, "box bounds need two numbers")) };
+                    let nums: Vec<f64> = v
+                        .split_whitespace()
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| err(ln, "bad box bounds"))?;
+                    let [a, b] = nums[..] else {
+                        return Err(err(ln, "box bounds need two numbers"));
+                    };
                     if b <= a {
                         return Err(err(ln, "box upper bound must exceed the lower bound"));
                     }
@@ -106,22 +134,38 @@ impl Dump {
                 let want = ["id", "type", "x", "y", "z", "vx", "vy", "vz"];
                 let idx: Vec<usize> = want
                     .iter()
-                    .map(|w| cols.iter().position(|c| c == w).ok_or_else(|| err(ln, format!("the ATOMS line has no `{w}` column"))))
+                    .map(|w| {
+                        cols.iter()
+                            .position(|c| c == w)
+                            .ok_or_else(|| err(ln, format!("the ATOMS line has no `{w}` column")))
+                    })
                     .collect::<Result<_, _>>()?;
                 let n = natoms.ok_or_else(|| err(ln, "ATOMS before NUMBER OF ATOMS"))?;
                 for _ in 0..n {
                     let (ln, v) = next(&mut i)?;
                     let f: Vec<&str> = v.split_whitespace().collect();
                     if f.len() != cols.len() {
-                        return Err(err(ln, format!("expected {} columns, found {}", cols.len(), f.len())));
+                        return Err(err(
+                            ln,
+                            format!("expected {} columns, found {}", cols.len(), f.len()),
+                        ));
                     }
                     let num = |k: usize| -> Result<f64, DumpError> {
-                        f[idx[k]].parse::<f64>().map_err(|_| err(ln, format!("bad number `{}`", f[idx[k]])))
+                        f[idx[k]]
+                            .parse::<f64>()
+                            .map_err(|_| err(ln, format!("bad number `{}`", f[idx[k]])))
                     };
                     let int = |k: usize| -> Result<u32, DumpError> {
-                        f[idx[k]].parse::<u32>().map_err(|_| err(ln, format!("bad integer `{}`", f[idx[k]])))
+                        f[idx[k]]
+                            .parse::<u32>()
+                            .map_err(|_| err(ln, format!("bad integer `{}`", f[idx[k]])))
                     };
-                    atoms.push(Atom { id: int(0)?, typ: int(1)?, pos: [num(2)?, num(3)?, num(4)?], vel: [num(5)?, num(6)?, num(7)?] });
+                    atoms.push(Atom {
+                        id: int(0)?,
+                        typ: int(1)?,
+                        pos: [num(2)?, num(3)?, num(4)?],
+                        vel: [num(5)?, num(6)?, num(7)?],
+                    });
                 }
                 break;
             } else {
@@ -132,14 +176,23 @@ impl Dump {
         if atoms.is_empty() {
             return Err(err(0, "the dump has no atoms"));
         }
-        Ok(Dump { timestep: timestep.unwrap_or(0), lo, hi, atoms })
+        Ok(Dump {
+            timestep: timestep.unwrap_or(0),
+            lo,
+            hi,
+            atoms,
+        })
     }
 
     /// Writes the frame as a LAMMPS text dump, atoms sorted by id.
     pub fn write(&self) -> String {
         let mut atoms = self.atoms.clone();
         atoms.sort_by_key(|a| a.id);
-        let mut s = format!("ITEM: TIMESTEP\n{}\nITEM: NUMBER OF ATOMS\n{}\nITEM: BOX BOUNDS pp pp pp\n", self.timestep, atoms.len());
+        let mut s = format!(
+            "ITEM: TIMESTEP\n{}\nITEM: NUMBER OF ATOMS\n{}\nITEM: BOX BOUNDS pp pp pp\n",
+            self.timestep,
+            atoms.len()
+        );
         for k in 0..3 {
             s.push_str(&format!("{:.16e} {:.16e}\n", self.lo[k], self.hi[k]));
         }

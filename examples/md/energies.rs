@@ -22,10 +22,17 @@ pub fn parse(text: &str) -> Result<Vec<EnergyRow>, String> {
             continue;
         }
         let f: Vec<&str> = line.split_whitespace().collect();
-        let [s, p, k, t] = f[..] else { return Err(format!("line {}: expected 4 columns", n + 1)) };
-        let num = |v: &str| v.parse::<f64>().map_err(|_| format!("line {}: bad number `{v}`", n + 1));
+        let [s, p, k, t] = f[..] else {
+            return Err(format!("line {}: expected 4 columns", n + 1));
+        };
+        let num = |v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| format!("line {}: bad number `{v}`", n + 1))
+        };
         rows.push(EnergyRow {
-            step: s.parse().map_err(|_| format!("line {}: bad step `{s}`", n + 1))?,
+            step: s
+                .parse()
+                .map_err(|_| format!("line {}: bad step `{s}`", n + 1))?,
             potential: num(p)?,
             kinetic: num(k)?,
             total: num(t)?,
@@ -38,7 +45,10 @@ pub fn parse(text: &str) -> Result<Vec<EnergyRow>, String> {
 pub fn write(rows: &[EnergyRow]) -> String {
     let mut s = String::from("step\tpotential\tkinetic\ttotal\n");
     for r in rows {
-        s.push_str(&format!("{}\t{:.10}\t{:.10}\t{:.10}\n", r.step, r.potential, r.kinetic, r.total));
+        s.push_str(&format!(
+            "{}\t{:.10}\t{:.10}\t{:.10}\n",
+            r.step, r.potential, r.kinetic, r.total
+        ));
     }
     s
 }
@@ -47,13 +57,20 @@ pub fn write(rows: &[EnergyRow]) -> String {
 /// and total. Errors if the tables differ in length or steps, or a value is not finite.
 pub fn compare(got: &[EnergyRow], reference: &[EnergyRow]) -> Result<[f64; 3], String> {
     if got.len() != reference.len() {
-        return Err(format!("{} rows, the reference has {}", got.len(), reference.len()));
+        return Err(format!(
+            "{} rows, the reference has {}",
+            got.len(),
+            reference.len()
+        ));
     }
     let mut worst = [0.0f64; 3];
     let mut scale = [0.0f64; 3];
     for (g, r) in got.iter().zip(reference) {
         if g.step != r.step {
-            return Err(format!("step {} where the reference has step {}", g.step, r.step));
+            return Err(format!(
+                "step {} where the reference has step {}",
+                g.step, r.step
+            ));
         }
         let gv = [g.potential, g.kinetic, g.total];
         let rv = [r.potential, r.kinetic, r.total];
@@ -65,5 +82,9 @@ pub fn compare(got: &[EnergyRow], reference: &[EnergyRow]) -> Result<[f64; 3], S
             scale[k] = scale[k].max(rv[k].abs());
         }
     }
-    Ok([worst[0] / (1.0 + scale[0]), worst[1] / (1.0 + scale[1]), worst[2] / (1.0 + scale[2])])
+    Ok([
+        worst[0] / (1.0 + scale[0]),
+        worst[1] / (1.0 + scale[1]),
+        worst[2] / (1.0 + scale[2]),
+    ])
 }

@@ -49,11 +49,19 @@ pub struct Cell {
 }
 
 fn jtox(n: usize, g: usize) -> usize {
-    if g % 2 == 0 { g / 2 } else { n - 1 - (g - 1) / 2 }
+    if g % 2 == 0 {
+        g / 2
+    } else {
+        n - 1 - (g - 1) / 2
+    }
 }
 
 fn xtoj(n: usize, x: usize) -> usize {
-    if 2 * x < n { 2 * x } else { 2 * (n - 1 - x) + 1 }
+    if 2 * x < n {
+        2 * x
+    } else {
+        2 * (n - 1 - x) + 1
+    }
 }
 
 /// A closed tour of the a × b grid visiting every cell once, as `order[k] = (i, j)`, when
@@ -76,7 +84,11 @@ fn block_tour(a: usize, b: usize) -> Option<Vec<(usize, usize)>> {
     let (w, h) = if transpose { (b, a) } else { (a, b) };
     let mut order = Vec::with_capacity(w * h);
     for j in 0..h {
-        let cols: Vec<usize> = if j % 2 == 0 { (1..w).collect() } else { (1..w).rev().collect() };
+        let cols: Vec<usize> = if j % 2 == 0 {
+            (1..w).collect()
+        } else {
+            (1..w).rev().collect()
+        };
         for i in cols {
             order.push((i, j));
         }
@@ -84,7 +96,11 @@ fn block_tour(a: usize, b: usize) -> Option<Vec<(usize, usize)>> {
     for j in (0..h).rev() {
         order.push((0, j));
     }
-    Some(if transpose { order.into_iter().map(|(i, j)| (j, i)).collect() } else { order })
+    Some(if transpose {
+        order.into_iter().map(|(i, j)| (j, i)).collect()
+    } else {
+        order
+    })
 }
 
 impl Geometry {
@@ -104,13 +120,21 @@ impl Geometry {
             }
         }
         let Some(tour) = block_tour(nzx, nzy) else {
-            return Err(format!("a {nzx} × {nzy} block has no closed tour: make nzx or nzy even, or one of them 1"));
+            return Err(format!(
+                "a {nzx} × {nzy} block has no closed tour: make nzx or nzy even, or one of them 1"
+            ));
         };
         let mut zidx = vec![vec![0; nzx]; nzy];
         for (z, (i, j)) in tour.into_iter().enumerate() {
             zidx[j][i] = z;
         }
-        Ok(Geometry { nx, ny, nzx, nzy, zidx })
+        Ok(Geometry {
+            nx,
+            ny,
+            nzx,
+            nzy,
+            zidx,
+        })
     }
 
     /// Cells along z.
@@ -149,7 +173,15 @@ impl Geometry {
         let (hix, hiy) = (gx % 2, gy % 2);
         let izx = if hix == 0 { ox } else { self.nzx - 1 - ox };
         let izy = if hiy == 0 { oy } else { self.nzy - 1 - oy };
-        Cell { x: jtox(self.nx, gx), y: jtox(self.ny, gy), z: self.zidx[izy][izx], izx, izy, hix, hiy }
+        Cell {
+            x: jtox(self.nx, gx),
+            y: jtox(self.ny, gy),
+            z: self.zidx[izy][izx],
+            izx,
+            izy,
+            hix,
+            hiy,
+        }
     }
 
     /// The physical PE of logical cell (x, y, z).
@@ -186,9 +218,15 @@ mod tests {
                 let zn = g.pe(c.x, c.y, (c.z + 1) % g.nz());
                 assert!(hops((px, py), zn) <= 2, "z neighbour too far");
                 let xn = g.pe((c.x + 1) % g.nx, c.y, c.z);
-                assert!(xn.1 == py && xn.0.abs_diff(px) <= 2 * g.nzx + g.nzx, "x neighbour too far");
+                assert!(
+                    xn.1 == py && xn.0.abs_diff(px) <= 2 * g.nzx + g.nzx,
+                    "x neighbour too far"
+                );
                 let yn = g.pe(c.x, (c.y + 1) % g.ny, c.z);
-                assert!(yn.0 == px && yn.1.abs_diff(py) <= 3 * g.nzy, "y neighbour too far");
+                assert!(
+                    yn.0 == px && yn.1.abs_diff(py) <= 3 * g.nzy,
+                    "y neighbour too far"
+                );
             }
         }
         assert_eq!(seen.len(), g.nx * g.ny * g.nz());
@@ -196,7 +234,13 @@ mod tests {
 
     #[test]
     fn seed_configuration_and_others_are_bijective_and_local() {
-        for (nx, ny, nzx, nzy) in [(8, 8, 4, 2), (8, 8, 2, 4), (7, 7, 7, 1), (16, 16, 4, 4), (7, 9, 1, 8)] {
+        for (nx, ny, nzx, nzy) in [
+            (8, 8, 4, 2),
+            (8, 8, 2, 4),
+            (7, 7, 7, 1),
+            (16, 16, 4, 4),
+            (7, 9, 1, 8),
+        ] {
             check(&Geometry::new(nx, ny, nzx, nzy).unwrap());
         }
     }
@@ -216,6 +260,11 @@ mod tests {
         assert!(Geometry::new(8, 8, 3, 3).is_err());
         let g = Geometry::new(8, 8, 4, 2).unwrap();
         assert!(g.check_cutoff([10.26; 3], 2.5).is_ok());
-        assert!(Geometry::new(16, 16, 4, 4).unwrap().check_cutoff([10.26; 3], 2.5).is_err());
+        assert!(
+            Geometry::new(16, 16, 4, 4)
+                .unwrap()
+                .check_cutoff([10.26; 3], 2.5)
+                .is_err()
+        );
     }
 }

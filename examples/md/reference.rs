@@ -7,7 +7,14 @@ use super::dump::Dump;
 use super::energies::EnergyRow;
 
 /// Floating-point operations the integrator needs.
-pub trait Real: Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self> {
+pub trait Real:
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
     /// From f64.
     fn of(v: f64) -> Self;
     /// To f64.
@@ -51,7 +58,10 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { dt: 0.001, rcut: 2.5 }
+        Params {
+            dt: 0.001,
+            rcut: 2.5,
+        }
     }
 }
 
@@ -118,7 +128,12 @@ impl<T: Real> System<T> {
 
     fn row(&self, step: u64) -> EnergyRow {
         let (p, k) = (self.potential.to(), self.kinetic().to());
-        EnergyRow { step, potential: p, kinetic: k, total: p + k }
+        EnergyRow {
+            step,
+            potential: p,
+            kinetic: k,
+            total: p + k,
+        }
     }
 
     /// Runs `steps` velocity-Verlet steps and returns the energies at steps 0..=steps.
@@ -178,7 +193,13 @@ mod tests {
     #[test]
     fn a_wrong_cutoff_fails_the_check() {
         let d = Dump::parse(include_str!("data/lj108.dump")).unwrap();
-        let rows = System::<f64>::from_dump(&d).run(10, &Params { dt: 0.001, rcut: 2.0 });
+        let rows = System::<f64>::from_dump(&d).run(
+            10,
+            &Params {
+                dt: 0.001,
+                rcut: 2.0,
+            },
+        );
         let err = energies::compare(&rows, &reference()).unwrap();
         assert!(err.iter().any(|&e| e > 1e-5), "{err:?}");
     }

@@ -12,7 +12,9 @@ use crate::diag::{Diagnostic, codes};
 use crate::ir::{FuncId, Inst, Program, Term};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use csl_arch::fabric::{PE_MEMORY_BYTES, STACK_BYTES};
-use csl_arch::image::{ClassInfo, FuncInfo, GlobalInfo, ProgramClass, SymbolExport, SymbolTarget, TaskBinding};
+use csl_arch::image::{
+    ClassInfo, FuncInfo, GlobalInfo, ProgramClass, SymbolExport, SymbolTarget, TaskBinding,
+};
 use csl_arch::isa::{Op, Reg, TrapCode};
 
 /// Compiles one program into an image class. `name` describes the class in messages.
@@ -35,13 +37,18 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
         let scratch = f.nregs;
         let nregs = f.nregs + max_args;
         if nregs > u32::from(u16::MAX) || f.frame_bytes > STACK_BYTES {
-            return Err(Box::new(Diagnostic::error(
-                codes::OUT_OF_MEMORY,
-                format!("function `{}` is too large", f.name),
-                f.span,
-                "in this function",
-            )
-            .with_note(format!("it needs {nregs} registers and {} bytes of stack", f.frame_bytes))));
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::OUT_OF_MEMORY,
+                    format!("function `{}` is too large", f.name),
+                    f.span,
+                    "in this function",
+                )
+                .with_note(format!(
+                    "it needs {nregs} registers and {} bytes of stack",
+                    f.frame_bytes
+                )),
+            ));
         }
         let reg = |v: crate::ir::VReg| Reg(v.index() as u16);
         let mut starts: SecondaryMap<crate::ir::BlockId, u32> = SecondaryMap::new();
@@ -52,22 +59,72 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             let block = &f.blocks[b];
             for inst in &block.insts {
                 match inst {
-                    Inst::Imm { dst, imm } => code.push(Op::Imm { dst: reg(*dst), imm: *imm }),
-                    Inst::Mov { dst, src } => code.push(Op::Mov { dst: reg(*dst), src: reg(*src) }),
-                    Inst::Bin { op, ty, dst, a, b } => code.push(Op::Bin { op: *op, ty: *ty, dst: reg(*dst), a: reg(*a), b: reg(*b) }),
-                    Inst::Cmp { op, ty, dst, a, b } => code.push(Op::Cmp { op: *op, ty: *ty, dst: reg(*dst), a: reg(*a), b: reg(*b) }),
-                    Inst::Un { op, ty, dst, a } => code.push(Op::Un { op: *op, ty: *ty, dst: reg(*dst), a: reg(*a) }),
-                    Inst::Conv { to, from, dst, src } => code.push(Op::Conv { to: *to, from: *from, dst: reg(*dst), src: reg(*src) }),
-                    Inst::Load { w, dst, addr } => code.push(Op::Load { w: *w, dst: reg(*dst), addr: reg(*addr) }),
-                    Inst::Store { w, addr, src } => code.push(Op::Store { w: *w, addr: reg(*addr), src: reg(*src) }),
-                    Inst::FrameAddr { dst, off } => code.push(Op::FrameAddr { dst: reg(*dst), off: *off as u16 }),
-                    Inst::GlobalAddr { dst, global, offset } => {
-                        code.push(Op::Imm { dst: reg(*dst), imm: addrs[*global] + offset })
-                    }
-                    Inst::FuncAddr { dst, func } => code.push(Op::Imm { dst: reg(*dst), imm: func.index() as u32 }),
+                    Inst::Imm { dst, imm } => code.push(Op::Imm {
+                        dst: reg(*dst),
+                        imm: *imm,
+                    }),
+                    Inst::Mov { dst, src } => code.push(Op::Mov {
+                        dst: reg(*dst),
+                        src: reg(*src),
+                    }),
+                    Inst::Bin { op, ty, dst, a, b } => code.push(Op::Bin {
+                        op: *op,
+                        ty: *ty,
+                        dst: reg(*dst),
+                        a: reg(*a),
+                        b: reg(*b),
+                    }),
+                    Inst::Cmp { op, ty, dst, a, b } => code.push(Op::Cmp {
+                        op: *op,
+                        ty: *ty,
+                        dst: reg(*dst),
+                        a: reg(*a),
+                        b: reg(*b),
+                    }),
+                    Inst::Un { op, ty, dst, a } => code.push(Op::Un {
+                        op: *op,
+                        ty: *ty,
+                        dst: reg(*dst),
+                        a: reg(*a),
+                    }),
+                    Inst::Conv { to, from, dst, src } => code.push(Op::Conv {
+                        to: *to,
+                        from: *from,
+                        dst: reg(*dst),
+                        src: reg(*src),
+                    }),
+                    Inst::Load { w, dst, addr } => code.push(Op::Load {
+                        w: *w,
+                        dst: reg(*dst),
+                        addr: reg(*addr),
+                    }),
+                    Inst::Store { w, addr, src } => code.push(Op::Store {
+                        w: *w,
+                        addr: reg(*addr),
+                        src: reg(*src),
+                    }),
+                    Inst::FrameAddr { dst, off } => code.push(Op::FrameAddr {
+                        dst: reg(*dst),
+                        off: *off as u16,
+                    }),
+                    Inst::GlobalAddr {
+                        dst,
+                        global,
+                        offset,
+                    } => code.push(Op::Imm {
+                        dst: reg(*dst),
+                        imm: addrs[*global] + offset,
+                    }),
+                    Inst::FuncAddr { dst, func } => code.push(Op::Imm {
+                        dst: reg(*dst),
+                        imm: func.index() as u32,
+                    }),
                     Inst::Call { func, args, dst } => {
                         for (i, a) in args.iter().enumerate() {
-                            code.push(Op::Mov { dst: Reg((scratch + i as u32) as u16), src: reg(*a) });
+                            code.push(Op::Mov {
+                                dst: Reg((scratch + i as u32) as u16),
+                                src: reg(*a),
+                            });
                         }
                         code.push(Op::Call {
                             func: func.index() as u32,
@@ -78,7 +135,10 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                     }
                     Inst::CallInd { fptr, args, dst } => {
                         for (i, a) in args.iter().enumerate() {
-                            code.push(Op::Mov { dst: Reg((scratch + i as u32) as u16), src: reg(*a) });
+                            code.push(Op::Mov {
+                                dst: Reg((scratch + i as u32) as u16),
+                                src: reg(*a),
+                            });
                         }
                         code.push(Op::CallInd {
                             fptr: reg(*fptr),
@@ -91,9 +151,25 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                     Inst::Block { id } => code.push(Op::Block { id: reg(*id) }),
                     Inst::Unblock { id } => code.push(Op::Unblock { id: reg(*id) }),
                     Inst::Trap { code: c } => code.push(Op::Trap { code: *c as u16 }),
-                    Inst::Copy { dst, src, bytes } => code.push(Op::Copy { dst: reg(*dst), src: reg(*src), bytes: *bytes }),
-                    Inst::DsdSet { field, desc, val } => code.push(Op::DsdSet { field: *field, desc: reg(*desc), val: reg(*val) }),
-                    Inst::DsdOp { op, operands, cfg, done, done_task, ut, idx } => {
+                    Inst::Copy { dst, src, bytes } => code.push(Op::Copy {
+                        dst: reg(*dst),
+                        src: reg(*src),
+                        bytes: *bytes,
+                    }),
+                    Inst::DsdSet { field, desc, val } => code.push(Op::DsdSet {
+                        field: *field,
+                        desc: reg(*desc),
+                        val: reg(*val),
+                    }),
+                    Inst::DsdOp {
+                        op,
+                        operands,
+                        cfg,
+                        done,
+                        done_task,
+                        ut,
+                        idx,
+                    } => {
                         let done = match done_task {
                             None => *done,
                             Some(t) => match prog.tasks.iter().find(|b| b.func == *t) {
@@ -136,9 +212,16 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                         code.push(Op::Jump { target: 0 });
                     }
                 }
-                Term::Branch { cond, then, otherwise } => {
+                Term::Branch {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
                     fixups.push((code.len(), *otherwise));
-                    code.push(Op::BrFalse { cond: reg(*cond), target: 0 });
+                    code.push(Op::BrFalse {
+                        cond: reg(*cond),
+                        target: 0,
+                    });
                     if Some(*then) != next {
                         fixups.push((code.len(), *then));
                         code.push(Op::Jump { target: 0 });
@@ -146,13 +229,17 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                 }
                 Term::Ret(Some(r)) => code.push(Op::Ret { src: reg(*r) }),
                 Term::Ret(None) => code.push(Op::RetVoid {}),
-                Term::Unreachable | Term::Open => code.push(Op::Trap { code: TrapCode::Unreachable as u16 }),
+                Term::Unreachable | Term::Open => code.push(Op::Trap {
+                    code: TrapCode::Unreachable as u16,
+                }),
             }
         }
         for (at, target) in fixups {
             let t = starts[target];
             match &mut code[at] {
-                Op::Jump { target } | Op::BrFalse { target, .. } | Op::BrTrue { target, .. } => *target = t,
+                Op::Jump { target } | Op::BrFalse { target, .. } | Op::BrTrue { target, .. } => {
+                    *target = t
+                }
                 _ => {}
             }
         }
@@ -165,7 +252,16 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             frame_bytes: f.frame_bytes as u16,
         });
     }
-    let tasks = prog.tasks.iter().map(|t| TaskBinding { id: t.id, kind: t.kind, func: t.func.index() as u32, args: t.args }).collect();
+    let tasks = prog
+        .tasks
+        .iter()
+        .map(|t| TaskBinding {
+            id: t.id,
+            kind: t.kind,
+            func: t.func.index() as u32,
+            args: t.args,
+        })
+        .collect();
     let symbols = prog
         .symbols
         .iter()
@@ -173,11 +269,21 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             name: s.name.clone(),
             target: match s.target {
                 crate::ir::ExportTarget::Global(g) => SymbolTarget::Tensor { ptr_addr: addrs[g] },
-                crate::ir::ExportTarget::Func(f) => SymbolTarget::Func { func: func_index(f) },
+                crate::ir::ExportTarget::Func(f) => SymbolTarget::Func {
+                    func: func_index(f),
+                },
             },
         })
         .collect();
-    let globals = prog.globals.iter().map(|(g, gl)| GlobalInfo { name: gl.name.clone(), addr: addrs[g], size: gl.size }).collect();
+    let globals = prog
+        .globals
+        .iter()
+        .map(|(g, gl)| GlobalInfo {
+            name: gl.name.clone(),
+            addr: addrs[g],
+            size: gl.size,
+        })
+        .collect();
     Ok(ProgramClass {
         code,
         data,
@@ -218,11 +324,16 @@ fn place_globals(prog: &Program, name: &str) -> Result<(Addresses, Vec<u8>), Box
         let mut by_size: Vec<_> = prog.globals.values().collect();
         by_size.sort_by(|a, b| b.size.cmp(&a.size).then(a.name.cmp(&b.name)));
         let Some(first) = by_size.first() else {
-            return Err(Box::new(Diagnostic::global(codes::OUT_OF_MEMORY, "program does not fit in PE memory")));
+            return Err(Box::new(Diagnostic::global(
+                codes::OUT_OF_MEMORY,
+                "program does not fit in PE memory",
+            )));
         };
         let mut d = Diagnostic::error(
             codes::OUT_OF_MEMORY,
-            format!("the program `{name}` needs {next} bytes of PE memory, but only {limit} are available"),
+            format!(
+                "the program `{name}` needs {next} bytes of PE memory, but only {limit} are available"
+            ),
             first.span,
             format!("`{}` takes {} bytes", first.name, first.size),
         );
@@ -230,7 +341,9 @@ fn place_globals(prog: &Program, name: &str) -> Result<(Addresses, Vec<u8>), Box
             d = d.with_label(g.span, format!("`{}` takes {} bytes", g.name, g.size));
         }
         d = d
-            .with_note(format!("a PE has {PE_MEMORY_BYTES} bytes; {STACK_BYTES} are kept for the stack"))
+            .with_note(format!(
+                "a PE has {PE_MEMORY_BYTES} bytes; {STACK_BYTES} are kept for the stack"
+            ))
             .with_help("spread the data over more PEs or use smaller arrays");
         return Err(Box::new(d));
     }

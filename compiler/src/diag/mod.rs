@@ -49,12 +49,20 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A new error with a primary label.
-    pub fn error(code: &'static str, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
+    pub fn error(
+        code: &'static str,
+        message: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             code,
             message: message.into(),
-            primary: Some(Label { span, message: label.into() }),
+            primary: Some(Label {
+                span,
+                message: label.into(),
+            }),
             secondary: Vec::new(),
             notes: Vec::new(),
             help: None,
@@ -82,7 +90,10 @@ impl Diagnostic {
 
     /// Adds a secondary label.
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.secondary.push(Label { span, message: message.into() });
+        self.secondary.push(Label {
+            span,
+            message: message.into(),
+        });
         self
     }
 

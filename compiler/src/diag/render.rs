@@ -12,7 +12,8 @@ impl ariadne::Cache<FileId> for Cache<'_> {
         if let Some(i) = self.1.iter().position(|(f, _)| f == id) {
             return Ok::<_, String>(&self.1[i].1);
         }
-        self.1.push((*id, Source::from(self.0.get(*id).text.clone())));
+        self.1
+            .push((*id, Source::from(self.0.get(*id).text.clone())));
         Ok(&self.1[self.1.len() - 1].1)
     }
     fn display<'b>(&self, id: &'b FileId) -> Option<impl std::fmt::Display + 'b> {
@@ -28,7 +29,12 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
         Severity::Warning => ReportKind::Warning,
     };
     let Some(primary) = &d.primary else {
-        let mut s = format!("{}[{}]: {}\n", if d.is_error() { "Error" } else { "Warning" }, d.code, d.message);
+        let mut s = format!(
+            "{}[{}]: {}\n",
+            if d.is_error() { "Error" } else { "Warning" },
+            d.code,
+            d.message
+        );
         for n in &d.notes {
             s.push_str(&format!("  = note: {n}\n"));
         }
@@ -37,13 +43,22 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
         }
         return s;
     };
-    let span = (primary.span.file, primary.span.start as usize..primary.span.end as usize);
-    let config = Config::default().with_color(color).with_index_type(IndexType::Byte);
+    let span = (
+        primary.span.file,
+        primary.span.start as usize..primary.span.end as usize,
+    );
+    let config = Config::default()
+        .with_color(color)
+        .with_index_type(IndexType::Byte);
     let mut report = Report::build(kind, span.clone())
         .with_config(config)
         .with_code(d.code)
         .with_message(&d.message)
-        .with_label(Label::new(span).with_message(&primary.message).with_color(Color::Red));
+        .with_label(
+            Label::new(span)
+                .with_message(&primary.message)
+                .with_color(Color::Red),
+        );
     for l in &d.secondary {
         report = report.with_label(
             Label::new((l.span.file, l.span.start as usize..l.span.end as usize))

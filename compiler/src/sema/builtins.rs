@@ -108,7 +108,12 @@ impl Sema {
     /// Analyses `@name(args)`.
     pub fn builtin(&mut self, env: &mut Env, name: &Ident, args: &[ExprId], span: Span) -> R<Val> {
         let Some(bi) = info(&name.name) else {
-            let mut d = Diagnostic::error(codes::UNKNOWN_BUILTIN, format!("unknown builtin `@{}`", name.name), name.span, "no such builtin");
+            let mut d = Diagnostic::error(
+                codes::UNKNOWN_BUILTIN,
+                format!("unknown builtin `@{}`", name.name),
+                name.span,
+                "no such builtin",
+            );
             if let Some(s) = did_you_mean(&name.name, BUILTINS.iter().map(|b| b.name)) {
                 d = d.with_help(format!("did you mean `@{s}`?"));
             }
@@ -124,7 +129,13 @@ impl Sema {
             };
             return Err(self.err(
                 codes::BUILTIN_ARGS,
-                format!("`@{}` takes {expected} argument{}, but {} {} given", bi.name, if expected == "1" { "" } else { "s" }, args.len(), if args.len() == 1 { "was" } else { "were" }),
+                format!(
+                    "`@{}` takes {expected} argument{}, but {} {} given",
+                    bi.name,
+                    if expected == "1" { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
                 span,
                 "wrong number of arguments",
             ));
@@ -145,7 +156,12 @@ impl Sema {
                 let s = self.str_arg(env, args[0])?;
                 if s.as_ref() != "wse2" && s.as_ref() != "wse3" {
                     let sp = self.span(env, args[0]);
-                    return Err(self.err(codes::BUILTIN_ARGS, format!("unknown architecture {s:?}"), sp, "expected \"wse2\" or \"wse3\""));
+                    return Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        format!("unknown architecture {s:?}"),
+                        sp,
+                        "expected \"wse2\" or \"wse3\"",
+                    ));
                 }
                 Ok(Val::Ct(Value::Bool(s.as_ref() == self.opts.arch.name())))
             }
@@ -154,13 +170,20 @@ impl Sema {
                 let c = self.eval_comptime(env, args[0])?;
                 let sp = self.span(env, args[0]);
                 let b = self.types.common.bool_;
-                let Value::Bool(ok) = self.coerce_value(c, b, sp)? else { return Err(Reported) };
+                let Value::Bool(ok) = self.coerce_value(c, b, sp)? else {
+                    return Err(Reported);
+                };
                 if !ok {
                     let msg = match args.get(1) {
                         Some(m) => self.str_arg(env, *m)?.to_string(),
                         None => "comptime assertion failed".into(),
                     };
-                    return Err(self.err(codes::COMPTIME_ASSERT, msg, span, "assertion failed here"));
+                    return Err(self.err(
+                        codes::COMPTIME_ASSERT,
+                        msg,
+                        span,
+                        "assertion failed here",
+                    ));
                 }
                 Ok(Val::Ct(Value::Void))
             }
@@ -187,7 +210,12 @@ impl Sema {
                 let t = self.eval_type(env, args[0])?;
                 let Type::Array { elem, dims } = self.types.get(t).clone() else {
                     let sp = self.span(env, args[0]);
-                    return Err(self.err(codes::BUILTIN_ARGS, "@constants needs an array type", sp, "not an array type"));
+                    return Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        "@constants needs an array type",
+                        sp,
+                        "not an array type",
+                    ));
                 };
                 let v = self.eval_comptime(env, args[1])?;
                 let sp = self.span(env, args[1]);
@@ -196,16 +224,20 @@ impl Sema {
                 Ok(Val::Ct(Value::Array(t, Rc::new(vec![v; n as usize]))))
             }
             "range" => self.b_range(env, args, span),
-            "set_rectangle" | "set_tile_code" | "set_color_config" | "export_name" | "get_rectangle" => {
-                self.layout_builtin(env, n, args, span)
-            }
+            "set_rectangle" | "set_tile_code" | "set_color_config" | "export_name"
+            | "get_rectangle" => self.layout_builtin(env, n, args, span),
             "get_color" => {
                 let v = self.eval_int_arg_or_rt(env, args[0])?;
                 match v {
                     Some(i) => {
                         if !(0..i128::from(csl_arch::fabric::NUM_COLORS)).contains(&i) {
                             let sp = self.span(env, args[0]);
-                            return Err(self.err(codes::TASK_ID_RANGE, format!("color {i} does not exist"), sp, "routable colors are 0 to 23"));
+                            return Err(self.err(
+                                codes::TASK_ID_RANGE,
+                                format!("color {i} does not exist"),
+                                sp,
+                                "routable colors are 0 to 23",
+                            ));
                         }
                         Ok(Val::Ct(Value::Color(i as u8)))
                     }
@@ -213,24 +245,45 @@ impl Sema {
                 }
             }
             "get_local_task_id" | "get_control_task_id" => {
-                let kind = if n == "get_local_task_id" { TaskIdKind::Local } else { TaskIdKind::Control };
-                let range = if kind == TaskIdKind::Local { self.opts.arch.local_task_ids() } else { self.opts.arch.control_task_ids() };
+                let kind = if n == "get_local_task_id" {
+                    TaskIdKind::Local
+                } else {
+                    TaskIdKind::Control
+                };
+                let range = if kind == TaskIdKind::Local {
+                    self.opts.arch.local_task_ids()
+                } else {
+                    self.opts.arch.control_task_ids()
+                };
                 match self.eval_int_arg_or_rt(env, args[0])? {
                     Some(i) => {
                         if i < i128::from(*range.start()) || i > i128::from(*range.end()) {
                             let sp = self.span(env, args[0]);
-                            let what = if kind == TaskIdKind::Local { "local" } else { "control" };
+                            let what = if kind == TaskIdKind::Local {
+                                "local"
+                            } else {
+                                "control"
+                            };
                             return Err(self.err(
                                 codes::TASK_ID_RANGE,
                                 format!("{i} is not a valid {what} task id on {}", self.opts.arch),
                                 sp,
-                                format!("{what} task ids on {} are {} to {}", self.opts.arch, range.start(), range.end()),
+                                format!(
+                                    "{what} task ids on {} are {} to {}",
+                                    self.opts.arch,
+                                    range.start(),
+                                    range.end()
+                                ),
                             ));
                         }
                         Ok(Val::Ct(Value::TaskId(kind, i as u8)))
                     }
                     None => {
-                        let t = if kind == TaskIdKind::Local { self.types.common.local_task_id } else { self.types.common.control_task_id };
+                        let t = if kind == TaskIdKind::Local {
+                            self.types.common.local_task_id
+                        } else {
+                            self.types.common.control_task_id
+                        };
                         self.retype_rt(env, args[0], t)
                     }
                 }
@@ -239,45 +292,87 @@ impl Sema {
                 let v = self.eval_comptime(env, args[0])?;
                 let sp = self.span(env, args[0]);
                 match (v, self.opts.arch) {
-                    (Value::Color(c), csl_arch::Arch::Wse2) => Ok(Val::Ct(Value::TaskId(TaskIdKind::Data, c))),
-                    (Value::Queue(true, q), csl_arch::Arch::Wse3) => Ok(Val::Ct(Value::TaskId(TaskIdKind::Data, q))),
-                    (_, csl_arch::Arch::Wse2) => Err(self.err(codes::BUILTIN_ARGS, "on wse2, @get_data_task_id takes a color", sp, "expected a color")),
-                    (_, csl_arch::Arch::Wse3) => Err(self.err(codes::BUILTIN_ARGS, "on wse3, @get_data_task_id takes an input queue", sp, "expected an input_queue")),
+                    (Value::Color(c), csl_arch::Arch::Wse2) => {
+                        Ok(Val::Ct(Value::TaskId(TaskIdKind::Data, c)))
+                    }
+                    (Value::Queue(true, q), csl_arch::Arch::Wse3) => {
+                        Ok(Val::Ct(Value::TaskId(TaskIdKind::Data, q)))
+                    }
+                    (_, csl_arch::Arch::Wse2) => Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        "on wse2, @get_data_task_id takes a color",
+                        sp,
+                        "expected a color",
+                    )),
+                    (_, csl_arch::Arch::Wse3) => Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        "on wse3, @get_data_task_id takes an input queue",
+                        sp,
+                        "expected an input_queue",
+                    )),
                 }
             }
             "get_input_queue" | "get_output_queue" => {
                 let input = n == "get_input_queue";
                 let i = self.eval_int(env, args[0])?;
-                let range = if input { self.opts.arch.input_queues() } else { self.opts.arch.output_queues() };
+                let range = if input {
+                    self.opts.arch.input_queues()
+                } else {
+                    self.opts.arch.output_queues()
+                };
                 if i < i128::from(*range.start()) || i > i128::from(*range.end()) {
                     let sp = self.span(env, args[0]);
-                    return Err(self.err(codes::TASK_ID_RANGE, format!("queue {i} does not exist on {}", self.opts.arch), sp, format!("queues are {} to {}", range.start(), range.end())));
+                    return Err(self.err(
+                        codes::TASK_ID_RANGE,
+                        format!("queue {i} does not exist on {}", self.opts.arch),
+                        sp,
+                        format!("queues are {} to {}", range.start(), range.end()),
+                    ));
                 }
                 Ok(Val::Ct(Value::Queue(input, i as u8)))
             }
-            "bind_local_task" | "bind_data_task" | "bind_control_task" => self.b_bind(env, n, args, span),
+            "bind_local_task" | "bind_data_task" | "bind_control_task" => {
+                self.b_bind(env, n, args, span)
+            }
             "activate" | "block" | "unblock" => self.b_task_state(env, n, args[0], span),
             "export_symbol" => self.b_export_symbol(env, args, span),
             "initialize_queue" => self.b_initialize_queue(env, args, span),
             "set_local_color_config" => self.b_set_local_color_config(env, args, span),
             "get_dsd" => self.b_get_dsd(env, args, span),
-            "set_dsd_base_addr" | "increment_dsd_offset" | "set_dsd_length" | "set_dsd_stride" => self.b_dsd_modify(env, n, args, span),
+            "set_dsd_base_addr" | "increment_dsd_offset" | "set_dsd_length" | "set_dsd_stride" => {
+                self.b_dsd_modify(env, n, args, span)
+            }
             "allocate_fifo" => self.b_allocate_fifo(env, args, span),
             "map" => self.b_map(env, args, span),
             "get_ut_id" => {
                 let i = self.eval_int(env, args[0])?;
                 if !(0..8).contains(&i) {
                     let sp = self.span(env, args[0]);
-                    return Err(self.err(codes::TASK_ID_RANGE, format!("microthread {i} does not exist"), sp, "microthreads are 0 to 7"));
+                    return Err(self.err(
+                        codes::TASK_ID_RANGE,
+                        format!("microthread {i} does not exist"),
+                        sp,
+                        "microthreads are 0 to 7",
+                    ));
                 }
                 let ci = self.types.common.comptime_int;
-                Ok(Val::Ct(Value::Struct(Rc::new(vec![("ut".into(), Value::Int(i, ci))]))))
+                Ok(Val::Ct(Value::Struct(Rc::new(vec![(
+                    "ut".into(),
+                    Value::Int(i, ci),
+                )]))))
             }
-            op if csl_arch::dsd::DsdOpcode::from_name(op).is_some() => match csl_arch::dsd::DsdOpcode::from_name(op) {
-                Some(o) => self.b_dsd_op(env, o, args, span),
-                None => Err(Reported),
-            },
-            _ => Err(self.err(codes::UNSUPPORTED, format!("`@{n}` is not supported by this version of cslc yet"), name.span, "not supported yet")),
+            op if csl_arch::dsd::DsdOpcode::from_name(op).is_some() => {
+                match csl_arch::dsd::DsdOpcode::from_name(op) {
+                    Some(o) => self.b_dsd_op(env, o, args, span),
+                    None => Err(Reported),
+                }
+            }
+            _ => Err(self.err(
+                codes::UNSUPPORTED,
+                format!("`@{n}` is not supported by this version of cslc yet"),
+                name.span,
+                "not supported yet",
+            )),
         }
     }
 
@@ -294,13 +389,31 @@ impl Sema {
             return Ok(());
         }
         let (msg, help) = match bi.place {
-            Where::Layout => ("can only be used in the layout block", "move it into `layout { ... }` of the top-level file"),
-            Where::TopComptime => ("can only be used in a top-level comptime block", "move it into a top-level `comptime { ... }` block"),
-            Where::TopComptimeOrRuntime => ("can only be used at runtime or in a top-level comptime block", "call it from a function, a task or a top-level comptime block"),
-            _ => ("can only be used at runtime", "call it from a function or a task"),
+            Where::Layout => (
+                "can only be used in the layout block",
+                "move it into `layout { ... }` of the top-level file",
+            ),
+            Where::TopComptime => (
+                "can only be used in a top-level comptime block",
+                "move it into a top-level `comptime { ... }` block",
+            ),
+            Where::TopComptimeOrRuntime => (
+                "can only be used at runtime or in a top-level comptime block",
+                "call it from a function, a task or a top-level comptime block",
+            ),
+            _ => (
+                "can only be used at runtime",
+                "call it from a function or a task",
+            ),
         };
         Err(self.report(
-            Diagnostic::error(codes::BUILTIN_CONTEXT, format!("`@{}` {msg}", bi.name), span, "not allowed here").with_help(help),
+            Diagnostic::error(
+                codes::BUILTIN_CONTEXT,
+                format!("`@{}` {msg}", bi.name),
+                span,
+                "not allowed here",
+            )
+            .with_help(help),
         ))
     }
 
@@ -311,7 +424,12 @@ impl Sema {
                 let sp = self.span(env, e);
                 let t = other.ty(&mut self.types);
                 let d = self.types.display(t);
-                Err(self.err(codes::TYPE_MISMATCH, "expected a comptime_string", sp, format!("this has type {d}")))
+                Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    "expected a comptime_string",
+                    sp,
+                    format!("this has type {d}"),
+                ))
             }
         }
     }
@@ -324,7 +442,12 @@ impl Sema {
                 let sp = self.span(env, e);
                 let t = other.ty(&mut self.types);
                 let d = self.types.display(t);
-                Err(self.err(codes::TYPE_MISMATCH, "expected a struct", sp, format!("this has type {d}")))
+                Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    "expected a struct",
+                    sp,
+                    format!("this has type {d}"),
+                ))
             }
         }
     }
@@ -337,7 +460,12 @@ impl Sema {
                 let sp = self.span(env, e);
                 let t = other.ty(&mut self.types);
                 let d = self.types.display(t);
-                Err(self.err(codes::TYPE_MISMATCH, "expected an integer", sp, format!("this has type {d}")))
+                Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    "expected an integer",
+                    sp,
+                    format!("this has type {d}"),
+                ))
             }
             Val::Rt { .. } => Ok(None),
         }
@@ -367,7 +495,12 @@ impl Sema {
             Type::Bool => Value::Bool(false),
             _ => {
                 let d = self.types.display(t);
-                return Err(self.err(codes::BUILTIN_ARGS, format!("@zeros cannot build a value of type {d}"), span, "needs a numeric or array type"));
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    format!("@zeros cannot build a value of type {d}"),
+                    span,
+                    "needs a numeric or array type",
+                ));
             }
         })
     }
@@ -377,7 +510,8 @@ impl Sema {
         let v = self.expr(env, args[1])?;
         let vspan = self.span(env, args[1]);
         let vt = self.val_ty(&v);
-        if matches!(self.types.get(t), Type::Enum(_)) || matches!(self.types.get(vt), Type::Enum(_)) {
+        if matches!(self.types.get(t), Type::Enum(_)) || matches!(self.types.get(vt), Type::Enum(_))
+        {
             return self.as_enum(env, t, v, vspan);
         }
         let target = self.types.get(t).clone();
@@ -387,7 +521,12 @@ impl Sema {
                 return Ok(v);
             }
             let (a, b) = (self.types.display(vt), self.types.display(t));
-            return Err(self.err(codes::TYPE_MISMATCH, format!("@as cannot convert {a} to {b}"), vspan, format!("this has type {a}")));
+            return Err(self.err(
+                codes::TYPE_MISMATCH,
+                format!("@as cannot convert {a} to {b}"),
+                vspan,
+                format!("this has type {a}"),
+            ));
         }
         match v {
             Val::Ct(c) => {
@@ -395,25 +534,39 @@ impl Sema {
                     (Value::Int(i, _), Type::Int { .. }) => {
                         if !self.types.int_fits(t, i) {
                             let d = self.types.display(t);
-                            return Err(self.err(codes::OUT_OF_RANGE, format!("{i} does not fit in {d}"), vspan, "out of range"));
+                            return Err(self.err(
+                                codes::OUT_OF_RANGE,
+                                format!("{i} does not fit in {d}"),
+                                vspan,
+                                "out of range",
+                            ));
                         }
                         Value::Int(i, t)
                     }
                     (Value::Int(i, _), Type::ComptimeInt) => Value::Int(i, t),
                     (Value::Int(i, _), Type::Bool) => Value::Bool(i != 0),
-                    (Value::Int(i, _), _) => Value::Float(super::eval::round_to(&target, i as f64), t),
+                    (Value::Int(i, _), _) => {
+                        Value::Float(super::eval::round_to(&target, i as f64), t)
+                    }
                     (Value::Float(f, _), Type::Int { .. } | Type::ComptimeInt) => {
                         let i = f.trunc();
                         if !i.is_finite() || !self.types.int_fits(t, i as i128) {
                             let d = self.types.display(t);
-                            return Err(self.err(codes::OUT_OF_RANGE, format!("{f} does not fit in {d}"), vspan, "out of range"));
+                            return Err(self.err(
+                                codes::OUT_OF_RANGE,
+                                format!("{f} does not fit in {d}"),
+                                vspan,
+                                "out of range",
+                            ));
                         }
                         Value::Int(i as i128, t)
                     }
                     (Value::Float(f, _), Type::Bool) => Value::Bool(f != 0.0),
                     (Value::Float(f, _), _) => Value::Float(super::eval::round_to(&target, f), t),
                     (Value::Bool(b), Type::Bool) => Value::Bool(b),
-                    (Value::Bool(b), Type::Int { .. } | Type::ComptimeInt) => Value::Int(i128::from(b), t),
+                    (Value::Bool(b), Type::Int { .. } | Type::ComptimeInt) => {
+                        Value::Int(i128::from(b), t)
+                    }
                     (Value::Bool(b), _) => Value::Float(f64::from(u8::from(b)), t),
                     _ => return Err(Reported),
                 };
@@ -422,13 +575,23 @@ impl Sema {
             Val::Rt { reg, ty } => {
                 let (Some(to), Some(from)) = (self.types.num_ty(t), self.types.num_ty(ty)) else {
                     let d = self.types.display(t);
-                    return Err(self.err(codes::TYPE_MISMATCH, format!("{d} has no runtime representation"), span, "here"));
+                    return Err(self.err(
+                        codes::TYPE_MISMATCH,
+                        format!("{d} has no runtime representation"),
+                        span,
+                        "here",
+                    ));
                 };
                 if to == from {
                     return Ok(Val::Rt { reg, ty: t });
                 }
                 let dst = self.fb(env).reg();
-                self.fb(env).emit(Inst::Conv { to, from, dst, src: reg });
+                self.fb(env).emit(Inst::Conv {
+                    to,
+                    from,
+                    dst,
+                    src: reg,
+                });
                 Ok(Val::Rt { reg: dst, ty: t })
             }
         }
@@ -444,23 +607,56 @@ impl Sema {
         let is_ptr = matches!(self.types.get(t), Type::Ptr { .. } | Type::ManyPtr { .. });
         if is_ptr {
             return match v {
-                Val::Ct(Value::Int(i, _)) if (0..=0xffff).contains(&i) => Ok(Val::Ct(Value::AbsPtr { addr: i as u32, ty: t })),
-                Val::Ct(Value::Int(i, _)) => Err(self.err(codes::OUT_OF_RANGE, format!("address {i} is outside the 16-bit address space"), vspan, "out of range")),
-                Val::Rt { reg, ty } if self.types.int_info(ty).is_some() => Ok(Val::Rt { reg, ty: t }),
-                Val::Rt { reg, ty } if matches!(self.types.get(ty), Type::Ptr { .. } | Type::ManyPtr { .. }) => Ok(Val::Rt { reg, ty: t }),
+                Val::Ct(Value::Int(i, _)) if (0..=0xffff).contains(&i) => {
+                    Ok(Val::Ct(Value::AbsPtr {
+                        addr: i as u32,
+                        ty: t,
+                    }))
+                }
+                Val::Ct(Value::Int(i, _)) => Err(self.err(
+                    codes::OUT_OF_RANGE,
+                    format!("address {i} is outside the 16-bit address space"),
+                    vspan,
+                    "out of range",
+                )),
+                Val::Rt { reg, ty } if self.types.int_info(ty).is_some() => {
+                    Ok(Val::Rt { reg, ty: t })
+                }
+                Val::Rt { reg, ty }
+                    if matches!(self.types.get(ty), Type::Ptr { .. } | Type::ManyPtr { .. }) =>
+                {
+                    Ok(Val::Rt { reg, ty: t })
+                }
                 _ => {
                     let d = self.types.display(vt);
-                    Err(self.err(codes::TYPE_MISMATCH, format!("cannot bitcast {d} to a pointer"), vspan, "expected an integer address"))
+                    Err(self.err(
+                        codes::TYPE_MISMATCH,
+                        format!("cannot bitcast {d} to a pointer"),
+                        vspan,
+                        "expected an integer address",
+                    ))
                 }
             };
         }
         if tsize.is_none() || tsize != vsize {
             let (a, b) = (self.types.display(vt), self.types.display(t));
-            let size = |x: Option<u32>| x.map_or("no runtime size".to_string(), |n| format!("{n} byte{}", if n == 1 { "" } else { "s" }));
+            let size = |x: Option<u32>| {
+                x.map_or("no runtime size".to_string(), |n| {
+                    format!("{n} byte{}", if n == 1 { "" } else { "s" })
+                })
+            };
             return Err(self.report(
-                Diagnostic::error(codes::TYPE_MISMATCH, format!("@bitcast from {a} to {b} changes the size"), vspan, format!("this has type {a} ({})", size(vsize)))
-                    .with_note(format!("{b} has {}; @bitcast only reinterprets bits of the same width", size(tsize)))
-                    .with_help("convert the value with `@as` instead"),
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!("@bitcast from {a} to {b} changes the size"),
+                    vspan,
+                    format!("this has type {a} ({})", size(vsize)),
+                )
+                .with_note(format!(
+                    "{b} has {}; @bitcast only reinterprets bits of the same width",
+                    size(tsize)
+                ))
+                .with_help("convert the value with `@as` instead"),
             ));
         }
         match v {
@@ -477,7 +673,9 @@ impl Sema {
             Type::F32 => Value::Float(f64::from(f32::from_bits(bits)), t),
             Type::F16 => Value::Float(half::f16::from_bits(bits as u16).to_f64(), t),
             Type::Bool => Value::Bool(bits != 0),
-            Type::Int { signed, bits: w } => Value::Int(super::eval::wrap_int(i128::from(bits), signed, w), t),
+            Type::Int { signed, bits: w } => {
+                Value::Int(super::eval::wrap_int(i128::from(bits), signed, w), t)
+            }
             _ => Value::Int(i128::from(bits), t),
         }
     }
@@ -490,18 +688,31 @@ impl Sema {
             Val::Ct(Value::Bool(true)) => Ok(Val::Ct(Value::Void)),
             Val::Ct(_) => {
                 if env.comptime {
-                    Err(self.err(codes::COMPTIME_ASSERT, "assertion failed", span, "this is false"))
+                    Err(self.err(
+                        codes::COMPTIME_ASSERT,
+                        "assertion failed",
+                        span,
+                        "this is false",
+                    ))
                 } else {
-                    self.fb(env).emit(Inst::Trap { code: TrapCode::AssertFailed });
+                    self.fb(env).emit(Inst::Trap {
+                        code: TrapCode::AssertFailed,
+                    });
                     Ok(Val::Ct(Value::Void))
                 }
             }
             Val::Rt { reg, .. } => {
                 let fail = self.fb(env).block();
                 let ok = self.fb(env).block();
-                self.fb(env).terminate(Term::Branch { cond: reg, then: ok, otherwise: fail });
+                self.fb(env).terminate(Term::Branch {
+                    cond: reg,
+                    then: ok,
+                    otherwise: fail,
+                });
                 self.fb(env).switch_to(fail);
-                self.fb(env).emit(Inst::Trap { code: TrapCode::AssertFailed });
+                self.fb(env).emit(Inst::Trap {
+                    code: TrapCode::AssertFailed,
+                });
                 self.fb(env).terminate(Term::Jump(ok));
                 self.fb(env).switch_to(ok);
                 Ok(Val::Ct(Value::Void))
@@ -511,26 +722,52 @@ impl Sema {
 
     fn b_range(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         if args.len() == 3 {
-            return Err(self.err(codes::BUILTIN_ARGS, "@range takes (T, stop) or (T, start, stop, step)", span, "3 arguments given"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@range takes (T, stop) or (T, start, stop, step)",
+                span,
+                "3 arguments given",
+            ));
         }
         let elem = self.eval_type(env, args[0])?;
         if !self.types.is_int(elem) {
             let d = self.types.display(elem);
             let sp = self.span(env, args[0]);
-            return Err(self.err(codes::TYPE_MISMATCH, format!("@range needs an integer type, found {d}"), sp, "here"));
+            return Err(self.err(
+                codes::TYPE_MISMATCH,
+                format!("@range needs an integer type, found {d}"),
+                sp,
+                "here",
+            ));
         }
         let mut ints = Vec::new();
         for &a in &args[1..] {
             let v = self.eval_comptime(env, a)?;
             let sp = self.span(env, a);
-            let Value::Int(i, _) = self.coerce_value(v, elem, sp)? else { return Err(Reported) };
+            let Value::Int(i, _) = self.coerce_value(v, elem, sp)? else {
+                return Err(Reported);
+            };
             ints.push(i);
         }
-        let (start, stop, step) = if ints.len() == 1 { (0, ints[0], 1) } else { (ints[0], ints[1], ints[2]) };
+        let (start, stop, step) = if ints.len() == 1 {
+            (0, ints[0], 1)
+        } else {
+            (ints[0], ints[1], ints[2])
+        };
         if step == 0 {
-            return Err(self.err(codes::BUILTIN_ARGS, "@range step must not be zero", span, "step is zero"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@range step must not be zero",
+                span,
+                "step is zero",
+            ));
         }
-        Ok(Val::Ct(Value::Range { start, stop, step, elem }))
+        Ok(Val::Ct(Value::Range {
+            start,
+            stop,
+            step,
+            elem,
+        }))
     }
 
     fn b_import_module(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
@@ -544,11 +781,18 @@ impl Sema {
         let file = self.load_module_file(&path, from, sp)?;
         let map: BTreeMap<String, Value> = params.iter().cloned().collect();
         let prefix = {
-            let stem = path.trim_start_matches('<').trim_end_matches('>').trim_end_matches(".csl");
+            let stem = path
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .trim_end_matches(".csl");
             let stem = stem.rsplit('/').next().unwrap_or(stem).to_string();
             let parent = self.mods[env.module].prefix.clone();
             let n = self.mods.len();
-            if parent.is_empty() { format!("{stem}#{n}") } else { format!("{parent}.{stem}#{n}") }
+            if parent.is_empty() {
+                format!("{stem}#{n}")
+            } else {
+                format!("{parent}.{stem}#{n}")
+            }
         };
         let _ = span;
         let m = self.instantiate(file, map, prefix);
@@ -583,38 +827,79 @@ impl Sema {
     fn b_export_symbol(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         let sp = self.span(env, args[0]);
         let Some(d) = self.decl_ref_of(env, args[0])? else {
-            return Err(self.err(codes::BAD_EXPORT, "@export_symbol needs a global variable or function", sp, "not a global"));
+            return Err(self.err(
+                codes::BAD_EXPORT,
+                "@export_symbol needs a global variable or function",
+                sp,
+                "not a global",
+            ));
         };
         let ast = self.mods[d.module].ast.clone();
         let decl_name = match ast.decls.get(d.index as usize).map(|x| &x.kind) {
             Some(crate::syntax::ast::DeclKind::Var(v)) => v.name.name.clone(),
             Some(crate::syntax::ast::DeclKind::Fn(f)) => f.name.name.clone(),
-            _ => return Err(self.err(codes::BAD_EXPORT, "only global variables and functions can be exported", sp, "not exportable")),
+            _ => {
+                return Err(self.err(
+                    codes::BAD_EXPORT,
+                    "only global variables and functions can be exported",
+                    sp,
+                    "not exportable",
+                ));
+            }
         };
         let name = match args.get(1) {
             Some(n) => self.str_arg(env, *n)?.to_string(),
             None => decl_name,
         };
         let Some(exp) = self.export_names.iter().find(|e| e.name == name).cloned() else {
-            let mut dg = Diagnostic::error(codes::BAD_EXPORT, format!("`{name}` is exported but the layout declares no such name"), span, "exported here")
-                .with_help(format!("declare it in the layout with `@export_name(\"{name}\", ...)`"));
-            if let Some(s) = did_you_mean(&name, self.export_names.iter().map(|e| e.name.as_str())) {
+            let mut dg = Diagnostic::error(
+                codes::BAD_EXPORT,
+                format!("`{name}` is exported but the layout declares no such name"),
+                span,
+                "exported here",
+            )
+            .with_help(format!(
+                "declare it in the layout with `@export_name(\"{name}\", ...)`"
+            ));
+            if let Some(s) = did_you_mean(&name, self.export_names.iter().map(|e| e.name.as_str()))
+            {
                 dg = dg.with_note(format!("the layout declares a similar name: `{s}`"));
             }
             return Err(self.report(dg));
         };
         let target = match (&exp.kind, ast.decls.get(d.index as usize).map(|x| &x.kind)) {
-            (csl_arch::image::ExportKind::Tensor { .. }, Some(crate::syntax::ast::DeclKind::Var(_))) => {
+            (
+                csl_arch::image::ExportKind::Tensor { .. },
+                Some(crate::syntax::ast::DeclKind::Var(_)),
+            ) => {
                 let saved = env.comptime;
                 let g = self.global_of(d, sp);
                 env.comptime = saved;
                 crate::ir::ExportTarget::Global(g?)
             }
-            (csl_arch::image::ExportKind::Func { .. }, Some(crate::syntax::ast::DeclKind::Fn(_))) => crate::ir::ExportTarget::Func(self.lower_fn(d, sp)?),
+            (
+                csl_arch::image::ExportKind::Func { .. },
+                Some(crate::syntax::ast::DeclKind::Fn(_)),
+            ) => crate::ir::ExportTarget::Func(self.lower_fn(d, sp)?),
             _ => {
                 return Err(self.err(
                     codes::BAD_EXPORT,
-                    format!("`{name}` is declared in the layout as a {} but exported as a {}", if matches!(exp.kind, csl_arch::image::ExportKind::Func { .. }) { "function" } else { "tensor" }, if matches!(ast.decls.get(d.index as usize).map(|x| &x.kind), Some(crate::syntax::ast::DeclKind::Fn(_))) { "function" } else { "variable" }),
+                    format!(
+                        "`{name}` is declared in the layout as a {} but exported as a {}",
+                        if matches!(exp.kind, csl_arch::image::ExportKind::Func { .. }) {
+                            "function"
+                        } else {
+                            "tensor"
+                        },
+                        if matches!(
+                            ast.decls.get(d.index as usize).map(|x| &x.kind),
+                            Some(crate::syntax::ast::DeclKind::Fn(_))
+                        ) {
+                            "function"
+                        } else {
+                            "variable"
+                        }
+                    ),
                     sp,
                     "kind differs from @export_name",
                 ));
@@ -630,7 +915,12 @@ impl Sema {
         let tspan = self.span(env, args[0]);
         let task = self.eval_comptime(env, args[0])?;
         let Value::Task(d) = task else {
-            return Err(self.err(codes::BAD_TASK, format!("@{n} needs a task"), tspan, "not a task"));
+            return Err(self.err(
+                codes::BAD_TASK,
+                format!("@{n} needs a task"),
+                tspan,
+                "not a task",
+            ));
         };
         let ispan = self.span(env, args[1]);
         let id = self.eval_comptime(env, args[1])?;
@@ -649,11 +939,18 @@ impl Sema {
                     TaskIdKind::Data => "data_task_id",
                     TaskIdKind::Control => "control_task_id",
                 };
-                return Err(self.err(codes::TYPE_MISMATCH, format!("expected {w}, found {d2}"), ispan, format!("this has type {d2}")));
+                return Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    format!("expected {w}, found {d2}"),
+                    ispan,
+                    format!("this has type {d2}"),
+                ));
             }
         };
         let ast = self.mods[d.module].ast.clone();
-        if let Some(crate::syntax::ast::DeclKind::Task(t)) = ast.decls.get(d.index as usize).map(|x| &x.kind) {
+        if let Some(crate::syntax::ast::DeclKind::Task(t)) =
+            ast.decls.get(d.index as usize).map(|x| &x.kind)
+        {
             let bad = match kind {
                 TaskKind::Local => !t.params.is_empty(),
                 TaskKind::Data => t.params.is_empty(),
@@ -665,13 +962,22 @@ impl Sema {
                     TaskKind::Data => "a data task takes the wavelet as its parameter(s)",
                     TaskKind::Control => "a control task takes at most one parameter",
                 };
-                return Err(self.report(Diagnostic::error(codes::BAD_TASK, what, tspan, "bound here").with_label(t.name.span, "declared here")));
+                return Err(self.report(
+                    Diagnostic::error(codes::BAD_TASK, what, tspan, "bound here")
+                        .with_label(t.name.span, "declared here"),
+                ));
             }
         }
         if self.opts.memcpy {
             let reserved = match kind {
-                TaskKind::Local => csl_arch::fabric::MEMCPY_RESERVED_LOCAL_TASKS.contains(&num) || num == csl_arch::fabric::TEARDOWN_TASK_ID,
-                TaskKind::Data => self.opts.arch == csl_arch::Arch::Wse2 && csl_arch::fabric::MEMCPY_RESERVED_COLORS.contains(&num),
+                TaskKind::Local => {
+                    csl_arch::fabric::MEMCPY_RESERVED_LOCAL_TASKS.contains(&num)
+                        || num == csl_arch::fabric::TEARDOWN_TASK_ID
+                }
+                TaskKind::Data => {
+                    self.opts.arch == csl_arch::Arch::Wse2
+                        && csl_arch::fabric::MEMCPY_RESERVED_COLORS.contains(&num)
+                }
                 TaskKind::Control => csl_arch::fabric::MEMCPY_RESERVED_CONTROL_TASKS.contains(&num),
             };
             if reserved {
@@ -684,13 +990,26 @@ impl Sema {
         }
         if let Some(prev) = self.bound_ids.get(&num).copied() {
             return Err(self.report(
-                Diagnostic::error(codes::TASK_ID_TWICE, format!("task id {num} is bound twice"), span, "bound again here").with_label(prev, "first bound here"),
+                Diagnostic::error(
+                    codes::TASK_ID_TWICE,
+                    format!("task id {num} is bound twice"),
+                    span,
+                    "bound again here",
+                )
+                .with_label(prev, "first bound here"),
             ));
         }
         self.bound_ids.insert(num, span);
         let func = self.lower_task(d, span)?;
-        let ptys = self.sigs.get(&func).map(|(p, _)| p.clone()).unwrap_or_default();
-        let sizes: Vec<Option<u32>> = ptys.iter().map(|t| self.types.num_ty(*t).map(|n| n.size())).collect();
+        let ptys = self
+            .sigs
+            .get(&func)
+            .map(|(p, _)| p.clone())
+            .unwrap_or_default();
+        let sizes: Vec<Option<u32>> = ptys
+            .iter()
+            .map(|t| self.types.num_ty(*t).map(|n| n.size()))
+            .collect();
         let wavelet_args = match sizes.as_slice() {
             [] => csl_arch::image::WaveletArgs::None,
             [Some(4)] => csl_arch::image::WaveletArgs::Word,
@@ -704,7 +1023,13 @@ impl Sema {
             }
         };
         if let Some(p) = self.prog.as_mut() {
-            p.tasks.push(crate::ir::TaskBind { id: num, kind, func, args: wavelet_args, span });
+            p.tasks.push(crate::ir::TaskBind {
+                id: num,
+                kind,
+                func,
+                args: wavelet_args,
+                span,
+            });
         }
         Ok(Val::Ct(Value::Void))
     }
@@ -717,9 +1042,16 @@ impl Sema {
             _ => None,
         };
         if env.comptime {
-            let Val::Ct(c) = v else { return Err(self.not_comptime(sp)) };
+            let Val::Ct(c) = v else {
+                return Err(self.not_comptime(sp));
+            };
             let Some(id) = id_of(&c) else {
-                return Err(self.err(codes::TYPE_MISMATCH, format!("@{n} needs a task id"), sp, "not a task id"));
+                return Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    format!("@{n} needs a task id"),
+                    sp,
+                    "not a task id",
+                ));
             };
             if let Some(p) = self.prog.as_mut() {
                 let bit = 1u64 << (id & 63);
@@ -734,13 +1066,32 @@ impl Sema {
         let reg = match v {
             Val::Ct(c) => match id_of(&c) {
                 Some(id) => self.imm(env, u32::from(id)),
-                None => return Err(self.err(codes::TYPE_MISMATCH, format!("@{n} needs a task id"), sp, "not a task id")),
+                None => {
+                    return Err(self.err(
+                        codes::TYPE_MISMATCH,
+                        format!("@{n} needs a task id"),
+                        sp,
+                        "not a task id",
+                    ));
+                }
             },
             Val::Rt { reg, ty } => {
-                let ok = matches!(self.types.get(ty), Type::LocalTaskId | Type::DataTaskId | Type::ControlTaskId | Type::Color | Type::InputQueue);
+                let ok = matches!(
+                    self.types.get(ty),
+                    Type::LocalTaskId
+                        | Type::DataTaskId
+                        | Type::ControlTaskId
+                        | Type::Color
+                        | Type::InputQueue
+                );
                 if !ok {
                     let d = self.types.display(ty);
-                    return Err(self.err(codes::TYPE_MISMATCH, format!("@{n} needs a task id, found {d}"), sp, "not a task id"));
+                    return Err(self.err(
+                        codes::TYPE_MISMATCH,
+                        format!("@{n} needs a task id, found {d}"),
+                        sp,
+                        "not a task id",
+                    ));
                 }
                 reg
             }

@@ -85,13 +85,25 @@ impl DsdVal {
 impl super::Sema {
     /// The address of a constant global holding descriptor `d` (one global per distinct
     /// descriptor of the program).
-    pub fn dsd_const_addr(&mut self, env: &mut super::eval::Env, d: &DsdVal, span: crate::source::Span) -> super::R<crate::ir::VReg> {
+    pub fn dsd_const_addr(
+        &mut self,
+        env: &mut super::eval::Env,
+        d: &DsdVal,
+        span: crate::source::Span,
+    ) -> super::R<crate::ir::VReg> {
         let key = format!("{d:?}");
         let g = match self.dsd_consts.get(&key) {
             Some(g) => *g,
             None => {
                 let (bytes, reloc) = d.encode();
-                let relocs = reloc.map(|(offset, target, addend)| crate::ir::Reloc { offset, target, addend }).into_iter().collect();
+                let relocs = reloc
+                    .map(|(offset, target, addend)| crate::ir::Reloc {
+                        offset,
+                        target,
+                        addend,
+                    })
+                    .into_iter()
+                    .collect();
                 let n = self.dsd_consts.len();
                 let Some(p) = self.prog.as_mut() else {
                     return Err(self.not_comptime(span));
@@ -110,7 +122,11 @@ impl super::Sema {
             }
         };
         let dst = self.fb(env).reg();
-        self.fb(env).emit(crate::ir::Inst::GlobalAddr { dst, global: g, offset: 0 });
+        self.fb(env).emit(crate::ir::Inst::GlobalAddr {
+            dst,
+            global: g,
+            offset: 0,
+        });
         Ok(dst)
     }
 }
@@ -151,13 +167,23 @@ impl Sema {
             Type::FaboutDsd => DsdKind::FabOut,
             _ => {
                 let d = self.types.display(kind_ty);
-                return Err(self.err(codes::BUILTIN_ARGS, format!("@get_dsd cannot build a {d}"), kspan, "expected mem1d_dsd, mem4d_dsd, fabin_dsd or fabout_dsd"));
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    format!("@get_dsd cannot build a {d}"),
+                    kspan,
+                    "expected mem1d_dsd, mem4d_dsd, fabin_dsd or fabout_dsd",
+                ));
             }
         };
         let ast = env.ast.clone();
         let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[args[1]].kind else {
             let s = self.span(env, args[1]);
-            return Err(self.err(codes::BUILTIN_ARGS, "@get_dsd needs a struct of properties", s, "expected `.{ .name = value, ... }`"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@get_dsd needs a struct of properties",
+                s,
+                "expected `.{ .name = value, ... }`",
+            ));
         };
         let mut d = DsdVal {
             ty: kind_ty,
@@ -190,7 +216,11 @@ impl Sema {
                     let v = self.expr(env, f.value)?;
                     let vspan = self.span(env, f.value);
                     match v {
-                        Val::Ct(Value::GlobalPtr { global, offset: o, ty }) => {
+                        Val::Ct(Value::GlobalPtr {
+                            global,
+                            offset: o,
+                            ty,
+                        }) => {
                             d.elem_bytes = self.pointee_elem_bytes(ty);
                             d.base = DsdBase::Global(global, i64::from(o));
                         }
@@ -198,14 +228,24 @@ impl Sema {
                             d.elem_bytes = self.pointee_elem_bytes(ty);
                             d.base = DsdBase::Abs(addr);
                         }
-                        Val::Rt { ty, .. } if matches!(self.types.get(ty), Type::Ptr { .. } | Type::ManyPtr { .. }) => {
+                        Val::Rt { ty, .. }
+                            if matches!(
+                                self.types.get(ty),
+                                Type::Ptr { .. } | Type::ManyPtr { .. }
+                            ) =>
+                        {
                             d.elem_bytes = self.pointee_elem_bytes(ty);
                             rt_base = Some((v, vspan));
                         }
                         other => {
                             let t = self.val_ty(&other);
                             let ds = self.types.display(t);
-                            return Err(self.err(codes::BUILTIN_ARGS, "base_address must be a pointer", vspan, format!("this has type {ds}; write `&array`")));
+                            return Err(self.err(
+                                codes::BUILTIN_ARGS,
+                                "base_address must be a pointer",
+                                vspan,
+                                format!("this has type {ds}; write `&array`"),
+                            ));
                         }
                     }
                 }
@@ -213,8 +253,17 @@ impl Sema {
                     let v = self.expr(env, f.value)?;
                     let vspan = self.span(env, f.value);
                     match v {
-                        Val::Ct(Value::Int(n, _)) => d.length = self.u16_prop(n, vspan, "extent")?,
-                        Val::Ct(_) => return Err(self.err(codes::BUILTIN_ARGS, "extent must be an integer", vspan, "not an integer")),
+                        Val::Ct(Value::Int(n, _)) => {
+                            d.length = self.u16_prop(n, vspan, "extent")?
+                        }
+                        Val::Ct(_) => {
+                            return Err(self.err(
+                                codes::BUILTIN_ARGS,
+                                "extent must be an integer",
+                                vspan,
+                                "not an integer",
+                            ));
+                        }
                         rt => rt_length = Some((rt, vspan)),
                     }
                 }
@@ -223,29 +272,56 @@ impl Sema {
                 (DsdKind::Mem1d, "stride") => {
                     let n = self.eval_int(env, f.value)?;
                     let vspan = self.span(env, f.value);
-                    d.stride = i16::try_from(n).map_err(|_| self.err(codes::OUT_OF_RANGE, format!("stride {n} does not fit in i16"), vspan, "out of range"))?;
+                    d.stride = i16::try_from(n).map_err(|_| {
+                        self.err(
+                            codes::OUT_OF_RANGE,
+                            format!("stride {n} does not fit in i16"),
+                            vspan,
+                            "out of range",
+                        )
+                    })?;
                 }
-                (DsdKind::Mem1d | DsdKind::Mem4d, "offset") => offset = self.eval_int(env, f.value)?,
+                (DsdKind::Mem1d | DsdKind::Mem4d, "offset") => {
+                    offset = self.eval_int(env, f.value)?
+                }
                 (DsdKind::Mem1d | DsdKind::Mem4d | DsdKind::FabOut, "wavelet_index_offset") => {
                     if self.bool_prop(env, f.value)? {
                         d.flags |= flags::WAVELET_INDEX_OFFSET;
                     }
                 }
-                (DsdKind::FabIn | DsdKind::FabOut, "fabric_color") => match self.eval_comptime(env, f.value)? {
-                    Value::Color(c) => d.color = c,
-                    _ => {
-                        let s = self.span(env, f.value);
-                        return Err(self.err(codes::TYPE_MISMATCH, "fabric_color must be a color", s, "expected `@get_color(n)` or a color param"));
+                (DsdKind::FabIn | DsdKind::FabOut, "fabric_color") => {
+                    match self.eval_comptime(env, f.value)? {
+                        Value::Color(c) => d.color = c,
+                        _ => {
+                            let s = self.span(env, f.value);
+                            return Err(self.err(
+                                codes::TYPE_MISMATCH,
+                                "fabric_color must be a color",
+                                s,
+                                "expected `@get_color(n)` or a color param",
+                            ));
+                        }
                     }
-                },
-                (DsdKind::FabIn, "input_queue") | (DsdKind::FabOut, "output_queue") => match self.eval_comptime(env, f.value)? {
-                    Value::Queue(input, q) if input == (kind == DsdKind::FabIn) => d.queue = q,
-                    _ => {
-                        let s = self.span(env, f.value);
-                        let want = if kind == DsdKind::FabIn { "an input_queue" } else { "an output_queue" };
-                        return Err(self.err(codes::TYPE_MISMATCH, format!("{fname} must be {want}"), s, "wrong kind of queue"));
+                }
+                (DsdKind::FabIn, "input_queue") | (DsdKind::FabOut, "output_queue") => {
+                    match self.eval_comptime(env, f.value)? {
+                        Value::Queue(input, q) if input == (kind == DsdKind::FabIn) => d.queue = q,
+                        _ => {
+                            let s = self.span(env, f.value);
+                            let want = if kind == DsdKind::FabIn {
+                                "an input_queue"
+                            } else {
+                                "an output_queue"
+                            };
+                            return Err(self.err(
+                                codes::TYPE_MISMATCH,
+                                format!("{fname} must be {want}"),
+                                s,
+                                "wrong kind of queue",
+                            ));
+                        }
                     }
-                },
+                }
                 (DsdKind::FabOut, "control") => {
                     if self.bool_prop(env, f.value)? {
                         d.flags |= flags::CONTROL;
@@ -261,31 +337,43 @@ impl Sema {
                         d.flags |= flags::CONTROL_TRANSFORM;
                     }
                 }
-                (DsdKind::FabIn | DsdKind::FabOut, "simd_mode") => match self.eval_comptime(env, f.value)? {
-                    Value::Struct(fs) => {
-                        for (n, v) in fs.iter() {
-                            if matches!(v, Value::Bool(true)) {
-                                match n.as_str() {
-                                    "simd_32" => d.flags |= flags::SIMD_32,
-                                    "simd_64" => d.flags |= flags::SIMD_64,
-                                    _ => d.flags |= flags::SIMD_32 | flags::SIMD_64,
+                (DsdKind::FabIn | DsdKind::FabOut, "simd_mode") => {
+                    match self.eval_comptime(env, f.value)? {
+                        Value::Struct(fs) => {
+                            for (n, v) in fs.iter() {
+                                if matches!(v, Value::Bool(true)) {
+                                    match n.as_str() {
+                                        "simd_32" => d.flags |= flags::SIMD_32,
+                                        "simd_64" => d.flags |= flags::SIMD_64,
+                                        _ => d.flags |= flags::SIMD_32 | flags::SIMD_64,
+                                    }
                                 }
                             }
                         }
+                        _ => {
+                            let s = self.span(env, f.value);
+                            return Err(self.err(
+                                codes::BUILTIN_ARGS,
+                                "simd_mode must be `.{ .simd_32 = true }` or similar",
+                                s,
+                                "here",
+                            ));
+                        }
                     }
-                    _ => {
-                        let s = self.span(env, f.value);
-                        return Err(self.err(codes::BUILTIN_ARGS, "simd_mode must be `.{ .simd_32 = true }` or similar", s, "here"));
-                    }
-                },
+                }
                 (DsdKind::FabIn, "priority") | (DsdKind::FabOut, "zero") => {
                     self.eval_comptime(env, f.value)?;
                 }
                 _ => {
                     let kd = self.types.display(kind_ty);
                     return Err(self.report(
-                        Diagnostic::error(codes::BUILTIN_ARGS, format!("`{fname}` is not a property of {kd}"), fspan, "unknown property")
-                            .with_help(known_props(kind)),
+                        Diagnostic::error(
+                            codes::BUILTIN_ARGS,
+                            format!("`{fname}` is not a property of {kd}"),
+                            fspan,
+                            "unknown property",
+                        )
+                        .with_help(known_props(kind)),
                     ));
                 }
             }
@@ -299,40 +387,75 @@ impl Sema {
             }
         }
         if kind == DsdKind::Mem4d && d.extents.is_empty() {
-            let (Some(ext), Some(st)) = (explicit_extents, explicit_strides.or(Some(Vec::new()))) else {
-                return Err(self.err(codes::BUILTIN_ARGS, "a mem4d_dsd needs `tensor_access` or `extent`", span, "here"));
+            let (Some(ext), Some(st)) = (explicit_extents, explicit_strides.or(Some(Vec::new())))
+            else {
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "a mem4d_dsd needs `tensor_access` or `extent`",
+                    span,
+                    "here",
+                ));
             };
             // `extent` is listed outermost first, `stride` innermost first.
             d.extents = ext.iter().rev().map(|&e| e as u16).collect();
-            d.strides = if st.is_empty() { vec![1; ext.len()] } else { st.iter().map(|&s| s as i16).collect() };
+            d.strides = if st.is_empty() {
+                vec![1; ext.len()]
+            } else {
+                st.iter().map(|&s| s as i16).collect()
+            };
         }
-        if matches!(kind, DsdKind::Mem1d | DsdKind::Mem4d) && d.base == DsdBase::None && rt_base.is_none() {
-            return Err(self.err(codes::BUILTIN_ARGS, "a memory DSD needs `base_address` or `tensor_access`", span, "here"));
+        if matches!(kind, DsdKind::Mem1d | DsdKind::Mem4d)
+            && d.base == DsdBase::None
+            && rt_base.is_none()
+        {
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "a memory DSD needs `base_address` or `tensor_access`",
+                span,
+                "here",
+            ));
         }
         if rt_base.is_none() && rt_length.is_none() {
             return Ok(Val::Ct(Value::Dsd(Rc::new(d))));
         }
         // Some properties are runtime values: build the descriptor in the frame.
         if env.comptime {
-            let s = rt_length.as_ref().or(rt_base.as_ref()).map_or(span, |x| x.1);
+            let s = rt_length
+                .as_ref()
+                .or(rt_base.as_ref())
+                .map_or(span, |x| x.1);
             return Err(self.not_comptime(s));
         }
         let ty = d.ty;
         let addr = self.dsd_temp_copy(env, Val::Ct(Value::Dsd(Rc::new(d))), span)?;
         if let Some((v, s)) = rt_base {
             let r = self.materialize(env, v, s)?;
-            self.fb(env).emit(Inst::DsdSet { field: DsdField::Base, desc: addr, val: r });
+            self.fb(env).emit(Inst::DsdSet {
+                field: DsdField::Base,
+                desc: addr,
+                val: r,
+            });
         }
         if let Some((v, s)) = rt_length {
             let u16t = self.types.common.u16;
             let v = self.coerce_int_to(env, v, u16t, s)?;
             let r = self.materialize(env, v, s)?;
-            self.fb(env).emit(Inst::DsdSet { field: DsdField::Length, desc: addr, val: r });
+            self.fb(env).emit(Inst::DsdSet {
+                field: DsdField::Length,
+                desc: addr,
+                val: r,
+            });
         }
         Ok(Val::Rt { reg: addr, ty })
     }
 
-    fn coerce_int_to(&mut self, env: &mut Env, v: Val, ty: super::types::TypeId, s: Span) -> R<Val> {
+    fn coerce_int_to(
+        &mut self,
+        env: &mut Env,
+        v: Val,
+        ty: super::types::TypeId,
+        s: Span,
+    ) -> R<Val> {
         let vt = self.val_ty(&v);
         if vt == ty || matches!(v, Val::Ct(_)) {
             return self.coerce(env, v, ty, s);
@@ -343,9 +466,16 @@ impl Sema {
         if !self.types.is_int(vt) {
             return Err(self.mismatch(ty, vt, s));
         }
-        let Val::Rt { reg, .. } = v else { return Err(Reported) };
+        let Val::Rt { reg, .. } = v else {
+            return Err(Reported);
+        };
         let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::Conv { to, from, dst, src: reg });
+        self.fb(env).emit(Inst::Conv {
+            to,
+            from,
+            dst,
+            src: reg,
+        });
         Ok(Val::Rt { reg: dst, ty })
     }
 
@@ -355,12 +485,23 @@ impl Sema {
         let off = self.fb(env).frame_slot(DESC_BYTES, 2);
         let dst = self.fb(env).reg();
         self.fb(env).emit(Inst::FrameAddr { dst, off });
-        self.fb(env).emit(Inst::Copy { dst, src, bytes: DESC_BYTES as u16 });
+        self.fb(env).emit(Inst::Copy {
+            dst,
+            src,
+            bytes: DESC_BYTES as u16,
+        });
         Ok(dst)
     }
 
     fn u16_prop(&mut self, n: i128, span: Span, what: &str) -> R<u16> {
-        u16::try_from(n).map_err(|_| self.err(codes::OUT_OF_RANGE, format!("{what} {n} does not fit in u16"), span, "out of range"))
+        u16::try_from(n).map_err(|_| {
+            self.err(
+                codes::OUT_OF_RANGE,
+                format!("{what} {n} does not fit in u16"),
+                span,
+                "out of range",
+            )
+        })
     }
 
     fn bool_prop(&mut self, env: &mut Env, e: ExprId) -> R<bool> {
@@ -388,7 +529,12 @@ impl Sema {
                 .collect(),
             _ => {
                 let s = self.span(env, e);
-                Err(self.err(codes::TYPE_MISMATCH, "expected a tuple of integers", s, "here"))
+                Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    "expected a tuple of integers",
+                    s,
+                    "here",
+                ))
             }
         }
     }
@@ -408,9 +554,19 @@ impl Sema {
     /// `|i, j|{M, N} -> A[affine]`: fills base, length/stride or extents/strides.
     fn dsd_tensor_access(&mut self, env: &mut Env, e: ExprId, d: &mut DsdVal, span: Span) -> R<()> {
         let ast = env.ast.clone();
-        let ExprKind::TensorAccess { vars, extents, access } = &ast.exprs[e].kind else {
+        let ExprKind::TensorAccess {
+            vars,
+            extents,
+            access,
+        } = &ast.exprs[e].kind
+        else {
             let s = self.span(env, e);
-            return Err(self.err(codes::BUILTIN_ARGS, "tensor_access must be `|i|{n} -> array[expression]`", s, "here"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "tensor_access must be `|i|{n} -> array[expression]`",
+                s,
+                "here",
+            ));
         };
         let mut exts = Vec::new();
         for x in extents {
@@ -420,11 +576,21 @@ impl Sema {
         }
         if exts.len() != vars.len() {
             let s = self.span(env, e);
-            return Err(self.err(codes::BUILTIN_ARGS, format!("{} index variables but {} extents", vars.len(), exts.len()), s, "counts differ"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                format!("{} index variables but {} extents", vars.len(), exts.len()),
+                s,
+                "counts differ",
+            ));
         }
         let ExprKind::Index { base, indices } = &ast.exprs[*access].kind else {
             let s = self.span(env, *access);
-            return Err(self.err(codes::BUILTIN_ARGS, "the accessed expression must index an array", s, "expected `array[...]`"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "the accessed expression must index an array",
+                s,
+                "expected `array[...]`",
+            ));
         };
         // The array: a global variable (its address is a link-time constant).
         let saved = (env.comptime, env.ctx);
@@ -435,10 +601,21 @@ impl Sema {
         let place = self.place(env, *base);
         (env.comptime, env.ctx) = saved;
         let (g, goff, arr_ty) = match place? {
-            super::eval::Place::Mem { base: super::eval::MemBase::Global(g), off, dyn_off: None, ty, .. } => (g, off, ty),
+            super::eval::Place::Mem {
+                base: super::eval::MemBase::Global(g),
+                off,
+                dyn_off: None,
+                ty,
+                ..
+            } => (g, off, ty),
             _ => {
                 let s = self.span(env, *base);
-                return Err(self.err(codes::BUILTIN_ARGS, "tensor_access needs a global array", s, "not a global array"));
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "tensor_access needs a global array",
+                    s,
+                    "not a global array",
+                ));
             }
         };
         let Type::Array { elem, dims } = self.types.get(arr_ty).clone() else {
@@ -447,14 +624,29 @@ impl Sema {
         };
         if indices.len() != dims.len() {
             let s = self.span(env, *access);
-            return Err(self.err(codes::NOT_INDEXABLE, format!("array of rank {} indexed with {} indices", dims.len(), indices.len()), s, "wrong number of indices"));
+            return Err(self.err(
+                codes::NOT_INDEXABLE,
+                format!(
+                    "array of rank {} indexed with {} indices",
+                    dims.len(),
+                    indices.len()
+                ),
+                s,
+                "wrong number of indices",
+            ));
         }
         let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
         // Flatten the (row-major) multi-index into one affine element index.
-        let mut total = Affine { constant: 0, coeffs: vec![0; names.len()] };
+        let mut total = Affine {
+            constant: 0,
+            coeffs: vec![0; names.len()],
+        };
         for (k, ix) in indices.iter().enumerate() {
             let a = self.affine(env, *ix, &names)?;
-            let scale: i128 = dims[k + 1..].iter().map(|&x| i128::from(x as u32)).product();
+            let scale: i128 = dims[k + 1..]
+                .iter()
+                .map(|&x| i128::from(x as u32))
+                .product();
             total.constant += a.constant * scale;
             for (c, ac) in total.coeffs.iter_mut().zip(&a.coeffs) {
                 *c += ac * scale;
@@ -462,18 +654,38 @@ impl Sema {
         }
         let esize = self.types.size_of(elem).unwrap_or(4) as u32;
         d.elem_bytes = esize;
-        d.base = DsdBase::Global(g, i64::from(goff) + (total.constant * i128::from(esize)) as i64);
+        d.base = DsdBase::Global(
+            g,
+            i64::from(goff) + (total.constant * i128::from(esize)) as i64,
+        );
         match d.kind {
             DsdKind::Mem1d => {
                 if names.len() != 1 {
-                    return Err(self.err(codes::BUILTIN_ARGS, "a mem1d_dsd tensor access has one index variable", span, "use mem4d_dsd for more"));
+                    return Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        "a mem1d_dsd tensor access has one index variable",
+                        span,
+                        "use mem4d_dsd for more",
+                    ));
                 }
                 d.length = exts[0] as u16;
-                d.stride = i16::try_from(total.coeffs[0]).map_err(|_| self.err(codes::OUT_OF_RANGE, "stride does not fit in i16", span, "here"))?;
+                d.stride = i16::try_from(total.coeffs[0]).map_err(|_| {
+                    self.err(
+                        codes::OUT_OF_RANGE,
+                        "stride does not fit in i16",
+                        span,
+                        "here",
+                    )
+                })?;
             }
             _ => {
                 if names.len() > 4 {
-                    return Err(self.err(codes::BUILTIN_ARGS, "a mem4d_dsd has at most 4 index variables", span, "too many"));
+                    return Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        "a mem4d_dsd has at most 4 index variables",
+                        span,
+                        "too many",
+                    ));
                 }
                 // Innermost (last variable) first; stride d applies when dimension d advances
                 // after the inner ones wrapped.
@@ -493,22 +705,35 @@ impl Sema {
 
     fn not_an_array(&mut self, ty: super::types::TypeId, s: Span) -> Reported {
         let d = self.types.display(ty);
-        self.err(codes::NOT_INDEXABLE, format!("cannot index a value of type {d}"), s, "not an array")
+        self.err(
+            codes::NOT_INDEXABLE,
+            format!("cannot index a value of type {d}"),
+            s,
+            "not an array",
+        )
     }
 
     fn affine(&mut self, env: &mut Env, e: ExprId, vars: &[&str]) -> R<Affine> {
         let ast = env.ast.clone();
         let n = vars.len();
-        let constant = |c| Affine { constant: c, coeffs: vec![0; n] };
+        let constant = |c| Affine {
+            constant: c,
+            coeffs: vec![0; n],
+        };
         match &ast.exprs[e].kind {
             ExprKind::Ident(name) if vars.contains(&name.as_str()) => {
                 let mut coeffs = vec![0; n];
                 if let Some(i) = vars.iter().position(|v| v == name) {
                     coeffs[i] = 1;
                 }
-                Ok(Affine { constant: 0, coeffs })
+                Ok(Affine {
+                    constant: 0,
+                    coeffs,
+                })
             }
-            ExprKind::Binary { op, lhs, rhs } if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) => {
+            ExprKind::Binary { op, lhs, rhs }
+                if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) =>
+            {
                 let a = self.affine(env, *lhs, vars)?;
                 let b = self.affine(env, *rhs, vars)?;
                 match op {
@@ -516,26 +741,48 @@ impl Sema {
                         let sign = if *op == BinaryOp::Add { 1 } else { -1 };
                         Ok(Affine {
                             constant: a.constant + sign * b.constant,
-                            coeffs: a.coeffs.iter().zip(&b.coeffs).map(|(x, y)| x + sign * y).collect(),
+                            coeffs: a
+                                .coeffs
+                                .iter()
+                                .zip(&b.coeffs)
+                                .map(|(x, y)| x + sign * y)
+                                .collect(),
                         })
                     }
                     _ => {
                         let a_const = a.coeffs.iter().all(|&c| c == 0);
                         let b_const = b.coeffs.iter().all(|&c| c == 0);
                         if a_const {
-                            Ok(Affine { constant: a.constant * b.constant, coeffs: b.coeffs.iter().map(|c| c * a.constant).collect() })
+                            Ok(Affine {
+                                constant: a.constant * b.constant,
+                                coeffs: b.coeffs.iter().map(|c| c * a.constant).collect(),
+                            })
                         } else if b_const {
-                            Ok(Affine { constant: a.constant * b.constant, coeffs: a.coeffs.iter().map(|c| c * b.constant).collect() })
+                            Ok(Affine {
+                                constant: a.constant * b.constant,
+                                coeffs: a.coeffs.iter().map(|c| c * b.constant).collect(),
+                            })
                         } else {
                             let s = self.span(env, e);
-                            Err(self.err(codes::BUILTIN_ARGS, "tensor access indices must be affine", s, "product of two index variables"))
+                            Err(self.err(
+                                codes::BUILTIN_ARGS,
+                                "tensor access indices must be affine",
+                                s,
+                                "product of two index variables",
+                            ))
                         }
                     }
                 }
             }
-            ExprKind::Unary { op: UnaryOp::Neg, operand } => {
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+            } => {
                 let a = self.affine(env, *operand, vars)?;
-                Ok(Affine { constant: -a.constant, coeffs: a.coeffs.iter().map(|c| -c).collect() })
+                Ok(Affine {
+                    constant: -a.constant,
+                    coeffs: a.coeffs.iter().map(|c| -c).collect(),
+                })
             }
             _ => Ok(constant(self.eval_int(env, e)?)),
         }
@@ -548,7 +795,12 @@ impl Sema {
         let dspan = self.span(env, args[0]);
         if !self.types.get(dty).is_dsd() {
             let d = self.types.display(dty);
-            return Err(self.err(codes::TYPE_MISMATCH, format!("@{n} needs a DSD"), dspan, format!("this has type {d}")));
+            return Err(self.err(
+                codes::TYPE_MISMATCH,
+                format!("@{n} needs a DSD"),
+                dspan,
+                format!("this has type {d}"),
+            ));
         }
         // Comptime descriptor and comptime argument: a new comptime descriptor.
         let arg = self.expr(env, args[1])?;
@@ -573,14 +825,35 @@ impl Sema {
                 ("increment_dsd_offset", Val::Ct(Value::Int(k, _))) => match &mut nd.base {
                     DsdBase::Global(_, o) => *o += (k * scale) as i64,
                     DsdBase::Abs(a) => *a = (i128::from(*a) + k * scale) as u32,
-                    DsdBase::None => return Err(self.err(codes::BUILTIN_ARGS, "a fabric DSD has no offset", dspan, "not a memory DSD")),
+                    DsdBase::None => {
+                        return Err(self.err(
+                            codes::BUILTIN_ARGS,
+                            "a fabric DSD has no offset",
+                            dspan,
+                            "not a memory DSD",
+                        ));
+                    }
                 },
-                ("set_dsd_length", Val::Ct(Value::Int(k, _))) => nd.length = self.u16_prop(*k, aspan, "length")?,
+                ("set_dsd_length", Val::Ct(Value::Int(k, _))) => {
+                    nd.length = self.u16_prop(*k, aspan, "length")?
+                }
                 ("set_dsd_stride", Val::Ct(Value::Int(k, _))) => {
-                    nd.stride = i16::try_from(*k).map_err(|_| self.err(codes::OUT_OF_RANGE, "stride does not fit in i16", aspan, "out of range"))?
+                    nd.stride = i16::try_from(*k).map_err(|_| {
+                        self.err(
+                            codes::OUT_OF_RANGE,
+                            "stride does not fit in i16",
+                            aspan,
+                            "out of range",
+                        )
+                    })?
                 }
                 _ => {
-                    return Err(self.err(codes::TYPE_MISMATCH, format!("wrong argument for @{n}"), aspan, "here"));
+                    return Err(self.err(
+                        codes::TYPE_MISMATCH,
+                        format!("wrong argument for @{n}"),
+                        aspan,
+                        "here",
+                    ));
                 }
             }
             return Ok(Val::Ct(Value::Dsd(Rc::new(nd))));
@@ -597,7 +870,13 @@ impl Sema {
                 let r = self.materialize(env, v, aspan)?;
                 let k = self.imm(env, scale as u32);
                 let bytes = self.emit_bin(env, csl_arch::BinOp::Mul, csl_arch::NumTy::I16, r, k);
-                (DsdField::AddBase, Val::Rt { reg: bytes, ty: i16t })
+                (
+                    DsdField::AddBase,
+                    Val::Rt {
+                        reg: bytes,
+                        ty: i16t,
+                    },
+                )
             }
             "set_dsd_length" => {
                 let u16t = self.types.common.u16;
@@ -609,7 +888,11 @@ impl Sema {
             }
         };
         let r = self.materialize(env, val, aspan)?;
-        self.fb(env).emit(Inst::DsdSet { field, desc: addr, val: r });
+        self.fb(env).emit(Inst::DsdSet {
+            field,
+            desc: addr,
+            val: r,
+        });
         Ok(Val::Rt { reg: addr, ty: dty })
     }
 
@@ -622,8 +905,21 @@ impl Sema {
         (env.comptime, env.ctx) = saved;
         let bspan = self.span(env, args[0]);
         let (g, off, ty) = match place? {
-            super::eval::Place::Mem { base: super::eval::MemBase::Global(g), off, dyn_off: None, ty, .. } => (g, off, ty),
-            _ => return Err(self.err(codes::BUILTIN_ARGS, "@allocate_fifo needs a global array", bspan, "not a global array")),
+            super::eval::Place::Mem {
+                base: super::eval::MemBase::Global(g),
+                off,
+                dyn_off: None,
+                ty,
+                ..
+            } => (g, off, ty),
+            _ => {
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "@allocate_fifo needs a global array",
+                    bspan,
+                    "not a global array",
+                ));
+            }
         };
         let Type::Array { elem, dims } = self.types.get(ty).clone() else {
             return Err(self.not_an_array(ty, bspan));
@@ -666,7 +962,11 @@ impl Sema {
             Value::TaskId(_, n) | Value::Color(n) | Value::Queue(true, n) => Ok(*n),
             Value::Task(d) => {
                 let f = self.lower_task(*d, span)?;
-                match self.prog.as_ref().and_then(|p| p.tasks.iter().find(|t| t.func == f)) {
+                match self
+                    .prog
+                    .as_ref()
+                    .and_then(|p| p.tasks.iter().find(|t| t.func == f))
+                {
                     Some(t) => Ok(t.id),
                     None => {
                         // Bound later in the comptime block: resolved when the class is done.
@@ -674,16 +974,34 @@ impl Sema {
                     }
                 }
             }
-            _ => Err(self.err(codes::TYPE_MISMATCH, "expected a task or a task id", span, "here")),
+            _ => Err(self.err(
+                codes::TYPE_MISMATCH,
+                "expected a task or a task id",
+                span,
+                "here",
+            )),
         }
     }
 
     /// A DSD operation builtin (`@fadds`, `@mov16`, ...).
-    pub fn b_dsd_op(&mut self, env: &mut Env, op: DsdOpcode, args: &[ExprId], span: Span) -> R<Val> {
+    pub fn b_dsd_op(
+        &mut self,
+        env: &mut Env,
+        op: DsdOpcode,
+        args: &[ExprId],
+        span: Span,
+    ) -> R<Val> {
         // A trailing `.{ ... }` is the configuration.
         let ast = env.ast.clone();
         let (operands, config) = match args.split_last() {
-            Some((last, rest)) if matches!(&ast.exprs[*last].kind, ExprKind::AnonInit(InitList::Fields(_))) => (rest, Some(*last)),
+            Some((last, rest))
+                if matches!(
+                    &ast.exprs[*last].kind,
+                    ExprKind::AnonInit(InitList::Fields(_))
+                ) =>
+            {
+                (rest, Some(*last))
+            }
             _ => (args, None),
         };
         let nsrc = op.src_elems().len();
@@ -697,7 +1015,11 @@ impl Sema {
         let mut any_fabric = false;
         let mut queues: [Option<u8>; 3] = [None; 3];
         for (i, &a) in operands.iter().enumerate() {
-            let elem = if i == 0 { op.dst_elem() } else { op.src_elems()[i - 1] };
+            let elem = if i == 0 {
+                op.dst_elem()
+            } else {
+                op.src_elems()[i - 1]
+            };
             let aspan = self.span(env, a);
             let v = self.expr(env, a)?;
             let operand = self.classify_operand(v, elem, i == 0, aspan)?;
@@ -731,7 +1053,9 @@ impl Sema {
         let (mut cfg, mut done, mut ut, mut idx) = (0u8, 0u8, None::<u8>, None);
         let mut done_task = None;
         if let Some(c) = config {
-            let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[c].kind else { return Err(Reported) };
+            let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[c].kind else {
+                return Err(Reported);
+            };
             for f in fields {
                 let fspan = f.name.span;
                 match f.name.name.as_str() {
@@ -743,7 +1067,11 @@ impl Sema {
                     "activate" | "unblock" => {
                         let v = self.eval_comptime(env, f.value)?;
                         let vspan = self.span(env, f.value);
-                        cfg |= if f.name.name == "activate" { opcfg::ON_DONE_ACTIVATE } else { opcfg::ON_DONE_UNBLOCK };
+                        cfg |= if f.name.name == "activate" {
+                            opcfg::ON_DONE_ACTIVATE
+                        } else {
+                            opcfg::ON_DONE_UNBLOCK
+                        };
                         match &v {
                             // A task named directly: its id is known once it is bound.
                             Value::Task(d) => done_task = Some(self.lower_task(*d, vspan)?),
@@ -764,7 +1092,10 @@ impl Sema {
                     }
                     "priority" => {
                         if let Value::Struct(fs) = self.eval_comptime(env, f.value)? {
-                            let level = fs.iter().find(|(_, v)| matches!(v, Value::Bool(true))).map(|(n, _)| n.as_str());
+                            let level = fs
+                                .iter()
+                                .find(|(_, v)| matches!(v, Value::Bool(true)))
+                                .map(|(n, _)| n.as_str());
                             let p = match level {
                                 Some("high") => 2,
                                 Some("medium") => 1,
@@ -781,7 +1112,12 @@ impl Sema {
                                 ut = Some(n);
                             } else {
                                 let vspan = self.span(env, f.value);
-                                return Err(self.err(codes::TYPE_MISMATCH, "ut_id must be `@get_ut_id(n)`", vspan, "here"));
+                                return Err(self.err(
+                                    codes::TYPE_MISMATCH,
+                                    "ut_id must be `@get_ut_id(n)`",
+                                    vspan,
+                                    "here",
+                                ));
                             }
                         }
                     },
@@ -794,8 +1130,16 @@ impl Sema {
                 }
             }
         }
-        if cfg & opcfg::ASYNC != 0 && !any_fabric && regs.iter().all(|(k, _)| *k != OperandKind::Desc) {
-            return Err(self.err(codes::BUILTIN_ARGS, "`.async = true` needs a DSD operand", span, "no DSD operand"));
+        if cfg & opcfg::ASYNC != 0
+            && !any_fabric
+            && regs.iter().all(|(k, _)| *k != OperandKind::Desc)
+        {
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "`.async = true` needs a DSD operand",
+                span,
+                "no DSD operand",
+            ));
         }
         // WSE-2: the microthread is implied by the fabric operands' queues (destination
         // first); WSE-3: explicit, defaulting the same way.
@@ -804,24 +1148,55 @@ impl Sema {
         // Two asynchronous operations of one function on the same microthread would run
         // at the same time on one hardware thread.
         if cfg & opcfg::ASYNC != 0 && (explicit_ut || queues.iter().any(Option::is_some)) {
-            if let Some((_, prev)) = self.fb(env).async_uts.iter().find(|(u, _)| *u == ut).copied() {
-                let how = if explicit_ut { "both name it with `.ut_id`" } else { "both are implied by the queues of their fabric operands" };
+            if let Some((_, prev)) = self
+                .fb(env)
+                .async_uts
+                .iter()
+                .find(|(u, _)| *u == ut)
+                .copied()
+            {
+                let how = if explicit_ut {
+                    "both name it with `.ut_id`"
+                } else {
+                    "both are implied by the queues of their fabric operands"
+                };
                 return Err(self.report(
-                    Diagnostic::error(codes::BUILTIN_ARGS, format!("two asynchronous operations need microthread {ut}"), span, "second operation here")
-                        .with_label(prev, "first operation here")
-                        .with_note(how.to_string())
-                        .with_help("use another queue (WSE-2) or another `.ut_id` (WSE-3) for one of them"),
+                    Diagnostic::error(
+                        codes::BUILTIN_ARGS,
+                        format!("two asynchronous operations need microthread {ut}"),
+                        span,
+                        "second operation here",
+                    )
+                    .with_label(prev, "first operation here")
+                    .with_note(how.to_string())
+                    .with_help(
+                        "use another queue (WSE-2) or another `.ut_id` (WSE-3) for one of them",
+                    ),
                 ));
             }
             self.fb(env).async_uts.push((ut, span));
         }
-        self.fb(env).emit(Inst::DsdOp { op, operands: regs, cfg, done, done_task, ut, idx });
+        self.fb(env).emit(Inst::DsdOp {
+            op,
+            operands: regs,
+            cfg,
+            done,
+            done_task,
+            ut,
+            idx,
+        });
         Ok(Val::Ct(Value::Bool(true)))
     }
 
     fn ut_of(&self, v: &Value) -> Option<u8> {
         match v {
-            Value::Struct(fs) => fs.iter().find(|(n, _)| n == "ut").and_then(|(_, v)| if let Value::Int(n, _) = v { Some(*n as u8) } else { None }),
+            Value::Struct(fs) => fs.iter().find(|(n, _)| n == "ut").and_then(|(_, v)| {
+                if let Value::Int(n, _) = v {
+                    Some(*n as u8)
+                } else {
+                    None
+                }
+            }),
             _ => None,
         }
     }
@@ -831,25 +1206,52 @@ impl Sema {
         let t = self.types.get(ty).clone();
         if t.is_dsd() {
             if is_dst && t == Type::FabinDsd {
-                return Err(self.err(codes::BUILTIN_ARGS, "a fabin_dsd cannot be a destination", span, "fabric input"));
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "a fabin_dsd cannot be a destination",
+                    span,
+                    "fabric input",
+                ));
             }
             if !is_dst && t == Type::FaboutDsd {
-                return Err(self.err(codes::BUILTIN_ARGS, "a fabout_dsd cannot be a source", span, "fabric output"));
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "a fabout_dsd cannot be a source",
+                    span,
+                    "fabric output",
+                ));
             }
             return Ok(Operand::Desc(v));
         }
         if let Type::Ptr { elem: pe, .. } = t {
-            if self.types.num_ty(pe).is_some_and(|n| n.size() == elem.bytes()) {
+            if self
+                .types
+                .num_ty(pe)
+                .is_some_and(|n| n.size() == elem.bytes())
+            {
                 return Ok(Operand::Ptr(v));
             }
             let d = self.types.display(ty);
-            return Err(self.err(codes::BUILTIN_ARGS, format!("a pointer operand must point to a {}-bit scalar", elem.bytes() * 8), span, format!("this has type {d}")));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                format!(
+                    "a pointer operand must point to a {}-bit scalar",
+                    elem.bytes() * 8
+                ),
+                span,
+                format!("this has type {d}"),
+            ));
         }
         if is_dst {
             let d = self.types.display(ty);
             return Err(self.report(
-                Diagnostic::error(codes::BUILTIN_ARGS, "the destination of a DSD operation must be a DSD or a pointer", span, format!("this has type {d}"))
-                    .with_help("pass a memory or fabric DSD, or `&variable`"),
+                Diagnostic::error(
+                    codes::BUILTIN_ARGS,
+                    "the destination of a DSD operation must be a DSD or a pointer",
+                    span,
+                    format!("this has type {d}"),
+                )
+                .with_help("pass a memory or fabric DSD, or `&variable`"),
             ));
         }
         // A scalar: coerce to the element type.
@@ -857,10 +1259,18 @@ impl Sema {
             Elem::F32 => self.types.common.f32,
             Elem::F16 => self.types.common.f16,
             Elem::W32 => {
-                if matches!(t, Type::Int { signed: true, .. }) { self.types.common.i32 } else { self.types.common.u32 }
+                if matches!(t, Type::Int { signed: true, .. }) {
+                    self.types.common.i32
+                } else {
+                    self.types.common.u32
+                }
             }
             Elem::I16 => {
-                if matches!(t, Type::Int { signed: true, .. }) { self.types.common.i16 } else { self.types.common.u16 }
+                if matches!(t, Type::Int { signed: true, .. }) {
+                    self.types.common.i16
+                } else {
+                    self.types.common.u16
+                }
             }
         };
         let ok_int = matches!(elem, Elem::I16 | Elem::W32) && self.types.is_int(ty);
@@ -868,24 +1278,40 @@ impl Sema {
         if !(ok_int || ok_float) {
             let d = self.types.display(ty);
             let w = self.types.display(want);
-            return Err(self.err(codes::BUILTIN_ARGS, format!("expected a DSD or a {w} scalar, found {d}"), span, "wrong operand"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                format!("expected a DSD or a {w} scalar, found {d}"),
+                span,
+                "wrong operand",
+            ));
         }
         match v {
             Val::Ct(c) => Ok(Operand::Scalar(Val::Ct(self.coerce_value(c, want, span)?))),
             Val::Rt { .. } => {
-                if self.types.num_ty(ty).is_some_and(|n| n.size() == elem.bytes()) {
+                if self
+                    .types
+                    .num_ty(ty)
+                    .is_some_and(|n| n.size() == elem.bytes())
+                {
                     Ok(Operand::Scalar(v))
                 } else {
                     let d = self.types.display(ty);
                     let w = self.types.display(want);
-                    Err(self.err(codes::BUILTIN_ARGS, format!("expected a {w} scalar, found {d}"), span, "convert it with @as"))
+                    Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        format!("expected a {w} scalar, found {d}"),
+                        span,
+                        "convert it with @as",
+                    ))
                 }
             }
         }
     }
 
     fn check_elem(&mut self, d: &DsdVal, elem: Elem, op: DsdOpcode, span: Span) -> R<()> {
-        if matches!(d.kind, DsdKind::Mem1d | DsdKind::Mem4d | DsdKind::Fifo) && d.elem_bytes != elem.bytes() {
+        if matches!(d.kind, DsdKind::Mem1d | DsdKind::Mem4d | DsdKind::Fifo)
+            && d.elem_bytes != elem.bytes()
+        {
             return Err(self.report(
                 Diagnostic::error(
                     codes::BUILTIN_ARGS,
@@ -906,10 +1332,18 @@ pub const TASK_ID_PENDING: u8 = 0xfe;
 
 fn known_props(kind: DsdKind) -> String {
     let p = match kind {
-        DsdKind::Mem1d => "base_address, extent, stride, offset, tensor_access, wavelet_index_offset",
-        DsdKind::Mem4d => "base_address, extent, stride, offset, tensor_access, wavelet_index_offset",
-        DsdKind::FabIn => "fabric_color, extent, input_queue, control_transform, simd_mode, priority",
-        DsdKind::FabOut => "fabric_color, extent, output_queue, control, wavelet_index_offset, advance_switch, simd_mode, control_transform",
+        DsdKind::Mem1d => {
+            "base_address, extent, stride, offset, tensor_access, wavelet_index_offset"
+        }
+        DsdKind::Mem4d => {
+            "base_address, extent, stride, offset, tensor_access, wavelet_index_offset"
+        }
+        DsdKind::FabIn => {
+            "fabric_color, extent, input_queue, control_transform, simd_mode, priority"
+        }
+        DsdKind::FabOut => {
+            "fabric_color, extent, output_queue, control, wavelet_index_offset, advance_switch, simd_mode, control_transform"
+        }
         DsdKind::Fifo => "",
     };
     format!("its properties are: {p}")
@@ -923,7 +1357,12 @@ impl Sema {
         use csl_arch::isa::{BinOp, CmpOp, NumTy};
         let cspan = self.span(env, args[0]);
         let Value::Func(fd) = self.eval_comptime(env, args[0])? else {
-            return Err(self.err(codes::BUILTIN_ARGS, "the first argument of @map must be a function", cspan, "not a function"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "the first argument of @map must be a function",
+                cspan,
+                "not a function",
+            ));
         };
         if env.comptime {
             return Err(self.not_comptime(span));
@@ -935,7 +1374,14 @@ impl Sema {
         let (inputs, output) = if has_out {
             match rest.split_last() {
                 Some((o, i)) => (i, Some(*o)),
-                None => return Err(self.err(codes::BUILTIN_ARGS, "@map needs an output for a function that returns a value", span, "no output")),
+                None => {
+                    return Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        "@map needs an output for a function that returns a value",
+                        span,
+                        "no output",
+                    ));
+                }
             }
         } else {
             (rest, None)
@@ -943,7 +1389,11 @@ impl Sema {
         if inputs.len() != ptys.len() {
             return Err(self.err(
                 codes::BUILTIN_ARGS,
-                format!("the callback takes {} parameters, but @map passes {} inputs", ptys.len(), inputs.len()),
+                format!(
+                    "the callback takes {} parameters, but @map passes {} inputs",
+                    ptys.len(),
+                    inputs.len()
+                ),
                 span,
                 "inputs and parameters differ",
             ));
@@ -970,7 +1420,12 @@ impl Sema {
                     ins.push(In::Dsd(addr, esize));
                 }
                 t if t.is_dsd() => {
-                    return Err(self.err(codes::UNSUPPORTED, "@map over fabric, FIFO or mem4d DSDs is not supported yet", aspan, "use a mem1d_dsd"));
+                    return Err(self.err(
+                        codes::UNSUPPORTED,
+                        "@map over fabric, FIFO or mem4d DSDs is not supported yet",
+                        aspan,
+                        "use a mem1d_dsd",
+                    ));
                 }
                 _ => {
                     let v = self.coerce(env, v, pty, aspan)?;
@@ -991,13 +1446,25 @@ impl Sema {
                         }
                         Some(addr)
                     }
-                    _ => return Err(self.err(codes::UNSUPPORTED, "the output of @map must be a mem1d_dsd", ospan, "not supported yet")),
+                    _ => {
+                        return Err(self.err(
+                            codes::UNSUPPORTED,
+                            "the output of @map must be a mem1d_dsd",
+                            ospan,
+                            "not supported yet",
+                        ));
+                    }
                 }
             }
             None => None,
         };
         let Some(len) = len else {
-            return Err(self.err(codes::BUILTIN_ARGS, "@map needs at least one DSD operand", span, "no DSD"));
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@map needs at least one DSD operand",
+                span,
+                "no DSD",
+            ));
         };
         // Cursor and step (stride * element size, in bytes) of every DSD operand.
         let mut cursors = Vec::new();
@@ -1016,8 +1483,18 @@ impl Sema {
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(header);
         let c = self.fb(env).reg();
-        self.fb(env).emit(Inst::Cmp { op: CmpOp::Lt, ty: NumTy::U16, dst: c, a: k, b: len });
-        self.fb(env).terminate(Term::Branch { cond: c, then: body, otherwise: exit });
+        self.fb(env).emit(Inst::Cmp {
+            op: CmpOp::Lt,
+            ty: NumTy::U16,
+            dst: c,
+            a: k,
+            b: len,
+        });
+        self.fb(env).terminate(Term::Branch {
+            cond: c,
+            then: body,
+            otherwise: exit,
+        });
         self.fb(env).switch_to(body);
         let mut call_args = Vec::new();
         let mut ci = 0;
@@ -1027,23 +1504,53 @@ impl Sema {
                 In::Dsd(..) => {
                     let (ptr, _) = cursors[ci];
                     ci += 1;
-                    let w = self.types.num_ty(pty).map_or(csl_arch::isa::Width::W32, |n| n.width());
+                    let w = self
+                        .types
+                        .num_ty(pty)
+                        .map_or(csl_arch::isa::Width::W32, |n| n.width());
                     let dst = self.fb(env).reg();
                     self.fb(env).emit(Inst::Load { w, dst, addr: ptr });
                     call_args.push(dst);
                 }
             }
         }
-        let result = if has_out { Some(self.fb(env).reg()) } else { None };
-        self.fb(env).emit(Inst::Call { func, args: call_args, dst: result });
+        let result = if has_out {
+            Some(self.fb(env).reg())
+        } else {
+            None
+        };
+        self.fb(env).emit(Inst::Call {
+            func,
+            args: call_args,
+            dst: result,
+        });
         if let (Some((ptr, _)), Some(r)) = (out_cursor, result) {
-            let w = self.types.num_ty(ret).map_or(csl_arch::isa::Width::W32, |n| n.width());
-            self.fb(env).emit(Inst::Store { w, addr: ptr, src: r });
+            let w = self
+                .types
+                .num_ty(ret)
+                .map_or(csl_arch::isa::Width::W32, |n| n.width());
+            self.fb(env).emit(Inst::Store {
+                w,
+                addr: ptr,
+                src: r,
+            });
         }
         for (ptr, step) in cursors.iter().chain(out_cursor.iter()) {
-            self.fb(env).emit(Inst::Bin { op: BinOp::Add, ty: NumTy::U16, dst: *ptr, a: *ptr, b: *step });
+            self.fb(env).emit(Inst::Bin {
+                op: BinOp::Add,
+                ty: NumTy::U16,
+                dst: *ptr,
+                a: *ptr,
+                b: *step,
+            });
         }
-        self.fb(env).emit(Inst::Bin { op: BinOp::Add, ty: NumTy::U16, dst: k, a: k, b: one });
+        self.fb(env).emit(Inst::Bin {
+            op: BinOp::Add,
+            ty: NumTy::U16,
+            dst: k,
+            a: k,
+            b: one,
+        });
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(exit);
         Ok(Val::Ct(Value::Void))
@@ -1051,9 +1558,19 @@ impl Sema {
 
     fn load_desc_field(&mut self, env: &mut Env, desc: VReg, off: u32) -> VReg {
         let o = self.imm(env, off);
-        let a = self.emit_bin(env, csl_arch::isa::BinOp::Add, csl_arch::isa::NumTy::U16, desc, o);
+        let a = self.emit_bin(
+            env,
+            csl_arch::isa::BinOp::Add,
+            csl_arch::isa::NumTy::U16,
+            desc,
+            o,
+        );
         let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::Load { w: csl_arch::isa::Width::W16, dst, addr: a });
+        self.fb(env).emit(Inst::Load {
+            w: csl_arch::isa::Width::W16,
+            dst,
+            addr: a,
+        });
         dst
     }
 
@@ -1061,10 +1578,19 @@ impl Sema {
     fn dsd_cursor(&mut self, env: &mut Env, desc: VReg, esize: u32) -> (VReg, VReg) {
         let base = self.load_desc_field(env, desc, field::BASE);
         let ptr = self.fb(env).reg();
-        self.fb(env).emit(Inst::Mov { dst: ptr, src: base });
+        self.fb(env).emit(Inst::Mov {
+            dst: ptr,
+            src: base,
+        });
         let stride = self.load_desc_field(env, desc, field::STRIDE);
         let e = self.imm(env, esize);
-        let step = self.emit_bin(env, csl_arch::isa::BinOp::Mul, csl_arch::isa::NumTy::U16, stride, e);
+        let step = self.emit_bin(
+            env,
+            csl_arch::isa::BinOp::Mul,
+            csl_arch::isa::NumTy::U16,
+            stride,
+            e,
+        );
         (ptr, step)
     }
 }

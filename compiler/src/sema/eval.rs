@@ -18,6 +18,9 @@ use csl_arch::isa::{BinOp, CmpOp, NumTy, UnOp, Width};
 use std::collections::HashSet;
 use std::rc::Rc;
 
+/// The most elements an array type may have (far more than fits in a PE).
+pub const MAX_ARRAY_ELEMS: u64 = 1 << 20;
+
 /// A local binding.
 #[derive(Clone, Debug)]
 pub enum Local {
@@ -345,6 +348,7 @@ impl Sema {
             ExprKind::Comptime(inner) => Ok(Val::Ct(self.eval_comptime(env, *inner)?)),
             ExprKind::ArrayType { dims, elem } => {
                 let mut ds = Vec::new();
+                let mut count: u64 = 1;
                 for d in dims {
                     let v = self.eval_int(env, *d)?;
                     if v < 0 {
@@ -354,6 +358,14 @@ impl Sema {
                             "array extent is negative",
                             s,
                             format!("this is {v}"),
+                        ));
+                    }
+                    count = count.saturating_mul(u64::try_from(v).unwrap_or(u64::MAX));
+                    if count > MAX_ARRAY_ELEMS {
+                        let s = self.span(env, e);
+                        return Err(self.report(
+                            Diagnostic::error(codes::OUT_OF_RANGE, "this array type is too large", s, "too many elements")
+                                .with_note(format!("an array may have at most {MAX_ARRAY_ELEMS} elements; a PE has only {} bytes of memory", csl_arch::fabric::PE_MEMORY_BYTES)),
                         ));
                     }
                     ds.push(v as u64);

@@ -9,7 +9,9 @@ use crate::diag::codes;
 use crate::source::Span;
 use crate::syntax::ast::ExprId;
 use csl_arch::fabric::Direction;
-use csl_arch::image::{ColorConfig, FilterConfig, FilterKind, PopMode, QueueBinding, SwitchConfig, SwitchPos};
+use csl_arch::image::{
+    ColorConfig, FilterConfig, FilterKind, PopMode, QueueBinding, SwitchConfig, SwitchPos,
+};
 
 impl Sema {
     /// `@initialize_queue(q, .{ .color = c [, .priority = ...] })`.
@@ -17,7 +19,12 @@ impl Sema {
         let q = self.eval_comptime(env, args[0])?;
         let qspan = self.span(env, args[0]);
         let Value::Queue(input, id) = q else {
-            return Err(self.err(codes::TYPE_MISMATCH, "@initialize_queue needs a queue", qspan, "expected `@get_input_queue(n)` or `@get_output_queue(n)`"));
+            return Err(self.err(
+                codes::TYPE_MISMATCH,
+                "@initialize_queue needs a queue",
+                qspan,
+                "expected `@get_input_queue(n)` or `@get_output_queue(n)`",
+            ));
         };
         let color = match args.get(1) {
             Some(c) => {
@@ -26,7 +33,12 @@ impl Sema {
                     Some(Value::Color(c)) => Some(c),
                     Some(_) => {
                         let s = self.span(env, *c);
-                        return Err(self.err(codes::TYPE_MISMATCH, "`.color` must be a color", s, "here"));
+                        return Err(self.err(
+                            codes::TYPE_MISMATCH,
+                            "`.color` must be a color",
+                            s,
+                            "here",
+                        ));
                     }
                     None => None,
                 }
@@ -35,14 +47,28 @@ impl Sema {
         };
         let Some(color) = color else {
             if self.opts.arch == csl_arch::Arch::Wse3 {
-                return Err(self.err(codes::BUILTIN_ARGS, "on wse3, @initialize_queue needs `.{ .color = c }`", span, "no color given"));
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "on wse3, @initialize_queue needs `.{ .color = c }`",
+                    span,
+                    "no color given",
+                ));
             }
             return Ok(Val::Ct(Value::Void));
         };
         if let Some(p) = self.prog.as_mut() {
-            let list = if input { &mut p.input_queues } else { &mut p.output_queues };
+            let list = if input {
+                &mut p.input_queues
+            } else {
+                &mut p.output_queues
+            };
             if list.iter().any(|b| b.queue == id) {
-                return Err(self.err(codes::TASK_ID_TWICE, format!("queue {id} is initialised twice"), span, "again here"));
+                return Err(self.err(
+                    codes::TASK_ID_TWICE,
+                    format!("queue {id} is initialised twice"),
+                    span,
+                    "again here",
+                ));
             }
             list.push(QueueBinding { queue: id, color });
         }
@@ -50,7 +76,12 @@ impl Sema {
     }
 
     /// `@set_local_color_config(color, cfg)`: applies to every PE running this code.
-    pub fn b_set_local_color_config(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+    pub fn b_set_local_color_config(
+        &mut self,
+        env: &mut Env,
+        args: &[ExprId],
+        span: Span,
+    ) -> R<Val> {
         let c = match self.eval_comptime(env, args[0])? {
             Value::Color(c) => c,
             _ => {
@@ -63,7 +94,12 @@ impl Sema {
         let config = self.color_config(0, 0, c, &cfg, cspan)?;
         if let Some(p) = self.prog.as_mut() {
             if p.local_routes.iter().any(|r| r.color == c) {
-                return Err(self.err(codes::LAYOUT_TILE, format!("color {c} is configured twice in this program"), span, "again here"));
+                return Err(self.err(
+                    codes::LAYOUT_TILE,
+                    format!("color {c} is configured twice in this program"),
+                    span,
+                    "again here",
+                ));
             }
             p.local_routes.push(config);
         }
@@ -72,7 +108,14 @@ impl Sema {
 
     /// Parses a colour configuration struct (`.routes`, `.switches`, `.filter`,
     /// `.teardown`; a bare `.{ .rx = ..., .tx = ... }` is accepted as the routes).
-    pub fn color_config(&mut self, x: u32, y: u32, color: u8, cfg: &Value, span: Span) -> R<ColorConfig> {
+    pub fn color_config(
+        &mut self,
+        x: u32,
+        y: u32,
+        color: u8,
+        cfg: &Value,
+        span: Span,
+    ) -> R<ColorConfig> {
         let routes = field(cfg, "routes").unwrap_or_else(|| cfg.clone());
         let rx = self.dirs(field(&routes, "rx"), span, "rx")?;
         let tx = self.dirs(field(&routes, "tx"), span, "tx")?;
@@ -101,7 +144,12 @@ impl Sema {
             }
             if let Some(Value::Int(n, _)) = field(&sw, "current_switch_pos") {
                 if !(0..=3).contains(&n) {
-                    return Err(self.err(codes::OUT_OF_RANGE, format!("switch position {n} does not exist"), span, "positions are 0 to 3"));
+                    return Err(self.err(
+                        codes::OUT_OF_RANGE,
+                        format!("switch position {n} does not exist"),
+                        span,
+                        "positions are 0 to 3",
+                    ));
                 }
                 sc.current = n as u8;
             }
@@ -122,16 +170,33 @@ impl Sema {
             None => None,
         };
         let teardown = matches!(field(cfg, "teardown"), Some(Value::Bool(true)));
-        Ok(ColorConfig { x, y, color, rx, tx, switches, filter, teardown, color_swap_x, color_swap_y })
+        Ok(ColorConfig {
+            x,
+            y,
+            color,
+            rx,
+            tx,
+            switches,
+            filter,
+            teardown,
+            color_swap_x,
+            color_swap_y,
+        })
     }
 
     fn filter_config(&mut self, f: &Value, span: Span) -> R<FilterConfig> {
-        let kind = match field(f, "kind").and_then(|k| true_field(&k)).as_deref() {
-            Some("range") => FilterKind::Range,
-            Some("counter") => FilterKind::Counter,
-            Some("sparse_counter") => FilterKind::SparseCounter,
-            _ => return Err(self.err(codes::BUILTIN_ARGS, "a filter needs `.kind = .{ .range = true }` (or .counter, .sparse_counter)", span, "here")),
-        };
+        let kind =
+            match field(f, "kind").and_then(|k| true_field(&k)).as_deref() {
+                Some("range") => FilterKind::Range,
+                Some("counter") => FilterKind::Counter,
+                Some("sparse_counter") => FilterKind::SparseCounter,
+                _ => return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "a filter needs `.kind = .{ .range = true }` (or .counter, .sparse_counter)",
+                    span,
+                    "here",
+                )),
+            };
         let num = |name: &str| match field(f, name) {
             Some(Value::Int(n, _)) => n.clamp(0, i128::from(u16::MAX)) as u16,
             _ => 0,
@@ -160,13 +225,27 @@ impl Sema {
             Value::Dir(d) => return Ok(vec![d]),
             Value::Struct(fs) => fs.iter().map(|(_, v)| v.clone()).collect(),
             Value::Array(_, e) => e.to_vec(),
-            _ => return Err(self.err(codes::TYPE_MISMATCH, format!("`.{what}` must list directions"), span, "expected e.g. `.{ WEST, RAMP }`")),
+            _ => {
+                return Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    format!("`.{what}` must list directions"),
+                    span,
+                    "expected e.g. `.{ WEST, RAMP }`",
+                ));
+            }
         };
         let mut out = Vec::new();
         for i in items {
             match i {
                 Value::Dir(d) => out.push(d),
-                _ => return Err(self.err(codes::TYPE_MISMATCH, format!("`.{what}` must list directions"), span, "expected NORTH, SOUTH, EAST, WEST or RAMP")),
+                _ => {
+                    return Err(self.err(
+                        codes::TYPE_MISMATCH,
+                        format!("`.{what}` must list directions"),
+                        span,
+                        "expected NORTH, SOUTH, EAST, WEST or RAMP",
+                    ));
+                }
             }
         }
         Ok(out)
@@ -183,7 +262,10 @@ fn field(v: &Value, name: &str) -> Option<Value> {
 /// The name of the field set to `true` in `.{ .name = true }`.
 fn true_field(v: &Value) -> Option<String> {
     match v {
-        Value::Struct(f) => f.iter().find(|(_, v)| matches!(v, Value::Bool(true))).map(|(n, _)| n.clone()),
+        Value::Struct(f) => f
+            .iter()
+            .find(|(_, v)| matches!(v, Value::Bool(true)))
+            .map(|(n, _)| n.clone()),
         _ => None,
     }
 }

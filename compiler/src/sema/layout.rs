@@ -41,7 +41,17 @@ impl Sema {
     /// Evaluates the layout block of the top-level module `top`.
     pub fn run_layout(&mut self, top: super::module::ModId) -> Option<LayoutPlan> {
         let ast = self.mods[top].ast.clone();
-        let layouts: Vec<_> = ast.decls.iter().filter_map(|d| if let DeclKind::Layout(b) = &d.kind { Some((b, d.span)) } else { None }).collect();
+        let layouts: Vec<_> = ast
+            .decls
+            .iter()
+            .filter_map(|d| {
+                if let DeclKind::Layout(b) = &d.kind {
+                    Some((b, d.span))
+                } else {
+                    None
+                }
+            })
+            .collect();
         let file = self.mods[top].file;
         match layouts.as_slice() {
             [] => {
@@ -61,7 +71,12 @@ impl Sema {
                     return None;
                 }
                 let Some((w, h, rspan)) = plan.rect else {
-                    self.report(Diagnostic::error(codes::LAYOUT_RECTANGLE, "the layout never calls @set_rectangle", block.span, "in this layout block"));
+                    self.report(Diagnostic::error(
+                        codes::LAYOUT_RECTANGLE,
+                        "the layout never calls @set_rectangle",
+                        block.span,
+                        "in this layout block",
+                    ));
                     return None;
                 };
                 let mut missing = Vec::new();
@@ -73,19 +88,41 @@ impl Sema {
                     }
                 }
                 if !missing.is_empty() {
-                    let list: Vec<String> = missing.iter().take(6).map(|(x, y)| format!("({x}, {y})")).collect();
-                    let more = if missing.len() > 6 { format!(" and {} more", missing.len() - 6) } else { String::new() };
+                    let list: Vec<String> = missing
+                        .iter()
+                        .take(6)
+                        .map(|(x, y)| format!("({x}, {y})"))
+                        .collect();
+                    let more = if missing.len() > 6 {
+                        format!(" and {} more", missing.len() - 6)
+                    } else {
+                        String::new()
+                    };
                     self.report(
-                        Diagnostic::error(codes::LAYOUT_NO_CODE, format!("{} PE{} of the rectangle have no code", missing.len(), if missing.len() == 1 { "" } else { "s" }), rspan, "rectangle set here")
-                            .with_note(format!("without code: {}{more}", list.join(", ")))
-                            .with_help("call @set_tile_code for every PE of the rectangle"),
+                        Diagnostic::error(
+                            codes::LAYOUT_NO_CODE,
+                            format!(
+                                "{} PE{} of the rectangle have no code",
+                                missing.len(),
+                                if missing.len() == 1 { "" } else { "s" }
+                            ),
+                            rspan,
+                            "rectangle set here",
+                        )
+                        .with_note(format!("without code: {}{more}", list.join(", ")))
+                        .with_help("call @set_tile_code for every PE of the rectangle"),
                     );
                     return None;
                 }
                 Some(plan)
             }
             [_, (second, _), ..] => {
-                self.report(Diagnostic::error(codes::LAYOUT_MISSING, "a program has exactly one layout block", second.span, "second layout block"));
+                self.report(Diagnostic::error(
+                    codes::LAYOUT_MISSING,
+                    "a program has exactly one layout block",
+                    second.span,
+                    "second layout block",
+                ));
                 None
             }
         }
@@ -105,7 +142,12 @@ impl Sema {
         // instantiating `const m = @import_module(...)` declarations), to a fixpoint.
         let mut done = std::collections::HashSet::new();
         loop {
-            let pending: Vec<_> = self.mods.keys().skip(first).filter(|m| !done.contains(m)).collect();
+            let pending: Vec<_> = self
+                .mods
+                .keys()
+                .skip(first)
+                .filter(|m| !done.contains(m))
+                .collect();
             if pending.is_empty() {
                 break;
             }
@@ -126,18 +168,35 @@ impl Sema {
                 && let Some(init) = v.init
                 && matches!(&ast.exprs[init].kind, ExprKind::Builtin { name, .. } if name.name == "import_module")
             {
-                let _ = self.const_value(super::module::DeclRef { module: m, index: i as u32 }, v.name.span);
+                let _ = self.const_value(
+                    super::module::DeclRef {
+                        module: m,
+                        index: i as u32,
+                    },
+                    v.name.span,
+                );
             }
         }
     }
 
     /// Layout-only builtins.
-    pub fn layout_builtin(&mut self, env: &mut Env, n: &str, args: &[ExprId], span: Span) -> R<Val> {
+    pub fn layout_builtin(
+        &mut self,
+        env: &mut Env,
+        n: &str,
+        args: &[ExprId],
+        span: Span,
+    ) -> R<Val> {
         if n == "get_rectangle" {
             return self.b_get_rectangle(span);
         }
         let Some(mut plan) = self.layout.take() else {
-            return Err(self.err(codes::BUILTIN_CONTEXT, format!("`@{n}` can only be used in the layout block"), span, "not allowed here"));
+            return Err(self.err(
+                codes::BUILTIN_CONTEXT,
+                format!("`@{n}` can only be used in the layout block"),
+                span,
+                "not allowed here",
+            ));
         };
         let r = self.layout_builtin_in(env, &mut plan, n, args, span);
         self.layout = Some(plan);
@@ -148,22 +207,45 @@ impl Sema {
         let v = self.eval_int(env, e)?;
         u32::try_from(v).map_err(|_| {
             let sp = self.span(env, e);
-            self.err(codes::OUT_OF_RANGE, format!("{v} is not a valid coordinate or size"), sp, "must be a non-negative integer")
+            self.err(
+                codes::OUT_OF_RANGE,
+                format!("{v} is not a valid coordinate or size"),
+                sp,
+                "must be a non-negative integer",
+            )
         })
     }
 
-    fn layout_builtin_in(&mut self, env: &mut Env, plan: &mut LayoutPlan, n: &str, args: &[ExprId], span: Span) -> R<()> {
+    fn layout_builtin_in(
+        &mut self,
+        env: &mut Env,
+        plan: &mut LayoutPlan,
+        n: &str,
+        args: &[ExprId],
+        span: Span,
+    ) -> R<()> {
         match n {
             "set_rectangle" => {
                 let w = self.u32_arg(env, args[0])?;
                 let h = self.u32_arg(env, args[1])?;
                 if let Some((_, _, prev)) = plan.rect {
                     return Err(self.report(
-                        Diagnostic::error(codes::LAYOUT_RECTANGLE, "@set_rectangle is called twice", span, "called again here").with_label(prev, "first called here"),
+                        Diagnostic::error(
+                            codes::LAYOUT_RECTANGLE,
+                            "@set_rectangle is called twice",
+                            span,
+                            "called again here",
+                        )
+                        .with_label(prev, "first called here"),
                     ));
                 }
                 if w == 0 || h == 0 {
-                    return Err(self.err(codes::LAYOUT_RECTANGLE, "the rectangle is empty", span, format!("{w} x {h}")));
+                    return Err(self.err(
+                        codes::LAYOUT_RECTANGLE,
+                        "the rectangle is empty",
+                        span,
+                        format!("{w} x {h}"),
+                    ));
                 }
                 let (fw, fh) = self.opts.fabric;
                 let (ox, oy) = self.opts.offsets;
@@ -179,19 +261,35 @@ impl Sema {
             "set_tile_code" => {
                 let Some((w, h, _)) = plan.rect else {
                     return Err(self.report(
-                        Diagnostic::error(codes::LAYOUT_RECTANGLE, "@set_tile_code before @set_rectangle", span, "no rectangle yet")
-                            .with_help("call @set_rectangle(width, height) first"),
+                        Diagnostic::error(
+                            codes::LAYOUT_RECTANGLE,
+                            "@set_tile_code before @set_rectangle",
+                            span,
+                            "no rectangle yet",
+                        )
+                        .with_help("call @set_rectangle(width, height) first"),
                     ));
                 };
                 let x = self.u32_arg(env, args[0])?;
                 let y = self.u32_arg(env, args[1])?;
                 if x >= w || y >= h {
-                    return Err(self.err(codes::LAYOUT_TILE, format!("PE ({x}, {y}) is outside the {w} x {h} rectangle"), span, "outside the rectangle"));
+                    return Err(self.err(
+                        codes::LAYOUT_TILE,
+                        format!("PE ({x}, {y}) is outside the {w} x {h} rectangle"),
+                        span,
+                        "outside the rectangle",
+                    ));
                 }
                 if let Some(prev) = plan.tiles.get(&(x, y)) {
                     let p = prev.span;
                     return Err(self.report(
-                        Diagnostic::error(codes::LAYOUT_TILE, format!("PE ({x}, {y}) is given code twice"), span, "again here").with_label(p, "first here"),
+                        Diagnostic::error(
+                            codes::LAYOUT_TILE,
+                            format!("PE ({x}, {y}) is given code twice"),
+                            span,
+                            "again here",
+                        )
+                        .with_label(p, "first here"),
                     ));
                 }
                 let from = self.mods[env.module].file;
@@ -211,7 +309,12 @@ impl Sema {
                             let sp = self.span(env, *p);
                             let t = other.ty(&mut self.types);
                             let d = self.types.display(t);
-                            return Err(self.err(codes::TYPE_MISMATCH, "tile params must be a struct", sp, format!("this has type {d}")));
+                            return Err(self.err(
+                                codes::TYPE_MISMATCH,
+                                "tile params must be a struct",
+                                sp,
+                                format!("this has type {d}"),
+                            ));
                         }
                     },
                     None => Rc::new(Vec::new()),
@@ -226,7 +329,12 @@ impl Sema {
                     Value::Color(c) => c,
                     _ => {
                         let sp = self.span(env, args[2]);
-                        return Err(self.err(codes::TYPE_MISMATCH, "expected a color", sp, "not a color"));
+                        return Err(self.err(
+                            codes::TYPE_MISMATCH,
+                            "expected a color",
+                            sp,
+                            "not a color",
+                        ));
                     }
                 };
                 if self.opts.memcpy && csl_arch::fabric::MEMCPY_RESERVED_COLORS.contains(&c) {
@@ -239,11 +347,20 @@ impl Sema {
                 let cfg = self.eval_comptime(env, args[3])?;
                 let cspan = self.span(env, args[3]);
                 let config = self.color_config(x, y, c, &cfg, cspan)?;
-                if let Some((_, prev)) = plan.routes.iter().find(|(r, _)| r.x == x && r.y == y && r.color == c) {
+                if let Some((_, prev)) = plan
+                    .routes
+                    .iter()
+                    .find(|(r, _)| r.x == x && r.y == y && r.color == c)
+                {
                     let p = *prev;
                     return Err(self.report(
-                        Diagnostic::error(codes::LAYOUT_TILE, format!("color {c} of PE ({x}, {y}) is configured twice"), span, "configured again here")
-                            .with_label(p, "first configured here"),
+                        Diagnostic::error(
+                            codes::LAYOUT_TILE,
+                            format!("color {c} of PE ({x}, {y}) is configured twice"),
+                            span,
+                            "configured again here",
+                        )
+                        .with_label(p, "first configured here"),
                     ));
                 }
                 plan.routes.push((config, span));
@@ -256,7 +373,12 @@ impl Sema {
                 let kind = match self.types.get(t).clone() {
                     super::types::Type::Fn { params, ret } => {
                         if ret != self.types.common.void {
-                            return Err(self.err(codes::BAD_EXPORT, "exported functions must return void", tspan, "returns a value"));
+                            return Err(self.err(
+                                codes::BAD_EXPORT,
+                                "exported functions must return void",
+                                tspan,
+                                "returns a value",
+                            ));
                         }
                         let mut ps = Vec::new();
                         for p in params {
@@ -264,37 +386,73 @@ impl Sema {
                                 Some(n) => ps.push(n),
                                 None => {
                                     let d = self.types.display(p);
-                                    return Err(self.err(codes::BAD_EXPORT, format!("parameter type {d} cannot be passed from the host"), tspan, "not a scalar"));
+                                    return Err(self.err(
+                                        codes::BAD_EXPORT,
+                                        format!(
+                                            "parameter type {d} cannot be passed from the host"
+                                        ),
+                                        tspan,
+                                        "not a scalar",
+                                    ));
                                 }
                             }
                         }
                         ExportKind::Func { params: ps }
                     }
-                    super::types::Type::ManyPtr { elem, .. } | super::types::Type::Ptr { elem, .. } => {
+                    super::types::Type::ManyPtr { elem, .. }
+                    | super::types::Type::Ptr { elem, .. } => {
                         let Some(e) = self.types.num_ty(elem) else {
                             let d = self.types.display(elem);
-                            return Err(self.err(codes::BAD_EXPORT, format!("tensors of {d} cannot be exported"), tspan, "not a scalar element type"));
+                            return Err(self.err(
+                                codes::BAD_EXPORT,
+                                format!("tensors of {d} cannot be exported"),
+                                tspan,
+                                "not a scalar element type",
+                            ));
                         };
                         let Some(m) = args.get(2) else {
-                            return Err(self.err(codes::BUILTIN_ARGS, "@export_name of a tensor needs the mutability flag", span, "add `true` or `false` as the third argument"));
+                            return Err(self.err(
+                                codes::BUILTIN_ARGS,
+                                "@export_name of a tensor needs the mutability flag",
+                                span,
+                                "add `true` or `false` as the third argument",
+                            ));
                         };
                         let mutable = match self.eval_comptime(env, *m)? {
                             Value::Bool(b) => b,
                             _ => {
                                 let sp = self.span(env, *m);
-                                return Err(self.err(codes::TYPE_MISMATCH, "expected a bool", sp, "mutability flag"));
+                                return Err(self.err(
+                                    codes::TYPE_MISMATCH,
+                                    "expected a bool",
+                                    sp,
+                                    "mutability flag",
+                                ));
                             }
                         };
                         ExportKind::Tensor { elem: e, mutable }
                     }
                     _ => {
                         let d = self.types.display(t);
-                        return Err(self.err(codes::BAD_EXPORT, format!("{d} cannot be exported to the host"), tspan, "expected `[*]T` or `fn(...) void`"));
+                        return Err(self.err(
+                            codes::BAD_EXPORT,
+                            format!("{d} cannot be exported to the host"),
+                            tspan,
+                            "expected `[*]T` or `fn(...) void`",
+                        ));
                     }
                 };
                 if let Some((_, prev)) = plan.exports.iter().find(|(e, _)| e.name == name) {
                     let p = *prev;
-                    return Err(self.report(Diagnostic::error(codes::BAD_EXPORT, format!("`{name}` is exported twice"), span, "again here").with_label(p, "first here")));
+                    return Err(self.report(
+                        Diagnostic::error(
+                            codes::BAD_EXPORT,
+                            format!("`{name}` is exported twice"),
+                            span,
+                            "again here",
+                        )
+                        .with_label(p, "first here"),
+                    ));
                 }
                 plan.exports.push((ExportName { name, kind }, span));
                 Ok(())
@@ -311,7 +469,12 @@ impl Sema {
                 let sp = self.span(env, e);
                 let t = other.ty(&mut self.types);
                 let d = self.types.display(t);
-                Err(self.err(codes::TYPE_MISMATCH, "expected a comptime_string", sp, format!("this has type {d}")))
+                Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    "expected a comptime_string",
+                    sp,
+                    format!("this has type {d}"),
+                ))
             }
         }
     }
@@ -322,11 +485,21 @@ impl Sema {
             None => self.rect,
         };
         let Some((w, h)) = rect else {
-            return Err(self.err(codes::LAYOUT_RECTANGLE, "@get_rectangle before @set_rectangle", span, "no rectangle yet"));
+            return Err(self.err(
+                codes::LAYOUT_RECTANGLE,
+                "@get_rectangle before @set_rectangle",
+                span,
+                "no rectangle yet",
+            ));
         };
         let ci = self.types.common.comptime_int;
         let int = |v: u32| Value::Int(i128::from(v), ci);
-        let pair = |a: u32, b: u32| Value::Struct(Rc::new(vec![("width".into(), int(a)), ("height".into(), int(b))]));
+        let pair = |a: u32, b: u32| {
+            Value::Struct(Rc::new(vec![
+                ("width".into(), int(a)),
+                ("height".into(), int(b)),
+            ]))
+        };
         let (fw, fh) = self.opts.fabric;
         let (ox, oy) = self.opts.offsets;
         Ok(Val::Ct(Value::Struct(Rc::new(vec![

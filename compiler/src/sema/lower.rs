@@ -20,9 +20,19 @@ impl FnBuilder {
     /// A builder with an empty entry block and `nparams` parameter registers.
     pub fn new(name: String, nparams: u32, span: Span) -> FnBuilder {
         let mut blocks = PrimaryMap::new();
-        let entry = blocks.push(Block { insts: Vec::new(), term: Term::Open });
+        let entry = blocks.push(Block {
+            insts: Vec::new(),
+            term: Term::Open,
+        });
         FnBuilder {
-            func: Function { name, nparams, nregs: nparams, frame_bytes: 0, blocks, span },
+            func: Function {
+                name,
+                nparams,
+                nregs: nparams,
+                frame_bytes: 0,
+                blocks,
+                span,
+            },
             cur: entry,
             targeted: vec![1],
             async_uts: Vec::new(),
@@ -59,7 +69,10 @@ impl FnBuilder {
     /// A new empty block.
     pub fn block(&mut self) -> BlockId {
         self.targeted.push(0);
-        self.func.blocks.push(Block { insts: Vec::new(), term: Term::Open })
+        self.func.blocks.push(Block {
+            insts: Vec::new(),
+            term: Term::Open,
+        })
     }
 
     /// Ends the current block (if still open).
@@ -70,7 +83,9 @@ impl FnBuilder {
         }
         match &term {
             Term::Jump(t) => self.targeted[t.index()] += 1,
-            Term::Branch { then, otherwise, .. } => {
+            Term::Branch {
+                then, otherwise, ..
+            } => {
                 self.targeted[then.index()] += 1;
                 self.targeted[otherwise.index()] += 1;
             }

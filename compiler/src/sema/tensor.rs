@@ -172,7 +172,7 @@ impl Sema {
             probes.push(ext.iter().map(|e| e - 1).collect());
             let is = self.span(env, ix);
             for p in probes {
-                let want = c + p.iter().zip(&a).map(|(x, y)| x * y).sum::<i128>();
+                let want = p.iter().zip(&a).fold(c, |acc, (x, y)| acc.saturating_add(x.saturating_mul(*y)));
                 if self.eval_at(env, vars, ix, &p)? != want {
                     let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
                     return Err(self.report(

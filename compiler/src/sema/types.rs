@@ -347,7 +347,7 @@ impl TypeStore {
             let a = self.align_of(t)?;
             size = size.div_ceil(a) * a;
             offsets.push(size);
-            size += self.size_of(t)?;
+            size = size.checked_add(self.size_of(t)?)?;
             align = align.max(a);
         }
         Some(StructLayout {
@@ -509,8 +509,8 @@ impl TypeStore {
     pub fn size_of(&self, id: TypeId) -> Option<u64> {
         match self.get(id) {
             Type::Array { elem, dims } => {
-                let n: u64 = dims.iter().product();
-                Some(n * self.size_of(*elem)?)
+                let n = dims.iter().try_fold(1u64, |a, d| a.checked_mul(*d))?;
+                n.checked_mul(self.size_of(*elem)?)
             }
             Type::AnonStruct(_) | Type::Struct(_) => self.struct_layout(id).map(|l| l.size),
             t if t.is_dsd() => Some(u64::from(csl_arch::dsd::DESC_BYTES)),

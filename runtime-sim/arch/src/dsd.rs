@@ -121,7 +121,9 @@ pub enum OperandKind {
 impl OperandKind {
     /// Packs four operand kinds (dst, src0, src1, src2) into one byte.
     pub fn pack(k: [OperandKind; 4]) -> u8 {
-        k.iter().enumerate().fold(0, |acc, (i, k)| acc | ((*k as u8) << (2 * i)))
+        k.iter()
+            .enumerate()
+            .fold(0, |acc, (i, k)| acc | ((*k as u8) << (2 * i)))
     }
 
     /// Unpacks four operand kinds.
@@ -331,8 +333,14 @@ pub enum DsdField {
 
 impl DsdField {
     /// Every field, in encoding order.
-    pub const ALL: [DsdField; 6] =
-        [DsdField::Base, DsdField::AddBase, DsdField::Length, DsdField::Stride, DsdField::FifoRead, DsdField::FifoWrite];
+    pub const ALL: [DsdField; 6] = [
+        DsdField::Base,
+        DsdField::AddBase,
+        DsdField::Length,
+        DsdField::Stride,
+        DsdField::FifoRead,
+        DsdField::FifoWrite,
+    ];
 }
 
 #[cfg(test)]
@@ -341,14 +349,22 @@ mod tests {
 
     #[test]
     fn operand_kinds_round_trip() {
-        let k = [OperandKind::Desc, OperandKind::Scalar, OperandKind::Ptr, OperandKind::None];
+        let k = [
+            OperandKind::Desc,
+            OperandKind::Scalar,
+            OperandKind::Ptr,
+            OperandKind::None,
+        ];
         assert_eq!(OperandKind::unpack(OperandKind::pack(k)), k);
     }
 
     #[test]
     fn op_table_lookup() {
         assert_eq!(DsdOpcode::from_name("fmacs"), Some(DsdOpcode::Fmacs));
-        assert_eq!(DsdOpcode::Fmacs.src_elems(), &[Elem::F32, Elem::F32, Elem::F32]);
+        assert_eq!(
+            DsdOpcode::Fmacs.src_elems(),
+            &[Elem::F32, Elem::F32, Elem::F32]
+        );
         for (i, op) in DsdOpcode::all().iter().enumerate() {
             assert_eq!(DsdOpcode::from_u8(i as u8), Some(*op));
         }

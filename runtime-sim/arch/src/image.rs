@@ -445,19 +445,60 @@ impl Image {
             obj.append_section_data(id, &data, 4);
             id
         };
-        add(&mut obj, SECTION_META, SectionKind::Metadata, json(&self.meta)?);
-        add(&mut obj, SECTION_PLACEMENT, SectionKind::Metadata, json(&self.placement)?);
-        add(&mut obj, SECTION_ROUTES, SectionKind::Metadata, json(&self.routes)?);
-        add(&mut obj, SECTION_EXPORTS, SectionKind::Metadata, json(&self.exports)?);
+        add(
+            &mut obj,
+            SECTION_META,
+            SectionKind::Metadata,
+            json(&self.meta)?,
+        );
+        add(
+            &mut obj,
+            SECTION_PLACEMENT,
+            SectionKind::Metadata,
+            json(&self.placement)?,
+        );
+        add(
+            &mut obj,
+            SECTION_ROUTES,
+            SectionKind::Metadata,
+            json(&self.routes)?,
+        );
+        add(
+            &mut obj,
+            SECTION_EXPORTS,
+            SectionKind::Metadata,
+            json(&self.exports)?,
+        );
         for (n, class) in self.classes.iter().enumerate() {
-            let text = add(&mut obj, &section_text(n), SectionKind::Text, isa::encode_all(&class.code));
-            let data = add(&mut obj, &section_data(n), SectionKind::Data, class.data.clone());
-            add(&mut obj, &section_class(n), SectionKind::Metadata, json(&class.info)?);
+            let text = add(
+                &mut obj,
+                &section_text(n),
+                SectionKind::Text,
+                isa::encode_all(&class.code),
+            );
+            let data = add(
+                &mut obj,
+                &section_data(n),
+                SectionKind::Data,
+                class.data.clone(),
+            );
+            add(
+                &mut obj,
+                &section_class(n),
+                SectionKind::Metadata,
+                json(&class.info)?,
+            );
             for sym in &class.symbols() {
                 let (section, value, kind) = match sym.1 {
-                    SymbolTarget::Tensor { ptr_addr } => (data, u64::from(ptr_addr), SymbolKind::Data),
+                    SymbolTarget::Tensor { ptr_addr } => {
+                        (data, u64::from(ptr_addr), SymbolKind::Data)
+                    }
                     SymbolTarget::Func { func } => {
-                        let entry = class.info.functions.get(func as usize).map_or(0, |f| f.entry);
+                        let entry = class
+                            .info
+                            .functions
+                            .get(func as usize)
+                            .map_or(0, |f| f.entry);
                         (text, u64::from(entry), SymbolKind::Text)
                     }
                 };
@@ -480,11 +521,16 @@ impl Image {
     pub fn from_elf(bytes: &[u8]) -> Result<Image, ImageError> {
         let file = object::read::elf::ElfFile32::<object::Endianness>::parse(bytes)
             .map_err(|e| ImageError::NotAnImage(e.to_string()))?;
-        let object::FileFlags::Elf { os_abi, e_flags, .. } = file.flags() else {
+        let object::FileFlags::Elf {
+            os_abi, e_flags, ..
+        } = file.flags()
+        else {
             return Err(ImageError::NotAnImage("not an ELF file".into()));
         };
         if os_abi.0 != ELF_OSABI_CSL {
-            return Err(ImageError::NotAnImage("the ELF OS/ABI byte is not the CSL one".into()));
+            return Err(ImageError::NotAnImage(
+                "the ELF OS/ABI byte is not the CSL one".into(),
+            ));
         }
         if e_flags.0 != EF_CSL_IMAGE {
             return Err(ImageError::NotAnImage(format!(
@@ -493,12 +539,19 @@ impl Image {
             )));
         }
         let section = |name: &str| -> Result<&[u8], ImageError> {
-            let s = file.section_by_name(name).ok_or_else(|| ImageError::MissingSection(name.into()))?;
-            s.data().map_err(|e| ImageError::BadSection { section: name.into(), reason: e.to_string() })
+            let s = file
+                .section_by_name(name)
+                .ok_or_else(|| ImageError::MissingSection(name.into()))?;
+            s.data().map_err(|e| ImageError::BadSection {
+                section: name.into(),
+                reason: e.to_string(),
+            })
         };
         fn parse<'a, T: Deserialize<'a>>(name: &str, data: &'a [u8]) -> Result<T, ImageError> {
-            serde_json::from_slice(data)
-                .map_err(|e| ImageError::BadSection { section: name.into(), reason: e.to_string() })
+            serde_json::from_slice(data).map_err(|e| ImageError::BadSection {
+                section: name.into(),
+                reason: e.to_string(),
+            })
         }
         let meta: Meta = parse(SECTION_META, section(SECTION_META)?)?;
         let placement: Vec<u32> = parse(SECTION_PLACEMENT, section(SECTION_PLACEMENT)?)?;
@@ -512,32 +565,57 @@ impl Image {
             }
             let info: ClassInfo = parse(&name, section(&name)?)?;
             let text_name = section_text(n);
-            let code = isa::decode_all(section(&text_name)?)
-                .map_err(|e| ImageError::BadSection { section: text_name, reason: e.to_string() })?;
+            let code =
+                isa::decode_all(section(&text_name)?).map_err(|e| ImageError::BadSection {
+                    section: text_name,
+                    reason: e.to_string(),
+                })?;
             let data = section(&section_data(n))?.to_vec();
             classes.push(ProgramClass { code, data, info });
         }
-        let image = Image { meta, placement, routes, exports, classes };
+        let image = Image {
+            meta,
+            placement,
+            routes,
+            exports,
+            classes,
+        };
         image.validate()?;
         Ok(image)
     }
 
     /// Checks the cross-references that later stages index without checking.
     pub fn validate(&self) -> Result<(), ImageError> {
-        let bad = |section: &str, reason: String| ImageError::BadSection { section: section.into(), reason };
+        let bad = |section: &str, reason: String| ImageError::BadSection {
+            section: section.into(),
+            reason,
+        };
         if self.meta.format_version != FORMAT_VERSION {
-            return Err(bad(SECTION_META, format!("format version {}", self.meta.format_version)));
+            return Err(bad(
+                SECTION_META,
+                format!("format version {}", self.meta.format_version),
+            ));
         }
         let n_pes = u64::from(self.meta.width) * u64::from(self.meta.height);
         if self.placement.len() as u64 != n_pes {
-            return Err(bad(SECTION_PLACEMENT, format!("{} entries for {n_pes} PEs", self.placement.len())));
+            return Err(bad(
+                SECTION_PLACEMENT,
+                format!("{} entries for {n_pes} PEs", self.placement.len()),
+            ));
         }
         if self.meta.offset_x.saturating_add(self.meta.width) > self.meta.fabric_width
             || self.meta.offset_y.saturating_add(self.meta.height) > self.meta.fabric_height
         {
-            return Err(bad(SECTION_META, "the program rectangle does not fit in the fabric".into()));
+            return Err(bad(
+                SECTION_META,
+                "the program rectangle does not fit in the fabric".into(),
+            ));
         }
-        if let Some(c) = self.placement.iter().find(|&&c| c as usize >= self.classes.len()) {
+        if let Some(c) = self
+            .placement
+            .iter()
+            .find(|&&c| c as usize >= self.classes.len())
+        {
             return Err(bad(SECTION_PLACEMENT, format!("class {c} does not exist")));
         }
         for (n, class) in self.classes.iter().enumerate() {
@@ -548,12 +626,18 @@ impl Image {
             let nfuncs = class.info.functions.len() as u32;
             for f in &class.info.functions {
                 if f.entry as usize >= class.code.len() {
-                    return Err(bad(&sec, format!("function `{}` starts past the code", f.name)));
+                    return Err(bad(
+                        &sec,
+                        format!("function `{}` starts past the code", f.name),
+                    ));
                 }
             }
             for t in &class.info.tasks {
                 if t.func >= nfuncs || t.id >= crate::fabric::NUM_TASK_IDS {
-                    return Err(bad(&sec, format!("task binding for id {} is invalid", t.id)));
+                    return Err(bad(
+                        &sec,
+                        format!("task binding for id {} is invalid", t.id),
+                    ));
                 }
             }
             for s in &class.info.symbols {
@@ -566,13 +650,16 @@ impl Image {
             for op in &class.code {
                 let ok = match *op {
                     Op::Call { func, .. } => func < nfuncs,
-                    Op::Jump { target } | Op::BrTrue { target, .. } | Op::BrFalse { target, .. } => {
-                        (target as usize) < class.code.len()
-                    }
+                    Op::Jump { target }
+                    | Op::BrTrue { target, .. }
+                    | Op::BrFalse { target, .. } => (target as usize) < class.code.len(),
                     _ => true,
                 };
                 if !ok {
-                    return Err(bad(&section_text(n), format!("`{op}` points outside the class")));
+                    return Err(bad(
+                        &section_text(n),
+                        format!("`{op}` points outside the class"),
+                    ));
                 }
             }
         }
@@ -582,7 +669,11 @@ impl Image {
 
 impl ProgramClass {
     fn symbols(&self) -> Vec<(String, SymbolTarget)> {
-        self.info.symbols.iter().map(|s| (s.name.clone(), s.target.clone())).collect()
+        self.info
+            .symbols
+            .iter()
+            .map(|s| (s.name.clone(), s.target.clone()))
+            .collect()
     }
 }
 
@@ -608,14 +699,32 @@ mod tests {
             },
             placement: vec![0],
             routes: vec![],
-            exports: vec![ExportName { name: "f".into(), kind: ExportKind::Func { params: vec![] } }],
+            exports: vec![ExportName {
+                name: "f".into(),
+                kind: ExportKind::Func { params: vec![] },
+            }],
             classes: vec![ProgramClass {
-                code: vec![Op::Imm { dst: Reg(0), imm: 3 }, Op::RetVoid {}],
+                code: vec![
+                    Op::Imm {
+                        dst: Reg(0),
+                        imm: 3,
+                    },
+                    Op::RetVoid {},
+                ],
                 data: vec![1, 2, 3, 4],
                 info: ClassInfo {
                     name: "t".into(),
-                    functions: vec![FuncInfo { name: "f".into(), entry: 0, nregs: 1, nparams: 0, frame_bytes: 0 }],
-                    symbols: vec![SymbolExport { name: "f".into(), target: SymbolTarget::Func { func: 0 } }],
+                    functions: vec![FuncInfo {
+                        name: "f".into(),
+                        entry: 0,
+                        nregs: 1,
+                        nparams: 0,
+                        frame_bytes: 0,
+                    }],
+                    symbols: vec![SymbolExport {
+                        name: "f".into(),
+                        target: SymbolTarget::Func { func: 0 },
+                    }],
                     ..ClassInfo::default()
                 },
             }],

@@ -196,7 +196,14 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
-    const ALL: [CmpOp; 6] = [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge];
+    const ALL: [CmpOp; 6] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+    ];
 }
 
 /// Unary operators.
@@ -321,7 +328,10 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DecodeError::Truncated { offset } => {
-                write!(f, "instruction stream ends inside the instruction at byte {offset}")
+                write!(
+                    f,
+                    "instruction stream ends inside the instruction at byte {offset}"
+                )
             }
             DecodeError::BadByte { offset, what, byte } => {
                 write!(f, "invalid {what} 0x{byte:02x} at byte {offset}")
@@ -356,7 +366,11 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
     fn bad(&self, what: &'static str, byte: u8) -> DecodeError {
-        DecodeError::BadByte { offset: self.pos.saturating_sub(1), what, byte }
+        DecodeError::BadByte {
+            offset: self.pos.saturating_sub(1),
+            what,
+            byte,
+        }
     }
 }
 
@@ -499,7 +513,11 @@ impl fmt::Display for DisasField<DsdOpcode> {
 
 impl fmt::Display for DisasField<u32> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 > 0xffff { write!(f, "0x{:08x}", self.0) } else { write!(f, "{}", self.0) }
+        if self.0 > 0xffff {
+            write!(f, "0x{:08x}", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
     }
 }
 impl fmt::Display for DisasField<Reg> {
@@ -524,7 +542,11 @@ pub fn encode_all(ops: &[Op]) -> Vec<u8> {
 
 /// Decodes a whole instruction stream.
 pub fn decode_all(bytes: &[u8]) -> Result<Vec<Op>, DecodeError> {
-    let mut r = Reader { bytes, pos: 0, start: 0 };
+    let mut r = Reader {
+        bytes,
+        pos: 0,
+        start: 0,
+    };
     let mut ops = Vec::new();
     while r.pos < bytes.len() {
         r.start = r.pos;
@@ -558,14 +580,36 @@ mod tests {
         prop_oneof![
             Just(Op::Nop {}),
             (reg(), any::<u32>()).prop_map(|(dst, imm)| Op::Imm { dst, imm }),
-            (prop::sample::select(BinOp::ALL.to_vec()), numty(), reg(), reg(), reg())
+            (
+                prop::sample::select(BinOp::ALL.to_vec()),
+                numty(),
+                reg(),
+                reg(),
+                reg()
+            )
                 .prop_map(|(op, ty, dst, a, b)| Op::Bin { op, ty, dst, a, b }),
-            (prop::sample::select(CmpOp::ALL.to_vec()), numty(), reg(), reg(), reg())
+            (
+                prop::sample::select(CmpOp::ALL.to_vec()),
+                numty(),
+                reg(),
+                reg(),
+                reg()
+            )
                 .prop_map(|(op, ty, dst, a, b)| Op::Cmp { op, ty, dst, a, b }),
-            (numty(), numty(), reg(), reg())
-                .prop_map(|(to, from, dst, src)| Op::Conv { to, from, dst, src }),
-            (any::<u32>(), reg(), any::<u8>(), reg())
-                .prop_map(|(func, args, nargs, dst)| Op::Call { func, args, nargs, dst }),
+            (numty(), numty(), reg(), reg()).prop_map(|(to, from, dst, src)| Op::Conv {
+                to,
+                from,
+                dst,
+                src
+            }),
+            (any::<u32>(), reg(), any::<u8>(), reg()).prop_map(|(func, args, nargs, dst)| {
+                Op::Call {
+                    func,
+                    args,
+                    nargs,
+                    dst,
+                }
+            }),
             (reg(), any::<u32>()).prop_map(|(cond, target)| Op::BrFalse { cond, target }),
             any::<u16>().prop_map(|code| Op::Trap { code }),
         ]
@@ -587,8 +631,17 @@ mod tests {
     #[test]
     fn disassembly_is_readable() {
         let ops = [
-            Op::Imm { dst: Reg(0), imm: 7 },
-            Op::Bin { op: BinOp::Add, ty: NumTy::I16, dst: Reg(1), a: Reg(0), b: Reg(0) },
+            Op::Imm {
+                dst: Reg(0),
+                imm: 7,
+            },
+            Op::Bin {
+                op: BinOp::Add,
+                ty: NumTy::I16,
+                dst: Reg(1),
+                a: Reg(0),
+                b: Reg(0),
+            },
             Op::RetVoid {},
         ];
         assert_eq!(
