@@ -152,7 +152,7 @@ impl Sema {
             for j in 0..n {
                 let mut p = zero.clone();
                 p[j] = 1;
-                a[j] = self.eval_at(env, vars, ix, &p)? - c;
+                a[j] = self.eval_at(env, vars, ix, &p)?.saturating_sub(c);
             }
             let mut probes: Vec<Vec<i128>> = Vec::new();
             for j in 0..n {
@@ -182,16 +182,8 @@ impl Sema {
                 }
             }
             // The index must stay inside the array's extent for every point of the box.
-            let lo = c + a
-                .iter()
-                .zip(&ext)
-                .map(|(x, e)| (x * (e - 1)).min(0))
-                .sum::<i128>();
-            let hi = c + a
-                .iter()
-                .zip(&ext)
-                .map(|(x, e)| (x * (e - 1)).max(0))
-                .sum::<i128>();
+            let lo = a.iter().zip(&ext).fold(c, |acc, (x, e)| acc.saturating_add(x.saturating_mul(e - 1).min(0)));
+            let hi = a.iter().zip(&ext).fold(c, |acc, (x, e)| acc.saturating_add(x.saturating_mul(e - 1).max(0)));
             if lo < 0 || hi >= i128::from(dims[k] as i64) {
                 let bad = if lo < 0 { lo } else { hi };
                 return Err(self.report(
@@ -213,9 +205,9 @@ impl Sema {
                 .iter()
                 .map(|d| i128::from(*d as i64))
                 .product();
-            flat_c += c * row;
+            flat_c = flat_c.saturating_add(c.saturating_mul(row));
             for j in 0..n {
-                flat_a[j] += a[j] * row;
+                flat_a[j] = flat_a[j].saturating_add(a[j].saturating_mul(row));
             }
         }
         let c = &self.types.common;
@@ -224,8 +216,8 @@ impl Sema {
         // Wrap-adjusted strides, innermost first.
         let mut strides = Vec::new();
         for j in (0..n).rev() {
-            let inner: i128 = (j + 1..n).map(|l| flat_a[l] * (ext[l] - 1)).sum();
-            strides.push(flat_a[j] - inner);
+            let inner = (j + 1..n).fold(0i128, |acc, l| acc.saturating_add(flat_a[l].saturating_mul(ext[l] - 1)));
+            strides.push(flat_a[j].saturating_sub(inner));
         }
         if !fits(flat_c) || strides.iter().any(|s| !fits(*s)) {
             return Err(self.err(
