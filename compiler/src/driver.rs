@@ -99,8 +99,46 @@ pub fn compile_file(path: &Path, opts: &Options) -> Compilation {
     compile_sources(sources, top, opts)
 }
 
-/// Compiles from an already loaded top-level file.
+/// Stack size of the thread analysis runs on: deep comptime recursion and nested generic
+/// instances need more than a default thread's stack.
+const COMPILE_STACK_BYTES: usize = 64 << 20;
+
+/// Compiles from an already loaded top-level file, on a thread with a large stack.
 pub fn compile_sources(sources: SourceMap, top: FileId, opts: &Options) -> Compilation {
+    let result = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("cslc-analysis".into())
+            .stack_size(COMPILE_STACK_BYTES)
+            .spawn_scoped(scope, || compile_here(sources, top, opts))
+            .map(|h| h.join())
+    });
+    match result {
+        Ok(Ok(c)) => c,
+        // The thread could not be created or panicked (a compiler bug): report it as a
+        // diagnostic rather than crashing the caller.
+        Ok(Err(_)) => Compilation {
+            sources: SourceMap::new(),
+            diagnostics: vec![Diagnostic::global(
+                codes::UNSUPPORTED,
+                "internal compiler error: analysis crashed; please report this program",
+            )],
+            output: None,
+            prints: Vec::new(),
+        },
+        Err(e) => Compilation {
+            sources: SourceMap::new(),
+            diagnostics: vec![Diagnostic::global(
+                codes::BAD_ARGUMENT,
+                format!("cannot start the compiler thread: {e}"),
+            )],
+            output: None,
+            prints: Vec::new(),
+        },
+    }
+}
+
+/// Compiles on the current thread.
+fn compile_here(sources: SourceMap, top: FileId, opts: &Options) -> Compilation {
     let sopts = SemaOptions {
         arch: opts.arch,
         fabric: opts.fabric_dims,

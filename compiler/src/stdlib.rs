@@ -6,6 +6,9 @@ const LIBS: &[(&str, &str)] = &[
     ("layout", include_str!("../../stdlib/layout.csl")),
     ("simprint", include_str!("../../stdlib/simprint.csl")),
     ("time", include_str!("../../stdlib/time.csl")),
+    ("math", include_str!("../../stdlib/math.csl")),
+    ("random", include_str!("../../stdlib/random.csl")),
+    ("directions", include_str!("../../stdlib/directions.csl")),
     ("memcpy/get_params", include_str!("../../stdlib/memcpy/get_params.csl")),
     ("memcpy/memcpy", include_str!("../../stdlib/memcpy/memcpy.csl")),
 ];

@@ -453,7 +453,11 @@ impl Sema {
         // An error in the body leaves its value unknown; do not guess one.
         let failed = self.diags.iter().filter(|d| d.is_error()).count() > errors_before;
         let r = result.and_then(|()| {
-            if failed { Err(Reported) } else { self.merge_arms(&mut ienv, arms, exit, Some(ret), span) }
+            if failed {
+                Err(Reported)
+            } else {
+                self.merge_arms(&mut ienv, arms, exit, Some(ret), span)
+            }
         });
         env.fb = ienv.fb.take();
         r
@@ -983,6 +987,22 @@ impl Sema {
     /// "a runtime variable cannot have the comptime-only type T".
     pub(crate) fn comptime_only_var(&mut self, ty: TypeId, span: Span, is_var: bool) -> Reported {
         let d = self.types.display(ty);
+        if !self.types.is_comptime_only(ty) {
+            let help = if matches!(self.types.get(ty), Type::Int { bits: 64, .. }) {
+                "use a 32-bit integer type"
+            } else {
+                "use a scalar, array, struct or pointer type"
+            };
+            return self.report(
+                Diagnostic::error(
+                    codes::UNSUPPORTED,
+                    format!("runtime variables of type {d} are not supported yet"),
+                    span,
+                    format!("this has type {d}"),
+                )
+                .with_help(help),
+            );
+        }
         let (msg, label, help) = if ty == self.types.common.type_ {
             (
                 "a runtime variable cannot hold a type".to_string(),

@@ -77,15 +77,19 @@ impl Sema {
         span: Span,
     ) -> R<Val> {
         let live: Vec<Arm> = arms.into_iter().filter(|a| a.reachable).collect();
+        let void = self.types.common.void;
+        // With a runtime result type from the context, every arm is coerced to it (and a
+        // mismatch is reported at that arm); otherwise the arms' peer type is the result.
+        let result_ty = hint.filter(|h| *h != void && !self.types.is_comptime_only(*h));
         let mut acc: Option<(TypeId, Span)> = None;
         for a in &live {
             let t = self.val_ty(&a.val);
-            acc = Some(match acc {
-                None => (t, a.span),
-                Some((at, s)) => (self.arm_type(at, t, s, a.span)?, s),
+            acc = Some(match (acc, result_ty) {
+                (_, Some(h)) => (h, a.span),
+                (None, None) => (t, a.span),
+                (Some((at, s)), None) => (self.arm_type(at, t, s, a.span)?, s),
             });
         }
-        let void = self.types.common.void;
         let mut ty = acc.map_or(void, |(t, _)| t);
         let same_ct = match live.first() {
             Some(Arm {
@@ -179,6 +183,9 @@ impl Sema {
         let depth = env.loops.len();
         env.scopes.push(Vec::new());
         for s in &block.stmts {
+            if !self.fb(env).cur_reachable() {
+                break;
+            }
             let _ = self.stmt(env, s);
         }
         env.scopes.pop();

@@ -138,15 +138,9 @@ use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{Inst, VReg};
 use crate::source::Span;
-use crate::syntax::ast::{BinaryOp, ExprId, ExprKind, InitList, UnaryOp};
+use crate::syntax::ast::{ExprId, ExprKind, InitList};
 use csl_arch::dsd::{DsdField, DsdOpcode, Elem, OperandKind, cfg as opcfg, flags};
 use std::rc::Rc;
-
-/// An affine index expression: constant plus one coefficient per tensor-access variable.
-struct Affine {
-    constant: i128,
-    coeffs: Vec<i128>,
-}
 
 /// A DSD operand after analysis.
 enum Operand {
@@ -551,153 +545,90 @@ impl Sema {
         self.types.size_of(elem).map_or(4, |s| s as u32)
     }
 
-    /// `|i, j|{M, N} -> A[affine]`: fills base, length/stride or extents/strides.
+    /// `.tensor_access = |i, j|{M, N} -> A[...]` (or a constant holding such a value):
+    /// fills base, length/stride or extents/strides from the comptime struct the tensor
+    /// access evaluates to (see `sema/tensor.rs`).
     fn dsd_tensor_access(&mut self, env: &mut Env, e: ExprId, d: &mut DsdVal, span: Span) -> R<()> {
-        let ast = env.ast.clone();
-        let ExprKind::TensorAccess {
-            vars,
-            extents,
-            access,
-        } = &ast.exprs[e].kind
-        else {
-            let s = self.span(env, e);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                "tensor_access must be `|i|{n} -> array[expression]`",
-                s,
-                "here",
-            ));
-        };
-        let mut exts = Vec::new();
-        for x in extents {
-            let n = self.eval_int(env, *x)?;
-            let s = self.span(env, *x);
-            exts.push(i128::from(self.u16_prop(n, s, "extent")?));
-        }
-        if exts.len() != vars.len() {
-            let s = self.span(env, e);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                format!("{} index variables but {} extents", vars.len(), exts.len()),
-                s,
-                "counts differ",
-            ));
-        }
-        let ExprKind::Index { base, indices } = &ast.exprs[*access].kind else {
-            let s = self.span(env, *access);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                "the accessed expression must index an array",
-                s,
-                "expected `array[...]`",
-            ));
-        };
-        // The array: a global variable (its address is a link-time constant).
-        let saved = (env.comptime, env.ctx);
-        env.comptime = false;
+        let espan = self.span(env, e);
+        // The array's address is a link-time constant: allow taking it from comptime code.
+        let saved = env.ctx;
         if env.ctx == super::Ctx::Comptime {
             env.ctx = super::Ctx::TopComptime;
         }
-        let place = self.place(env, *base);
-        (env.comptime, env.ctx) = saved;
-        let (g, goff, arr_ty) = match place? {
-            super::eval::Place::Mem {
-                base: super::eval::MemBase::Global(g),
-                off,
-                dyn_off: None,
+        let v = self.eval_comptime(env, e);
+        env.ctx = saved;
+        let v = v?;
+        let get = |name: &str| match &v {
+            Value::Struct(f) => f.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()),
+            _ => None,
+        };
+        let ints = |v: Option<Value>| -> Option<Vec<i128>> {
+            match v? {
+                Value::Struct(f) => f
+                    .iter()
+                    .map(|(_, v)| {
+                        if let Value::Int(i, _) = v {
+                            Some(*i)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect(),
+                Value::Int(i, _) => Some(vec![i]),
+                _ => None,
+            }
+        };
+        let (
+            Some(Value::GlobalPtr {
+                global,
+                offset: goff,
                 ty,
-                ..
-            } => (g, off, ty),
-            _ => {
-                let s = self.span(env, *base);
-                return Err(self.err(
-                    codes::BUILTIN_ARGS,
-                    "tensor_access needs a global array",
-                    s,
-                    "not a global array",
-                ));
-            }
-        };
-        let Type::Array { elem, dims } = self.types.get(arr_ty).clone() else {
-            let s = self.span(env, *base);
-            return Err(self.not_an_array(arr_ty, s));
-        };
-        if indices.len() != dims.len() {
-            let s = self.span(env, *access);
+            }),
+            Some(Value::Int(off, _)),
+            Some(extents),
+            Some(strides),
+        ) = (
+            get("base_address"),
+            get("offset"),
+            ints(get("extent")),
+            ints(get("stride")),
+        )
+        else {
             return Err(self.err(
-                codes::NOT_INDEXABLE,
-                format!(
-                    "array of rank {} indexed with {} indices",
-                    dims.len(),
-                    indices.len()
-                ),
-                s,
-                "wrong number of indices",
+                codes::BUILTIN_ARGS,
+                "tensor_access must be `|i|{n} -> array[expression]` over a global array",
+                espan,
+                "not a tensor access of a global array",
             ));
-        }
-        let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
-        // Flatten the (row-major) multi-index into one affine element index.
-        let mut total = Affine {
-            constant: 0,
-            coeffs: vec![0; names.len()],
         };
-        for (k, ix) in indices.iter().enumerate() {
-            let a = self.affine(env, *ix, &names)?;
-            let scale: i128 = dims[k + 1..]
-                .iter()
-                .map(|&x| i128::from(x as u32))
-                .product();
-            total.constant += a.constant * scale;
-            for (c, ac) in total.coeffs.iter_mut().zip(&a.coeffs) {
-                *c += ac * scale;
-            }
-        }
-        let esize = self.types.size_of(elem).unwrap_or(4) as u32;
+        let esize = self.pointee_elem_bytes(ty);
         d.elem_bytes = esize;
-        d.base = DsdBase::Global(
-            g,
-            i64::from(goff) + (total.constant * i128::from(esize)) as i64,
-        );
+        d.base = DsdBase::Global(global, i64::from(goff) + (off as i64) * i64::from(esize));
         match d.kind {
             DsdKind::Mem1d => {
-                if names.len() != 1 {
+                let ([n], [s]) = (extents.as_slice(), strides.as_slice()) else {
                     return Err(self.err(
                         codes::BUILTIN_ARGS,
                         "a mem1d_dsd tensor access has one index variable",
                         span,
                         "use mem4d_dsd for more",
                     ));
-                }
-                d.length = exts[0] as u16;
-                d.stride = i16::try_from(total.coeffs[0]).map_err(|_| {
+                };
+                d.length = self.u16_prop(*n, espan, "extent")?;
+                d.stride = i16::try_from(*s).map_err(|_| {
                     self.err(
                         codes::OUT_OF_RANGE,
                         "stride does not fit in i16",
-                        span,
-                        "here",
+                        espan,
+                        "out of range",
                     )
                 })?;
             }
             _ => {
-                if names.len() > 4 {
-                    return Err(self.err(
-                        codes::BUILTIN_ARGS,
-                        "a mem4d_dsd has at most 4 index variables",
-                        span,
-                        "too many",
-                    ));
-                }
-                // Innermost (last variable) first; stride d applies when dimension d advances
-                // after the inner ones wrapped.
-                let n = names.len();
-                let mut inner_span: i128 = 0;
-                d.extents.clear();
-                d.strides.clear();
-                for v in (0..n).rev() {
-                    d.extents.push(exts[v] as u16);
-                    d.strides.push((total.coeffs[v] - inner_span) as i16);
-                    inner_span += total.coeffs[v] * (exts[v] - 1);
-                }
+                // The struct lists extents outermost first and strides innermost first; the
+                // descriptor wants both innermost first.
+                d.extents = extents.iter().rev().map(|&x| x as u16).collect();
+                d.strides = strides.iter().map(|&x| x as i16).collect();
             }
         }
         Ok(())
@@ -711,81 +642,6 @@ impl Sema {
             s,
             "not an array",
         )
-    }
-
-    fn affine(&mut self, env: &mut Env, e: ExprId, vars: &[&str]) -> R<Affine> {
-        let ast = env.ast.clone();
-        let n = vars.len();
-        let constant = |c| Affine {
-            constant: c,
-            coeffs: vec![0; n],
-        };
-        match &ast.exprs[e].kind {
-            ExprKind::Ident(name) if vars.contains(&name.as_str()) => {
-                let mut coeffs = vec![0; n];
-                if let Some(i) = vars.iter().position(|v| v == name) {
-                    coeffs[i] = 1;
-                }
-                Ok(Affine {
-                    constant: 0,
-                    coeffs,
-                })
-            }
-            ExprKind::Binary { op, lhs, rhs }
-                if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) =>
-            {
-                let a = self.affine(env, *lhs, vars)?;
-                let b = self.affine(env, *rhs, vars)?;
-                match op {
-                    BinaryOp::Add | BinaryOp::Sub => {
-                        let sign = if *op == BinaryOp::Add { 1 } else { -1 };
-                        Ok(Affine {
-                            constant: a.constant + sign * b.constant,
-                            coeffs: a
-                                .coeffs
-                                .iter()
-                                .zip(&b.coeffs)
-                                .map(|(x, y)| x + sign * y)
-                                .collect(),
-                        })
-                    }
-                    _ => {
-                        let a_const = a.coeffs.iter().all(|&c| c == 0);
-                        let b_const = b.coeffs.iter().all(|&c| c == 0);
-                        if a_const {
-                            Ok(Affine {
-                                constant: a.constant * b.constant,
-                                coeffs: b.coeffs.iter().map(|c| c * a.constant).collect(),
-                            })
-                        } else if b_const {
-                            Ok(Affine {
-                                constant: a.constant * b.constant,
-                                coeffs: a.coeffs.iter().map(|c| c * b.constant).collect(),
-                            })
-                        } else {
-                            let s = self.span(env, e);
-                            Err(self.err(
-                                codes::BUILTIN_ARGS,
-                                "tensor access indices must be affine",
-                                s,
-                                "product of two index variables",
-                            ))
-                        }
-                    }
-                }
-            }
-            ExprKind::Unary {
-                op: UnaryOp::Neg,
-                operand,
-            } => {
-                let a = self.affine(env, *operand, vars)?;
-                Ok(Affine {
-                    constant: -a.constant,
-                    coeffs: a.coeffs.iter().map(|c| -c).collect(),
-                })
-            }
-            _ => Ok(constant(self.eval_int(env, e)?)),
-        }
     }
 
     /// `@set_dsd_base_addr`, `@increment_dsd_offset`, `@set_dsd_length`, `@set_dsd_stride`.
@@ -927,15 +783,15 @@ impl Sema {
         let n: u64 = dims.iter().product();
         let esize = self.types.size_of(elem).unwrap_or(4) as u32;
         let mut tasks = (0xffu8, 0xffu8);
-        if let Some(c) = args.get(1) {
-            if let Value::Struct(fs) = self.eval_comptime(env, *c)? {
-                for (name, v) in fs.iter() {
-                    let id = self.task_id_of_value(v, span)?;
-                    match name.as_str() {
-                        "activate_push" => tasks.0 = id,
-                        "activate_pop" => tasks.1 = id,
-                        _ => {}
-                    }
+        if let Some(c) = args.get(1)
+            && let Value::Struct(fs) = self.eval_comptime(env, *c)?
+        {
+            for (name, v) in fs.iter() {
+                let id = self.task_id_of_value(v, span)?;
+                match name.as_str() {
+                    "activate_push" => tasks.0 = id,
+                    "activate_pop" => tasks.1 = id,
+                    _ => {}
                 }
             }
         }

@@ -1252,71 +1252,14 @@ impl Sema {
         }
     }
 
-    /// Copies a runtime value of memory type `ty` from address `src` to address `dst`,
-    /// as loads and stores (a loop for large objects).
+    /// Copies a runtime value of memory type `ty` from address `src` to address `dst` (one
+    /// `copy` instruction).
     pub(crate) fn emit_copy(&mut self, env: &mut Env, dst: VReg, src: VReg, ty: TypeId) {
-        let size = self.types.size_of(ty).unwrap_or(0) as u32;
-        let align = self.types.align_of(ty).unwrap_or(1) as u32;
-        let (w, step) = match align {
-            a if a >= 4 && size.is_multiple_of(4) => (Width::W32, 4),
-            a if a >= 2 && size.is_multiple_of(2) => (Width::W16, 2),
-            _ => (Width::W8, 1),
-        };
-        let n = size / step;
-        if n <= 16 {
-            for i in 0..n {
-                let (s, d) = if i == 0 {
-                    (src, dst)
-                } else {
-                    let k = self.imm(env, i * step);
-                    (
-                        self.emit_bin(env, BinOp::Add, NumTy::U16, src, k),
-                        self.emit_bin(env, BinOp::Add, NumTy::U16, dst, k),
-                    )
-                };
-                let t = self.fb(env).reg();
-                self.fb(env).emit(Inst::Load { w, dst: t, addr: s });
-                self.fb(env).emit(Inst::Store { w, addr: d, src: t });
-            }
-            return;
-        }
-        // for (i = 0; i < size; i += step) dst[i] = src[i]
-        let i = self.imm(env, 0);
-        let end = self.imm(env, size);
-        let k = self.imm(env, step);
-        let header = self.fb(env).block();
-        let body = self.fb(env).block();
-        let exit = self.fb(env).block();
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(header);
-        let c = self.fb(env).reg();
-        self.fb(env).emit(Inst::Cmp {
-            op: CmpOp::Lt,
-            ty: NumTy::U16,
-            dst: c,
-            a: i,
-            b: end,
-        });
-        self.fb(env).terminate(Term::Branch {
-            cond: c,
-            then: body,
-            otherwise: exit,
-        });
-        self.fb(env).switch_to(body);
-        let s = self.emit_bin(env, BinOp::Add, NumTy::U16, src, i);
-        let d = self.emit_bin(env, BinOp::Add, NumTy::U16, dst, i);
-        let t = self.fb(env).reg();
-        self.fb(env).emit(Inst::Load { w, dst: t, addr: s });
-        self.fb(env).emit(Inst::Store { w, addr: d, src: t });
-        self.fb(env).emit(Inst::Bin {
-            op: BinOp::Add,
-            ty: NumTy::U16,
-            dst: i,
-            a: i,
-            b: k,
-        });
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(exit);
+        // Objects larger than the 16-bit address space cannot exist in PE memory (placing
+        // them is reported), so the byte count always fits.
+        let size = self.types.size_of(ty).unwrap_or(0);
+        let bytes = u16::try_from(size).unwrap_or(u16::MAX);
+        self.fb(env).emit(Inst::Copy { dst, src, bytes });
     }
 
     pub(crate) fn place_addr(

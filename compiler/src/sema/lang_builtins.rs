@@ -569,22 +569,23 @@ impl Sema {
                 for (k, v) in m {
                     // Keys are written `name:type`.
                     let (name, tyname) = k.split_once(':').unwrap_or((k.as_str(), ""));
-                    let ft = if tyname.is_empty() {
-                        None
+                    let val = if tyname.trim().is_empty() {
+                        self.json_infer(v, span, path)?
                     } else {
-                        self.types.builtin_named(tyname.trim())
+                        let Some(ft) = self.types.builtin_named(tyname.trim()) else {
+                            return Err(self.err(
+                                codes::TYPE_MISMATCH,
+                                format!(
+                                    "`{path}`: unknown type `{}` in the key `{k}`",
+                                    tyname.trim()
+                                ),
+                                span,
+                                "while importing this file",
+                            ));
+                        };
+                        self.json_value(v, ft, span, path)?
                     };
-                    let ft = match (ft, v) {
-                        (Some(ft), _) => ft,
-                        (None, serde_json::Value::Object(_)) => self.types.common.comptime_struct,
-                        (None, serde_json::Value::String(_)) => self.types.common.comptime_string,
-                        (None, serde_json::Value::Bool(_)) => self.types.common.bool_,
-                        (None, serde_json::Value::Number(n)) if n.is_i64() => {
-                            self.types.common.comptime_int
-                        }
-                        (None, _) => self.types.common.comptime_float,
-                    };
-                    out.push((name.trim().to_string(), self.json_value(v, ft, span, path)?));
+                    out.push((name.trim().to_string(), val));
                 }
                 Ok(Value::Struct(Rc::new(out)))
             }
@@ -614,6 +615,41 @@ impl Sema {
                 Err(bad(self, what))
             }
         }
+    }
+}
+
+impl Sema {
+    /// A JSON value without a declared type: numbers become `comptime_int` or
+    /// `comptime_float`, arrays tuples, objects anonymous structs.
+    fn json_infer(&mut self, j: &serde_json::Value, span: Span, path: &str) -> R<Value> {
+        let c = &self.types.common;
+        Ok(match j {
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i128::from(i), c.comptime_int),
+                None => Value::Float(n.as_f64().unwrap_or(0.0), c.comptime_float),
+            },
+            serde_json::Value::String(s) => Value::Str(Rc::from(s.as_str())),
+            serde_json::Value::Array(a) => {
+                let mut out = Vec::new();
+                for (i, x) in a.iter().enumerate() {
+                    out.push((i.to_string(), self.json_infer(x, span, path)?));
+                }
+                Value::Struct(Rc::new(out))
+            }
+            serde_json::Value::Object(_) => {
+                let t = self.types.common.comptime_struct;
+                return self.json_value(j, t, span, path);
+            }
+            serde_json::Value::Null => {
+                return Err(self.err(
+                    codes::TYPE_MISMATCH,
+                    format!("`{path}`: null has no CSL value"),
+                    span,
+                    "while importing this file",
+                ));
+            }
+        })
     }
 }
 

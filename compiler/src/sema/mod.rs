@@ -123,9 +123,9 @@ pub struct Sema {
 }
 
 /// Stack bytes that nested calls (comptime recursion, generic instances, inlining) may
-/// use before analysis stops with a diagnostic. Compilations run on threads with as little
-/// as 2 MiB of stack (test threads), and unoptimised builds use large frames.
-const STACK_BUDGET: usize = 1 << 20;
+/// use before analysis stops with a diagnostic. The driver runs analysis on a thread with
+/// a 64 MiB stack (`driver::COMPILE_STACK_BYTES`); unoptimised builds use large frames.
+const STACK_BUDGET: usize = 48 << 20;
 
 impl Sema {
     /// A fresh analysis over `sources` (which holds at least the top-level file).

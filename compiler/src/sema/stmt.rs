@@ -56,6 +56,12 @@ impl Sema {
                     }
                 }
             } else {
+                // Code after an unconditional `return`, `break` or `continue` is never
+                // reached and not analysed (like an untaken comptime branch); this also
+                // ends recursion on comptime arguments in inline functions.
+                if !self.fb(env).cur_reachable() {
+                    break;
+                }
                 // Runtime lowering recovers at statement boundaries so several independent
                 // errors are reported in one run.
                 let _ = self.stmt(env, s);

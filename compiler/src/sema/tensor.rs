@@ -172,7 +172,10 @@ impl Sema {
             probes.push(ext.iter().map(|e| e - 1).collect());
             let is = self.span(env, ix);
             for p in probes {
-                let want = p.iter().zip(&a).fold(c, |acc, (x, y)| acc.saturating_add(x.saturating_mul(*y)));
+                let want = p
+                    .iter()
+                    .zip(&a)
+                    .fold(c, |acc, (x, y)| acc.saturating_add(x.saturating_mul(*y)));
                 if self.eval_at(env, vars, ix, &p)? != want {
                     let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
                     return Err(self.report(
@@ -182,8 +185,12 @@ impl Sema {
                 }
             }
             // The index must stay inside the array's extent for every point of the box.
-            let lo = a.iter().zip(&ext).fold(c, |acc, (x, e)| acc.saturating_add(x.saturating_mul(e - 1).min(0)));
-            let hi = a.iter().zip(&ext).fold(c, |acc, (x, e)| acc.saturating_add(x.saturating_mul(e - 1).max(0)));
+            let lo = a.iter().zip(&ext).fold(c, |acc, (x, e)| {
+                acc.saturating_add(x.saturating_mul(e - 1).min(0))
+            });
+            let hi = a.iter().zip(&ext).fold(c, |acc, (x, e)| {
+                acc.saturating_add(x.saturating_mul(e - 1).max(0))
+            });
             if lo < 0 || hi >= i128::from(dims[k] as i64) {
                 let bad = if lo < 0 { lo } else { hi };
                 return Err(self.report(
@@ -216,7 +223,9 @@ impl Sema {
         // Wrap-adjusted strides, innermost first.
         let mut strides = Vec::new();
         for j in (0..n).rev() {
-            let inner = (j + 1..n).fold(0i128, |acc, l| acc.saturating_add(flat_a[l].saturating_mul(ext[l] - 1)));
+            let inner = (j + 1..n).fold(0i128, |acc, l| {
+                acc.saturating_add(flat_a[l].saturating_mul(ext[l] - 1))
+            });
             strides.push(flat_a[j].saturating_sub(inner));
         }
         if !fits(flat_c) || strides.iter().any(|s| !fits(*s)) {

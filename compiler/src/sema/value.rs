@@ -205,6 +205,31 @@ impl Value {
                     .collect();
                 format!("{}{{ {} }}", types.display(*t), f.join(", "))
             }
+            Value::Struct(fields) => {
+                let tuple = fields
+                    .iter()
+                    .enumerate()
+                    .all(|(i, (n, _))| *n == i.to_string());
+                let f: Vec<String> = fields
+                    .iter()
+                    .map(|(n, v)| {
+                        if tuple {
+                            v.describe(types)
+                        } else {
+                            format!(".{n} = {}", v.describe(types))
+                        }
+                    })
+                    .collect();
+                if f.is_empty() {
+                    ".{}".to_string()
+                } else {
+                    format!(".{{ {} }}", f.join(", "))
+                }
+            }
+            Value::Array(t, elems) => {
+                let f: Vec<String> = elems.iter().map(|v| v.describe(types)).collect();
+                format!("{}{{ {} }}", types.display(*t), f.join(", "))
+            }
             _ => self.canonical(types),
         }
     }

@@ -1,0 +1,60 @@
+#!/usr/bin/env cs_python
+"""Tutorial 04 host program: read the compile-time params back from out.json.
+
+The program's shape (PEs, elements per PE, exponent) was fixed by `cslc --params`; the
+host needs the same numbers to size its arrays, and cslc records them in out.json.
+Usage: cs_python run.py --name out
+"""
+
+import argparse
+import json
+
+import numpy as np
+
+from cerebras.sdk.runtime.sdkruntimepybind import (  # pylint: disable=no-name-in-module
+    MemcpyDataType,
+    MemcpyOrder,
+    SdkRuntime,
+)
+
+parser = argparse.ArgumentParser(description="compile-time params")
+parser.add_argument("--name", default="out", help="directory written by cslc -o")
+parser.add_argument("--cmaddr", help="IP:port of a CS system (omit to simulate)")
+args = parser.parse_args()
+
+# out.json lists the params given on the cslc command line, as strings. A param left at
+# its default in layout.csl is not listed, so fall back to the same default here.
+with open(f"{args.name}/out.json", encoding="utf-8") as f:
+    compile_data = json.load(f)
+params = compile_data["params"]
+width = int(params.get("width", 3))
+size = int(params.get("size", 8))
+power = int(params.get("power", 3))
+print(f"compiled with width={width}, size={size}, power={power}")
+
+rng = np.random.default_rng(4)
+x = rng.uniform(-2.0, 2.0, width * size).astype(np.float32)
+y_expected = np.ones_like(x)
+for _ in range(power):
+    y_expected = y_expected * x
+
+runner = SdkRuntime(args.name, cmaddr=args.cmaddr)
+runner.load()
+runner.run()
+
+copy = dict(streaming=False, data_type=MemcpyDataType.MEMCPY_32BIT,
+            order=MemcpyOrder.ROW_MAJOR, nonblock=False)
+# The whole row at once: PE px gets x[px*size : (px+1)*size].
+runner.memcpy_h2d(runner.get_id("x"), x, 0, 0, width, 1, size, **copy)
+runner.launch("compute", nonblock=False)
+
+y = np.zeros(width * size, dtype=np.float32)
+runner.memcpy_d2h(y, runner.get_id("y"), 0, 0, width, 1, size, **copy)
+index = np.zeros(width * size, dtype=np.int32)
+runner.memcpy_d2h(index, runner.get_id("index"), 0, 0, width, 1, size, **copy)
+runner.stop()
+
+np.testing.assert_array_equal(index, np.arange(width * size, dtype=np.int32))
+np.testing.assert_allclose(y, y_expected, rtol=1e-6, atol=1e-6)
+print("y =", y)
+print("SUCCESS!")
