@@ -49,7 +49,7 @@ pub struct Cell {
 }
 
 fn jtox(n: usize, g: usize) -> usize {
-    if g % 2 == 0 {
+    if g.is_multiple_of(2) {
         g / 2
     } else {
         n - 1 - (g - 1) / 2

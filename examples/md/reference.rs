@@ -96,11 +96,10 @@ impl<T: Real> System<T> {
         let mut u = zero;
         for i in 0..n {
             for j in i + 1..n {
-                let mut d = [zero; 3];
-                for k in 0..3 {
+                let d: [T; 3] = std::array::from_fn(|k| {
                     let dk = self.pos[i][k] - self.pos[j][k];
-                    d[k] = dk - self.boxl[k] * (dk / self.boxl[k]).round();
-                }
+                    dk - self.boxl[k] * (dk / self.boxl[k]).round()
+                });
                 let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
                 if r2 < rc2 {
                     let ir2 = T::of(1.0) / r2;
@@ -108,9 +107,9 @@ impl<T: Real> System<T> {
                     let ir12 = ir6 * ir6;
                     u = u + T::of(0.1) * ir12;
                     let f = T::of(1.2) * ir12 * ir2;
-                    for k in 0..3 {
-                        self.force[i][k] = self.force[i][k] + f * d[k];
-                        self.force[j][k] = self.force[j][k] - f * d[k];
+                    for (k, dk) in d.iter().enumerate() {
+                        self.force[i][k] = self.force[i][k] + f * *dk;
+                        self.force[j][k] = self.force[j][k] - f * *dk;
                     }
                 }
             }
