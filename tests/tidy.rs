@@ -160,3 +160,65 @@ fn every_diagnostic_code_has_a_ui_case() {
         "diagnostic codes without a tests/ui case: {missing:?}"
     );
 }
+
+#[test]
+fn every_library_analyses_completely() {
+    // A generated program imports every bundled library that needs no params and
+    // analyses every function and task in it (`--check-all`), reached or not.
+    let libs: Vec<&str> = cslc::stdlib::all()
+        .iter()
+        .filter(|(_, src)| {
+            !src.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with("param ") && !l.contains('=')
+            })
+        })
+        .map(|(name, _)| *name)
+        .collect();
+    assert!(libs.len() >= 3, "{libs:?}");
+    let mut src = String::from("layout { @set_rectangle(1, 1); @set_tile_code(0, 0); }\n");
+    for (i, l) in libs.iter().enumerate() {
+        src.push_str(&format!("const lib{i} = @import_module(\"<{l}>\");\n"));
+    }
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stdlib-all");
+    std::fs::create_dir_all(&dir).unwrap_or_default();
+    let file = dir.join("all.csl");
+    std::fs::write(&file, &src).unwrap_or_default();
+    for arch in [csl_arch::Arch::Wse2, csl_arch::Arch::Wse3] {
+        let opts = cslc::Options {
+            arch,
+            analyse_all: true,
+            ..cslc::Options::default()
+        };
+        let comp = cslc::compile_file(&file, &opts);
+        assert!(
+            !comp.has_errors(),
+            "libraries {libs:?} on {arch}:\n{}",
+            cslc::diag::render_all(&comp.diagnostics, &comp.sources, false)
+        );
+    }
+}
+
+#[test]
+fn every_example_layout_analyses_completely() {
+    let root = csl_tests::repo_root();
+    for dir in ["examples", "tests/programs"] {
+        for f in csl_tests::files_with_ext(&root.join(dir), "csl") {
+            if f.file_name().is_none_or(|n| n != "layout.csl") {
+                continue;
+            }
+            let opts = cslc::Options {
+                fabric_dims: (40, 40),
+                analyse_all: true,
+                ..cslc::Options::default()
+            };
+            let comp = cslc::compile_file(&f, &opts);
+            assert!(
+                !comp.has_errors(),
+                "{}:\n{}",
+                f.display(),
+                cslc::diag::render_all(&comp.diagnostics, &comp.sources, false)
+            );
+        }
+    }
+}

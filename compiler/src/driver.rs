@@ -31,6 +31,8 @@ pub struct Options {
     pub width_east_buf: u32,
     /// Comptime evaluation budget.
     pub fuel: u64,
+    /// Analyse every function and task, reached or not (`--check-all`).
+    pub analyse_all: bool,
 }
 
 impl Default for Options {
@@ -45,6 +47,7 @@ impl Default for Options {
             width_west_buf: 0,
             width_east_buf: 0,
             fuel: 10_000_000,
+            analyse_all: false,
         }
     }
 }
@@ -145,6 +148,7 @@ fn compile_here(sources: SourceMap, top: FileId, opts: &Options) -> Compilation 
         offsets: opts.fabric_offsets,
         fuel: opts.fuel,
         memcpy: opts.memcpy,
+        analyse_all: opts.analyse_all,
     };
     let mut sema = Sema::new(sopts, sources);
     let output = run(&mut sema, top, opts);

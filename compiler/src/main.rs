@@ -47,6 +47,9 @@ struct Cli {
     /// Only analyse the program; write nothing.
     #[arg(long)]
     check: bool,
+    /// Analyse every function and task of every module, even those nothing reaches.
+    #[arg(long = "check-all")]
+    check_all: bool,
     /// Print the disassembly of every program class.
     #[arg(long = "emit-asm")]
     emit_asm: bool,
@@ -204,6 +207,7 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
         channels: cli.channels,
         width_west_buf: cli.width_west_buf,
         width_east_buf: cli.width_east_buf,
+        analyse_all: cli.check_all,
         ..Options::default()
     })
 }

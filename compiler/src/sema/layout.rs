@@ -158,7 +158,48 @@ impl Sema {
             }
         }
         let _ = root;
+        if self.opts.analyse_all {
+            let mods: Vec<_> = self.mods.keys().skip(first).collect();
+            for m in mods {
+                self.analyse_module_bodies(m);
+            }
+        }
         self.prog.take()
+    }
+
+    /// Lowers every function and task of `m` that does not need comptime arguments, so that
+    /// its body is checked even if nothing calls it.
+    fn analyse_module_bodies(&mut self, m: super::module::ModId) {
+        let ast = self.mods[m].ast.clone();
+        for (i, d) in ast.decls.iter().enumerate() {
+            let dref = super::module::DeclRef {
+                module: m,
+                index: i as u32,
+            };
+            match &d.kind {
+                DeclKind::Fn(f)
+                    if !f.is_inline
+                        && f.body.is_some()
+                        && f.params.iter().all(|p| !p.is_comptime && p.ty.is_some()) =>
+                {
+                    // Functions returning comptime-only types run only at comptime.
+                    let saved = self.diags.len();
+                    let mut env = Env::comptime(m, ast.clone(), Ctx::Comptime);
+                    let ret = self.eval_type(&mut env, f.ret);
+                    let ptys_ok = f.params.iter().all(|p| {
+                        p.ty.is_some_and(|t| matches!(self.eval_type(&mut env, t), Ok(t) if !self.types.is_comptime_only(t)))
+                    });
+                    self.diags.truncate(saved);
+                    if matches!(ret, Ok(t) if !self.types.is_comptime_only(t)) && ptys_ok {
+                        let _ = self.lower_fn(dref, f.name.span);
+                    }
+                }
+                DeclKind::Task(t) => {
+                    let _ = self.lower_task(dref, t.name.span);
+                }
+                _ => {}
+            }
+        }
     }
 
     fn instantiate_imports(&mut self, m: super::module::ModId) {

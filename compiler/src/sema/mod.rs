@@ -76,6 +76,9 @@ pub struct SemaOptions {
     pub fuel: u64,
     /// Whether the memcpy infrastructure (and its reserved resources) is present.
     pub memcpy: bool,
+    /// Analyse every non-generic function and task of every module, not only those a
+    /// program reaches (`cslc --check-all`; used to check libraries).
+    pub analyse_all: bool,
 }
 
 /// The analysis state shared by the layout and every program class.
