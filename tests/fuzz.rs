@@ -4,7 +4,9 @@
 //! as an "internal compiler error" diagnostic, which fails the test).
 //!
 //! `FUZZ_CASES=N` sets the number of cases (default 300, which CI runs); `FUZZ_SECONDS=S`
-//! keeps going for S seconds instead. Inputs that crash are written to
+//! keeps going for S seconds instead; `FUZZ_KEEP_LAST=1` writes each input to
+//! `target/fuzz-crashes/last.csl` before compiling it (to catch aborts such as stack
+//! overflows). Inputs that crash are written to
 //! `target/fuzz-crashes/` for minimising and adding to `tests/fuzz/corpus/`.
 
 #![allow(clippy::unwrap_used)]
@@ -162,6 +164,13 @@ fn apply(src: &str, muts: &[Mutation]) -> String {
 }
 
 fn check_one(name: &str, text: &str) -> Result<(), TestCaseError> {
+    // A stack overflow aborts the process before any report: keep the input on disk first.
+    if std::env::var("FUZZ_KEEP_LAST").is_ok() {
+        let dir = csl_tests::repo_root().join("target/fuzz-crashes");
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join("last.csl"), text);
+        let _ = std::fs::write(dir.join("last.name"), name);
+    }
     let mut sources = SourceMap::new();
     // Keep the real path so relative imports still resolve.
     let top = sources.add(name.to_string(), Some(std::path::PathBuf::from(name)), text.to_string());

@@ -929,9 +929,48 @@ impl Sema {
         let Some(DeclKind::Var(v)) = ast.decls.get(d.index as usize).map(|x| x.kind.clone()) else {
             return Err(Reported);
         };
+        if !self.globals_in_progress.insert(d) {
+            return Err(self.report(
+                Diagnostic::error(codes::CYCLIC_DECL, format!("the initial value of `{}` depends on itself", v.name.name), span, "used here while it is being evaluated")
+                    .with_label(v.name.span, "declared here")
+                    .with_help("give the variable an explicit type, or break the cycle"),
+            ));
+        }
+        let result = self.create_global(d, &v, &ast);
+        self.globals_in_progress.remove(&d);
+        result
+    }
+
+    /// Creates the global of `var` declaration `d`. With a declared type the global is
+    /// reserved before its initialiser runs, so the initialiser may take its address.
+    fn create_global(&mut self, d: DeclRef, v: &crate::syntax::ast::VarDecl, ast: &std::rc::Rc<crate::syntax::ast::Ast>) -> R<GlobalId> {
         let mut cenv = Env::comptime(d.module, ast.clone(), Ctx::Comptime);
         let declared = match v.ty {
             Some(t) => Some(self.eval_type(&mut cenv, t)?),
+            None => None,
+        };
+        let name = self.qualified(d.module, &v.name.name);
+        let reserve = |this: &mut Self, ty: super::types::TypeId| -> R<GlobalId> {
+            let (Some(size), Some(align)) = (this.types.size_of(ty), this.types.align_of(ty)) else {
+                return Err(this.comptime_only_var(ty, v.name.span, true));
+            };
+            let g = match this.prog.as_mut() {
+                Some(p) => p.globals.push(Global {
+                    name: name.clone(),
+                    size: size as u32,
+                    align: align as u32,
+                    init: vec![0u8; size as usize],
+                    relocs: Vec::new(),
+                    span: v.name.span,
+                }),
+                None => return Err(Reported),
+            };
+            this.mods[d.module].globals.insert(d.index, g);
+            this.global_types.insert(g, ty);
+            Ok(g)
+        };
+        let early = match declared {
+            Some(t) => Some(reserve(self, t)?),
             None => None,
         };
         let init = match v.init {
@@ -951,38 +990,26 @@ impl Sema {
             (Some(t), _) => t,
             (None, Some(v)) => v.ty(&mut self.types),
             (None, None) => {
-                return Err(self.err(
-                    codes::NOT_A_TYPE,
-                    "a variable needs a type or an initial value",
-                    v.name.span,
-                    "here",
-                ));
+                return Err(self.err(codes::NOT_A_TYPE, "a variable needs a type or an initial value", v.name.span, "here"));
             }
         };
-        let (Some(size), Some(align)) = (self.types.size_of(ty), self.types.align_of(ty)) else {
-            return Err(self.comptime_only_var(ty, v.name.span, true));
+        let g = match early {
+            Some(g) => g,
+            None => reserve(self, ty)?,
         };
-        let mut bytes = vec![0u8; size as usize];
-        let mut relocs = Vec::new();
         if let Some(val) = &init {
+            let size = self.types.size_of(ty).unwrap_or(0) as usize;
+            let mut bytes = vec![0u8; size];
+            let mut relocs = Vec::new();
             self.value_bytes(val, ty, &mut bytes, 0, &mut relocs, v.name.span)?;
+            if let Some(p) = self.prog.as_mut() {
+                p.globals[g].init = bytes;
+                p.globals[g].relocs = relocs;
+            }
         }
-        let name = self.qualified(d.module, &v.name.name);
-        let g = match self.prog.as_mut() {
-            Some(p) => p.globals.push(Global {
-                name,
-                size: size as u32,
-                align: align as u32,
-                init: bytes,
-                relocs,
-                span: v.name.span,
-            }),
-            None => return Err(Reported),
-        };
-        self.mods[d.module].globals.insert(d.index, g);
-        self.global_types.insert(g, ty);
         Ok(g)
     }
+
 
     /// "a runtime variable cannot have the comptime-only type T".
     pub(crate) fn comptime_only_var(&mut self, ty: TypeId, span: Span, is_var: bool) -> Reported {

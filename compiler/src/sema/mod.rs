@@ -120,6 +120,8 @@ pub struct Sema {
     pub rect: Option<(u32, u32)>,
     /// Constant descriptor globals of the current program, by content.
     pub dsd_consts: HashMap<String, crate::ir::GlobalId>,
+    /// `var` declarations whose global is being created (cycle detection).
+    pub globals_in_progress: HashSet<DeclRef>,
     /// Approximate stack address of the outermost nested analysis (see
     /// [`Sema::stack_guard`]).
     stack_base: Option<usize>,
@@ -154,6 +156,7 @@ impl Sema {
             prints: Vec::new(),
             rect: None,
             dsd_consts: HashMap::new(),
+            globals_in_progress: HashSet::new(),
             stack_base: None,
         }
     }
