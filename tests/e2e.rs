@@ -219,3 +219,19 @@ fn simprint_writes_the_simulator_log() {
         );
     }
 }
+
+#[test]
+fn map_reduction_into_a_pointer_and_flat_view_of_a_2d_array() {
+    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("map-reduce");
+    csl_tests::compile_to("tests/programs/map_reduce/layout.csl", Arch::Wse2, (8, 3), &[], &dir);
+    let mut rt = SdkRuntime::new(&dir).unwrap();
+    rt.load().unwrap();
+    rt.run().unwrap();
+    rt.launch("go", &[], false).unwrap();
+    let id = rt.get_id("sum").unwrap();
+    let mut out = vec![0u32; 1];
+    rt.memcpy_d2h(&mut out, id, 0, 0, 1, 1, 1, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+    rt.stop().unwrap();
+    assert_eq!(f32::from_bits(out[0]), (0..25).sum::<i32>() as f32);
+}

@@ -14,12 +14,18 @@ const BOTH: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
 /// Compiles `layout` (relative to the repository root) with `params` on a `dims` fabric and
 /// loads and starts it.
 fn build(tag: &str, layout: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tutorials-{tag}-{arch}"));
+    // One directory per (program, arch, params): tests run in parallel.
+    let shown: Vec<String> = params.iter().map(|(k, v)| format!("{k}{v}")).collect();
+    let dir = out_dir(&format!("{tag}-{arch}-{}", shown.join("-")));
     csl_tests::compile_to(layout, arch, dims, params, &dir);
     let mut rt = SdkRuntime::new(&dir).unwrap().with_max_cycles(50_000_000);
     rt.load().unwrap();
     rt.run().unwrap();
     rt
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tutorials-{name}"))
 }
 
 /// Builds tutorial `dir` (under examples/tutorials).
@@ -233,5 +239,422 @@ fn directions_library_at_compile_time_and_runtime() {
         assert_eq!(&out[15..20], &[0, 3, 2, 1, 4], "{arch} flip_horizontal");
         assert_eq!(&out[20..25], &[2, 3, 0, 1, 4], "{arch} flip");
         assert_eq!(out[25], 777, "{arch}: the route computed with <directions> carries the wavelet");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tutorials.
+
+#[test]
+fn t03_memcpy_2x2_row_and_column_major_16_bit() {
+    let (w, h, n) = (2usize, 2usize, 6usize);
+    for arch in BOTH {
+        let mut rt = tutorial("03-memcpy-2x2", arch, (9, 4), &[("N", "6")]);
+        // x[row][col][k], deterministic values in -1000..1000.
+        let x: Vec<i16> = data(3, w * h * n).iter().map(|v| (v * 1000.0) as i16).collect();
+        let at = |r: usize, c: usize, k: usize| (r * w + c) * n + k;
+        // Column-major host order: host index j + i*h + k*h*w for PE (i = column, j = row).
+        let mut col_major = vec![0u32; w * h * n];
+        for r in 0..h {
+            for c in 0..w {
+                for k in 0..n {
+                    col_major[r + c * h + k * h * w] = u32::from(x[at(r, c, k)] as u16);
+                }
+            }
+        }
+        h2d(&mut rt, "x", &col_major, (0, 0, 2, 2), n as u32, MemcpyDataType::Bit16, MemcpyOrder::ColMajor);
+        rt.launch("compute", &[], false).unwrap();
+        let y = d2h(&mut rt, "y", (0, 0, 2, 2), n as u32, MemcpyDataType::Bit16, MemcpyOrder::RowMajor);
+        rt.stop().unwrap();
+        for r in 0..h {
+            for c in 0..w {
+                for k in 0..n {
+                    let want = 2 * x[at(r, c, k)] + 100 * r as i16 + 10 * c as i16;
+                    assert_eq!(y[at(r, c, k)] as u16 as i16, want, "{arch} PE ({c},{r}) element {k}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn t04_params_from_the_command_line() {
+    let (width, size, power) = (4usize, 5usize, 2);
+    for arch in BOTH {
+        let mut rt = tutorial("04-params", arch, (11, 3), &[("width", "4"), ("size", "5"), ("power", "2")]);
+        // What run.py reads: the params, as strings, in out.json.
+        let meta = csl_examples::read_metadata(&out_dir(&format!("04-params-{arch}-width4-size5-power2")));
+        let param = |k: &str| csl_examples::param_i64(meta.as_ref(), k);
+        assert_eq!((param("width"), param("size"), param("power")), (Some(4), Some(5), Some(2)), "{arch}: out.json params");
+        let x: Vec<f32> = data(4, width * size).iter().map(|v| v * 2.0).collect();
+        h2d_f32(&mut rt, "x", &x, (0, 0, width as u32, 1), size as u32);
+        rt.launch("compute", &[], false).unwrap();
+        let y = d2h_f32(&mut rt, "y", (0, 0, width as u32, 1), size as u32);
+        let index = d2h_u32(&mut rt, "index", (0, 0, width as u32, 1), size as u32);
+        rt.stop().unwrap();
+        assert_eq!(index, (0..(width * size) as u32).collect::<Vec<_>>(), "{arch} index");
+        let want: Vec<f32> = x.iter().map(|v| (0..power).fold(1.0f32, |p, _| p * v)).collect();
+        assert_eq!(y, want, "{arch} y = x^{power}");
+    }
+}
+
+/// y = A x + b in f32, summing in the order the tutorials' DSD code does: y = b, then
+/// one column at a time.
+fn gemv_reference(a: &[f32], x: &[f32], b: &[f32], m: usize, n: usize) -> Vec<f32> {
+    (0..m)
+        .map(|i| {
+            let mut acc = b[i];
+            for j in 0..n {
+                acc += a[i * n + j] * x[j];
+            }
+            acc
+        })
+        .collect()
+}
+
+#[test]
+fn t05_gemv_split_over_a_column_of_pes() {
+    let (m, n, p) = (8usize, 5usize, 4usize);
+    let rows = m / p;
+    for arch in BOTH {
+        let mut rt = tutorial("05-gemv-multi-pe", arch, (8, 6), &[("M", "8"), ("N", "5"), ("P", "4")]);
+        let a = data(51, m * n);
+        let x = data(52, n);
+        let b = data(53, m);
+        h2d_f32(&mut rt, "A", &a, (0, 0, 1, p as u32), (rows * n) as u32);
+        h2d_f32(&mut rt, "b", &b, (0, 0, 1, p as u32), rows as u32);
+        // What memcpy_h2d_colbcast does: the same x on every PE of the column.
+        let xs: Vec<f32> = (0..p).flat_map(|_| x.iter().copied()).collect();
+        h2d_f32(&mut rt, "x", &xs, (0, 0, 1, p as u32), n as u32);
+        rt.launch("compute", &[], false).unwrap();
+        let y = d2h_f32(&mut rt, "y", (0, 0, 1, p as u32), rows as u32);
+        rt.stop().unwrap();
+        assert_close(&y, &gemv_reference(&a, &x, &b, m, n), 1e-5, 1e-6, &format!("{arch} y"));
+    }
+}
+
+#[test]
+fn t06_routes_between_two_pes() {
+    let n = 6usize;
+    for arch in BOTH {
+        let mut rt = tutorial("06-routes-two-pes", arch, (9, 3), &[("n", "6")]);
+        let x = data(6, 2 * n);
+        h2d_f32(&mut rt, "x", &x, (0, 0, 2, 1), n as u32);
+        rt.launch("compute", &[], false).unwrap();
+        let y = d2h_f32(&mut rt, "y", (1, 0, 1, 1), n as u32);
+        rt.stop().unwrap();
+        let want: Vec<f32> = (0..n).map(|k| x[n + k] + x[k]).collect();
+        assert_eq!(y, want, "{arch}");
+    }
+}
+
+#[test]
+fn t07_gemv_on_a_grid_with_column_multicast_and_row_sums() {
+    let (m, n, pw, ph) = (6usize, 8usize, 4usize, 3usize);
+    let (mt, nt) = (m / ph, n / pw);
+    for arch in BOTH {
+        let mut rt = tutorial("07-routes-grid", arch, (11, 5), &[("M", "6"), ("N", "8"), ("Pw", "4"), ("Ph", "3")]);
+        let a = data(71, m * n);
+        let x = data(72, n);
+        let b = data(73, m);
+        // Tiles in host row-major order: [PE row][PE column][tile row][tile column].
+        let mut tiles = Vec::with_capacity(m * n);
+        for py in 0..ph {
+            for px in 0..pw {
+                for i in 0..mt {
+                    for j in 0..nt {
+                        tiles.push(a[(py * mt + i) * n + px * nt + j]);
+                    }
+                }
+            }
+        }
+        h2d_f32(&mut rt, "A", &tiles, (0, 0, pw as u32, ph as u32), (mt * nt) as u32);
+        h2d_f32(&mut rt, "x", &x, (0, 0, pw as u32, 1), nt as u32);
+        h2d_f32(&mut rt, "b", &b, (pw as u32 - 1, 0, 1, ph as u32), mt as u32);
+        rt.launch("compute", &[], false).unwrap();
+        let y = d2h_f32(&mut rt, "y", (pw as u32 - 1, 0, 1, ph as u32), mt as u32);
+        rt.stop().unwrap();
+        assert_close(&y, &gemv_reference(&a, &x, &b, m, n), 1e-5, 1e-5, &format!("{arch} y"));
+    }
+}
+
+#[test]
+fn t08_streaming_memcpy_into_a_data_task_and_back() {
+    let (w, n) = (2usize, 8usize);
+    for arch in BOTH {
+        let mut rt = tutorial("08-streaming-memcpy", arch, (9, 3), &[("n", "8"), ("MEMCPYH2D_DATA_1_ID", "2"), ("MEMCPYD2H_DATA_1_ID", "3")]);
+        let x = data(8, w * n);
+        let bits: Vec<u32> = x.iter().map(|f| f.to_bits()).collect();
+        rt.memcpy_h2d(2, &bits, 0, 0, w as u32, 1, n as u32, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        let mut out = vec![0u32; w * n];
+        rt.memcpy_d2h(&mut out, 3, 0, 0, w as u32, 1, n as u32, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.stop().unwrap();
+        for pe in 0..w {
+            let mut acc = 0.0f32;
+            for k in 0..n {
+                acc += x[pe * n + k];
+                assert_eq!(f32::from_bits(out[pe * n + k]), acc, "{arch} PE {pe} sum {k}");
+            }
+        }
+    }
+}
+
+fn fifo_pipeline(arch: Arch, n: usize, fifo: usize) -> Result<Vec<f32>, String> {
+    let (ns, fs) = (n.to_string(), fifo.to_string());
+    let mut rt = tutorial("09-fifo-pipeline", arch, (8, 3), &[("n", &ns), ("fifo_size", &fs)]);
+    let x = data(9, n);
+    let bits: Vec<u32> = x.iter().map(|f| f.to_bits()).collect();
+    rt.memcpy_h2d(2, &bits, 0, 0, 1, 1, n as u32, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).map_err(|e| e.to_string())?;
+    let mut out = vec![0u32; n];
+    rt.memcpy_d2h(&mut out, 3, 0, 0, 1, 1, n as u32, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).map_err(|e| e.to_string())?;
+    rt.stop().unwrap();
+    let got: Vec<f32> = out.into_iter().map(f32::from_bits).collect();
+    let want: Vec<f32> = x.iter().map(|v| 2.0 * v + 1.0).collect();
+    assert_eq!(got, want, "{arch}: y = 2x + 1");
+    Ok(got)
+}
+
+#[test]
+fn t09_fifo_pipeline_and_the_deadlock_without_room() {
+    for arch in BOTH {
+        fifo_pipeline(arch, 32, 32).unwrap();
+        // The README's warning: a FIFO far smaller than the stream cannot absorb the H2D
+        // command, which then waits for a D2H command that cannot start.
+        let err = fifo_pipeline(arch, 64, 8).unwrap_err();
+        assert!(err.contains("deadlock"), "{arch}: {err}");
+    }
+}
+
+#[test]
+fn t10_switches_deal_alternately_east_and_west() {
+    let n = 8usize;
+    for arch in BOTH {
+        let mut rt = tutorial("10-switches", arch, (10, 3), &[("n", "8")]);
+        let x: Vec<f32> = (1..=n).map(|k| k as f32 * 1.5).collect();
+        h2d_f32(&mut rt, "x", &x, (1, 0, 1, 1), n as u32);
+        rt.launch("deal", &[], false).unwrap();
+        let hands = d2h_f32(&mut rt, "hand", (0, 0, 3, 1), (n / 2) as u32);
+        rt.stop().unwrap();
+        let (west, east) = (&hands[..n / 2], &hands[n..]);
+        assert_eq!(east, x.iter().step_by(2).copied().collect::<Vec<_>>().as_slice(), "{arch} east");
+        assert_eq!(west, x.iter().skip(1).step_by(2).copied().collect::<Vec<_>>().as_slice(), "{arch} west");
+    }
+}
+
+#[test]
+fn t11_control_wavelets_start_control_tasks() {
+    let n = 5usize;
+    for arch in BOTH {
+        let mut rt = tutorial("11-control-tasks", arch, (9, 3), &[("n", "5")]);
+        for (round, tag) in [(1u32, 0x1234u32), (2, 0xBEEF)] {
+            let x: Vec<u32> = data(110 + round, n).iter().map(|v| ((v + 1.0) * 500.0) as u32).collect();
+            h2d(&mut rt, "x", &x, (0, 0, 1, 1), n as u32, MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+            rt.launch("send", &[tag], false).unwrap();
+            let r = d2h_u32(&mut rt, "result", (1, 0, 1, 1), 4);
+            assert_eq!(r, vec![x.iter().sum::<u32>(), tag, round, n as u32], "{arch} round {round}");
+        }
+        rt.stop().unwrap();
+    }
+}
+
+#[test]
+fn t12_range_filters_scatter_one_stream() {
+    let (p, k) = (3usize, 4usize);
+    let total = p * k;
+    for arch in BOTH {
+        let mut rt = tutorial("12-filters", arch, (11, 3), &[("P", "3"), ("k", "4")]);
+        let values: Vec<i16> = data(12, total).iter().map(|v| (v * 30000.0) as i16).collect();
+        let words: Vec<u32> = values.iter().enumerate().map(|(i, &v)| ((i as u32) << 16) | u32::from(v as u16)).collect();
+        h2d(&mut rt, "packed", &words, (0, 0, 1, 1), total as u32, MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+        rt.launch("scatter", &[], false).unwrap();
+        let out = d2h(&mut rt, "slice", (1, 0, p as u32, 1), k as u32, MemcpyDataType::Bit16, MemcpyOrder::RowMajor);
+        rt.stop().unwrap();
+        let got: Vec<i16> = out.iter().map(|&w| w as u16 as i16).collect();
+        assert_eq!(got, values, "{arch}");
+    }
+}
+
+/// Tutorial 13 with the given roots; returns (row totals of column root_x, grand total).
+fn collectives(rt: &mut SdkRuntime, pw: usize, ph: usize, n: usize, root_x: u32, root_y: u32, seed: u32) {
+    let vectors: Vec<u32> = data(seed, ph * n).iter().map(|v| ((v + 1.0) * 50.0) as u32).collect();
+    h2d(rt, "buf", &vectors, (root_x, 0, 1, ph as u32), n as u32, MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+    rt.launch("compute", &[root_x, root_y], false).unwrap();
+    let totals = d2h_f32(rt, "total", (root_x, 0, 1, ph as u32), n as u32);
+    let grand = d2h_f32(rt, "grand", (root_x, root_y, 1, 1), n as u32);
+    let scale: f32 = (1..=pw).map(|v| v as f32).sum();
+    let mut want_grand = vec![0.0f32; n];
+    for y in 0..ph {
+        for i in 0..n {
+            let want = vectors[y * n + i] as f32 * scale + (pw * y) as f32;
+            assert_eq!(totals[y * n + i], want, "root ({root_x},{root_y}) row {y} element {i}");
+            want_grand[i] += want;
+        }
+    }
+    for i in 0..n {
+        assert!((grand[i] - want_grand[i]).abs() <= 1e-6 * want_grand[i].abs(), "root ({root_x},{root_y}) grand {i}: {} vs {}", grand[i], want_grand[i]);
+    }
+}
+
+#[test]
+fn t13_collectives_broadcast_and_reduce_with_every_root() {
+    let (pw, ph, n) = (4usize, 3usize, 5usize);
+    for arch in BOTH {
+        let mut rt = tutorial("13-collectives", arch, (11, 5), &[("Pw", "4"), ("Ph", "3"), ("n", "5")]);
+        // Every root column and row, one after the other on the same fabric (the library
+        // must leave no wavelet behind between operations).
+        let mut seed = 130;
+        for rx in 0..pw as u32 {
+            for ry in 0..ph as u32 {
+                collectives(&mut rt, pw, ph, n, rx, ry, seed);
+                seed += 1;
+            }
+        }
+        rt.stop().unwrap();
+    }
+}
+
+#[test]
+fn t13_collectives_on_a_longer_row_and_a_single_column() {
+    for arch in BOTH {
+        // 7 PEs in a row: a root in the middle has three PEs on each side.
+        let mut rt = tutorial("13-collectives", arch, (14, 3), &[("Pw", "7"), ("Ph", "1"), ("n", "3")]);
+        for rx in [0, 3, 6, 2] {
+            collectives(&mut rt, 7, 1, 3, rx, 0, 200 + rx);
+        }
+        rt.stop().unwrap();
+        // A 1-wide grid: the row operations are local, the column reduction does the work.
+        let mut rt = tutorial("13-collectives", arch, (8, 8), &[("Pw", "1"), ("Ph", "6"), ("n", "4")]);
+        for ry in [0, 5, 3] {
+            collectives(&mut rt, 1, 6, 4, 0, ry, 300 + ry);
+        }
+        rt.stop().unwrap();
+    }
+}
+
+/// The 16-bit words of global `name` on the PE at (x, y) of the rectangle.
+fn read_global_u16(rt: &SdkRuntime, x: u32, y: u32, name: &str) -> Vec<u16> {
+    let image = rt.image();
+    let class = image.placement[(y * image.meta.width + x) as usize] as usize;
+    let globals = &image.classes[class].info.globals;
+    let g = globals
+        .iter()
+        .find(|g| g.name == name || g.name.rsplit(['.', ':']).next() == Some(name))
+        .unwrap_or_else(|| panic!("no global {name}: {:?}", globals.iter().map(|g| &g.name).collect::<Vec<_>>()));
+    let pe = rt.simulator().unwrap().pe(x, y).unwrap();
+    let bytes = &pe.memory()[g.addr as usize..(g.addr + g.size) as usize];
+    bytes.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
+}
+
+/// A decoded `<debug>` record.
+#[derive(Debug, PartialEq)]
+enum Rec {
+    Bool(bool),
+    U16(u16),
+    F32(f32),
+    Str(String),
+    Time(u64),
+}
+
+fn decode_trace(w: &[u16]) -> (String, Vec<Rec>, u16) {
+    assert_eq!(w[0], 0xDEB6, "magic");
+    let (used, dropped, key_len) = (w[1] as usize, w[2], w[3] as usize);
+    let key_words = key_len.div_ceil(2);
+    let bytes = |ws: &[u16], n: usize| -> String { ws.iter().flat_map(|v| v.to_le_bytes()).take(n).map(char::from).collect() };
+    let key = bytes(&w[4..4 + key_words], key_len);
+    let mut pos = 4 + key_words;
+    let end = pos + used;
+    let mut recs = Vec::new();
+    while pos < end {
+        let (kind, extra) = (w[pos] & 0xff, (w[pos] >> 8) as usize);
+        pos += 1;
+        match kind {
+            1 => recs.push(Rec::Bool(w[pos] != 0)),
+            4 => recs.push(Rec::U16(w[pos])),
+            9 => recs.push(Rec::F32(f32::from_bits(u32::from(w[pos]) | (u32::from(w[pos + 1]) << 16)))),
+            10 => recs.push(Rec::Str(bytes(&w[pos..], extra))),
+            11 => recs.push(Rec::Time(u64::from(w[pos]) | (u64::from(w[pos + 1]) << 16) | (u64::from(w[pos + 2]) << 32))),
+            other => panic!("unexpected tag {other}"),
+        }
+        pos += match kind {
+            7..=9 => 2,
+            10 => extra.div_ceil(2),
+            11 => 3,
+            _ => 1,
+        };
+    }
+    (key, recs, dropped)
+}
+
+#[test]
+fn t14_debug_trace_buffers_and_simprint_log() {
+    let iterations = 6usize;
+    for arch in BOTH {
+        let mut rt = tutorial("14-debug", arch, (9, 3), &[("iterations", "6")]);
+        let a = [2.0f32, 30.0];
+        h2d_f32(&mut rt, "a", &a, (0, 0, 2, 1), 1);
+        rt.launch("compute", &[], false).unwrap();
+        let root = d2h_f32(&mut rt, "root", (0, 0, 2, 1), 1);
+        rt.stop().unwrap();
+        for px in 0..2u32 {
+            let (key, recs, dropped) = decode_trace(&read_global_u16(&rt, px, 0, "trace_buffer"));
+            assert_eq!((key.as_str(), dropped), ("newton", 0), "{arch}");
+            assert_eq!(recs[0], Rec::Str("PE".into()), "{arch}");
+            assert_eq!(recs[1], Rec::U16(px as u16), "{arch}");
+            let (Rec::Time(t0), Some(Rec::Time(t1))) = (&recs[2], recs.last()) else { panic!("{arch}: timestamps {recs:?}") };
+            assert!(t1 > t0, "{arch}: time runs forward");
+            let mut r = if a[px as usize] > 1.0 { a[px as usize] } else { 1.0 };
+            for k in 0..iterations {
+                r = 0.5 * (r + a[px as usize] / r);
+                assert_eq!(recs[3 + 2 * k], Rec::U16(k as u16), "{arch} k");
+                assert_eq!(recs[4 + 2 * k], Rec::F32(r), "{arch} iterate {k}");
+            }
+            assert_eq!(recs[3 + 2 * iterations], Rec::Bool(true), "{arch} converged");
+            assert_eq!(root[px as usize], r, "{arch} root");
+        }
+        // <simprint>: one line per PE.
+        let log = rt.sim_log();
+        for px in 0..2 {
+            let line = format!("PE({px},0): sqrt({:.6}) = {:.6}", a[px], root[px]);
+            assert!(log.iter().any(|l| l.ends_with(&line)), "{arch}: `{line}` not in the log {log:?}");
+        }
+    }
+}
+
+#[test]
+fn t15_color_swap_running_sums() {
+    // WSE-2 uses colour swap; WSE-3 (no colour swap in CSL) falls back to alternating
+    // colours. Same answer.
+    let (width, n) = (5usize, 4usize);
+    for arch in BOTH {
+        let mut rt = tutorial("15-color-swap", arch, (12, 3), &[("width", "5"), ("n", "4")]);
+        let swaps = rt.image().routes.iter().filter(|r| r.color_swap_x).count();
+        assert_eq!(swaps, if arch == Arch::Wse2 { 2 * width } else { 0 }, "{arch}: colour configs with swap");
+        let v = data(15, width * n);
+        h2d_f32(&mut rt, "v", &v, (0, 0, width as u32, 1), n as u32);
+        rt.launch("compute", &[], false).unwrap();
+        let sums = d2h_f32(&mut rt, "sums", (0, 0, width as u32, 1), n as u32);
+        rt.stop().unwrap();
+        for k in 0..n {
+            let mut acc = 0.0f32;
+            for x in 0..width {
+                acc = if x == 0 { v[k] } else { acc + v[x * n + k] };
+                assert_eq!(sums[x * n + k], acc, "{arch} PE {x} element {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn t16_microthreads_explicit_on_wse3_implied_on_wse2() {
+    let n = 6usize;
+    for arch in BOTH {
+        let mut rt = tutorial("16-microthreads", arch, (10, 3), &[("n", "6")]);
+        let v = data(16, 3 * n);
+        h2d_f32(&mut rt, "v", &v, (0, 0, 3, 1), n as u32);
+        rt.launch("compute", &[], false).unwrap();
+        let r = d2h_f32(&mut rt, "result", (1, 0, 1, 1), n as u32);
+        rt.stop().unwrap();
+        let want: Vec<f32> = (0..n).map(|k| (-2.0 * v[n + k] + v[k]) + v[2 * n + k]).collect();
+        assert_eq!(r, want, "{arch}");
     }
 }

@@ -9,6 +9,9 @@ const LIBS: &[(&str, &str)] = &[
     ("math", include_str!("../../stdlib/math.csl")),
     ("random", include_str!("../../stdlib/random.csl")),
     ("directions", include_str!("../../stdlib/directions.csl")),
+    ("debug", include_str!("../../stdlib/debug.csl")),
+    ("collectives_2d/params", include_str!("../../stdlib/collectives_2d/params.csl")),
+    ("collectives_2d/pe", include_str!("../../stdlib/collectives_2d/pe.csl")),
     ("memcpy/get_params", include_str!("../../stdlib/memcpy/get_params.csl")),
     ("memcpy/memcpy", include_str!("../../stdlib/memcpy/memcpy.csl")),
 ];

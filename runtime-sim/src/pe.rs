@@ -285,6 +285,13 @@ impl Pe {
         self.tasks_started
     }
 
+    /// Whether the CE's main thread is free for the memcpy runtime: no task running or
+    /// ready to run, no synchronous operation, no pending host call. Microthreads may still
+    /// be busy.
+    pub fn main_thread_free(&self) -> bool {
+        self.task.is_none() && self.stall == 0 && self.host_calls.is_empty() && self.active & !self.blocked == 0
+    }
+
     /// Whether the PE would do something if ticked (ignoring wavelets not yet arrived).
     pub fn has_work(&self) -> bool {
         self.task.is_some()

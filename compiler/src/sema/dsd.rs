@@ -870,6 +870,7 @@ impl Sema {
         let mut regs: [(OperandKind, Option<VReg>); 4] = [(OperandKind::None, None); 4];
         let mut any_fabric = false;
         let mut queues: [Option<u8>; 3] = [None; 3];
+        let mut warned_elem = false;
         for (i, &a) in operands.iter().enumerate() {
             let elem = if i == 0 {
                 op.dst_elem()
@@ -888,11 +889,18 @@ impl Sema {
                                 queues[i] = Some(d.queue);
                             }
                         }
-                        self.check_elem(d, elem, op, aspan)?;
+                        if !warned_elem {
+                            warned_elem = self.check_elem(d, elem, op, aspan);
+                        }
                     } else {
                         let t = self.val_ty(&v);
                         if matches!(self.types.get(t), Type::FabinDsd | Type::FaboutDsd) {
                             any_fabric = true;
+                            // A runtime fabric DSD keeps the queue of the descriptor its
+                            // variable started with (DSD arithmetic never changes it).
+                            if i < 3 {
+                                queues[i] = self.static_fabric_queue(env, a);
+                            }
                         }
                     }
                     (OperandKind::Desc, v)
@@ -1001,16 +1009,13 @@ impl Sema {
         // first); WSE-3: explicit, defaulting the same way.
         let explicit_ut = ut.is_some();
         let ut = ut.or(queues[0]).or(queues[1]).or(queues[2]).unwrap_or(0);
-        // Two asynchronous operations of one function on the same microthread would run
-        // at the same time on one hardware thread.
+        // Two asynchronous operations issued one after the other (same basic block) on the
+        // same microthread would run at the same time on one hardware thread. Operations in
+        // different blocks (e.g. the two arms of an `if`) may well be exclusive.
         if cfg & opcfg::ASYNC != 0 && (explicit_ut || queues.iter().any(Option::is_some)) {
-            if let Some((_, prev)) = self
-                .fb(env)
-                .async_uts
-                .iter()
-                .find(|(u, _)| *u == ut)
-                .copied()
-            {
+            let block = self.fb(env).cur;
+            let clash = self.fb(env).async_uts.iter().find(|(u, _, b)| *u == ut && *b == block).map(|(_, s, _)| *s);
+            if let Some(prev) = clash {
                 let how = if explicit_ut {
                     "both name it with `.ut_id`"
                 } else {
@@ -1025,12 +1030,10 @@ impl Sema {
                     )
                     .with_label(prev, "first operation here")
                     .with_note(how.to_string())
-                    .with_help(
-                        "use another queue (WSE-2) or another `.ut_id` (WSE-3) for one of them",
-                    ),
+                    .with_help("use another queue (WSE-2) or another `.ut_id` (WSE-3) for one of them"),
                 ));
             }
-            self.fb(env).async_uts.push((ut, span));
+            self.fb(env).async_uts.push((ut, span, block));
         }
         self.fb(env).emit(Inst::DsdOp {
             op,
@@ -1164,21 +1167,49 @@ impl Sema {
         }
     }
 
-    fn check_elem(&mut self, d: &DsdVal, elem: Elem, op: DsdOpcode, span: Span) -> R<()> {
+    /// The queue of the fabric DSD a global `var` was initialised with, if `e` names one.
+    fn static_fabric_queue(&mut self, env: &mut Env, e: ExprId) -> Option<u8> {
+        let ExprKind::Ident(name) = &env.ast.exprs[e].kind else { return None };
+        if env.scopes.iter().flatten().any(|(n, _)| n == name) {
+            return None;
+        }
+        let d = self.lookup_decl(env.module, name)?;
+        let ast = self.mods[d.module].ast.clone();
+        let Some(crate::syntax::ast::DeclKind::Var(v)) = ast.decls.get(d.index as usize).map(|x| &x.kind) else {
+            return None;
+        };
+        let init = v.init?;
+        let mut cenv = Env::comptime(d.module, ast.clone(), super::Ctx::TopComptime);
+        let saved = self.diags.len();
+        let value = self.eval_comptime(&mut cenv, init);
+        self.diags.truncate(saved);
+        match value {
+            Ok(Value::Dsd(dv)) if matches!(dv.kind, DsdKind::FabIn | DsdKind::FabOut) => Some(dv.queue),
+            _ => None,
+        }
+    }
+
+    /// Warns when a memory DSD's elements differ in size from the operation's: legal (the
+    /// operation reads the memory with its own element size), but usually a mistake.
+    /// Returns whether it warned.
+    fn check_elem(&mut self, d: &DsdVal, elem: Elem, op: DsdOpcode, span: Span) -> bool {
         if matches!(d.kind, DsdKind::Mem1d | DsdKind::Mem4d | DsdKind::Fifo)
             && d.elem_bytes != elem.bytes()
         {
-            return Err(self.report(
+            self.report(
                 Diagnostic::error(
                     codes::BUILTIN_ARGS,
                     format!("`@{}` works on {}-bit elements, but this DSD describes {}-bit elements", op.name(), elem.bytes() * 8, d.elem_bytes * 8),
                     span,
                     "element size differs",
                 )
-                .with_help("use the operation for this element type (e.g. @fadds for f32, @faddh for f16, @mov16 for 16-bit integers)"),
-            ));
+                .with_note(format!("the operation will read and write {}-bit words at the DSD's addresses", elem.bytes() * 8))
+                .with_help("use the operation for this element type (e.g. @fadds for f32, @faddh for f16, @mov16 for 16-bit integers)")
+                .warning(),
+            );
+            return true;
         }
-        Ok(())
+        false
     }
 }
 
@@ -1300,14 +1331,22 @@ impl Sema {
                         if len.is_none() {
                             len = Some(self.load_desc_field(env, addr, field::LENGTH));
                         }
-                        Some(addr)
+                        Some((addr, true))
+                    }
+                    // A pointer output receives every result (the last one wins; with the
+                    // same pointer as an input this is a reduction).
+                    Type::Ptr { elem, is_const: false } if elem == ret => {
+                        Some((self.materialize(env, v, ospan)?, false))
                     }
                     _ => {
+                        let d = self.types.display(vt);
                         return Err(self.err(
-                            codes::UNSUPPORTED,
-                            "the output of @map must be a mem1d_dsd",
+                            codes::BUILTIN_ARGS,
+                            format!(
+                                "the output of @map must be a mem1d_dsd or a pointer to the callback's result type, found {d}"
+                            ),
                             ospan,
-                            "not supported yet",
+                            "wrong output",
                         ));
                     }
                 }
@@ -1330,7 +1369,14 @@ impl Sema {
             }
         }
         let ret_size = self.types.size_of(ret).unwrap_or(4) as u32;
-        let out_cursor = out.map(|o| self.dsd_cursor(env, o, ret_size));
+        let out_cursor = match out {
+            Some((o, true)) => Some(self.dsd_cursor(env, o, ret_size)),
+            _ => None,
+        };
+        let out_ptr = match out {
+            Some((p, false)) => Some(p),
+            _ => None,
+        };
         let k = self.imm(env, 0);
         let one = self.imm(env, 1);
         let header = self.fb(env).block();
@@ -1380,7 +1426,7 @@ impl Sema {
             args: call_args,
             dst: result,
         });
-        if let (Some((ptr, _)), Some(r)) = (out_cursor, result) {
+        if let (Some(ptr), Some(r)) = (out_cursor.map(|(p, _)| p).or(out_ptr), result) {
             let w = self
                 .types
                 .num_ty(ret)

@@ -1613,7 +1613,7 @@ impl Sema {
 
     fn ptr_coercible(&self, from: TypeId, to: TypeId) -> bool {
         match (self.types.get(from), self.types.get(to)) {
-            // *[N]T -> [*]T
+            // *[N]T (or *[M, N]T, flattened row-major) -> [*]T
             (
                 Type::Ptr { elem, is_const: fc },
                 Type::ManyPtr {
@@ -1621,7 +1621,7 @@ impl Sema {
                     is_const: tc,
                 },
             ) => {
-                matches!(self.types.get(*elem), Type::Array { elem: ae, dims } if ae == te && dims.len() == 1)
+                matches!(self.types.get(*elem), Type::Array { elem: ae, dims } if ae == te && !dims.is_empty())
                     && (*tc || !*fc)
             }
             (

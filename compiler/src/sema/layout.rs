@@ -190,7 +190,9 @@ impl Sema {
                         p.ty.is_some_and(|t| matches!(self.eval_type(&mut env, t), Ok(t) if !self.types.is_comptime_only(t)))
                     });
                     self.diags.truncate(saved);
-                    if matches!(ret, Ok(t) if !self.types.is_comptime_only(t)) && ptys_ok {
+                    // Functions returning aggregates can only run at comptime.
+                    let runtime_ret = matches!(ret, Ok(t) if t == self.types.common.void || self.types.num_ty(t).is_some());
+                    if runtime_ret && ptys_ok {
                         let _ = self.lower_fn(dref, f.name.span);
                     }
                 }

@@ -12,8 +12,9 @@ pub struct FnBuilder {
     pub cur: BlockId,
     /// Number of jumps/branches targeting each block (the entry counts as targeted).
     targeted: Vec<u32>,
-    /// Microthreads of the asynchronous DSD operations issued so far, with where.
-    pub async_uts: Vec<(u8, Span)>,
+    /// Microthreads of the asynchronous DSD operations issued so far, with where and in
+    /// which block.
+    pub async_uts: Vec<(u8, Span, BlockId)>,
 }
 
 impl FnBuilder {
@@ -81,11 +82,12 @@ impl FnBuilder {
         if !matches!(b.term, Term::Open) {
             return;
         }
+        // A jump out of a block nobody reaches (code after a `return`) does not make its
+        // target reachable.
+        let live = self.targeted[self.cur.index()] > 0;
         match &term {
-            Term::Jump(t) => self.targeted[t.index()] += 1,
-            Term::Branch {
-                then, otherwise, ..
-            } => {
+            Term::Jump(t) if live => self.targeted[t.index()] += 1,
+            Term::Branch { then, otherwise, .. } if live => {
                 self.targeted[then.index()] += 1;
                 self.targeted[otherwise.index()] += 1;
             }

@@ -313,6 +313,13 @@ impl Sema {
                         "not a global array",
                     )),
                 },
+                // A constant array gets a read-only copy in memory, as `&constant` does.
+                Ok(c @ Value::Array(..)) => {
+                    let ty = c.ty(&mut self.types);
+                    let g = self.const_global(&c, ty, span)?;
+                    let pty = self.types.intern(Type::Ptr { elem: ty, is_const: true });
+                    Ok(Value::GlobalPtr { global: g, offset: 0, ty: pty })
+                }
                 Ok(_) => Err(self.err(
                     codes::BAD_TENSOR_ACCESS,
                     "the array of a tensor access must be a global variable",

@@ -26,6 +26,10 @@ use csl_arch::image::{ExportKind, SymbolTarget};
 /// Fixed cycles of a copy-mode memcpy (ours: a plausible command overhead).
 pub const MEMCPY_SETUP_CYCLES: u64 = 16;
 
+/// How long a copy-mode memcpy waits for the region's compute engines to be free of
+/// running or ready tasks before it copies anyway.
+pub const MEMCPY_WAIT_CYCLES: u64 = 100_000;
+
 /// Device element size of a copy-mode memcpy (vendor `MEMCPY_32BIT` / `MEMCPY_16BIT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemcpyDataType {
@@ -227,11 +231,25 @@ impl SdkRuntime {
                 ptrs.push((i, j, ptr_addr));
             }
         }
-        // The copy's time passes (the fabric runs meanwhile), then the data moves.
+        // The copy's time passes (the fabric runs meanwhile), then the memcpy runtime needs
+        // each PE's CE: it waits until the region's main threads have no task running or
+        // ready (tasks run to completion), then the data moves.
         let cost = MEMCPY_SETUP_CYCLES + u64::from(w) * u64::from(l);
         let max = self.max_cycles;
         let sim = self.ready()?;
         let r = sim.advance(cost, max);
+        self.record(r)?;
+        let sim = self.ready()?;
+        let region_free = |s: &crate::sim::Simulator| {
+            (0..h).all(|j| (0..w).all(|i| s.pe(px + i, py + j).is_none_or(|pe| pe.main_thread_free())))
+        };
+        // A program that keeps its tasks runnable forever never frees the CE: after
+        // MEMCPY_WAIT_CYCLES the copy happens anyway (as the memcpy task would get its turn).
+        let limit = sim.cycle().saturating_add(MEMCPY_WAIT_CYCLES).min(max);
+        let r = match sim.run_until(region_free, limit) {
+            Err(crate::error::SimError::CycleLimit { .. }) if limit < max => Ok(()),
+            other => other.map(|_| ()),
+        };
         self.record(r)?;
         let Some(sim) = self.sim.as_ref() else {
             return Err(HostError::NotLoaded);
