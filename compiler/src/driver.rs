@@ -197,6 +197,9 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     }
     let top_mod = sema.instantiate(top, params, String::new());
     let plan = sema.run_layout(top_mod)?;
+    if !plan.tiles.values().any(|t| t.file == top) {
+        sema.run_layout_file_comptime(top_mod);
+    }
     let (w, h, _) = plan.rect?;
     sema.rect = Some((w, h));
     sema.export_names = plan.exports.iter().map(|(e, _)| e.clone()).collect();

@@ -42,6 +42,8 @@ codes! {
     CYCLIC_DECL = "E0106";
     /// A param with no value and no default, used.
     UNBOUND_PARAM = "E0107";
+    /// A param given to a module that declares no such param (a warning).
+    UNKNOWN_PARAM = "E0108";
     /// Operand types do not match.
     TYPE_MISMATCH = "E0201";
     /// A call with the wrong number of arguments.

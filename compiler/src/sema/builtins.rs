@@ -794,8 +794,34 @@ impl Sema {
                 format!("{parent}.{stem}#{n}")
             }
         };
-        let _ = span;
         let m = self.instantiate(file, map, prefix);
+        // A field that names no param of the module is probably a typo.
+        let ast = self.mods[m].ast.clone();
+        let declared: Vec<&str> = ast
+            .decls
+            .iter()
+            .filter_map(|d| match &d.kind {
+                crate::syntax::ast::DeclKind::Param { name, .. } => Some(name.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let pspan = args.get(1).map_or(span, |p| self.span(env, *p));
+        for (name, _) in params.iter() {
+            if !declared.contains(&name.as_str()) {
+                let mut d = Diagnostic::error(
+                    codes::UNKNOWN_PARAM,
+                    format!("module `{path}` has no param `{name}`"),
+                    pspan,
+                    "in these params",
+                )
+                .with_note("the value is ignored")
+                .warning();
+                if let Some(s) = did_you_mean(name, declared.iter().copied()) {
+                    d = d.with_help(format!("did you mean `{s}`?"));
+                }
+                self.report(d);
+            }
+        }
         Ok(Val::Ct(Value::Module(m)))
     }
 

@@ -5,7 +5,7 @@
 use super::eval::{Env, Val};
 use super::value::Value;
 use super::{R, Sema};
-use crate::diag::codes;
+use crate::diag::{Diagnostic, codes};
 use crate::source::Span;
 use crate::syntax::ast::ExprId;
 use csl_arch::fabric::Direction;
@@ -123,6 +123,17 @@ impl Sema {
         let color_swap_y = matches!(field(&routes, "color_swap_y"), Some(Value::Bool(true)));
         let mut switches = None;
         if let Some(sw) = field(cfg, "switches") {
+            if !self.opts.arch.color_has_switch(color) {
+                return Err(self.report(
+                    Diagnostic::error(
+                        codes::TASK_ID_RANGE,
+                        format!("color {color} cannot have switches on {}", self.opts.arch),
+                        span,
+                        "switches configured here",
+                    )
+                    .with_note("on wse3, switches exist only for colors 0-9, 12, 13, 16, 17, 20 and 21"),
+                ));
+            }
             let mut sc = SwitchConfig::default();
             for (i, name) in ["pos1", "pos2", "pos3"].iter().enumerate() {
                 if let Some(p) = field(&sw, name) {

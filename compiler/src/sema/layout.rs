@@ -128,6 +128,19 @@ impl Sema {
         }
     }
 
+    /// Runs the top-level `comptime` blocks of the layout file when it is not also PE code
+    /// (then they run as part of the PE program instead): `@comptime_assert` and
+    /// `@comptime_print` there check the layout's params.
+    pub fn run_layout_file_comptime(&mut self, top: super::module::ModId) {
+        let ast = self.mods[top].ast.clone();
+        for decl in &ast.decls {
+            if let DeclKind::Comptime(block) = &decl.kind {
+                let mut env = Env::comptime(top, ast.clone(), Ctx::Comptime);
+                let _ = self.exec_block(&mut env, block);
+            }
+        }
+    }
+
     /// Compiles one program class: `file` instantiated with `params`.
     pub fn compile_class(&mut self, file: FileId, params: &[(String, Value)]) -> Option<Program> {
         self.prog = Some(Program::default());

@@ -71,6 +71,15 @@ impl Arch {
         }
     }
 
+    /// Whether colour `c` may have a switch configuration (WSE-3 allows switches only on
+    /// colours 0-9, 12, 13, 16, 17, 20 and 21).
+    pub fn color_has_switch(self, c: u8) -> bool {
+        match self {
+            Arch::Wse2 => c < NUM_COLORS,
+            Arch::Wse3 => matches!(c, 0..=9 | 12 | 13 | 16 | 17 | 20 | 21),
+        }
+    }
+
     /// Cycles a wavelet takes to cross one router hop (WSE-2 ≈ 1 per the HPDC'24 model,
     /// WSE-3 2.0 measured).
     pub fn hop_latency(self) -> u32 {

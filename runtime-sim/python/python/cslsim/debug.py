@@ -11,6 +11,7 @@ global whose full (module-qualified) name equals it, or whose last component doe
 
 import operator
 import os
+import struct
 
 import numpy as np
 
@@ -93,7 +94,11 @@ class debug_util:  # noqa: N801 (vendor name)
     ``--fabric-offsets`` given to cslc).
     """
 
-    def __init__(self, bindir):
+    def __init__(self, bindir, cmaddr=None):
+        if cmaddr is not None:
+            raise DebugUnsupportedError(
+                "debug_util: cmaddr names a real system; cslsim only reads the simulated fabric"
+            )
         key = _key(bindir)
         rt = _REGISTRY.get(key)
         if rt is None:
@@ -133,9 +138,84 @@ class debug_util:  # noqa: N801 (vendor name)
         return out
 
     def read_trace(self, px, py, name):
-        """Not available: cslsim does not implement the ``<debug>`` library's trace
-        buffers."""
-        raise DebugUnsupportedError(
-            "debug_util.read_trace: trace buffers of the <debug> library are not supported "
-            "by cslsim; read the variables you need with get_symbol instead"
+        """The records the ``<debug>`` library traced under key ``name`` at PE ``(px, py)``
+        (absolute fabric coordinates): a list of bool, int, float and str values, with
+        ``trace_timestamp`` records as ints (cycles)."""
+        px, py = operator.index(px), operator.index(py)
+        ox, oy, w, h = self._meta["offset_x"], self._meta["offset_y"], self._meta["width"], self._meta["height"]
+        x, y = px - ox, py - oy
+        if not (0 <= x < w and 0 <= y < h):
+            raise RegionError(
+                f"PE ({px},{py}) is not in the program rectangle: it spans columns {ox}..{ox + w - 1} "
+                f"and rows {oy}..{oy + h - 1} (debug coordinates are absolute fabric coordinates)"
+            )
+        _, globals_ = self._rt.globals(x, y)
+        keys = []
+        for gname, addr, size in globals_:
+            if _last_part(gname) != "trace_buffer":
+                continue
+            words = np.frombuffer(self._rt.read_memory(x, y, addr, size), dtype=np.uint16)
+            found, records, _dropped = _decode_trace(words)
+            if found == name:
+                return records
+            keys.append(found)
+        raise SymbolMissingError(
+            f"PE ({px},{py}) has no <debug> trace with key {name!r}"
+            + (f" (keys: {', '.join(repr(k) for k in keys)})" if keys else " (it imports no <debug> module)")
         )
+
+
+# The trace-buffer format of stdlib/debug.csl (see the table at the top of that file).
+_TRACE_MAGIC = 0xDEB6
+_ONE_WORD = {1: "bool", 2: "u8", 3: "i8", 4: "u16", 5: "i16", 6: "f16"}
+_TWO_WORDS = {7: "u32", 8: "i32", 9: "f32"}
+
+
+def _decode_trace(words):
+    """(key, records, dropped) of one ``<debug>`` trace buffer given as 16-bit words."""
+    words = [int(w) for w in words]
+    if len(words) < 4 or words[0] != _TRACE_MAGIC:
+        return None, [], 0
+    used, dropped, key_len = words[1], words[2], words[3]
+    key_words = (key_len + 1) // 2
+    key = b"".join(struct.pack("<H", w) for w in words[4:4 + key_words])[:key_len].decode("ascii", "replace")
+    pos = 4 + key_words
+    end = min(pos + used, len(words))
+    records = []
+    while pos < end:
+        tag = words[pos]
+        kind, extra = tag & 0xFF, tag >> 8
+        pos += 1
+        if kind in _ONE_WORD:
+            w = words[pos]
+            pos += 1
+            t = _ONE_WORD[kind]
+            if t == "bool":
+                records.append(bool(w))
+            elif t in ("i8", "i16"):
+                records.append(int(np.uint16(w).view(np.int16)))
+            elif t == "f16":
+                records.append(float(np.uint16(w).view(np.float16)))
+            else:
+                records.append(w)
+        elif kind in _TWO_WORDS:
+            v = words[pos] | (words[pos + 1] << 16)
+            pos += 2
+            t = _TWO_WORDS[kind]
+            if t == "i32":
+                records.append(int(np.uint32(v).view(np.int32)))
+            elif t == "f32":
+                records.append(float(np.uint32(v).view(np.float32)))
+            else:
+                records.append(v)
+        elif kind == 10:
+            n = extra
+            raw = b"".join(struct.pack("<H", w) for w in words[pos:pos + (n + 1) // 2])
+            records.append(raw[:n].decode("ascii", "replace"))
+            pos += (n + 1) // 2
+        elif kind == 11:
+            records.append(words[pos] | (words[pos + 1] << 16) | (words[pos + 2] << 32))
+            pos += 3
+        else:
+            break
+    return key, records, dropped
