@@ -33,6 +33,8 @@ pub struct Options {
     pub fuel: u64,
     /// Analyse every function and task, reached or not (`--check-all`).
     pub analyse_all: bool,
+    /// `--fp16-format`: the type `@fp16()` names (`f16`, `bf16` or `cb16`).
+    pub fp16_format: String,
 }
 
 impl Default for Options {
@@ -48,6 +50,7 @@ impl Default for Options {
             width_east_buf: 0,
             fuel: 10_000_000,
             analyse_all: false,
+            fp16_format: "f16".into(),
         }
     }
 }
@@ -149,6 +152,7 @@ fn compile_here(sources: SourceMap, top: FileId, opts: &Options) -> Compilation 
         fuel: opts.fuel,
         memcpy: opts.memcpy,
         analyse_all: opts.analyse_all,
+        fp16: opts.fp16_format.clone(),
     };
     let mut sema = Sema::new(sopts, sources);
     let output = run(&mut sema, top, opts);

@@ -47,6 +47,9 @@ struct Cli {
     /// Only analyse the program; write nothing.
     #[arg(long)]
     check: bool,
+    /// The runtime 16-bit float format `@fp16()` names: f16, bf16 or cb16.
+    #[arg(long = "fp16-format", default_value = "f16")]
+    fp16_format: String,
     /// Analyse every function and task of every module, even those nothing reaches.
     #[arg(long = "check-all")]
     check_all: bool,
@@ -208,6 +211,10 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
         width_west_buf: cli.width_west_buf,
         width_east_buf: cli.width_east_buf,
         analyse_all: cli.check_all,
+        fp16_format: match cli.fp16_format.as_str() {
+            f @ ("f16" | "bf16" | "cb16") => f.to_string(),
+            other => return Err(bad(format!("--fp16-format must be f16, bf16 or cb16, got `{other}`"))),
+        },
         ..Options::default()
     })
 }

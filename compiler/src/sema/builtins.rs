@@ -165,7 +165,11 @@ impl Sema {
                 }
                 Ok(Val::Ct(Value::Bool(s.as_ref() == self.opts.arch.name())))
             }
-            "fp16" => Ok(Val::Ct(Value::Type(self.types.common.f16))),
+            "fp16" => {
+                let name = self.opts.fp16.clone();
+                let t = self.types.builtin_named(&name).unwrap_or(self.types.common.f16);
+                Ok(Val::Ct(Value::Type(t)))
+            }
             "comptime_assert" => {
                 let c = self.eval_comptime(env, args[0])?;
                 let sp = self.span(env, args[0]);

@@ -79,6 +79,8 @@ pub struct SemaOptions {
     /// Analyse every non-generic function and task of every module, not only those a
     /// program reaches (`cslc --check-all`; used to check libraries).
     pub analyse_all: bool,
+    /// The runtime 16-bit float type `@fp16()` names: `f16`, `bf16` or `cb16`.
+    pub fp16: String,
 }
 
 /// The analysis state shared by the layout and every program class.
