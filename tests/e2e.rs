@@ -235,3 +235,22 @@ fn map_reduction_into_a_pointer_and_flat_view_of_a_2d_array() {
     rt.stop().unwrap();
     assert_eq!(f32::from_bits(out[0]), (0..25).sum::<i32>() as f32);
 }
+
+#[test]
+fn explicit_dsrs_with_save_address() {
+    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("dsr-{arch}"));
+        csl_tests::compile_to("tests/programs/dsr/layout.csl", arch, (8, 3), &[], &dir);
+        let mut rt = SdkRuntime::new(&dir).unwrap();
+        rt.load().unwrap();
+        rt.run().unwrap();
+        rt.launch("go", &[], false).unwrap();
+        let id = rt.get_id("out").unwrap();
+        let mut out = vec![0u32; 8];
+        rt.memcpy_d2h(&mut out, id, 0, 0, 1, 1, 8, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.stop().unwrap();
+        let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
+        assert_eq!(got, (1..=8).map(|i| i as f32 + 10.0).collect::<Vec<_>>(), "{arch}");
+    }
+}

@@ -213,7 +213,11 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
         analyse_all: cli.check_all,
         fp16_format: match cli.fp16_format.as_str() {
             f @ ("f16" | "bf16" | "cb16") => f.to_string(),
-            other => return Err(bad(format!("--fp16-format must be f16, bf16 or cb16, got `{other}`"))),
+            other => {
+                return Err(bad(format!(
+                    "--fp16-format must be f16, bf16 or cb16, got `{other}`"
+                )));
+            }
         },
         ..Options::default()
     })

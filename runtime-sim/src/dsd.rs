@@ -52,11 +52,13 @@ pub(crate) enum Opnd {
     Scalar(u32),
     /// The byte address of one scalar.
     Ptr(u32),
-    /// `mem1d`: element `k` at `base + k * step` (bytes).
+    /// `mem1d`: element `k` at `base + k * step` (bytes); `save` is the descriptor's
+    /// address when its base must move past the processed elements at completion.
     Mem {
         base: i64,
         step: i64,
         len: u32,
+        save: Option<u32>,
     },
     /// `mem4d`: element at `base + off * eb`; `cnt` counts per dimension (innermost first).
     Mem4 {
@@ -244,6 +246,7 @@ fn parse(
                 base: base + idx,
                 step: stride * eb,
                 len: len_of(length),
+                save: (fl & flags::SAVE_ADDRESS != 0).then_some(addr),
             }
         }
         DsdKind::Mem4d => {
@@ -749,6 +752,21 @@ pub(crate) fn step(
 
 /// Fires an operation's completion actions.
 pub(crate) fn complete(op: &DsdExec, pe: &mut Pe) {
+    // `save_address`: the descriptor's base moves past what the operation processed.
+    for o in std::iter::once(&op.dst).chain(op.src.iter().take(op.nsrc)) {
+        if let Opnd::Mem {
+            base,
+            step,
+            save: Some(desc),
+            ..
+        } = *o
+        {
+            let new = base + i64::from(op.k) * step;
+            if let Ok(a) = check_desc(desc) {
+                wr16(&mut pe.mem, a + field::BASE as usize, new as u16);
+            }
+        }
+    }
     let bit = 1u64 << (op.done & 63);
     if op.cfg & cfg::ON_DONE_ACTIVATE != 0 {
         pe.active |= bit;

@@ -167,7 +167,10 @@ impl Sema {
             }
             "fp16" => {
                 let name = self.opts.fp16.clone();
-                let t = self.types.builtin_named(&name).unwrap_or(self.types.common.f16);
+                let t = self
+                    .types
+                    .builtin_named(&name)
+                    .unwrap_or(self.types.common.f16);
                 Ok(Val::Ct(Value::Type(t)))
             }
             "comptime_assert" => {
@@ -348,6 +351,9 @@ impl Sema {
             }
             "allocate_fifo" => self.b_allocate_fifo(env, args, span),
             "map" => self.b_map(env, args, span),
+            "get_dsr" => self.b_get_dsr(env, args, span),
+            "get_xdsr" => self.b_get_xdsr(env, args),
+            "load_to_dsr" => self.b_load_to_dsr(env, args, span),
             "get_ut_id" => {
                 let i = self.eval_int(env, args[0])?;
                 if !(0..8).contains(&i) {

@@ -871,6 +871,7 @@ impl Sema {
         let mut any_fabric = false;
         let mut queues: [Option<u8>; 3] = [None; 3];
         let mut warned_elem = false;
+        let mut dsr_keys = Vec::new();
         for (i, &a) in operands.iter().enumerate() {
             let elem = if i == 0 {
                 op.dst_elem()
@@ -879,6 +880,9 @@ impl Sema {
             };
             let aspan = self.span(env, a);
             let v = self.expr(env, a)?;
+            if let Val::Ct(Value::Dsr(k, n)) = &v {
+                dsr_keys.push(dsr_key(*k, *n));
+            }
             let operand = self.classify_operand(v, elem, i == 0, aspan)?;
             let (kind, val) = match operand {
                 Operand::Desc(v) => {
@@ -1007,6 +1011,16 @@ impl Sema {
         }
         // WSE-2: the microthread is implied by the fabric operands' queues (destination
         // first); WSE-3: explicit, defaulting the same way.
+        // Without its own configuration, an operation on explicit DSRs uses the one given
+        // when a DSR was loaded (`@load_to_dsr(dsr, dsd, .{ .async = true, ... })`).
+        if config.is_none()
+            && let Some(c) = dsr_keys.iter().find_map(|k| self.dsr_cfgs.get(k).cloned())
+        {
+            cfg |= c.0;
+            done = c.1;
+            done_task = c.2;
+            ut = ut.or(c.3);
+        }
         let explicit_ut = ut.is_some();
         let ut = ut.or(queues[0]).or(queues[1]).or(queues[2]).unwrap_or(0);
         // Two asynchronous operations issued one after the other (same basic block) on the
@@ -1014,7 +1028,12 @@ impl Sema {
         // different blocks (e.g. the two arms of an `if`) may well be exclusive.
         if cfg & opcfg::ASYNC != 0 && (explicit_ut || queues.iter().any(Option::is_some)) {
             let block = self.fb(env).cur;
-            let clash = self.fb(env).async_uts.iter().find(|(u, _, b)| *u == ut && *b == block).map(|(_, s, _)| *s);
+            let clash = self
+                .fb(env)
+                .async_uts
+                .iter()
+                .find(|(u, _, b)| *u == ut && *b == block)
+                .map(|(_, s, _)| *s);
             if let Some(prev) = clash {
                 let how = if explicit_ut {
                     "both name it with `.ut_id`"
@@ -1030,7 +1049,9 @@ impl Sema {
                     )
                     .with_label(prev, "first operation here")
                     .with_note(how.to_string())
-                    .with_help("use another queue (WSE-2) or another `.ut_id` (WSE-3) for one of them"),
+                    .with_help(
+                        "use another queue (WSE-2) or another `.ut_id` (WSE-3) for one of them",
+                    ),
                 ));
             }
             self.fb(env).async_uts.push((ut, span, block));
@@ -1169,13 +1190,17 @@ impl Sema {
 
     /// The queue of the fabric DSD a global `var` was initialised with, if `e` names one.
     fn static_fabric_queue(&mut self, env: &mut Env, e: ExprId) -> Option<u8> {
-        let ExprKind::Ident(name) = &env.ast.exprs[e].kind else { return None };
+        let ExprKind::Ident(name) = &env.ast.exprs[e].kind else {
+            return None;
+        };
         if env.scopes.iter().flatten().any(|(n, _)| n == name) {
             return None;
         }
         let d = self.lookup_decl(env.module, name)?;
         let ast = self.mods[d.module].ast.clone();
-        let Some(crate::syntax::ast::DeclKind::Var(v)) = ast.decls.get(d.index as usize).map(|x| &x.kind) else {
+        let Some(crate::syntax::ast::DeclKind::Var(v)) =
+            ast.decls.get(d.index as usize).map(|x| &x.kind)
+        else {
             return None;
         };
         let init = v.init?;
@@ -1184,7 +1209,9 @@ impl Sema {
         let value = self.eval_comptime(&mut cenv, init);
         self.diags.truncate(saved);
         match value {
-            Ok(Value::Dsd(dv)) if matches!(dv.kind, DsdKind::FabIn | DsdKind::FabOut) => Some(dv.queue),
+            Ok(Value::Dsd(dv)) if matches!(dv.kind, DsdKind::FabIn | DsdKind::FabOut) => {
+                Some(dv.queue)
+            }
             _ => None,
         }
     }
@@ -1335,9 +1362,10 @@ impl Sema {
                     }
                     // A pointer output receives every result (the last one wins; with the
                     // same pointer as an input this is a reduction).
-                    Type::Ptr { elem, is_const: false } if elem == ret => {
-                        Some((self.materialize(env, v, ospan)?, false))
-                    }
+                    Type::Ptr {
+                        elem,
+                        is_const: false,
+                    } if elem == ret => Some((self.materialize(env, v, ospan)?, false)),
                     _ => {
                         let d = self.types.display(vt);
                         return Err(self.err(
@@ -1494,5 +1522,248 @@ impl Sema {
             e,
         );
         (ptr, step)
+    }
+}
+
+/// The memory slot shared by the DSR handles of one number and operand class (a FIFO
+/// re-typing of a DSR uses the same register).
+fn dsr_key(kind: u8, n: u8) -> String {
+    let class = match kind {
+        0 | 3 => "dest",
+        1 => "src0",
+        _ => "src1",
+    };
+    format!("dsr:{class}:{n}")
+}
+
+impl Sema {
+    /// The global holding the descriptor of DSR `(kind, n)` (created on first use).
+    pub fn dsr_slot(&mut self, kind: u8, n: u8, span: Span) -> R<crate::ir::GlobalId> {
+        let key = dsr_key(kind, n);
+        if let Some(g) = self.dsd_consts.get(&key) {
+            return Ok(*g);
+        }
+        let Some(p) = self.prog.as_mut() else {
+            return Err(self.err(
+                codes::BUILTIN_CONTEXT,
+                "DSRs exist only in PE programs",
+                span,
+                "used here",
+            ));
+        };
+        let g = p.globals.push(crate::ir::Global {
+            name: format!("<{key}>"),
+            size: DESC_BYTES,
+            align: 2,
+            init: vec![0; DESC_BYTES as usize],
+            relocs: Vec::new(),
+            span,
+        });
+        let ty = self.types.intern(Type::Dsr(kind));
+        self.global_types.insert(g, ty);
+        self.dsd_consts.insert(key, g);
+        Ok(g)
+    }
+
+    /// `@get_dsr(kind, n)` and `@get_dsr(dsr_fifo_dest | dsr_fifo_src1, existing_dsr)`.
+    pub fn b_get_dsr(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+        let t = self.eval_type(env, args[0])?;
+        let Type::Dsr(kind) = *self.types.get(t) else {
+            let d = self.types.display(t);
+            let s = self.span(env, args[0]);
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                format!("@get_dsr needs a DSR type, found {d}"),
+                s,
+                "expected dsr_dest, dsr_src0, dsr_src1, dsr_fifo_dest or dsr_fifo_src1",
+            ));
+        };
+        let n = match self.eval_comptime(env, args[1])? {
+            Value::Int(n, _) => n,
+            Value::Dsr(_, n) if kind >= 3 => i128::from(n),
+            _ => {
+                let s = self.span(env, args[1]);
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "@get_dsr needs a DSR number (or, for FIFO DSRs, an existing DSR)",
+                    s,
+                    "here",
+                ));
+            }
+        };
+        // DSR 0 belongs to the memcpy runtime; the hardware has 16 of each kind.
+        if !(1..16).contains(&n) {
+            let s = self.span(env, args[1]);
+            return Err(self.err(
+                codes::TASK_ID_RANGE,
+                format!("DSR {n} cannot be used"),
+                s,
+                "DSRs 1 to 15 are available (0 belongs to memcpy)",
+            ));
+        }
+        let _ = span;
+        Ok(Val::Ct(Value::Dsr(kind, n as u8)))
+    }
+
+    /// `@get_xdsr(n)`.
+    pub fn b_get_xdsr(&mut self, env: &mut Env, args: &[ExprId]) -> R<Val> {
+        let n = self.eval_int(env, args[0])?;
+        if !(0..8).contains(&n) {
+            let s = self.span(env, args[0]);
+            return Err(self.err(
+                codes::TASK_ID_RANGE,
+                format!("extended DSR {n} does not exist"),
+                s,
+                "xdsrs are 0 to 7",
+            ));
+        }
+        Ok(Val::Ct(Value::Xdsr(n as u8)))
+    }
+
+    /// `@load_to_dsr(dsr, dsd[, config])`: in a top-level comptime block the DSR's initial
+    /// contents, at runtime a copy; the configuration (async, completion, microthread,
+    /// `save_address`) applies to the operations that use the DSR.
+    pub fn b_load_to_dsr(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+        let dspan = self.span(env, args[0]);
+        let Value::Dsr(kind, n) = self.eval_comptime(env, args[0])? else {
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@load_to_dsr needs a DSR from @get_dsr",
+                dspan,
+                "not a DSR",
+            ));
+        };
+        let vspan = self.span(env, args[1]);
+        let v = self.expr(env, args[1])?;
+        let vt = self.val_ty(&v);
+        if !self.types.get(vt).is_dsd() {
+            let d = self.types.display(vt);
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                format!("@load_to_dsr needs a DSD, found {d}"),
+                vspan,
+                "not a DSD",
+            ));
+        }
+        match (kind, self.types.get(vt)) {
+            (0, Type::FabinDsd) => {
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "a fabin_dsd cannot be loaded into a dsr_dest",
+                    vspan,
+                    "fabric input",
+                ));
+            }
+            (1 | 2, Type::FaboutDsd) => {
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "a fabout_dsd cannot be loaded into a source DSR",
+                    vspan,
+                    "fabric output",
+                ));
+            }
+            _ => {}
+        }
+        let (mut c, mut done, mut done_task, mut ut, mut save) = (0u8, 0u8, None, None, false);
+        if let Some(cfg) = args.get(2) {
+            let ast = env.ast.clone();
+            let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[*cfg].kind else {
+                let s = self.span(env, *cfg);
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "the configuration must be `.{ .name = value, ... }`",
+                    s,
+                    "here",
+                ));
+            };
+            for f in fields {
+                match f.name.name.as_str() {
+                    "async" => {
+                        if self.bool_prop(env, f.value)? {
+                            c |= opcfg::ASYNC;
+                        }
+                    }
+                    "activate" | "unblock" => {
+                        let fv = self.eval_comptime(env, f.value)?;
+                        let s = self.span(env, f.value);
+                        c |= if f.name.name == "activate" {
+                            opcfg::ON_DONE_ACTIVATE
+                        } else {
+                            opcfg::ON_DONE_UNBLOCK
+                        };
+                        match &fv {
+                            Value::Task(d) => done_task = Some(self.lower_task(*d, s)?),
+                            other => done = self.task_id_of_value(other, s)?,
+                        }
+                    }
+                    "on_control" => {
+                        self.eval_comptime(env, f.value)?;
+                        c |= opcfg::ON_CONTROL_TERMINATE;
+                    }
+                    "ut_id" => {
+                        let fv = self.eval_comptime(env, f.value)?;
+                        ut = self.ut_of(&fv);
+                    }
+                    "save_address" => save = self.bool_prop(env, f.value)?,
+                    "single_step" => {
+                        self.bool_prop(env, f.value)?;
+                    }
+                    other => {
+                        return Err(self.report(
+                            Diagnostic::error(codes::BUILTIN_ARGS, format!("`{other}` is not a @load_to_dsr setting"), f.name.span, "unknown setting")
+                                .with_help("settings are async, activate, unblock, on_control, ut_id, save_address, single_step"),
+                        ));
+                    }
+                }
+            }
+        }
+        self.dsr_cfgs
+            .insert(dsr_key(kind, n), (c, done, done_task, ut));
+        let g = self.dsr_slot(kind, n, dspan)?;
+        if env.comptime {
+            // Initial contents of the DSR.
+            let Val::Ct(Value::Dsd(d)) = v else {
+                return Err(self.not_comptime(vspan));
+            };
+            let mut d = (*d).clone();
+            if save {
+                d.flags |= flags::SAVE_ADDRESS;
+            }
+            let (bytes, reloc) = d.encode();
+            if let Some(p) = self.prog.as_mut() {
+                p.globals[g].init = bytes;
+                p.globals[g].relocs = reloc
+                    .map(|(offset, target, addend)| crate::ir::Reloc {
+                        offset,
+                        target,
+                        addend,
+                    })
+                    .into_iter()
+                    .collect();
+            }
+            return Ok(Val::Ct(Value::Void));
+        }
+        let v = match (v, save) {
+            (Val::Ct(Value::Dsd(d)), true) => {
+                let mut d = (*d).clone();
+                d.flags |= flags::SAVE_ADDRESS;
+                Val::Ct(Value::Dsd(std::rc::Rc::new(d)))
+            }
+            (v, _) => v,
+        };
+        let src = self.materialize(env, v, vspan)?;
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::GlobalAddr {
+            dst,
+            global: g,
+            offset: 0,
+        });
+        self.fb(env).emit(Inst::Copy {
+            dst,
+            src,
+            bytes: DESC_BYTES as u16,
+        });
+        let _ = span;
+        Ok(Val::Ct(Value::Void))
     }
 }

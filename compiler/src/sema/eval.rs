@@ -1404,6 +1404,12 @@ impl Sema {
                 let d = d.clone();
                 return self.dsd_const_addr(env, &d, span);
             }
+            Value::Dsr(k, n) => {
+                let g = self.dsr_slot(*k, *n, span)?;
+                let dst = self.fb(env).reg();
+                self.fb(env).emit(Inst::GlobalAddr { dst, global: g, offset: 0 });
+                return Ok(dst);
+            }
             Value::Func(d) => {
                 let f = self.lower_fn(*d, span)?;
                 let dst = self.fb(env).reg();

@@ -148,6 +148,7 @@ impl Sema {
         self.sigs.clear();
         self.global_types.clear();
         self.dsd_consts.clear();
+        self.dsr_cfgs.clear();
         let first = self.mods.len();
         let map: BTreeMap<String, Value> = params.iter().cloned().collect();
         let root = self.instantiate(file, map, String::new());

@@ -122,6 +122,9 @@ pub struct Sema {
     pub rect: Option<(u32, u32)>,
     /// Constant descriptor globals of the current program, by content.
     pub dsd_consts: HashMap<String, crate::ir::GlobalId>,
+    /// Configuration given to `@load_to_dsr` per DSR slot: cfg bits, task id, task,
+    /// microthread.
+    pub dsr_cfgs: HashMap<String, (u8, u8, Option<crate::ir::FuncId>, Option<u8>)>,
     /// `var` declarations whose global is being created (cycle detection).
     pub globals_in_progress: HashSet<DeclRef>,
     /// Approximate stack address of the outermost nested analysis (see
@@ -159,6 +162,7 @@ impl Sema {
             rect: None,
             dsd_consts: HashMap::new(),
             globals_in_progress: HashSet::new(),
+            dsr_cfgs: HashMap::new(),
             stack_base: None,
         }
     }

@@ -105,6 +105,11 @@ pub enum Type {
     FaboutDsd,
     /// The type of `@allocate_fifo` (a FIFO descriptor).
     Fifo,
+    /// An explicit DSR handle: 0 `dsr_dest`, 1 `dsr_src0`, 2 `dsr_src1`, 3 `dsr_fifo_dest`,
+    /// 4 `dsr_fifo_src1`.
+    Dsr(u8),
+    /// An extended DSR handle (`xdsr`).
+    Xdsr,
     /// A named (nominal) struct type: index into [`TypeStore`]'s struct definitions.
     Struct(u32),
     /// An enum type: index into [`TypeStore`]'s enum definitions.
@@ -117,7 +122,12 @@ impl Type {
     pub fn is_dsd(&self) -> bool {
         matches!(
             self,
-            Type::Mem1dDsd | Type::Mem4dDsd | Type::FabinDsd | Type::FaboutDsd | Type::Fifo
+            Type::Mem1dDsd
+                | Type::Mem4dDsd
+                | Type::FabinDsd
+                | Type::FaboutDsd
+                | Type::Fifo
+                | Type::Dsr(_)
         )
     }
 }
@@ -154,6 +164,15 @@ pub struct StructLayout {
     /// Alignment: the largest field alignment.
     pub align: u64,
 }
+
+/// Spellings of the DSR handle types, by [`Type::Dsr`] kind.
+pub const DSR_NAMES: [&str; 5] = [
+    "dsr_dest",
+    "dsr_src0",
+    "dsr_src1",
+    "dsr_fifo_dest",
+    "dsr_fifo_src1",
+];
 
 /// The interner.
 pub struct TypeStore {
@@ -414,6 +433,12 @@ impl TypeStore {
             "mem4d_dsd" => return Some(self.intern(Type::Mem4dDsd)),
             "fabin_dsd" => return Some(self.intern(Type::FabinDsd)),
             "fabout_dsd" => return Some(self.intern(Type::FaboutDsd)),
+            "dsr_dest" => return Some(self.intern(Type::Dsr(0))),
+            "dsr_src0" => return Some(self.intern(Type::Dsr(1))),
+            "dsr_src1" => return Some(self.intern(Type::Dsr(2))),
+            "dsr_fifo_dest" => return Some(self.intern(Type::Dsr(3))),
+            "dsr_fifo_src1" => return Some(self.intern(Type::Dsr(4))),
+            "xdsr" => return Some(self.intern(Type::Xdsr)),
             _ => return None,
         })
     }
@@ -599,6 +624,8 @@ impl TypeStore {
             Type::FabinDsd => "fabin_dsd".into(),
             Type::FaboutDsd => "fabout_dsd".into(),
             Type::Fifo => "fifo".into(),
+            Type::Dsr(k) => DSR_NAMES.get(*k as usize).copied().unwrap_or("dsr").into(),
+            Type::Xdsr => "xdsr".into(),
             Type::Struct(i) => match self.structs.get(*i as usize) {
                 Some(StructDef { name: Some(n), .. }) => n.clone(),
                 Some(d) => {

@@ -80,6 +80,11 @@ pub enum Value {
     },
     /// A data structure descriptor known at comptime (its type is one of the DSD types).
     Dsd(Rc<super::dsd::DsdVal>),
+    /// An explicit DSR handle (`@get_dsr`): its kind (see [`Type::Dsr`]) and number. Its
+    /// descriptor lives in a per-program memory slot.
+    Dsr(u8, u8),
+    /// An extended DSR handle (`@get_xdsr`).
+    Xdsr(u8),
     /// A value of a named struct type: field values in declaration order.
     Record(TypeId, Rc<Vec<Value>>),
     /// A member of an enum type, by value.
@@ -117,6 +122,8 @@ impl Value {
             Value::Range { elem, .. } => types.intern(Type::Range(*elem)),
             Value::GlobalPtr { ty, .. } | Value::AbsPtr { ty, .. } => *ty,
             Value::Dsd(d) => d.ty,
+            Value::Dsr(k, _) => types.intern(Type::Dsr(*k)),
+            Value::Xdsr(_) => types.intern(Type::Xdsr),
             Value::Record(t, _) | Value::Enum(t, _) => *t,
         }
     }
@@ -161,6 +168,8 @@ impl Value {
             Value::GlobalPtr { global, offset, .. } => format!("&g{}+{offset}", global.as_u32()),
             Value::AbsPtr { addr, .. } => format!("@0x{addr:x}"),
             Value::Dsd(d) => format!("{:?}", d),
+            Value::Dsr(k, n) => format!("dsr({k},{n})"),
+            Value::Xdsr(n) => format!("xdsr({n})"),
             Value::Record(t, fields) => {
                 let f: Vec<String> = fields.iter().map(|v| v.canonical(types)).collect();
                 format!(

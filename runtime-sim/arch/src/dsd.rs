@@ -71,6 +71,9 @@ pub mod flags {
     pub const SIMD_64: u8 = 16;
     /// Control wavelets are converted to/from marked data (`control_transform`).
     pub const CONTROL_TRANSFORM: u8 = 32;
+    /// Memory DSD (mem1d): when an operation completes, the descriptor's base moves past
+    /// the elements it processed (`@load_to_dsr(..., .{ .save_address = true })`).
+    pub const SAVE_ADDRESS: u8 = 64;
 }
 
 /// What a descriptor describes.
