@@ -254,3 +254,21 @@ fn explicit_dsrs_with_save_address() {
         assert_eq!(got, (1..=8).map(|i| i as f32 + 10.0).collect::<Vec<_>>(), "{arch}");
     }
 }
+
+#[test]
+fn task_priorities_from_tile_config() {
+    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("priority-{arch}"));
+        csl_tests::compile_to("tests/programs/priority/layout.csl", arch, (8, 3), &[], &dir);
+        let mut rt = SdkRuntime::new(&dir).unwrap();
+        rt.load().unwrap();
+        rt.run().unwrap();
+        rt.launch("go", &[], false).unwrap();
+        let id = rt.get_id("order").unwrap();
+        let mut out = vec![0u32; 3];
+        rt.memcpy_d2h(&mut out, id, 0, 0, 1, 1, 3, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.stop().unwrap();
+        assert_eq!(out, vec![12, 10, 11], "{arch}");
+    }
+}

@@ -5,6 +5,8 @@ const LIBS: &[(&str, &str)] = &[
     ("control", include_str!("../../stdlib/control.csl")),
     ("layout", include_str!("../../stdlib/layout.csl")),
     ("simprint", include_str!("../../stdlib/simprint.csl")),
+    ("tile_config", include_str!("../../stdlib/tile_config.csl")),
+    ("tile_config/task_priority", include_str!("../../stdlib/tile_config/task_priority.csl")),
     ("time", include_str!("../../stdlib/time.csl")),
     ("math", include_str!("../../stdlib/math.csl")),
     ("random", include_str!("../../stdlib/random.csl")),

@@ -253,7 +253,13 @@ fn pick(pe: &mut Pe, class: &Class, now: u64, out: &mut CeOut) -> Result<(), Fau
     if cand == 0 {
         return Ok(());
     }
-    let id = cand.trailing_zeros() as u8;
+    // High-priority ids first, then the lowest id (documented in SIMULATOR.md).
+    let high = cand & pe.high_priority;
+    let id = if high != 0 {
+        high.trailing_zeros()
+    } else {
+        cand.trailing_zeros()
+    } as u8;
     out.progressed = true;
     out.started = Some(id);
     let Some(func) = class.binding(id) else {

@@ -140,6 +140,13 @@ pub(crate) fn step(
                             out.unblocked = true;
                         }
                     }
+                    a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a)
+                        && a % 2 == 0 =>
+                    {
+                        let shift = (a - mmio::TASK_PRIORITY) * 8;
+                        pe.high_priority = (pe.high_priority & !(0xffff << shift))
+                            | (u64::from(v & 0xffff) << shift);
+                    }
                     mmio::PRINT_CHAR => {
                         let b = (v & 0xff) as u8;
                         if b == b'\n' || pe.print_buf.len() >= PRINT_LINE_MAX {
@@ -290,6 +297,9 @@ fn mmio_read(pe: &Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32, Fau
     match addr {
         mmio::TEARDOWN_PENDING => Ok(router.teardown_pending & 0xffff),
         a if a == mmio::TEARDOWN_PENDING + 2 => Ok(router.teardown_pending >> 16),
+        a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a) && a % 2 == 0 => {
+            Ok(((pe.high_priority >> ((a - mmio::TASK_PRIORITY) * 8)) & 0xffff) as u32)
+        }
         mmio::ROW_ID => Ok(pe.loc.abs.y & 0xffff),
         mmio::COL_ID => Ok(pe.loc.abs.x & 0xffff),
         // The 48-bit timestamp counter as three little-endian 16-bit words.

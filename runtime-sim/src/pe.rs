@@ -85,6 +85,8 @@ pub struct Pe {
     pub(crate) stall: u32,
     pub(crate) host_calls: VecDeque<HostCall>,
     pub(crate) cmd_unblocked: bool,
+    /// Bit `i`: task id `i` has high priority (the `TASK_PRIORITY` register).
+    pub(crate) high_priority: u64,
     /// The `<simprint>` line being built.
     pub(crate) print_buf: Vec<u8>,
     /// Finished `<simprint>` lines with the cycle each ended at.
@@ -203,6 +205,7 @@ impl Pe {
             stall: 0,
             host_calls: VecDeque::new(),
             cmd_unblocked: false,
+            high_priority: 0,
             print_buf: Vec::new(),
             log: Vec::new(),
             inq: vec![Ring::default(); n],
@@ -289,7 +292,10 @@ impl Pe {
     /// ready to run, no synchronous operation, no pending host call. Microthreads may still
     /// be busy.
     pub fn main_thread_free(&self) -> bool {
-        self.task.is_none() && self.stall == 0 && self.host_calls.is_empty() && self.active & !self.blocked == 0
+        self.task.is_none()
+            && self.stall == 0
+            && self.host_calls.is_empty()
+            && self.active & !self.blocked == 0
     }
 
     /// Whether the PE would do something if ticked (ignoring wavelets not yet arrived).

@@ -166,6 +166,9 @@ pub mod mmio {
     /// Ours: a store appends its low byte to this PE's simulator-log line; a newline ends
     /// the line (`<simprint>`). Word 0x7DF4.
     pub const PRINT_CHAR: u32 = 0x7DF4 * 2;
+    /// Ours: four 16-bit words (words 0x7DF8..=0x7DFB), bit `i` set = task id `i` has high
+    /// priority (`<tile_config>` task_priority). Readable and writable.
+    pub const TASK_PRIORITY: u32 = 0x7DF8 * 2;
     /// Ours: a store of a colour id ends teardown mode for that colour at this PE (what
     /// `tile_config.teardown.exit(color)` does). Word 0x7DF1.
     pub const TEARDOWN_EXIT: u32 = 0x7DF1 * 2;
