@@ -246,3 +246,14 @@ fn wse3_explicit_microthreads() {
     assert_eq!(&gx[n as usize..], x.as_slice());
     assert_eq!(&gy[n as usize..], y.as_slice());
 }
+
+#[test]
+fn dfilt_drops_data_until_control_wavelets_pass() {
+    for arch in ARCHS {
+        let mut rt = build("dfilt", arch, (9, 3));
+        rt.launch("start", &[], false).unwrap();
+        let got = d2h_u32(&mut rt, "got", 2, 1, 1);
+        rt.stop().unwrap();
+        assert_eq!(got[1], 77, "{arch}");
+    }
+}

@@ -161,6 +161,9 @@ fn dispatch_controls(pe: &mut Pe, class: &Class, now: u64, out: &mut CeOut) {
         let Some(w) = pe.ce_pop(b, now) else {
             continue;
         };
+        if let Some(n) = pe.ctrl_seen.get_mut(b) {
+            *n = n.wrapping_add(1);
+        }
         out.progressed = true;
         out.wake_router = true;
         let id = csl_arch::fabric::control::task_id(w.data);

@@ -126,6 +126,8 @@ pub(crate) struct DsdExec {
     pub acc: Option<u32>,
     /// `addc16` carry.
     pub carry: u32,
+    /// `dfilt`: the input buffer's count of passed control wavelets at issue.
+    pub base_ctrl: u32,
     pub site: Site,
     /// What the last attempt waited for.
     pub waiting: Option<WaitOn>,
@@ -363,6 +365,8 @@ pub(crate) fn issue(
             index,
         )?,
         OperandKind::Ptr => Opnd::Ptr(args.vals[0]),
+        // `dfilt` alone has no destination.
+        OperandKind::None if op == DsdOpcode::Dfilt => Opnd::None,
         OperandKind::Scalar | OperandKind::None => {
             return Err(FaultKind::BadDsdOperands {
                 why: "the destination must be a descriptor or a pointer",
@@ -427,6 +431,10 @@ pub(crate) fn issue(
         setup: env.setup,
         acc,
         carry: 0,
+        base_ctrl: match src[0] {
+            Opnd::FabIn { buf, .. } => pe.ctrl_seen.get(usize::from(buf)).copied().unwrap_or(0),
+            _ => 0,
+        },
         site: args.site,
         waiting: None,
     });
@@ -603,6 +611,9 @@ pub(crate) fn step(
         op.setup -= 1;
         return Ok(Step::Progress);
     }
+    if op.op == DsdOpcode::Dfilt {
+        return dfilt_step(op, pe, env, now, wake_router);
+    }
     if op.total != UNBOUNDED && op.k >= op.total {
         return Ok(Step::Done);
     }
@@ -750,6 +761,48 @@ pub(crate) fn step(
     Ok(if last { Step::Done } else { Step::Progress })
 }
 
+/// One cycle of `@dfilt`: control wavelets reaching the head of its input buffer are
+/// taken by the CE's control dispatch as usual (and counted there); data wavelets at the
+/// head are dropped. Done once `total` control wavelets have passed since the operation
+/// was issued.
+fn dfilt_step(
+    op: &mut DsdExec,
+    pe: &mut Pe,
+    env: &Env,
+    now: u64,
+    wake_router: &mut bool,
+) -> Result<Step, FaultKind> {
+    let Opnd::FabIn { buf, .. } = op.src[0] else {
+        return Ok(Step::Done);
+    };
+    let b = usize::from(buf);
+    op.k = pe
+        .ctrl_seen
+        .get(b)
+        .copied()
+        .unwrap_or(0)
+        .wrapping_sub(op.base_ctrl);
+    if op.total != UNBOUNDED && op.k >= op.total {
+        return Ok(Step::Done);
+    }
+    let (color, queue) = input_names(pe, env, buf);
+    let head = pe
+        .inq
+        .get(b)
+        .and_then(|r| r.front())
+        .map(|w| (w.ready, w.is_ctrl()));
+    Ok(match head {
+        None => Step::Wait(WaitOn::InputEmpty { color, queue }),
+        Some((ready, _)) if ready > now => Step::Later,
+        Some((_, true)) => Step::Wait(WaitOn::ControlAtHead { color, queue }),
+        Some((_, false)) => {
+            pe.ce_pop(b, now);
+            *wake_router = true;
+            Step::Progress
+        }
+    })
+}
+
 /// Fires an operation's completion actions.
 pub(crate) fn complete(op: &DsdExec, pe: &mut Pe) {
     // `save_address`: the descriptor's base moves past what the operation processed.
@@ -884,6 +937,8 @@ pub(crate) fn compute(op: DsdOpcode, a: u32, b: u32, c: u32, carry: &mut u32) ->
         Fnorms => to_s(normalize(s(a))),
         Fscaleh => to_h(h(a) * 2f64.powi(i32::from(b16 as u16 as i16))),
         Fscales => to_s(s(a) * 2f64.powi(i32::from(b16 as u16 as i16))),
+        // `dfilt` never reaches element arithmetic (see `dfilt_step`).
+        Dfilt => a,
     }
 }
 

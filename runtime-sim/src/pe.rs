@@ -85,6 +85,8 @@ pub struct Pe {
     pub(crate) stall: u32,
     pub(crate) host_calls: VecDeque<HostCall>,
     pub(crate) cmd_unblocked: bool,
+    /// Control wavelets taken from each CE input buffer so far (for `@dfilt`).
+    pub(crate) ctrl_seen: Vec<u32>,
     /// Bit `i`: task id `i` has high priority (the `TASK_PRIORITY` register).
     pub(crate) high_priority: u64,
     /// The `<simprint>` line being built.
@@ -205,6 +207,7 @@ impl Pe {
             stall: 0,
             host_calls: VecDeque::new(),
             cmd_unblocked: false,
+            ctrl_seen: vec![0; 32],
             high_priority: 0,
             print_buf: Vec::new(),
             log: Vec::new(),

@@ -847,6 +847,9 @@ impl Sema {
         args: &[ExprId],
         span: Span,
     ) -> R<Val> {
+        if op == DsdOpcode::Dfilt {
+            return self.b_dfilt(env, args, span);
+        }
         // A trailing `.{ ... }` is the configuration.
         let ast = env.ast.clone();
         let (operands, config) = match args.split_last() {
@@ -1764,6 +1767,108 @@ impl Sema {
             bytes: DESC_BYTES as u16,
         });
         let _ = span;
+        Ok(Val::Ct(Value::Void))
+    }
+}
+
+impl Sema {
+    /// `@dfilt(fabin_dsd, .{ .async = true, ... })`: drop data wavelets on the input until
+    /// the DSD's extent of control wavelets has passed.
+    fn b_dfilt(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+        let ast = env.ast.clone();
+        let aspan = self.span(env, args[0]);
+        let v = self.expr(env, args[0])?;
+        let vt = self.val_ty(&v);
+        let input = matches!(
+            self.types.get(vt),
+            Type::FabinDsd | Type::Dsr(2) | Type::Dsr(4)
+        );
+        if !input {
+            let d = self.types.display(vt);
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                format!("@dfilt filters a fabin_dsd (or a dsr_src1 holding one), found {d}"),
+                aspan,
+                "not a fabric input",
+            ));
+        }
+        let queue = match &v {
+            Val::Ct(Value::Dsd(d)) => Some(d.queue),
+            _ => None,
+        };
+        let cspan = self.span(env, args[1]);
+        let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[args[1]].kind else {
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@dfilt needs a configuration `.{ .async = true, ... }`",
+                cspan,
+                "here",
+            ));
+        };
+        let (mut cfg, mut done, mut done_task, mut ut) = (0u8, 0u8, None, None);
+        for f in fields {
+            match f.name.name.as_str() {
+                "async" => {
+                    if self.bool_prop(env, f.value)? {
+                        cfg |= opcfg::ASYNC;
+                    }
+                }
+                "activate" | "unblock" => {
+                    let fv = self.eval_comptime(env, f.value)?;
+                    let s = self.span(env, f.value);
+                    cfg |= if f.name.name == "activate" {
+                        opcfg::ON_DONE_ACTIVATE
+                    } else {
+                        opcfg::ON_DONE_UNBLOCK
+                    };
+                    match &fv {
+                        Value::Task(d) => done_task = Some(self.lower_task(*d, s)?),
+                        other => done = self.task_id_of_value(other, s)?,
+                    }
+                }
+                "ut_id" => {
+                    let fv = self.eval_comptime(env, f.value)?;
+                    ut = self.ut_of(&fv);
+                }
+                "priority" => {
+                    self.eval_comptime(env, f.value)?;
+                }
+                other => {
+                    return Err(self.report(
+                        Diagnostic::error(codes::BUILTIN_ARGS, format!("`{other}` is not allowed in a @dfilt configuration"), f.name.span, "not allowed")
+                            .with_note("@dfilt takes .async (which must be true), .activate or .unblock, .ut_id and .priority"),
+                    ));
+                }
+            }
+        }
+        if cfg & opcfg::ASYNC == 0 {
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@dfilt must be asynchronous",
+                cspan,
+                "add `.async = true`",
+            ));
+        }
+        if env.comptime {
+            return Err(self.not_comptime(span));
+        }
+        let r = self.materialize(env, v, aspan)?;
+        let ut = ut.or(queue).unwrap_or(0);
+        let operands = [
+            (OperandKind::None, None),
+            (OperandKind::Desc, Some(r)),
+            (OperandKind::None, None),
+            (OperandKind::None, None),
+        ];
+        self.fb(env).emit(Inst::DsdOp {
+            op: DsdOpcode::Dfilt,
+            operands,
+            cfg,
+            done,
+            done_task,
+            ut,
+            idx: None,
+        });
         Ok(Val::Ct(Value::Void))
     }
 }

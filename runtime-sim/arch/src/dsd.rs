@@ -291,6 +291,9 @@ dsd_ops! {
     Fscaleh = "fscaleh": F16 <- [F16, I16];
     /// Scale an f32 by a power of two (`*p` destination).
     Fscales = "fscales": F32 <- [F32, I16];
+    /// `@dfilt`: drop the data wavelets arriving on the fabric input (the only operand, as
+    /// source 0; no destination) until `length` control wavelets have passed it.
+    Dfilt = "dfilt": W32 <- [W32];
 }
 
 impl DsdOpcode {
