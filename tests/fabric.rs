@@ -257,3 +257,19 @@ fn dfilt_drops_data_until_control_wavelets_pass() {
         assert_eq!(got[1], 77, "{arch}");
     }
 }
+
+#[test]
+fn teardown_handler_runs_and_exits_teardown() {
+    for arch in ARCHS {
+        let mut rt = build("teardown", arch, (9, 3));
+        rt.launch("start", &[], false).unwrap();
+        let log = d2h_u32(&mut rt, "log", 2, 1, 4);
+        rt.stop().unwrap();
+        // PE 1: both values, in order, and its handler ran; PE 0's handler ran too.
+        assert_eq!(&log[4..8], &[11, 22, 1, 2], "{arch}");
+        assert_eq!(
+            log[2], 1,
+            "{arch}: the sender's router also entered teardown"
+        );
+    }
+}

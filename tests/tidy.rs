@@ -70,6 +70,9 @@ fn libraries_use_the_arch_register_addresses() {
         ("layout", mmio::ROW_ID),
         ("time", mmio::TSC),
         ("simprint", mmio::PRINT_CHAR),
+        ("tile_config/task_priority", mmio::TASK_PRIORITY),
+        ("tile_config/teardown", mmio::TEARDOWN_EXIT),
+        ("tile_config/teardown", mmio::TEARDOWN_PENDING),
     ] {
         let src = cslc::stdlib::lookup(lib).unwrap_or("");
         let want = format!("0x{addr:x}");

@@ -6,16 +6,35 @@ const LIBS: &[(&str, &str)] = &[
     ("layout", include_str!("../../stdlib/layout.csl")),
     ("simprint", include_str!("../../stdlib/simprint.csl")),
     ("tile_config", include_str!("../../stdlib/tile_config.csl")),
-    ("tile_config/task_priority", include_str!("../../stdlib/tile_config/task_priority.csl")),
+    (
+        "tile_config/task_priority",
+        include_str!("../../stdlib/tile_config/task_priority.csl"),
+    ),
+    (
+        "tile_config/teardown",
+        include_str!("../../stdlib/tile_config/teardown.csl"),
+    ),
     ("time", include_str!("../../stdlib/time.csl")),
     ("math", include_str!("../../stdlib/math.csl")),
     ("random", include_str!("../../stdlib/random.csl")),
     ("directions", include_str!("../../stdlib/directions.csl")),
     ("debug", include_str!("../../stdlib/debug.csl")),
-    ("collectives_2d/params", include_str!("../../stdlib/collectives_2d/params.csl")),
-    ("collectives_2d/pe", include_str!("../../stdlib/collectives_2d/pe.csl")),
-    ("memcpy/get_params", include_str!("../../stdlib/memcpy/get_params.csl")),
-    ("memcpy/memcpy", include_str!("../../stdlib/memcpy/memcpy.csl")),
+    (
+        "collectives_2d/params",
+        include_str!("../../stdlib/collectives_2d/params.csl"),
+    ),
+    (
+        "collectives_2d/pe",
+        include_str!("../../stdlib/collectives_2d/pe.csl"),
+    ),
+    (
+        "memcpy/get_params",
+        include_str!("../../stdlib/memcpy/get_params.csl"),
+    ),
+    (
+        "memcpy/memcpy",
+        include_str!("../../stdlib/memcpy/memcpy.csl"),
+    ),
 ];
 
 /// The source of library `name`, if bundled.

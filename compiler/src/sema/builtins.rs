@@ -351,6 +351,7 @@ impl Sema {
             }
             "allocate_fifo" => self.b_allocate_fifo(env, args, span),
             "map" => self.b_map(env, args, span),
+            "set_teardown_handler" => self.b_set_teardown_handler(env, args, span),
             "get_dsr" => self.b_get_dsr(env, args, span),
             "get_xdsr" => self.b_get_xdsr(env, args),
             "load_to_dsr" => self.b_load_to_dsr(env, args, span),

@@ -131,7 +131,9 @@ impl Sema {
                         span,
                         "switches configured here",
                     )
-                    .with_note("on wse3, switches exist only for colors 0-9, 12, 13, 16, 17, 20 and 21"),
+                    .with_note(
+                        "on wse3, switches exist only for colors 0-9, 12, 13, 16, 17, 20 and 21",
+                    ),
                 ));
             }
             let mut sc = SwitchConfig::default();
@@ -278,5 +280,176 @@ fn true_field(v: &Value) -> Option<String> {
             .find(|(_, v)| matches!(v, Value::Bool(true)))
             .map(|(n, _)| n.clone()),
         _ => None,
+    }
+}
+
+impl Sema {
+    /// `@set_teardown_handler(f, color)`: `f` runs when `color` enters teardown.
+    pub fn b_set_teardown_handler(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+        let fspan = self.span(env, args[0]);
+        let Value::Func(d) = self.eval_comptime(env, args[0])? else {
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@set_teardown_handler needs a function",
+                fspan,
+                "not a function",
+            ));
+        };
+        let cspan = self.span(env, args[1]);
+        let Value::Color(c) = self.eval_comptime(env, args[1])? else {
+            return Err(self.err(
+                codes::TYPE_MISMATCH,
+                "expected a color",
+                cspan,
+                "not a color",
+            ));
+        };
+        if let Some((_, _, prev)) = self.teardown_handlers.iter().find(|(_, col, _)| *col == c) {
+            let p = *prev;
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::TASK_ID_TWICE,
+                    format!("color {c} has two teardown handlers"),
+                    span,
+                    "second handler here",
+                )
+                .with_label(p, "first handler here"),
+            ));
+        }
+        let f = self.lower_fn(d, fspan)?;
+        if self.sigs.get(&f).is_some_and(|(p, _)| !p.is_empty()) {
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "a teardown handler takes no parameters",
+                fspan,
+                "has parameters",
+            ));
+        }
+        self.teardown_handlers.push((f, c, span));
+        Ok(Val::Ct(Value::Void))
+    }
+
+    /// With teardown handlers registered, binds the teardown task id to a generated task
+    /// that calls the handler of every colour in teardown.
+    pub fn build_teardown_task(&mut self) {
+        use crate::ir::{Inst, Term};
+        use csl_arch::isa::{BinOp, CmpOp, NumTy, Width};
+        let Some((_, _, first_span)) = self.teardown_handlers.first().copied() else {
+            return;
+        };
+        let id = csl_arch::fabric::TEARDOWN_TASK_ID;
+        if let Some(prev) = self.bound_ids.get(&id).copied() {
+            self.report(
+                Diagnostic::error(
+                    codes::TASK_ID_TWICE,
+                    format!(
+                        "task id {id} (the teardown task) is bound, but teardown handlers are set"
+                    ),
+                    first_span,
+                    "teardown handler here",
+                )
+                .with_label(prev, "task bound here")
+                .with_help(
+                    "use either @set_teardown_handler or a task bound to the teardown task id",
+                ),
+            );
+            return;
+        }
+        let mut fb = super::lower::FnBuilder::new("<teardown>".into(), 0, first_span);
+        // pending = low word | high word << 16
+        let (lo_a, hi_a, lo, hi, sh, pending) =
+            (fb.reg(), fb.reg(), fb.reg(), fb.reg(), fb.reg(), fb.reg());
+        fb.emit(Inst::Imm {
+            dst: lo_a,
+            imm: csl_arch::fabric::mmio::TEARDOWN_PENDING,
+        });
+        fb.emit(Inst::Imm {
+            dst: hi_a,
+            imm: csl_arch::fabric::mmio::TEARDOWN_PENDING + 2,
+        });
+        fb.emit(Inst::Load {
+            w: Width::W16,
+            dst: lo,
+            addr: lo_a,
+        });
+        fb.emit(Inst::Load {
+            w: Width::W16,
+            dst: hi,
+            addr: hi_a,
+        });
+        fb.emit(Inst::Imm { dst: sh, imm: 16 });
+        fb.emit(Inst::Bin {
+            op: BinOp::Shl,
+            ty: NumTy::U32,
+            dst: hi,
+            a: hi,
+            b: sh,
+        });
+        fb.emit(Inst::Bin {
+            op: BinOp::Or,
+            ty: NumTy::U32,
+            dst: pending,
+            a: lo,
+            b: hi,
+        });
+        let one = fb.reg();
+        fb.emit(Inst::Imm { dst: one, imm: 1 });
+        for (f, c, _) in self.teardown_handlers.clone() {
+            let (cr, bit, test) = (fb.reg(), fb.reg(), fb.reg());
+            fb.emit(Inst::Imm {
+                dst: cr,
+                imm: u32::from(c),
+            });
+            fb.emit(Inst::Bin {
+                op: BinOp::Shr,
+                ty: NumTy::U32,
+                dst: bit,
+                a: pending,
+                b: cr,
+            });
+            fb.emit(Inst::Bin {
+                op: BinOp::And,
+                ty: NumTy::U32,
+                dst: bit,
+                a: bit,
+                b: one,
+            });
+            let zero = fb.reg();
+            fb.emit(Inst::Imm { dst: zero, imm: 0 });
+            fb.emit(Inst::Cmp {
+                op: CmpOp::Ne,
+                ty: NumTy::U32,
+                dst: test,
+                a: bit,
+                b: zero,
+            });
+            let call_b = fb.block();
+            let next = fb.block();
+            fb.terminate(Term::Branch {
+                cond: test,
+                then: call_b,
+                otherwise: next,
+            });
+            fb.switch_to(call_b);
+            fb.emit(Inst::Call {
+                func: f,
+                args: Vec::new(),
+                dst: None,
+            });
+            fb.terminate(Term::Jump(next));
+            fb.switch_to(next);
+        }
+        fb.terminate(Term::Ret(None));
+        let func = fb.finish();
+        if let Some(p) = self.prog.as_mut() {
+            let fid = p.functions.push(func);
+            p.tasks.push(crate::ir::TaskBind {
+                id,
+                kind: csl_arch::image::TaskKind::Local,
+                func: fid,
+                args: csl_arch::image::WaveletArgs::None,
+                span: first_span,
+            });
+        }
     }
 }

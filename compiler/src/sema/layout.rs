@@ -149,6 +149,7 @@ impl Sema {
         self.global_types.clear();
         self.dsd_consts.clear();
         self.dsr_cfgs.clear();
+        self.teardown_handlers.clear();
         let first = self.mods.len();
         let map: BTreeMap<String, Value> = params.iter().cloned().collect();
         let root = self.instantiate(file, map, String::new());
@@ -172,6 +173,7 @@ impl Sema {
             }
         }
         let _ = root;
+        self.build_teardown_task();
         if self.opts.analyse_all {
             let mods: Vec<_> = self.mods.keys().skip(first).collect();
             for m in mods {

@@ -125,6 +125,9 @@ pub struct Sema {
     /// Configuration given to `@load_to_dsr` per DSR slot: cfg bits, task id, task,
     /// microthread.
     pub dsr_cfgs: HashMap<String, (u8, u8, Option<crate::ir::FuncId>, Option<u8>)>,
+    /// `@set_teardown_handler` registrations of the current program: function, colour,
+    /// where.
+    pub teardown_handlers: Vec<(crate::ir::FuncId, u8, Span)>,
     /// `var` declarations whose global is being created (cycle detection).
     pub globals_in_progress: HashSet<DeclRef>,
     /// Approximate stack address of the outermost nested analysis (see
@@ -163,6 +166,7 @@ impl Sema {
             dsd_consts: HashMap::new(),
             globals_in_progress: HashSet::new(),
             dsr_cfgs: HashMap::new(),
+            teardown_handlers: Vec::new(),
             stack_base: None,
         }
     }
