@@ -224,14 +224,33 @@ fn simprint_writes_the_simulator_log() {
 fn map_reduction_into_a_pointer_and_flat_view_of_a_2d_array() {
     use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("map-reduce");
-    csl_tests::compile_to("tests/programs/map_reduce/layout.csl", Arch::Wse2, (8, 3), &[], &dir);
+    csl_tests::compile_to(
+        "tests/programs/map_reduce/layout.csl",
+        Arch::Wse2,
+        (8, 3),
+        &[],
+        &dir,
+    );
     let mut rt = SdkRuntime::new(&dir).unwrap();
     rt.load().unwrap();
     rt.run().unwrap();
     rt.launch("go", &[], false).unwrap();
     let id = rt.get_id("sum").unwrap();
     let mut out = vec![0u32; 1];
-    rt.memcpy_d2h(&mut out, id, 0, 0, 1, 1, 1, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+    rt.memcpy_d2h(
+        &mut out,
+        id,
+        0,
+        0,
+        1,
+        1,
+        1,
+        false,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+        false,
+    )
+    .unwrap();
     rt.stop().unwrap();
     assert_eq!(f32::from_bits(out[0]), (0..25).sum::<i32>() as f32);
 }
@@ -248,10 +267,27 @@ fn explicit_dsrs_with_save_address() {
         rt.launch("go", &[], false).unwrap();
         let id = rt.get_id("out").unwrap();
         let mut out = vec![0u32; 8];
-        rt.memcpy_d2h(&mut out, id, 0, 0, 1, 1, 8, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_d2h(
+            &mut out,
+            id,
+            0,
+            0,
+            1,
+            1,
+            8,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
         rt.stop().unwrap();
         let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
-        assert_eq!(got, (1..=8).map(|i| i as f32 + 10.0).collect::<Vec<_>>(), "{arch}");
+        assert_eq!(
+            got,
+            (1..=8).map(|i| i as f32 + 10.0).collect::<Vec<_>>(),
+            "{arch}"
+        );
     }
 }
 
@@ -260,14 +296,33 @@ fn task_priorities_from_tile_config() {
     use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
     for arch in [Arch::Wse2, Arch::Wse3] {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("priority-{arch}"));
-        csl_tests::compile_to("tests/programs/priority/layout.csl", arch, (8, 3), &[], &dir);
+        csl_tests::compile_to(
+            "tests/programs/priority/layout.csl",
+            arch,
+            (8, 3),
+            &[],
+            &dir,
+        );
         let mut rt = SdkRuntime::new(&dir).unwrap();
         rt.load().unwrap();
         rt.run().unwrap();
         rt.launch("go", &[], false).unwrap();
         let id = rt.get_id("order").unwrap();
         let mut out = vec![0u32; 3];
-        rt.memcpy_d2h(&mut out, id, 0, 0, 1, 1, 3, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_d2h(
+            &mut out,
+            id,
+            0,
+            0,
+            1,
+            1,
+            3,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
         rt.stop().unwrap();
         assert_eq!(out, vec![12, 10, 11], "{arch}");
     }

@@ -20,7 +20,13 @@ use std::time::{Duration, Instant};
 fn corpus() -> Vec<(String, String)> {
     let root = csl_tests::repo_root();
     let mut out = Vec::new();
-    for dir in ["tests/ui", "tests/programs", "tests/fuzz/corpus", "examples", "stdlib"] {
+    for dir in [
+        "tests/ui",
+        "tests/programs",
+        "tests/fuzz/corpus",
+        "examples",
+        "stdlib",
+    ] {
         for f in csl_tests::files_with_ext(&root.join(dir), "csl") {
             if let Ok(text) = std::fs::read_to_string(&f) {
                 out.push((f.display().to_string(), text));
@@ -32,23 +38,105 @@ fn corpus() -> Vec<(String, String)> {
 
 /// Fragments spliced into programs: CSL tokens and snippets likely to reach odd paths.
 const FRAGMENTS: &[&str] = &[
-    "{", "}", "(", ")", "[", "]", ";", ",", ".", ".*", "&", "@", "=", "==", "+", "-", "*", "/", "%", "<<", ">>", "|",
-    "^", "~", "!", "and", "or", "if", "else", "while", "for", "switch", "break", "continue", "return", "comptime",
-    "const", "var", "param", "fn", "task", "layout", "struct", "enum", "0", "1", "-1", "65536", "0x7fff", "1.5",
-    "\"s\"", "'c'", "@as(i16, ", "@get_dsd(mem1d_dsd, .{", "@range(i16, 4)", "@import_module(\"<time>\")", ".{}",
-    "|i|{4} -> a[i]", "[4]f32", "[*]f32", "*const i16", "u16", "f32", "@fadds(", ".async = true", "@activate(",
-    "@bind_local_task(", "@set_tile_code(0, 0)", "@set_rectangle(1, 1)", "undefined_name", "x.y.z", "a[i, j]",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ";",
+    ",",
+    ".",
+    ".*",
+    "&",
+    "@",
+    "=",
+    "==",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "<<",
+    ">>",
+    "|",
+    "^",
+    "~",
+    "!",
+    "and",
+    "or",
+    "if",
+    "else",
+    "while",
+    "for",
+    "switch",
+    "break",
+    "continue",
+    "return",
+    "comptime",
+    "const",
+    "var",
+    "param",
+    "fn",
+    "task",
+    "layout",
+    "struct",
+    "enum",
+    "0",
+    "1",
+    "-1",
+    "65536",
+    "0x7fff",
+    "1.5",
+    "\"s\"",
+    "'c'",
+    "@as(i16, ",
+    "@get_dsd(mem1d_dsd, .{",
+    "@range(i16, 4)",
+    "@import_module(\"<time>\")",
+    ".{}",
+    "|i|{4} -> a[i]",
+    "[4]f32",
+    "[*]f32",
+    "*const i16",
+    "u16",
+    "f32",
+    "@fadds(",
+    ".async = true",
+    "@activate(",
+    "@bind_local_task(",
+    "@set_tile_code(0, 0)",
+    "@set_rectangle(1, 1)",
+    "undefined_name",
+    "x.y.z",
+    "a[i, j]",
 ];
 
 #[derive(Clone, Debug)]
 enum Mutation {
     /// Replace the word (identifier or number) at `at` by the `with`-th word of the file:
     /// keeps the syntax valid, so the checker sees the program.
-    ReplaceWord { at: usize, with: usize },
-    Delete { at: usize, len: usize },
-    Insert { at: usize, frag: usize },
-    Duplicate { at: usize, len: usize },
-    Swap { a: usize, b: usize, len: usize },
+    ReplaceWord {
+        at: usize,
+        with: usize,
+    },
+    Delete {
+        at: usize,
+        len: usize,
+    },
+    Insert {
+        at: usize,
+        frag: usize,
+    },
+    Duplicate {
+        at: usize,
+        len: usize,
+    },
+    Swap {
+        a: usize,
+        b: usize,
+        len: usize,
+    },
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -98,9 +186,35 @@ enum WordClass {
 }
 
 const KEYWORDS: &[&str] = &[
-    "const", "var", "param", "fn", "task", "comptime", "layout", "export", "extern", "inline", "if", "else", "for",
-    "while", "break", "continue", "return", "switch", "struct", "enum", "and", "or", "true", "false", "align",
-    "linksection", "linkname", "anytype", "undefined",
+    "const",
+    "var",
+    "param",
+    "fn",
+    "task",
+    "comptime",
+    "layout",
+    "export",
+    "extern",
+    "inline",
+    "if",
+    "else",
+    "for",
+    "while",
+    "break",
+    "continue",
+    "return",
+    "switch",
+    "struct",
+    "enum",
+    "and",
+    "or",
+    "true",
+    "false",
+    "align",
+    "linksection",
+    "linkname",
+    "anytype",
+    "undefined",
 ];
 
 fn word_class(w: &str) -> WordClass {
@@ -129,7 +243,11 @@ fn apply(src: &str, muts: &[Mutation]) -> String {
                     continue;
                 }
                 // Another word of the same class (identifier or number) keeps the syntax.
-                let same: Vec<(usize, usize)> = ws.iter().copied().filter(|&(c, d)| word_class(&s[c..d]) == class).collect();
+                let same: Vec<(usize, usize)> = ws
+                    .iter()
+                    .copied()
+                    .filter(|&(c, d)| word_class(&s[c..d]) == class)
+                    .collect();
                 let (c, d) = same[with % same.len()];
                 let w = s[c..d].to_string();
                 s.replace_range(a..b, &w);
@@ -173,38 +291,70 @@ fn check_one(name: &str, text: &str) -> Result<(), TestCaseError> {
     }
     let mut sources = SourceMap::new();
     // Keep the real path so relative imports still resolve.
-    let top = sources.add(name.to_string(), Some(std::path::PathBuf::from(name)), text.to_string());
-    let opts = Options { fuel: 20_000, ..Options::default() };
+    let top = sources.add(
+        name.to_string(),
+        Some(std::path::PathBuf::from(name)),
+        text.to_string(),
+    );
+    let opts = Options {
+        fuel: 20_000,
+        ..Options::default()
+    };
     let comp = compile_sources(sources, top, &opts);
-    let crashed = comp.diagnostics.iter().any(|d| d.message.contains("internal compiler error"));
+    let crashed = comp
+        .diagnostics
+        .iter()
+        .any(|d| d.message.contains("internal compiler error"));
     if crashed {
         let dir = csl_tests::repo_root().join("target/fuzz-crashes");
         let _ = std::fs::create_dir_all(&dir);
         let file = dir.join(format!("crash-{:016x}.csl", fxhash(text)));
         let _ = std::fs::write(&file, text);
-        return Err(TestCaseError::fail(format!("analysis panicked on a mutation of {name}; input saved to {}", file.display())));
+        return Err(TestCaseError::fail(format!(
+            "analysis panicked on a mutation of {name}; input saved to {}",
+            file.display()
+        )));
     }
     Ok(())
 }
 
 fn fxhash(s: &str) -> u64 {
-    s.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100000001b3))
+    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    })
 }
 
 #[test]
 fn mutated_programs_never_crash_the_compiler() {
     let corpus = corpus();
-    assert!(corpus.len() > 50, "the corpus is too small: {}", corpus.len());
-    let seconds: Option<u64> = std::env::var("FUZZ_SECONDS").ok().and_then(|v| v.parse().ok());
-    let cases: u32 = std::env::var("FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    assert!(
+        corpus.len() > 50,
+        "the corpus is too small: {}",
+        corpus.len()
+    );
+    let seconds: Option<u64> = std::env::var("FUZZ_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let cases: u32 = std::env::var("FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
     let deadline = seconds.map(|s| Instant::now() + Duration::from_secs(s));
     let mut total = 0u64;
     loop {
-        let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+        let mut runner = TestRunner::new(Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        });
         // Half the cases only swap words within their class, so the program still parses
         // and the checker does the work; the other half also break the syntax.
-        let word = (any::<usize>(), any::<usize>()).prop_map(|(at, with)| Mutation::ReplaceWord { at, with });
-        let muts = prop_oneof![prop::collection::vec(word, 1..4), prop::collection::vec(mutation(), 1..4)];
+        let word = (any::<usize>(), any::<usize>())
+            .prop_map(|(at, with)| Mutation::ReplaceWord { at, with });
+        let muts = prop_oneof![
+            prop::collection::vec(word, 1..4),
+            prop::collection::vec(mutation(), 1..4)
+        ];
         let strategy = (0..corpus.len(), muts);
         let result = runner.run(&strategy, |(i, muts)| {
             let (name, text) = &corpus[i];

@@ -13,7 +13,13 @@ const BOTH: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
 
 /// Compiles `layout` (relative to the repository root) with `params` on a `dims` fabric and
 /// loads and starts it.
-fn build(tag: &str, layout: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
+fn build(
+    tag: &str,
+    layout: &str,
+    arch: Arch,
+    dims: (u32, u32),
+    params: &[(&str, &str)],
+) -> SdkRuntime {
     // One directory per (program, arch, params): tests run in parallel.
     let shown: Vec<String> = params.iter().map(|(k, v)| format!("{k}{v}")).collect();
     let dir = out_dir(&format!("{tag}-{arch}-{}", shown.join("-")));
@@ -30,37 +36,91 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// Builds tutorial `dir` (under examples/tutorials).
 fn tutorial(dir: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
-    build(dir, &format!("examples/tutorials/{dir}/layout.csl"), arch, dims, params)
+    build(
+        dir,
+        &format!("examples/tutorials/{dir}/layout.csl"),
+        arch,
+        dims,
+        params,
+    )
 }
 
 /// Builds test program `name` (under tests/programs).
 fn program(name: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
-    build(name, &format!("tests/programs/{name}/layout.csl"), arch, dims, &[])
+    build(
+        name,
+        &format!("tests/programs/{name}/layout.csl"),
+        arch,
+        dims,
+        &[],
+    )
 }
 
-fn h2d(rt: &mut SdkRuntime, name: &str, data: &[u32], (px, py, w, h): (u32, u32, u32, u32), n: u32, dt: MemcpyDataType, order: MemcpyOrder) {
+fn h2d(
+    rt: &mut SdkRuntime,
+    name: &str,
+    data: &[u32],
+    (px, py, w, h): (u32, u32, u32, u32),
+    n: u32,
+    dt: MemcpyDataType,
+    order: MemcpyOrder,
+) {
     let id = rt.get_id(name).unwrap();
-    rt.memcpy_h2d(id, data, px, py, w, h, n, false, dt, order, false).unwrap();
+    rt.memcpy_h2d(id, data, px, py, w, h, n, false, dt, order, false)
+        .unwrap();
 }
 
-fn d2h(rt: &mut SdkRuntime, name: &str, (px, py, w, h): (u32, u32, u32, u32), n: u32, dt: MemcpyDataType, order: MemcpyOrder) -> Vec<u32> {
+fn d2h(
+    rt: &mut SdkRuntime,
+    name: &str,
+    (px, py, w, h): (u32, u32, u32, u32),
+    n: u32,
+    dt: MemcpyDataType,
+    order: MemcpyOrder,
+) -> Vec<u32> {
     let id = rt.get_id(name).unwrap();
     let mut out = vec![0u32; (w * h * n) as usize];
-    rt.memcpy_d2h(&mut out, id, px, py, w, h, n, false, dt, order, false).unwrap();
+    rt.memcpy_d2h(&mut out, id, px, py, w, h, n, false, dt, order, false)
+        .unwrap();
     out
 }
 
 fn h2d_f32(rt: &mut SdkRuntime, name: &str, data: &[f32], region: (u32, u32, u32, u32), n: u32) {
     let bits: Vec<u32> = data.iter().map(|f| f.to_bits()).collect();
-    h2d(rt, name, &bits, region, n, MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+    h2d(
+        rt,
+        name,
+        &bits,
+        region,
+        n,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+    );
 }
 
 fn d2h_f32(rt: &mut SdkRuntime, name: &str, region: (u32, u32, u32, u32), n: u32) -> Vec<f32> {
-    d2h(rt, name, region, n, MemcpyDataType::Bit32, MemcpyOrder::RowMajor).into_iter().map(f32::from_bits).collect()
+    d2h(
+        rt,
+        name,
+        region,
+        n,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+    )
+    .into_iter()
+    .map(f32::from_bits)
+    .collect()
 }
 
 fn d2h_u32(rt: &mut SdkRuntime, name: &str, region: (u32, u32, u32, u32), n: u32) -> Vec<u32> {
-    d2h(rt, name, region, n, MemcpyDataType::Bit32, MemcpyOrder::RowMajor)
+    d2h(
+        rt,
+        name,
+        region,
+        n,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+    )
 }
 
 /// Deterministic test data in [-1, 1) (the same generator as `csl_examples::lcg_f32`).
@@ -71,7 +131,10 @@ fn data(seed: u32, n: usize) -> Vec<f32> {
 fn assert_close(got: &[f32], want: &[f32], rtol: f32, atol: f32, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= atol + rtol * w.abs(), "{what}[{i}]: got {g}, want {w}");
+        assert!(
+            (g - w).abs() <= atol + rtol * w.abs(),
+            "{what}[{i}]: got {g}, want {w}"
+        );
     }
 }
 
@@ -97,12 +160,18 @@ fn max_rel(got: &[f32], want: impl Fn(f64) -> f64, x: &[f32]) -> f64 {
 }
 
 fn max_abs(got: &[f32], want: impl Fn(f64) -> f64, x: &[f32]) -> f64 {
-    got.iter().zip(x).map(|(&g, &v)| (f64::from(g) - want(f64::from(v))).abs()).fold(0.0, f64::max)
+    got.iter()
+        .zip(x)
+        .map(|(&g, &v)| (f64::from(g) - want(f64::from(v))).abs())
+        .fold(0.0, f64::max)
 }
 
 /// 64 values spread over [lo, hi] (deterministic).
 fn spread(seed: u32, lo: f32, hi: f32) -> Vec<f32> {
-    data(seed, 64).into_iter().map(|u| lo + (hi - lo) * (u + 1.0) * 0.5).collect()
+    data(seed, 64)
+        .into_iter()
+        .map(|u| lo + (hi - lo) * (u + 1.0) * 0.5)
+        .collect()
 }
 
 #[test]
@@ -119,7 +188,10 @@ fn math_library_accuracy() {
         assert!(max_rel(&r, f64::sqrt, &pos) < 2e-7, "{arch} sqrt");
         assert_eq!(r[2], 2.0, "{arch} sqrt(4)");
         let r = math_run(&mut rt, 1, &pos, &zeros);
-        assert!(max_rel(&r, |v| 1.0 / v.sqrt(), &pos) < 3e-7, "{arch} invsqrt");
+        assert!(
+            max_rel(&r, |v| 1.0 / v.sqrt(), &pos) < 3e-7,
+            "{arch} invsqrt"
+        );
         let x = spread(2, -87.0, 88.0);
         let r = math_run(&mut rt, 2, &x, &zeros);
         assert!(max_rel(&r, f64::exp, &x) < 5e-7, "{arch} exp");
@@ -131,7 +203,10 @@ fn math_library_accuracy() {
         for (i, (&g, &v)) in r.iter().zip(&lx).enumerate() {
             let w = f64::from(v).ln();
             let err = (f64::from(g) - w).abs();
-            assert!(err < 2e-7 || err / w.abs() < 3e-7, "{arch} log({v}) [{i}] = {g}, want {w}");
+            assert!(
+                err < 2e-7 || err / w.abs() < 3e-7,
+                "{arch} log({v}) [{i}] = {g}, want {w}"
+            );
         }
         let mut t = spread(4, -6434.0, 6434.0);
         t[..8].copy_from_slice(&spread(5, -4.0, 4.0)[..8]);
@@ -144,39 +219,107 @@ fn math_library_accuracy() {
         let r = math_run(&mut rt, 6, &a, &b);
         assert!(r.iter().zip(&a).all(|(g, v)| *g == v.abs()), "{arch} abs");
         let r = math_run(&mut rt, 7, &a, &b);
-        assert!(r.iter().zip(a.iter().zip(&b)).all(|(g, (u, v))| *g == u.min(*v)), "{arch} min");
+        assert!(
+            r.iter()
+                .zip(a.iter().zip(&b))
+                .all(|(g, (u, v))| *g == u.min(*v)),
+            "{arch} min"
+        );
         let r = math_run(&mut rt, 8, &a, &b);
-        assert!(r.iter().zip(a.iter().zip(&b)).all(|(g, (u, v))| *g == u.max(*v)), "{arch} max");
+        assert!(
+            r.iter()
+                .zip(a.iter().zip(&b))
+                .all(|(g, (u, v))| *g == u.max(*v)),
+            "{arch} max"
+        );
         let r = math_run(&mut rt, 9, &a, &b);
-        assert!(r.iter().zip(&a).all(|(g, v)| *g == if *v > 0.0 { 1.0 } else if *v < 0.0 { -1.0 } else { 0.0 }), "{arch} sign");
+        assert!(
+            r.iter().zip(&a).all(|(g, v)| *g
+                == if *v > 0.0 {
+                    1.0
+                } else if *v < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }),
+            "{arch} sign"
+        );
         let px = spread(8, 0.1, 10.0);
         let py = spread(9, -5.0, 5.0);
         let r = math_run(&mut rt, 10, &px, &py);
         for (i, g) in r.iter().enumerate() {
             let w = f64::from(px[i]).powf(f64::from(py[i]));
             let bound = 5e-7 * (1.0 + (f64::from(py[i]) * f64::from(px[i]).ln()).abs()) + 1e-7;
-            assert!((f64::from(*g) - w).abs() / w <= bound, "{arch} pow({}, {}) = {g}, want {w}", px[i], py[i]);
+            assert!(
+                (f64::from(*g) - w).abs() / w <= bound,
+                "{arch} pow({}, {}) = {g}, want {w}",
+                px[i],
+                py[i]
+            );
         }
         let f = spread(10, -100.0, 100.0);
         let r = math_run(&mut rt, 11, &f, &zeros);
-        assert!(r.iter().zip(&f).all(|(g, v)| *g == v.floor()), "{arch} floor");
+        assert!(
+            r.iter().zip(&f).all(|(g, v)| *g == v.floor()),
+            "{arch} floor"
+        );
         let r = math_run(&mut rt, 12, &f, &zeros);
         assert!(r.iter().zip(&f).all(|(g, v)| *g == v.ceil()), "{arch} ceil");
         // Special values and the classification flags.
         let mut sp = vec![1.0f32; 64];
         sp[..6].copy_from_slice(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, -1.0]);
         let r = math_run(&mut rt, 0, &sp, &zeros);
-        assert!(r[0].is_nan() && r[1] == f32::INFINITY && r[2].is_nan() && r[3] == 0.0 && r[5].is_nan(), "{arch} sqrt specials {:?}", &r[..6]);
+        assert!(
+            r[0].is_nan() && r[1] == f32::INFINITY && r[2].is_nan() && r[3] == 0.0 && r[5].is_nan(),
+            "{arch} sqrt specials {:?}",
+            &r[..6]
+        );
         let r = math_run(&mut rt, 3, &sp, &zeros);
-        assert!(r[0].is_nan() && r[1] == f32::INFINITY && r[2].is_nan() && r[3] == f32::NEG_INFINITY && r[5].is_nan(), "{arch} log specials {:?}", &r[..6]);
+        assert!(
+            r[0].is_nan()
+                && r[1] == f32::INFINITY
+                && r[2].is_nan()
+                && r[3] == f32::NEG_INFINITY
+                && r[5].is_nan(),
+            "{arch} log specials {:?}",
+            &r[..6]
+        );
         let r = math_run(&mut rt, 2, &sp, &zeros);
-        assert!(r[0].is_nan() && r[1] == f32::INFINITY && r[2] == 0.0 && r[3] == 1.0, "{arch} exp specials {:?}", &r[..6]);
+        assert!(
+            r[0].is_nan() && r[1] == f32::INFINITY && r[2] == 0.0 && r[3] == 1.0,
+            "{arch} exp specials {:?}",
+            &r[..6]
+        );
         let r = math_run(&mut rt, 4, &sp, &zeros);
-        assert!(r[0].is_nan() && r[1].is_nan() && r[2].is_nan() && r[3] == 0.0, "{arch} sin specials {:?}", &r[..6]);
+        assert!(
+            r[0].is_nan() && r[1].is_nan() && r[2].is_nan() && r[3] == 0.0,
+            "{arch} sin specials {:?}",
+            &r[..6]
+        );
         let flags = d2h_u32(&mut rt, "flags", (0, 0, 1, 1), 64);
-        assert_eq!(&flags[..6], &[1, 2, 2, 4, 4, 4], "{arch} isNaN/isInf/isFinite");
-        let ints: Vec<i32> = d2h(&mut rt, "ints", (0, 0, 1, 1), 16, MemcpyDataType::Bit32, MemcpyOrder::RowMajor).into_iter().map(|v| v as i32).collect();
-        assert_eq!(&ints[..14], &[17, 300, -3, 9, -1, 0, 1, 150, 1, 1, 3_141_592, 2_718_281, 1, 1], "{arch} generic functions");
+        assert_eq!(
+            &flags[..6],
+            &[1, 2, 2, 4, 4, 4],
+            "{arch} isNaN/isInf/isFinite"
+        );
+        let ints: Vec<i32> = d2h(
+            &mut rt,
+            "ints",
+            (0, 0, 1, 1),
+            16,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+        )
+        .into_iter()
+        .map(|v| v as i32)
+        .collect();
+        assert_eq!(
+            &ints[..14],
+            &[
+                17, 300, -3, 9, -1, 0, 1, 150, 1, 1, 3_141_592, 2_718_281, 1, 1
+            ],
+            "{arch} generic functions"
+        );
         rt.stop().unwrap();
     }
 }
@@ -194,7 +337,12 @@ fn random_library_streams() {
     for arch in BOTH {
         let mut rt = program("random", arch, (9, 3));
         let (n, seed, lo, hi, pow) = (256usize, 1234u32, -2.0f32, 3.0f32, 5u16);
-        rt.launch("draw", &[seed, lo.to_bits(), hi.to_bits(), u32::from(pow)], false).unwrap();
+        rt.launch(
+            "draw",
+            &[seed, lo.to_bits(), hi.to_bits(), u32::from(pow)],
+            false,
+        )
+        .unwrap();
         let bits = d2h_u32(&mut rt, "bits", (0, 0, 2, 1), n as u32);
         let uniform = d2h_f32(&mut rt, "uniform", (0, 0, 2, 1), n as u32);
         let small = d2h_u32(&mut rt, "small", (0, 0, 2, 1), n as u32);
@@ -214,14 +362,28 @@ fn random_library_streams() {
                 assert!(uniform[at(i)] >= lo && uniform[at(i)] < hi);
             }
             for i in 0..n {
-                assert_eq!(small[at(i)], xorshift(&mut s) >> (32 - pow), "{arch} PE {pe} pow {i}");
+                assert_eq!(
+                    small[at(i)],
+                    xorshift(&mut s) >> (32 - pow),
+                    "{arch} PE {pe} pow {i}"
+                );
             }
             let z = &normal[pe * n..(pe + 1) * n];
             let mean = z.iter().map(|&v| f64::from(v)).sum::<f64>() / n as f64;
-            let var = z.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / n as f64;
-            assert!(mean.abs() < 0.2 && (var - 1.0).abs() < 0.25, "{arch} PE {pe} normal: mean {mean}, variance {var}");
+            let var = z
+                .iter()
+                .map(|&v| (f64::from(v) - mean).powi(2))
+                .sum::<f64>()
+                / n as f64;
+            assert!(
+                mean.abs() < 0.2 && (var - 1.0).abs() < 0.25,
+                "{arch} PE {pe} normal: mean {mean}, variance {var}"
+            );
         }
-        assert_ne!(bits[0], bits[n], "{arch}: the two PEs must draw different streams");
+        assert_ne!(
+            bits[0], bits[n],
+            "{arch}: the two PEs must draw different streams"
+        );
     }
 }
 
@@ -234,11 +396,234 @@ fn directions_library_at_compile_time_and_runtime() {
         rt.stop().unwrap();
         // N, E, S, W, RAMP = 0..4.
         assert_eq!(&out[0..5], &[1, 2, 3, 0, 4], "{arch} rotate_clockwise");
-        assert_eq!(&out[5..10], &[3, 0, 1, 2, 4], "{arch} rotate_counterclockwise");
+        assert_eq!(
+            &out[5..10],
+            &[3, 0, 1, 2, 4],
+            "{arch} rotate_counterclockwise"
+        );
         assert_eq!(&out[10..15], &[2, 1, 0, 3, 4], "{arch} flip_vertical");
         assert_eq!(&out[15..20], &[0, 3, 2, 1, 4], "{arch} flip_horizontal");
         assert_eq!(&out[20..25], &[2, 3, 0, 1, 4], "{arch} flip");
-        assert_eq!(out[25], 777, "{arch}: the route computed with <directions> carries the wavelet");
+        assert_eq!(
+            out[25], 777,
+            "{arch}: the route computed with <directions> carries the wavelet"
+        );
+    }
+}
+
+/// One round of `tests/programs/scatter_gather` with roots (root_x, root_y) on a pw x ph
+/// grid with n words per PE: every row scatters from column root_x, each PE adds
+/// 1000 * (x + 1) to its part, the row gathers the parts back; then the same along the
+/// columns with row root_y.
+fn scatter_gather(
+    rt: &mut SdkRuntime,
+    (pw, ph, n): (usize, usize, usize),
+    root_x: usize,
+    root_y: usize,
+    seed: u32,
+) {
+    let words = |seed: u32, len: usize| -> Vec<u32> {
+        data(seed, len)
+            .iter()
+            .map(|v| ((v + 1.0) * 400.0) as u32)
+            .collect()
+    };
+    let grid = (0, 0, pw as u32, ph as u32);
+    // all_x[(y * pw + x) * n * pw + k]: the row buffer of PE (x, y); only the root's counts.
+    let all_x = words(seed, pw * ph * n * pw);
+    let all_y = words(seed + 1000, pw * ph * n * ph);
+    h2d(
+        rt,
+        "all_x",
+        &all_x,
+        grid,
+        (n * pw) as u32,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+    );
+    h2d(
+        rt,
+        "all_y",
+        &all_y,
+        grid,
+        (n * ph) as u32,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+    );
+    rt.launch("run", &[root_x as u32, root_y as u32], false)
+        .unwrap();
+    let mine_x = d2h_u32(rt, "mine_x", grid, n as u32);
+    let back_x = d2h_u32(
+        rt,
+        "back_x",
+        (root_x as u32, 0, 1, ph as u32),
+        (n * pw) as u32,
+    );
+    let mine_y = d2h_u32(rt, "mine_y", grid, n as u32);
+    let back_y = d2h_u32(
+        rt,
+        "back_y",
+        (0, root_y as u32, pw as u32, 1),
+        (n * ph) as u32,
+    );
+    let what = format!("{pw}x{ph}, n {n}, root ({root_x},{root_y})");
+    for y in 0..ph {
+        for x in 0..pw {
+            for i in 0..n {
+                // Row: part x of the root column's buffer, changed by PE x.
+                let sent = all_x[(y * pw + root_x) * n * pw + x * n + i];
+                assert_eq!(
+                    mine_x[(y * pw + x) * n + i],
+                    sent + 1000 * (x as u32 + 1),
+                    "{what}: row scatter to ({x},{y}) [{i}]"
+                );
+                assert_eq!(
+                    back_x[y * n * pw + x * n + i],
+                    sent + 1000 * (x as u32 + 1),
+                    "{what}: row gather from ({x},{y}) [{i}]"
+                );
+                // Column: part y of the root row's buffer, changed by PE y.
+                let sent = all_y[(root_y * pw + x) * n * ph + y * n + i];
+                assert_eq!(
+                    mine_y[(y * pw + x) * n + i],
+                    sent + 1000 * (y as u32 + 1),
+                    "{what}: column scatter to ({x},{y}) [{i}]"
+                );
+                assert_eq!(
+                    back_y[x * n * ph + y * n + i],
+                    sent + 1000 * (y as u32 + 1),
+                    "{what}: column gather from ({x},{y}) [{i}]"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn collectives_scatter_and_gather_with_every_root() {
+    let (pw, ph, n) = (5usize, 4usize, 3usize);
+    for arch in BOTH {
+        let mut rt = build(
+            "scatter_gather",
+            "tests/programs/scatter_gather/layout.csl",
+            arch,
+            (12, 6),
+            &[("Pw", "5"), ("Ph", "4"), ("n", "3")],
+        );
+        // Every root, one after the other on the same fabric: the library must leave no
+        // wavelet behind between operations.
+        let mut seed = 500;
+        for rx in 0..pw {
+            for ry in 0..ph {
+                scatter_gather(&mut rt, (pw, ph, n), rx, ry, seed);
+                seed += 1;
+            }
+        }
+        rt.stop().unwrap();
+    }
+}
+
+#[test]
+fn collectives_scatter_and_gather_on_long_rows_one_word_and_single_pe_axes() {
+    for arch in BOTH {
+        // 8 PEs in a row (up to 7 on one side of the root), one word per PE; the columns
+        // have one PE (scatter and gather are local copies).
+        let mut rt = build(
+            "scatter_gather",
+            "tests/programs/scatter_gather/layout.csl",
+            arch,
+            (15, 3),
+            &[("Pw", "8"), ("Ph", "1"), ("n", "1")],
+        );
+        for rx in [0, 7, 3, 4, 1] {
+            scatter_gather(&mut rt, (8, 1, 1), rx, 0, 600 + rx as u32);
+        }
+        rt.stop().unwrap();
+        // A 2 x 7 grid with longer parts.
+        let mut rt = build(
+            "scatter_gather",
+            "tests/programs/scatter_gather/layout.csl",
+            arch,
+            (9, 10),
+            &[("Pw", "2"), ("Ph", "7"), ("n", "17")],
+        );
+        for (rx, ry) in [(0, 0), (1, 6), (0, 3), (1, 2)] {
+            scatter_gather(&mut rt, (2, 7, 17), rx, ry, 700 + ry as u32);
+        }
+        rt.stop().unwrap();
+    }
+}
+
+/// `tests/programs/stream_buffering` with `size` wavelets: streams 16-bit values in, then
+/// collects them plus one; the error text if a command fails.
+fn stream_through_one_pe(arch: Arch, size: usize) -> Result<(), String> {
+    let s = size.to_string();
+    let mut rt = build(
+        "stream_buffering",
+        "tests/programs/stream_buffering/layout.csl",
+        arch,
+        (8, 3),
+        &[("size", &s)],
+    );
+    let x: Vec<u32> = (0..size as u32).map(|k| (k * 37 + 5) % 256).collect();
+    rt.memcpy_h2d(
+        0,
+        &x,
+        0,
+        0,
+        1,
+        1,
+        size as u32,
+        true,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::ColMajor,
+        true,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut out = vec![0u32; size];
+    rt.memcpy_d2h(
+        &mut out,
+        1,
+        0,
+        0,
+        1,
+        1,
+        size as u32,
+        true,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::ColMajor,
+        false,
+    )
+    .map_err(|e| e.to_string())?;
+    rt.stop().unwrap();
+    let got: Vec<u32> = out.iter().map(|w| w & 0xffff).collect();
+    let want: Vec<u32> = x.iter().map(|v| v + 1).collect();
+    assert_eq!(got, want, "{arch} size {size}");
+    Ok(())
+}
+
+#[test]
+fn host_stream_buffering_is_calibrated_on_the_vendor_14_wavelet_figure() {
+    // The vendor's pipeline-01 figure (WSE-2): with the output undrained, a stream of up to
+    // 14 wavelets completes and a longer one stalls. Ours: the memcpy path (4,
+    // SimParams::h2d_path_depth) + input queue 2 (4) + output queue 3 (WSE-2 6, WSE-3 8).
+    for (arch, fits) in [(Arch::Wse2, 14), (Arch::Wse3, 16)] {
+        for size in [1, 12, fits] {
+            stream_through_one_pe(arch, size).unwrap();
+        }
+        let err = stream_through_one_pe(arch, fits + 1).unwrap_err();
+        assert!(
+            err.contains("deadlock")
+                && err.contains(&format!(
+                    "took {fits} of {} streamed host wavelets",
+                    fits + 1
+                )),
+            "{arch}: {err}"
+        );
+        assert!(
+            err.contains("4 wavelet(s) of colour 0 in the memcpy path from the host"),
+            "{arch}: {err}"
+        );
     }
 }
 
@@ -251,7 +636,10 @@ fn t03_memcpy_2x2_row_and_column_major_16_bit() {
     for arch in BOTH {
         let mut rt = tutorial("03-memcpy-2x2", arch, (9, 4), &[("N", "6")]);
         // x[row][col][k], deterministic values in -1000..1000.
-        let x: Vec<i16> = data(3, w * h * n).iter().map(|v| (v * 1000.0) as i16).collect();
+        let x: Vec<i16> = data(3, w * h * n)
+            .iter()
+            .map(|v| (v * 1000.0) as i16)
+            .collect();
         let at = |r: usize, c: usize, k: usize| (r * w + c) * n + k;
         // Column-major host order: host index j + i*h + k*h*w for PE (i = column, j = row).
         let mut col_major = vec![0u32; w * h * n];
@@ -262,15 +650,34 @@ fn t03_memcpy_2x2_row_and_column_major_16_bit() {
                 }
             }
         }
-        h2d(&mut rt, "x", &col_major, (0, 0, 2, 2), n as u32, MemcpyDataType::Bit16, MemcpyOrder::ColMajor);
+        h2d(
+            &mut rt,
+            "x",
+            &col_major,
+            (0, 0, 2, 2),
+            n as u32,
+            MemcpyDataType::Bit16,
+            MemcpyOrder::ColMajor,
+        );
         rt.launch("compute", &[], false).unwrap();
-        let y = d2h(&mut rt, "y", (0, 0, 2, 2), n as u32, MemcpyDataType::Bit16, MemcpyOrder::RowMajor);
+        let y = d2h(
+            &mut rt,
+            "y",
+            (0, 0, 2, 2),
+            n as u32,
+            MemcpyDataType::Bit16,
+            MemcpyOrder::RowMajor,
+        );
         rt.stop().unwrap();
         for r in 0..h {
             for c in 0..w {
                 for k in 0..n {
                     let want = 2 * x[at(r, c, k)] + 100 * r as i16 + 10 * c as i16;
-                    assert_eq!(y[at(r, c, k)] as u16 as i16, want, "{arch} PE ({c},{r}) element {k}");
+                    assert_eq!(
+                        y[at(r, c, k)] as u16 as i16,
+                        want,
+                        "{arch} PE ({c},{r}) element {k}"
+                    );
                 }
             }
         }
@@ -281,19 +688,36 @@ fn t03_memcpy_2x2_row_and_column_major_16_bit() {
 fn t04_params_from_the_command_line() {
     let (width, size, power) = (4usize, 5usize, 2);
     for arch in BOTH {
-        let mut rt = tutorial("04-params", arch, (11, 3), &[("width", "4"), ("size", "5"), ("power", "2")]);
+        let mut rt = tutorial(
+            "04-params",
+            arch,
+            (11, 3),
+            &[("width", "4"), ("size", "5"), ("power", "2")],
+        );
         // What run.py reads: the params, as strings, in out.json.
-        let meta = csl_examples::read_metadata(&out_dir(&format!("04-params-{arch}-width4-size5-power2")));
+        let meta =
+            csl_examples::read_metadata(&out_dir(&format!("04-params-{arch}-width4-size5-power2")));
         let param = |k: &str| csl_examples::param_i64(meta.as_ref(), k);
-        assert_eq!((param("width"), param("size"), param("power")), (Some(4), Some(5), Some(2)), "{arch}: out.json params");
+        assert_eq!(
+            (param("width"), param("size"), param("power")),
+            (Some(4), Some(5), Some(2)),
+            "{arch}: out.json params"
+        );
         let x: Vec<f32> = data(4, width * size).iter().map(|v| v * 2.0).collect();
         h2d_f32(&mut rt, "x", &x, (0, 0, width as u32, 1), size as u32);
         rt.launch("compute", &[], false).unwrap();
         let y = d2h_f32(&mut rt, "y", (0, 0, width as u32, 1), size as u32);
         let index = d2h_u32(&mut rt, "index", (0, 0, width as u32, 1), size as u32);
         rt.stop().unwrap();
-        assert_eq!(index, (0..(width * size) as u32).collect::<Vec<_>>(), "{arch} index");
-        let want: Vec<f32> = x.iter().map(|v| (0..power).fold(1.0f32, |p, _| p * v)).collect();
+        assert_eq!(
+            index,
+            (0..(width * size) as u32).collect::<Vec<_>>(),
+            "{arch} index"
+        );
+        let want: Vec<f32> = x
+            .iter()
+            .map(|v| (0..power).fold(1.0f32, |p, _| p * v))
+            .collect();
         assert_eq!(y, want, "{arch} y = x^{power}");
     }
 }
@@ -317,7 +741,12 @@ fn t05_gemv_split_over_a_column_of_pes() {
     let (m, n, p) = (8usize, 5usize, 4usize);
     let rows = m / p;
     for arch in BOTH {
-        let mut rt = tutorial("05-gemv-multi-pe", arch, (8, 6), &[("M", "8"), ("N", "5"), ("P", "4")]);
+        let mut rt = tutorial(
+            "05-gemv-multi-pe",
+            arch,
+            (8, 6),
+            &[("M", "8"), ("N", "5"), ("P", "4")],
+        );
         let a = data(51, m * n);
         let x = data(52, n);
         let b = data(53, m);
@@ -329,7 +758,13 @@ fn t05_gemv_split_over_a_column_of_pes() {
         rt.launch("compute", &[], false).unwrap();
         let y = d2h_f32(&mut rt, "y", (0, 0, 1, p as u32), rows as u32);
         rt.stop().unwrap();
-        assert_close(&y, &gemv_reference(&a, &x, &b, m, n), 1e-5, 1e-6, &format!("{arch} y"));
+        assert_close(
+            &y,
+            &gemv_reference(&a, &x, &b, m, n),
+            1e-5,
+            1e-6,
+            &format!("{arch} y"),
+        );
     }
 }
 
@@ -353,7 +788,12 @@ fn t07_gemv_on_a_grid_with_column_multicast_and_row_sums() {
     let (m, n, pw, ph) = (6usize, 8usize, 4usize, 3usize);
     let (mt, nt) = (m / ph, n / pw);
     for arch in BOTH {
-        let mut rt = tutorial("07-routes-grid", arch, (11, 5), &[("M", "6"), ("N", "8"), ("Pw", "4"), ("Ph", "3")]);
+        let mut rt = tutorial(
+            "07-routes-grid",
+            arch,
+            (11, 5),
+            &[("M", "6"), ("N", "8"), ("Pw", "4"), ("Ph", "3")],
+        );
         let a = data(71, m * n);
         let x = data(72, n);
         let b = data(73, m);
@@ -368,13 +808,31 @@ fn t07_gemv_on_a_grid_with_column_multicast_and_row_sums() {
                 }
             }
         }
-        h2d_f32(&mut rt, "A", &tiles, (0, 0, pw as u32, ph as u32), (mt * nt) as u32);
+        h2d_f32(
+            &mut rt,
+            "A",
+            &tiles,
+            (0, 0, pw as u32, ph as u32),
+            (mt * nt) as u32,
+        );
         h2d_f32(&mut rt, "x", &x, (0, 0, pw as u32, 1), nt as u32);
-        h2d_f32(&mut rt, "b", &b, (pw as u32 - 1, 0, 1, ph as u32), mt as u32);
+        h2d_f32(
+            &mut rt,
+            "b",
+            &b,
+            (pw as u32 - 1, 0, 1, ph as u32),
+            mt as u32,
+        );
         rt.launch("compute", &[], false).unwrap();
         let y = d2h_f32(&mut rt, "y", (pw as u32 - 1, 0, 1, ph as u32), mt as u32);
         rt.stop().unwrap();
-        assert_close(&y, &gemv_reference(&a, &x, &b, m, n), 1e-5, 1e-5, &format!("{arch} y"));
+        assert_close(
+            &y,
+            &gemv_reference(&a, &x, &b, m, n),
+            1e-5,
+            1e-5,
+            &format!("{arch} y"),
+        );
     }
 }
 
@@ -382,18 +840,57 @@ fn t07_gemv_on_a_grid_with_column_multicast_and_row_sums() {
 fn t08_streaming_memcpy_into_a_data_task_and_back() {
     let (w, n) = (2usize, 8usize);
     for arch in BOTH {
-        let mut rt = tutorial("08-streaming-memcpy", arch, (9, 3), &[("n", "8"), ("MEMCPYH2D_DATA_1_ID", "2"), ("MEMCPYD2H_DATA_1_ID", "3")]);
+        let mut rt = tutorial(
+            "08-streaming-memcpy",
+            arch,
+            (9, 3),
+            &[
+                ("n", "8"),
+                ("MEMCPYH2D_DATA_1_ID", "2"),
+                ("MEMCPYD2H_DATA_1_ID", "3"),
+            ],
+        );
         let x = data(8, w * n);
         let bits: Vec<u32> = x.iter().map(|f| f.to_bits()).collect();
-        rt.memcpy_h2d(2, &bits, 0, 0, w as u32, 1, n as u32, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_h2d(
+            2,
+            &bits,
+            0,
+            0,
+            w as u32,
+            1,
+            n as u32,
+            true,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
         let mut out = vec![0u32; w * n];
-        rt.memcpy_d2h(&mut out, 3, 0, 0, w as u32, 1, n as u32, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).unwrap();
+        rt.memcpy_d2h(
+            &mut out,
+            3,
+            0,
+            0,
+            w as u32,
+            1,
+            n as u32,
+            true,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
         rt.stop().unwrap();
         for pe in 0..w {
             let mut acc = 0.0f32;
             for k in 0..n {
                 acc += x[pe * n + k];
-                assert_eq!(f32::from_bits(out[pe * n + k]), acc, "{arch} PE {pe} sum {k}");
+                assert_eq!(
+                    f32::from_bits(out[pe * n + k]),
+                    acc,
+                    "{arch} PE {pe} sum {k}"
+                );
             }
         }
     }
@@ -401,12 +898,43 @@ fn t08_streaming_memcpy_into_a_data_task_and_back() {
 
 fn fifo_pipeline(arch: Arch, n: usize, fifo: usize) -> Result<Vec<f32>, String> {
     let (ns, fs) = (n.to_string(), fifo.to_string());
-    let mut rt = tutorial("09-fifo-pipeline", arch, (8, 3), &[("n", &ns), ("fifo_size", &fs)]);
+    let mut rt = tutorial(
+        "09-fifo-pipeline",
+        arch,
+        (8, 3),
+        &[("n", &ns), ("fifo_size", &fs)],
+    );
     let x = data(9, n);
     let bits: Vec<u32> = x.iter().map(|f| f.to_bits()).collect();
-    rt.memcpy_h2d(2, &bits, 0, 0, 1, 1, n as u32, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).map_err(|e| e.to_string())?;
+    rt.memcpy_h2d(
+        2,
+        &bits,
+        0,
+        0,
+        1,
+        1,
+        n as u32,
+        true,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+        false,
+    )
+    .map_err(|e| e.to_string())?;
     let mut out = vec![0u32; n];
-    rt.memcpy_d2h(&mut out, 3, 0, 0, 1, 1, n as u32, true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false).map_err(|e| e.to_string())?;
+    rt.memcpy_d2h(
+        &mut out,
+        3,
+        0,
+        0,
+        1,
+        1,
+        n as u32,
+        true,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+        false,
+    )
+    .map_err(|e| e.to_string())?;
     rt.stop().unwrap();
     let got: Vec<f32> = out.into_iter().map(f32::from_bits).collect();
     let want: Vec<f32> = x.iter().map(|v| 2.0 * v + 1.0).collect();
@@ -436,8 +964,21 @@ fn t10_switches_deal_alternately_east_and_west() {
         let hands = d2h_f32(&mut rt, "hand", (0, 0, 3, 1), (n / 2) as u32);
         rt.stop().unwrap();
         let (west, east) = (&hands[..n / 2], &hands[n..]);
-        assert_eq!(east, x.iter().step_by(2).copied().collect::<Vec<_>>().as_slice(), "{arch} east");
-        assert_eq!(west, x.iter().skip(1).step_by(2).copied().collect::<Vec<_>>().as_slice(), "{arch} west");
+        assert_eq!(
+            east,
+            x.iter().step_by(2).copied().collect::<Vec<_>>().as_slice(),
+            "{arch} east"
+        );
+        assert_eq!(
+            west,
+            x.iter()
+                .skip(1)
+                .step_by(2)
+                .copied()
+                .collect::<Vec<_>>()
+                .as_slice(),
+            "{arch} west"
+        );
     }
 }
 
@@ -447,11 +988,26 @@ fn t11_control_wavelets_start_control_tasks() {
     for arch in BOTH {
         let mut rt = tutorial("11-control-tasks", arch, (9, 3), &[("n", "5")]);
         for (round, tag) in [(1u32, 0x1234u32), (2, 0xBEEF)] {
-            let x: Vec<u32> = data(110 + round, n).iter().map(|v| ((v + 1.0) * 500.0) as u32).collect();
-            h2d(&mut rt, "x", &x, (0, 0, 1, 1), n as u32, MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+            let x: Vec<u32> = data(110 + round, n)
+                .iter()
+                .map(|v| ((v + 1.0) * 500.0) as u32)
+                .collect();
+            h2d(
+                &mut rt,
+                "x",
+                &x,
+                (0, 0, 1, 1),
+                n as u32,
+                MemcpyDataType::Bit32,
+                MemcpyOrder::RowMajor,
+            );
             rt.launch("send", &[tag], false).unwrap();
             let r = d2h_u32(&mut rt, "result", (1, 0, 1, 1), 4);
-            assert_eq!(r, vec![x.iter().sum::<u32>(), tag, round, n as u32], "{arch} round {round}");
+            assert_eq!(
+                r,
+                vec![x.iter().sum::<u32>(), tag, round, n as u32],
+                "{arch} round {round}"
+            );
         }
         rt.stop().unwrap();
     }
@@ -463,11 +1019,33 @@ fn t12_range_filters_scatter_one_stream() {
     let total = p * k;
     for arch in BOTH {
         let mut rt = tutorial("12-filters", arch, (11, 3), &[("P", "3"), ("k", "4")]);
-        let values: Vec<i16> = data(12, total).iter().map(|v| (v * 30000.0) as i16).collect();
-        let words: Vec<u32> = values.iter().enumerate().map(|(i, &v)| ((i as u32) << 16) | u32::from(v as u16)).collect();
-        h2d(&mut rt, "packed", &words, (0, 0, 1, 1), total as u32, MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+        let values: Vec<i16> = data(12, total)
+            .iter()
+            .map(|v| (v * 30000.0) as i16)
+            .collect();
+        let words: Vec<u32> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| ((i as u32) << 16) | u32::from(v as u16))
+            .collect();
+        h2d(
+            &mut rt,
+            "packed",
+            &words,
+            (0, 0, 1, 1),
+            total as u32,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+        );
         rt.launch("scatter", &[], false).unwrap();
-        let out = d2h(&mut rt, "slice", (1, 0, p as u32, 1), k as u32, MemcpyDataType::Bit16, MemcpyOrder::RowMajor);
+        let out = d2h(
+            &mut rt,
+            "slice",
+            (1, 0, p as u32, 1),
+            k as u32,
+            MemcpyDataType::Bit16,
+            MemcpyOrder::RowMajor,
+        );
         rt.stop().unwrap();
         let got: Vec<i16> = out.iter().map(|&w| w as u16 as i16).collect();
         assert_eq!(got, values, "{arch}");
@@ -475,9 +1053,28 @@ fn t12_range_filters_scatter_one_stream() {
 }
 
 /// Tutorial 13 with the given roots; returns (row totals of column root_x, grand total).
-fn collectives(rt: &mut SdkRuntime, pw: usize, ph: usize, n: usize, root_x: u32, root_y: u32, seed: u32) {
-    let vectors: Vec<u32> = data(seed, ph * n).iter().map(|v| ((v + 1.0) * 50.0) as u32).collect();
-    h2d(rt, "buf", &vectors, (root_x, 0, 1, ph as u32), n as u32, MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+fn collectives(
+    rt: &mut SdkRuntime,
+    pw: usize,
+    ph: usize,
+    n: usize,
+    root_x: u32,
+    root_y: u32,
+    seed: u32,
+) {
+    let vectors: Vec<u32> = data(seed, ph * n)
+        .iter()
+        .map(|v| ((v + 1.0) * 50.0) as u32)
+        .collect();
+    h2d(
+        rt,
+        "buf",
+        &vectors,
+        (root_x, 0, 1, ph as u32),
+        n as u32,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+    );
     rt.launch("compute", &[root_x, root_y], false).unwrap();
     let totals = d2h_f32(rt, "total", (root_x, 0, 1, ph as u32), n as u32);
     let grand = d2h_f32(rt, "grand", (root_x, root_y, 1, 1), n as u32);
@@ -486,12 +1083,21 @@ fn collectives(rt: &mut SdkRuntime, pw: usize, ph: usize, n: usize, root_x: u32,
     for y in 0..ph {
         for i in 0..n {
             let want = vectors[y * n + i] as f32 * scale + (pw * y) as f32;
-            assert_eq!(totals[y * n + i], want, "root ({root_x},{root_y}) row {y} element {i}");
+            assert_eq!(
+                totals[y * n + i],
+                want,
+                "root ({root_x},{root_y}) row {y} element {i}"
+            );
             want_grand[i] += want;
         }
     }
     for i in 0..n {
-        assert!((grand[i] - want_grand[i]).abs() <= 1e-6 * want_grand[i].abs(), "root ({root_x},{root_y}) grand {i}: {} vs {}", grand[i], want_grand[i]);
+        assert!(
+            (grand[i] - want_grand[i]).abs() <= 1e-6 * want_grand[i].abs(),
+            "root ({root_x},{root_y}) grand {i}: {} vs {}",
+            grand[i],
+            want_grand[i]
+        );
     }
 }
 
@@ -499,7 +1105,12 @@ fn collectives(rt: &mut SdkRuntime, pw: usize, ph: usize, n: usize, root_x: u32,
 fn t13_collectives_broadcast_and_reduce_with_every_root() {
     let (pw, ph, n) = (4usize, 3usize, 5usize);
     for arch in BOTH {
-        let mut rt = tutorial("13-collectives", arch, (11, 5), &[("Pw", "4"), ("Ph", "3"), ("n", "5")]);
+        let mut rt = tutorial(
+            "13-collectives",
+            arch,
+            (11, 5),
+            &[("Pw", "4"), ("Ph", "3"), ("n", "5")],
+        );
         // Every root column and row, one after the other on the same fabric (the library
         // must leave no wavelet behind between operations).
         let mut seed = 130;
@@ -517,13 +1128,23 @@ fn t13_collectives_broadcast_and_reduce_with_every_root() {
 fn t13_collectives_on_a_longer_row_and_a_single_column() {
     for arch in BOTH {
         // 7 PEs in a row: a root in the middle has three PEs on each side.
-        let mut rt = tutorial("13-collectives", arch, (14, 3), &[("Pw", "7"), ("Ph", "1"), ("n", "3")]);
+        let mut rt = tutorial(
+            "13-collectives",
+            arch,
+            (14, 3),
+            &[("Pw", "7"), ("Ph", "1"), ("n", "3")],
+        );
         for rx in [0, 3, 6, 2] {
             collectives(&mut rt, 7, 1, 3, rx, 0, 200 + rx);
         }
         rt.stop().unwrap();
         // A 1-wide grid: the row operations are local, the column reduction does the work.
-        let mut rt = tutorial("13-collectives", arch, (8, 8), &[("Pw", "1"), ("Ph", "6"), ("n", "4")]);
+        let mut rt = tutorial(
+            "13-collectives",
+            arch,
+            (8, 8),
+            &[("Pw", "1"), ("Ph", "6"), ("n", "4")],
+        );
         for ry in [0, 5, 3] {
             collectives(&mut rt, 1, 6, 4, 0, ry, 300 + ry);
         }
@@ -539,10 +1160,18 @@ fn read_global_u16(rt: &SdkRuntime, x: u32, y: u32, name: &str) -> Vec<u16> {
     let g = globals
         .iter()
         .find(|g| g.name == name || g.name.rsplit(['.', ':']).next() == Some(name))
-        .unwrap_or_else(|| panic!("no global {name}: {:?}", globals.iter().map(|g| &g.name).collect::<Vec<_>>()));
+        .unwrap_or_else(|| {
+            panic!(
+                "no global {name}: {:?}",
+                globals.iter().map(|g| &g.name).collect::<Vec<_>>()
+            )
+        });
     let pe = rt.simulator().unwrap().pe(x, y).unwrap();
     let bytes = &pe.memory()[g.addr as usize..(g.addr + g.size) as usize];
-    bytes.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
+    bytes
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect()
 }
 
 /// A decoded `<debug>` record.
@@ -559,7 +1188,13 @@ fn decode_trace(w: &[u16]) -> (String, Vec<Rec>, u16) {
     assert_eq!(w[0], 0xDEB6, "magic");
     let (used, dropped, key_len) = (w[1] as usize, w[2], w[3] as usize);
     let key_words = key_len.div_ceil(2);
-    let bytes = |ws: &[u16], n: usize| -> String { ws.iter().flat_map(|v| v.to_le_bytes()).take(n).map(char::from).collect() };
+    let bytes = |ws: &[u16], n: usize| -> String {
+        ws.iter()
+            .flat_map(|v| v.to_le_bytes())
+            .take(n)
+            .map(char::from)
+            .collect()
+    };
     let key = bytes(&w[4..4 + key_words], key_len);
     let mut pos = 4 + key_words;
     let end = pos + used;
@@ -570,9 +1205,13 @@ fn decode_trace(w: &[u16]) -> (String, Vec<Rec>, u16) {
         match kind {
             1 => recs.push(Rec::Bool(w[pos] != 0)),
             4 => recs.push(Rec::U16(w[pos])),
-            9 => recs.push(Rec::F32(f32::from_bits(u32::from(w[pos]) | (u32::from(w[pos + 1]) << 16)))),
+            9 => recs.push(Rec::F32(f32::from_bits(
+                u32::from(w[pos]) | (u32::from(w[pos + 1]) << 16),
+            ))),
             10 => recs.push(Rec::Str(bytes(&w[pos..], extra))),
-            11 => recs.push(Rec::Time(u64::from(w[pos]) | (u64::from(w[pos + 1]) << 16) | (u64::from(w[pos + 2]) << 32))),
+            11 => recs.push(Rec::Time(
+                u64::from(w[pos]) | (u64::from(w[pos + 1]) << 16) | (u64::from(w[pos + 2]) << 32),
+            )),
             other => panic!("unexpected tag {other}"),
         }
         pos += match kind {
@@ -600,22 +1239,35 @@ fn t14_debug_trace_buffers_and_simprint_log() {
             assert_eq!((key.as_str(), dropped), ("newton", 0), "{arch}");
             assert_eq!(recs[0], Rec::Str("PE".into()), "{arch}");
             assert_eq!(recs[1], Rec::U16(px as u16), "{arch}");
-            let (Rec::Time(t0), Some(Rec::Time(t1))) = (&recs[2], recs.last()) else { panic!("{arch}: timestamps {recs:?}") };
+            let (Rec::Time(t0), Some(Rec::Time(t1))) = (&recs[2], recs.last()) else {
+                panic!("{arch}: timestamps {recs:?}")
+            };
             assert!(t1 > t0, "{arch}: time runs forward");
-            let mut r = if a[px as usize] > 1.0 { a[px as usize] } else { 1.0 };
+            let mut r = if a[px as usize] > 1.0 {
+                a[px as usize]
+            } else {
+                1.0
+            };
             for k in 0..iterations {
                 r = 0.5 * (r + a[px as usize] / r);
                 assert_eq!(recs[3 + 2 * k], Rec::U16(k as u16), "{arch} k");
                 assert_eq!(recs[4 + 2 * k], Rec::F32(r), "{arch} iterate {k}");
             }
-            assert_eq!(recs[3 + 2 * iterations], Rec::Bool(true), "{arch} converged");
+            assert_eq!(
+                recs[3 + 2 * iterations],
+                Rec::Bool(true),
+                "{arch} converged"
+            );
             assert_eq!(root[px as usize], r, "{arch} root");
         }
         // <simprint>: one line per PE.
         let log = rt.sim_log();
         for px in 0..2 {
             let line = format!("PE({px},0): sqrt({:.6}) = {:.6}", a[px], root[px]);
-            assert!(log.iter().any(|l| l.ends_with(&line)), "{arch}: `{line}` not in the log {log:?}");
+            assert!(
+                log.iter().any(|l| l.ends_with(&line)),
+                "{arch}: `{line}` not in the log {log:?}"
+            );
         }
     }
 }
@@ -626,9 +1278,18 @@ fn t15_color_swap_running_sums() {
     // colours. Same answer.
     let (width, n) = (5usize, 4usize);
     for arch in BOTH {
-        let mut rt = tutorial("15-color-swap", arch, (12, 3), &[("width", "5"), ("n", "4")]);
+        let mut rt = tutorial(
+            "15-color-swap",
+            arch,
+            (12, 3),
+            &[("width", "5"), ("n", "4")],
+        );
         let swaps = rt.image().routes.iter().filter(|r| r.color_swap_x).count();
-        assert_eq!(swaps, if arch == Arch::Wse2 { 2 * width } else { 0 }, "{arch}: colour configs with swap");
+        assert_eq!(
+            swaps,
+            if arch == Arch::Wse2 { 2 * width } else { 0 },
+            "{arch}: colour configs with swap"
+        );
         let v = data(15, width * n);
         h2d_f32(&mut rt, "v", &v, (0, 0, width as u32, 1), n as u32);
         rt.launch("compute", &[], false).unwrap();
@@ -654,7 +1315,9 @@ fn t16_microthreads_explicit_on_wse3_implied_on_wse2() {
         rt.launch("compute", &[], false).unwrap();
         let r = d2h_f32(&mut rt, "result", (1, 0, 1, 1), n as u32);
         rt.stop().unwrap();
-        let want: Vec<f32> = (0..n).map(|k| (-2.0 * v[n + k] + v[k]) + v[2 * n + k]).collect();
+        let want: Vec<f32> = (0..n)
+            .map(|k| (-2.0 * v[n + k] + v[k]) + v[2 * n + k])
+            .collect();
         assert_eq!(r, want, "{arch}");
     }
 }

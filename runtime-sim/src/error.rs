@@ -326,7 +326,7 @@ pub enum WaitReason {
         h2d: bool,
         /// The colour.
         color: u8,
-        /// Wavelets moved.
+        /// Wavelets moved (host to device: that left the host, into the memcpy path).
         done: u32,
         /// Wavelets to move.
         total: u32,
@@ -415,6 +415,9 @@ pub enum StuckPlace {
         /// The input queue (WSE-3).
         queue: Option<u8>,
     },
+    /// The memcpy path between the host and the CE input buffer (a streaming
+    /// `memcpy_h2d`; `SimParams::h2d_path_depth`).
+    HostPath,
 }
 
 /// Why wavelets cannot move on.
@@ -479,6 +482,7 @@ impl fmt::Display for Stuck {
             StuckPlace::RouterInput(d) => write!(f, "in the router's {} input", d.name())?,
             StuckPlace::CeInput { queue: Some(q) } => write!(f, "in CE input queue {q}")?,
             StuckPlace::CeInput { queue: None } => f.write_str("in the CE input buffer")?,
+            StuckPlace::HostPath => f.write_str("in the memcpy path from the host")?,
         }
         write!(f, ": {}", self.why)
     }

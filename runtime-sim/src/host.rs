@@ -185,7 +185,9 @@ impl SdkRuntime {
 
     /// The simulator log (`<simprint>` output), as `@cycle PE(x,y): text` lines.
     pub fn sim_log(&self) -> Vec<String> {
-        self.simulator().map(Simulator::log_lines).unwrap_or_default()
+        self.simulator()
+            .map(Simulator::log_lines)
+            .unwrap_or_default()
     }
 
     /// Per-PE and total counters.

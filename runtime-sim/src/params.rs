@@ -25,6 +25,14 @@ pub struct SimParams {
     /// Cycles a DSD operation spends after issue before its first element (on the issuing
     /// thread for synchronous ops, on the microthread for asynchronous ones). Default 3.
     pub dsd_setup_cycles: u32,
+    /// Wavelets of a streaming `memcpy_h2d`, per PE, that the memcpy path between the host
+    /// and the PE's CE input buffer holds (the support PEs and router buffers, not
+    /// simulated): a stream completes once every wavelet has left the host, i.e. when
+    /// at most this many still wait in front of a full CE input buffer. Default 4,
+    /// calibrated on the vendor's pipeline-01 figure (SIMULATOR.md §8): with a WSE-2 PE
+    /// that moves its input (queue depth 4) to an output nobody drains (output queue
+    /// depth 6), a 14-wavelet stream completes and a 15-wavelet one stalls.
+    pub h2d_path_depth: u32,
 }
 
 impl Default for SimParams {
@@ -35,6 +43,7 @@ impl Default for SimParams {
             ramp_latency: 1,
             wse2_color_input_depth: 4,
             dsd_setup_cycles: 3,
+            h2d_path_depth: 4,
         }
     }
 }

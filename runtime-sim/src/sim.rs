@@ -131,13 +131,44 @@ impl RunStats {
     }
 }
 
-/// A streaming `memcpy_h2d` in progress: per PE, its wavelets and how many went in.
+/// One PE of a streaming `memcpy_h2d`.
+#[derive(Clone, Debug)]
+struct H2dPe {
+    /// The PE's index.
+    pe: usize,
+    words: Vec<u32>,
+    /// Wavelets that have left the host (into the memcpy path).
+    sent: usize,
+    /// Wavelets that have entered the PE's CE input buffer.
+    delivered: usize,
+}
+
+/// A streaming `memcpy_h2d`: the command is complete once every wavelet has left the host
+/// (`pending`, the number of PEs with wavelets still at the host, is 0); the stream lives
+/// on until the memcpy path has delivered them all (`SimParams::h2d_path_depth`).
 #[derive(Clone, Debug)]
 struct H2d {
     color: u8,
     start: u64,
-    pes: Vec<(usize, Vec<u32>, usize)>,
+    /// In ascending PE index.
+    pes: Vec<H2dPe>,
     pending: usize,
+}
+
+impl H2d {
+    /// Whether wavelets of this stream for PE `i` have not reached its CE yet.
+    fn holds(&self, i: usize) -> bool {
+        self.pes
+            .binary_search_by_key(&i, |e| e.pe)
+            .ok()
+            .and_then(|k| self.pes.get(k))
+            .is_some_and(|e| e.delivered < e.words.len())
+    }
+
+    /// Whether every wavelet has reached its CE.
+    fn delivered(&self) -> bool {
+        self.pes.iter().all(|e| e.delivered == e.words.len())
+    }
 }
 
 /// A streaming `memcpy_d2h` in progress: per PE, the wavelets collected and how many are
@@ -168,7 +199,9 @@ pub struct Simulator {
     scratch: Vec<u32>,
     /// PEs that stored to `HOST_CMD_UNBLOCK` since the last host call was issued.
     unblocked: usize,
-    h2d: Option<H2d>,
+    /// Host-to-device streams, oldest first (earlier ones may still be in the memcpy
+    /// path after their command completed).
+    h2d: Vec<H2d>,
     d2h: Option<D2h>,
     trace: Option<Tracer>,
     wavelet_hops: u64,
@@ -269,7 +302,7 @@ impl Simulator {
             ce_next: WorkSet::new(n),
             scratch: Vec::new(),
             unblocked: 0,
-            h2d: None,
+            h2d: Vec::new(),
             d2h: None,
             trace: None,
             wavelet_hops: 0,
@@ -317,7 +350,10 @@ impl Simulator {
         }
         lines.sort_by_key(|(c, i, _)| (*c, *i));
         let w = self.width().max(1) as usize;
-        lines.into_iter().map(|(c, i, t)| format!("@{c} PE({},{}): {t}", i % w, i / w)).collect()
+        lines
+            .into_iter()
+            .map(|(c, i, t)| format!("@{c} PE({},{}): {t}", i % w, i / w))
+            .collect()
     }
 
     /// All PEs, row-major.
@@ -340,6 +376,22 @@ impl Simulator {
         (x < self.width && y < self.height).then(|| y as usize * self.width as usize + x as usize)
     }
 
+    /// Whether the PE at rectangle-relative `(x, y)` is quiescent: no task running or
+    /// ready, and neither its compute engine nor its router has work for the next cycle
+    /// (no microthread that can progress, no wavelet buffered for a task that can take
+    /// it, none in flight towards it or waiting to move on), and no streamed host wavelet
+    /// is on its way to it. What waits for something that only another PE or the host can
+    /// provide does not count. A PE outside the rectangle is quiescent.
+    pub fn pe_quiescent(&self, x: u32, y: u32) -> bool {
+        let Some(i) = self.index(x, y) else {
+            return true;
+        };
+        self.pes.get(i).is_none_or(Pe::main_thread_free)
+            && !self.ce_next.contains(i)
+            && !self.router_next.contains(i)
+            && !self.h2d.iter().any(|h| h.holds(i))
+    }
+
     /// Follows the PEs selected by the tracer (`None`: stop tracing).
     pub fn set_trace(&mut self, tracer: Option<Tracer>) {
         for pe in &mut self.pes {
@@ -354,7 +406,7 @@ impl Simulator {
     pub fn has_work(&self) -> bool {
         !self.ce_next.is_empty()
             || !self.router_next.is_empty()
-            || self.h2d.is_some()
+            || !self.h2d.is_empty()
             || self.d2h.is_some()
     }
 
@@ -396,7 +448,9 @@ impl Simulator {
 
     /// Starts a host-to-device stream on colour `color`: `data` lists, per PE
     /// (rectangle-relative), the wavelets it receives in its CE input queue for that colour,
-    /// one per cycle at most, from `delay` cycles on.
+    /// one per cycle at most, from `delay` cycles on, through the memcpy path
+    /// (`SimParams::h2d_path_depth`). The stream's command is complete
+    /// ([`Simulator::streams_done`]) once every wavelet has left the host.
     pub fn start_h2d_stream(
         &mut self,
         color: u8,
@@ -420,16 +474,24 @@ impl Simulator {
                 });
             }
             if !words.is_empty() {
-                pes.push((i, words, 0));
+                pes.push(H2dPe {
+                    pe: i,
+                    words,
+                    sent: 0,
+                    delivered: 0,
+                });
             }
         }
+        pes.sort_by_key(|e| e.pe);
         let pending = pes.len();
-        self.h2d = (pending > 0).then(|| H2d {
-            color,
-            start: self.cycle + delay,
-            pes,
-            pending,
-        });
+        if pending > 0 {
+            self.h2d.push(H2d {
+                color,
+                start: self.cycle + delay,
+                pes,
+                pending,
+            });
+        }
         Ok(())
     }
 
@@ -460,9 +522,10 @@ impl Simulator {
         }
     }
 
-    /// Whether the host streams have moved all their wavelets.
+    /// Whether the host streams' commands are complete: every host-to-device wavelet has
+    /// left the host, every device-to-host wavelet has arrived.
     pub fn streams_done(&self) -> bool {
-        self.h2d.is_none() && self.d2h.as_ref().is_none_or(|d| d.pending == 0)
+        self.h2d.iter().all(|h| h.pending == 0) && self.d2h.as_ref().is_none_or(|d| d.pending == 0)
     }
 
     /// The wavelets collected by the last device-to-host stream, per listed PE, and ends it.
@@ -488,7 +551,7 @@ impl Simulator {
 
     /// Abandons unfinished host streams (after a failed command).
     pub fn cancel_streams(&mut self) {
-        self.h2d = None;
+        self.h2d.clear();
         self.finish_d2h();
         self.d2h = None;
     }
@@ -555,7 +618,7 @@ impl Simulator {
     fn step_cycle(&mut self) -> Result<bool, SimError> {
         let now = self.cycle;
         let mut happened = false;
-        if self.h2d.is_some() || self.d2h.is_some() {
+        if !self.h2d.is_empty() || self.d2h.is_some() {
             happened |= self.stream_step(now)?;
         }
         let mut list = std::mem::take(&mut self.scratch);
@@ -654,39 +717,68 @@ impl Simulator {
     fn stream_step(&mut self, now: u64) -> Result<bool, SimError> {
         let mut happened = false;
         let ramp = self.env.ramp;
-        if let Some(h) = &mut self.h2d {
+        let depth = self.params.h2d_path_depth as usize;
+        for s in 0..self.h2d.len() {
+            let (earlier, rest) = self.h2d.split_at_mut(s);
+            let Some(h) = rest.first_mut() else {
+                continue;
+            };
             if now < h.start {
                 happened = true;
-            } else {
-                for (i, words, pos) in h.pes.iter_mut() {
-                    let Some(&w) = words.get(*pos) else {
-                        continue;
-                    };
-                    let Some(pe) = self.pes.get_mut(*i) else {
-                        continue;
-                    };
-                    if pe.ce_room(h.color, now) == Some(true) {
+                continue;
+            }
+            let color = h.color;
+            for e in h.pes.iter_mut() {
+                // The path of a PE is first in, first out: an earlier stream's wavelets
+                // for this PE go first.
+                if e.delivered == e.words.len() || earlier.iter().any(|o| o.holds(e.pe)) {
+                    continue;
+                }
+                let Some(pe) = self.pes.get_mut(e.pe) else {
+                    continue;
+                };
+                // At most one wavelet leaves the host and one enters the CE per cycle; a
+                // wavelet may do both in the same cycle.
+                let mut delivered = false;
+                let deliver = |pe: &mut Pe, e: &mut H2dPe| {
+                    if e.delivered < e.sent
+                        && pe.ce_room(color, now) == Some(true)
+                        && let Some(&w) = e.words.get(e.delivered)
+                    {
                         pe.ce_push(
-                            h.color,
+                            color,
                             Wavelet {
                                 data: w,
                                 flags: 0,
                                 ready: now + ramp,
                             },
                         );
-                        *pos += 1;
-                        if *pos == words.len() {
-                            h.pending -= 1;
-                        }
-                        self.ce_next.insert(*i);
-                        happened = true;
+                        e.delivered += 1;
+                        return true;
+                    }
+                    false
+                };
+                delivered |= deliver(pe, e);
+                if e.sent < e.words.len()
+                    && (e.sent - e.delivered < depth
+                        || (!delivered && pe.ce_room(color, now) == Some(true)))
+                {
+                    e.sent += 1;
+                    if e.sent == e.words.len() {
+                        h.pending -= 1;
+                    }
+                    happened = true;
+                    if !delivered {
+                        delivered |= deliver(pe, e);
                     }
                 }
-            }
-            if h.pending == 0 {
-                self.h2d = None;
+                if delivered {
+                    self.ce_next.insert(e.pe);
+                    happened = true;
+                }
             }
         }
+        self.h2d.retain(|h| h.pending > 0 || !h.delivered());
         let mut finished = false;
         if let Some(d) = &mut self.d2h
             && d.pending > 0
@@ -755,19 +847,21 @@ impl Simulator {
                     },
                 });
             }
-            if let Some(h) = &self.h2d
-                && let Some((_, words, pos)) = h.pes.iter().find(|e| e.0 == i)
-                && *pos < words.len()
-            {
-                waiting.push(Waiting {
-                    pe: pe.loc,
-                    reason: WaitReason::Stream {
-                        h2d: true,
-                        color: h.color,
-                        done: *pos as u32,
-                        total: words.len() as u32,
-                    },
-                });
+            for h in &self.h2d {
+                if let Ok(k) = h.pes.binary_search_by_key(&i, |e| e.pe)
+                    && let Some(e) = h.pes.get(k)
+                    && e.sent < e.words.len()
+                {
+                    waiting.push(Waiting {
+                        pe: pe.loc,
+                        reason: WaitReason::Stream {
+                            h2d: true,
+                            color: h.color,
+                            done: e.sent as u32,
+                            total: e.words.len() as u32,
+                        },
+                    });
+                }
             }
             if let Some(d) = &self.d2h
                 && let Some((_, got, want)) = d.pes.iter().find(|e| e.0 == i)
@@ -910,6 +1004,20 @@ impl Simulator {
                     count: ring.len() as u32,
                     why,
                 });
+            }
+        }
+        // Host-to-device wavelets waiting in the memcpy path for room in a CE input buffer.
+        for h in &self.h2d {
+            for e in &h.pes {
+                if let (true, Some(pe)) = (e.delivered < e.sent, self.pes.get(e.pe)) {
+                    out.push(Stuck {
+                        pe: pe.loc,
+                        color: h.color,
+                        place: StuckPlace::HostPath,
+                        count: (e.sent - e.delivered) as u32,
+                        why: StuckWhy::Backpressure,
+                    });
+                }
             }
         }
         out

@@ -28,7 +28,6 @@ impl WorkSet {
     }
 
     /// Whether `i` is a member.
-    #[cfg(test)]
     pub fn contains(&self, i: usize) -> bool {
         self.words
             .get(i / 64)

@@ -1696,7 +1696,7 @@ fn streaming_memcpy_feeds_data_tasks_and_collects_their_output() {
 
 #[test]
 fn a_streaming_h2d_nobody_reads_deadlocks_on_back_pressure() {
-    use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime, SimParams};
     let img = fabric_image(
         Arch::Wse2,
         1,
@@ -1705,44 +1705,69 @@ fn a_streaming_h2d_nobody_reads_deadlocks_on_back_pressure() {
         vec![0],
         vec![],
     );
-    let mut rt = SdkRuntime::from_image(img);
-    rt.load().expect("load");
-    rt.run().expect("run");
-    let err = rt
-        .memcpy_h2d(
-            9,
-            &[1; 10],
-            0,
-            0,
-            1,
-            1,
-            10,
-            true,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .expect_err("deadlock");
-    let cslsim::HostError::Sim(SimError::Deadlock { waiting, stuck, .. }) = &err else {
-        panic!("{err}")
-    };
-    // The colour's CE input buffer (depth 4 on WSE-2) is full.
-    assert_eq!(
-        waiting[0].reason,
-        WaitReason::Stream {
-            h2d: true,
-            color: 9,
-            done: 4,
-            total: 10
-        },
-        "{err}"
-    );
-    assert_eq!(stuck.len(), 1, "{err}");
-    assert_eq!(
-        (stuck[0].color, stuck[0].count, stuck[0].why),
-        (9, 4, StuckWhy::NoConsumer),
-        "{err}"
-    );
+    // The command completes once every wavelet has left the host: the colour's CE input
+    // buffer (depth 4 on WSE-2) plus the memcpy path (h2d_path_depth) hold them.
+    for path in [4u32, 0, 2] {
+        let params = SimParams {
+            h2d_path_depth: path,
+            ..SimParams::default()
+        };
+        let mut rt = SdkRuntime::from_image(img.clone()).with_params(params);
+        rt.load().expect("load");
+        rt.run().expect("run");
+        let h2d = |rt: &mut SdkRuntime, n: u32| {
+            rt.memcpy_h2d(
+                9,
+                &vec![1; n as usize],
+                0,
+                0,
+                1,
+                1,
+                n,
+                true,
+                MemcpyDataType::Bit32,
+                MemcpyOrder::RowMajor,
+                false,
+            )
+        };
+        let fits = 4 + path;
+        h2d(&mut rt, fits).expect("fits");
+        // Its wavelets stay in the path after the command; the next stream queues behind.
+        let err = h2d(&mut rt, 1).expect_err("deadlock");
+        let cslsim::HostError::Sim(SimError::Deadlock { waiting, stuck, .. }) = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(
+            waiting[0].reason,
+            WaitReason::Stream {
+                h2d: true,
+                color: 9,
+                done: 0,
+                total: 1
+            },
+            "path {path}: {err}"
+        );
+        // CE input buffers are listed first, then the memcpy path.
+        let places: Vec<(StuckPlace, u32, StuckWhy)> =
+            stuck.iter().map(|s| (s.place, s.count, s.why)).collect();
+        let mut want = vec![(StuckPlace::CeInput { queue: None }, 4, StuckWhy::NoConsumer)];
+        if path > 0 {
+            want.push((StuckPlace::HostPath, path, StuckWhy::Backpressure));
+        }
+        assert_eq!(places, want, "path {path}: {err}");
+        // A stream one longer than that cannot complete.
+        let mut rt = SdkRuntime::from_image(img.clone()).with_params(params);
+        rt.load().expect("load");
+        rt.run().expect("run");
+        let err = h2d(&mut rt, fits + 1).expect_err("deadlock");
+        assert!(
+            err.to_string().contains(&format!(
+                "took {fits} of {} streamed host wavelets on colour 9",
+                fits + 1
+            )),
+            "path {path}: {err}"
+        );
+    }
 }
 
 #[test]
@@ -1815,4 +1840,112 @@ fn pop_modes_let_one_control_wavelet_drive_a_chain_of_routers() {
     let st = sim.stats();
     assert_eq!(st.pes[1].wavelets_sent[East.index() as usize], 1);
     assert_eq!(st.pes[1].wavelets_sent[Ramp.index() as usize], 1);
+}
+
+/// topic-14 on four PEs: PE 0's data task takes each streamed word (colour 6), blocks
+/// itself, and sends the word on colour 3 with an asynchronous `mov32` that unblocks it.
+/// Colours 2 and 3 both swap on the x axis, so the word is handled as 3 at PE 0 (RAMP
+/// arrivals do not swap), 2 at PE 1, 3 at PE 2, 2 at PE 3. Every PE adds the word to `sum`
+/// on colour 2 and twice the word on colour 3.
+fn colour_swap_stream_program() -> Image {
+    const SUM: u16 = 0x300;
+    let adder = |a: &mut Asm, c: u8, times: u32| {
+        data_task(a, Arch::Wse2, c, 0, WaveletArgs::Word, |a| {
+            a.imm(2, times);
+            a.bin(BinOp::Mul, NumTy::U32, 1, 0, 2);
+            a.imm(3, u32::from(SUM));
+            a.load(Width::W32, 4, 3);
+            a.bin(BinOp::Add, NumTy::U32, 4, 4, 1);
+            a.store(Width::W32, 3, 4);
+        });
+    };
+    let class = |head: bool| {
+        let mut a = Asm::new(if head { "head" } else { "tail" });
+        adder(&mut a, 2, 1);
+        adder(&mut a, 3, 2);
+        if head {
+            data_task(&mut a, Arch::Wse2, 6, 0, WaveletArgs::Word, |a| {
+                a.imm(1, 6);
+                a.op(Op::Block { id: Reg(1) });
+                a.imm(2, 0x200);
+                a.store(Width::W32, 2, 0);
+                a.dsd(
+                    DsdOpcode::Mov32,
+                    X::D(0x40),
+                    &[X::D(0x60)],
+                    cfg::ASYNC | cfg::ON_DONE_UNBLOCK,
+                    6,
+                    2,
+                    None,
+                    4,
+                );
+            });
+            a.fabout(0x40, 3, 2, 1, 0);
+            a.mem1d(0x60, 0x200, 1, 1);
+        }
+        a.export_tensor("sum", 0x10, SUM);
+        a.build()
+    };
+    let mut routes = Vec::new();
+    for x in 0..4 {
+        for c in [2, 3] {
+            let rx: &[_] = if x == 0 { &[Ramp] } else { &[West] };
+            let tx: &[_] = if x < 3 { &[Ramp, East] } else { &[Ramp] };
+            let mut r = route(x, 0, c, rx, tx);
+            r.color_swap_x = true;
+            routes.push(r);
+        }
+    }
+    let mut img = common::image(
+        4,
+        1,
+        vec![class(true), class(false)],
+        vec![0, 1, 1, 1],
+        vec![common::export_tensor("sum", NumTy::U32, true)],
+    );
+    img.routes = routes;
+    Image::from_elf(&img.to_elf().expect("encode")).expect("decode")
+}
+
+#[test]
+fn a_copy_d2h_after_a_stream_sees_every_word_handled_along_a_colour_swap_chain() {
+    use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    let mut rt = SdkRuntime::from_image(colour_swap_stream_program());
+    rt.load().expect("load");
+    rt.run().expect("run");
+    let words: Vec<u32> = (0..5).collect();
+    rt.memcpy_h2d(
+        6,
+        &words,
+        0,
+        0,
+        1,
+        1,
+        5,
+        true,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::ColMajor,
+        true,
+    )
+    .expect("h2d");
+    // The stream has entered PE 0's input queue; PE 0 has handled only part of it.
+    let id = rt.get_id("sum").expect("sum");
+    let mut sum = vec![0u32; 4];
+    rt.memcpy_d2h(
+        &mut sum,
+        id,
+        0,
+        0,
+        4,
+        1,
+        1,
+        false,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::ColMajor,
+        false,
+    )
+    .expect("d2h");
+    // The copy waited until the region was quiescent: every word reached every PE.
+    let total: u32 = words.iter().sum();
+    assert_eq!(sum, vec![2 * total, total, 2 * total, total]);
 }

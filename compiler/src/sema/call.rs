@@ -931,9 +931,14 @@ impl Sema {
         };
         if !self.globals_in_progress.insert(d) {
             return Err(self.report(
-                Diagnostic::error(codes::CYCLIC_DECL, format!("the initial value of `{}` depends on itself", v.name.name), span, "used here while it is being evaluated")
-                    .with_label(v.name.span, "declared here")
-                    .with_help("give the variable an explicit type, or break the cycle"),
+                Diagnostic::error(
+                    codes::CYCLIC_DECL,
+                    format!("the initial value of `{}` depends on itself", v.name.name),
+                    span,
+                    "used here while it is being evaluated",
+                )
+                .with_label(v.name.span, "declared here")
+                .with_help("give the variable an explicit type, or break the cycle"),
             ));
         }
         let result = self.create_global(d, &v, &ast);
@@ -943,7 +948,12 @@ impl Sema {
 
     /// Creates the global of `var` declaration `d`. With a declared type the global is
     /// reserved before its initialiser runs, so the initialiser may take its address.
-    fn create_global(&mut self, d: DeclRef, v: &crate::syntax::ast::VarDecl, ast: &std::rc::Rc<crate::syntax::ast::Ast>) -> R<GlobalId> {
+    fn create_global(
+        &mut self,
+        d: DeclRef,
+        v: &crate::syntax::ast::VarDecl,
+        ast: &std::rc::Rc<crate::syntax::ast::Ast>,
+    ) -> R<GlobalId> {
         let mut cenv = Env::comptime(d.module, ast.clone(), Ctx::Comptime);
         let declared = match v.ty {
             Some(t) => Some(self.eval_type(&mut cenv, t)?),
@@ -951,7 +961,8 @@ impl Sema {
         };
         let name = self.qualified(d.module, &v.name.name);
         let reserve = |this: &mut Self, ty: super::types::TypeId| -> R<GlobalId> {
-            let (Some(size), Some(align)) = (this.types.size_of(ty), this.types.align_of(ty)) else {
+            let (Some(size), Some(align)) = (this.types.size_of(ty), this.types.align_of(ty))
+            else {
                 return Err(this.comptime_only_var(ty, v.name.span, true));
             };
             let g = match this.prog.as_mut() {
@@ -990,7 +1001,12 @@ impl Sema {
             (Some(t), _) => t,
             (None, Some(v)) => v.ty(&mut self.types),
             (None, None) => {
-                return Err(self.err(codes::NOT_A_TYPE, "a variable needs a type or an initial value", v.name.span, "here"));
+                return Err(self.err(
+                    codes::NOT_A_TYPE,
+                    "a variable needs a type or an initial value",
+                    v.name.span,
+                    "here",
+                ));
             }
         };
         let g = match early {
@@ -1009,7 +1025,6 @@ impl Sema {
         }
         Ok(g)
     }
-
 
     /// "a runtime variable cannot have the comptime-only type T".
     pub(crate) fn comptime_only_var(&mut self, ty: TypeId, span: Span, is_var: bool) -> Reported {

@@ -1407,7 +1407,11 @@ impl Sema {
             Value::Dsr(k, n) => {
                 let g = self.dsr_slot(*k, *n, span)?;
                 let dst = self.fb(env).reg();
-                self.fb(env).emit(Inst::GlobalAddr { dst, global: g, offset: 0 });
+                self.fb(env).emit(Inst::GlobalAddr {
+                    dst,
+                    global: g,
+                    offset: 0,
+                });
                 return Ok(dst);
             }
             Value::Func(d) => {

@@ -87,7 +87,9 @@ impl FnBuilder {
         let live = self.targeted[self.cur.index()] > 0;
         match &term {
             Term::Jump(t) if live => self.targeted[t.index()] += 1,
-            Term::Branch { then, otherwise, .. } if live => {
+            Term::Branch {
+                then, otherwise, ..
+            } if live => {
                 self.targeted[then.index()] += 1;
                 self.targeted[otherwise.index()] += 1;
             }

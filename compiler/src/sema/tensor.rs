@@ -317,8 +317,15 @@ impl Sema {
                 Ok(c @ Value::Array(..)) => {
                     let ty = c.ty(&mut self.types);
                     let g = self.const_global(&c, ty, span)?;
-                    let pty = self.types.intern(Type::Ptr { elem: ty, is_const: true });
-                    Ok(Value::GlobalPtr { global: g, offset: 0, ty: pty })
+                    let pty = self.types.intern(Type::Ptr {
+                        elem: ty,
+                        is_const: true,
+                    });
+                    Ok(Value::GlobalPtr {
+                        global: g,
+                        offset: 0,
+                        ty: pty,
+                    })
                 }
                 Ok(_) => Err(self.err(
                     codes::BAD_TENSOR_ACCESS,

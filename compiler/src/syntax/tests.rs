@@ -906,7 +906,11 @@ fn ui_cases_report_their_codes() {
     for path in paths {
         let text = std::fs::read_to_string(&path).expect("read");
         // A case without an `//@ expect:` first line must parse cleanly.
-        let header = text.lines().next().and_then(|l| l.strip_prefix("//@ expect:")).unwrap_or("");
+        let header = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("//@ expect:"))
+            .unwrap_or("");
         let expected: Vec<&str> = header
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|c| !c.is_empty())

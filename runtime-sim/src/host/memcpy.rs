@@ -6,12 +6,17 @@
 //! stored there is the tensor's address, and `elem_per_pe` elements are copied from
 //! element 0.
 //!
+//! Before the data moves, a copy waits for its region to be quiescent
+//! ([`Simulator::pe_quiescent`], SIMULATOR.md §8).
+//!
 //! **Streaming mode** (ours, simplified): `dest`/`src` is a colour id. The memcpy support
 //! PEs around the rectangle are not simulated. H2D: after [`MEMCPY_SETUP_CYCLES`], each PE
 //! of the region receives its `elem_per_pe` raw 32-bit words, at most one per cycle, in
 //! its CE input queue for that colour (WSE-2: the colour's buffer; WSE-3: the input queue
 //! bound to it), as if they had crossed the PE's RAMP from the memcpy infrastructure;
-//! they wait when the queue is full (back-pressure). D2H: each PE of the region's CE
+//! when the queue is full they wait in the memcpy path (`SimParams::h2d_path_depth`
+//! wavelets per PE), then at the host (back-pressure). The H2D command completes when
+//! every word has left the host. D2H: each PE of the region's CE
 //! output on that colour (what it pushes towards its router's RAMP input, e.g. with a
 //! `fabout` DSD) goes to the host instead of the fabric, at most one wavelet per cycle,
 //! until `elem_per_pe` came from each PE. The command completes when every wavelet has
@@ -26,8 +31,8 @@ use csl_arch::image::{ExportKind, SymbolTarget};
 /// Fixed cycles of a copy-mode memcpy (ours: a plausible command overhead).
 pub const MEMCPY_SETUP_CYCLES: u64 = 16;
 
-/// How long a copy-mode memcpy waits for the region's compute engines to be free of
-/// running or ready tasks before it copies anyway.
+/// How long a copy-mode memcpy waits for the region to be quiescent
+/// ([`Simulator::pe_quiescent`]) before it copies anyway.
 pub const MEMCPY_WAIT_CYCLES: u64 = 100_000;
 
 /// Device element size of a copy-mode memcpy (vendor `MEMCPY_32BIT` / `MEMCPY_16BIT`).
@@ -232,8 +237,9 @@ impl SdkRuntime {
             }
         }
         // The copy's time passes (the fabric runs meanwhile), then the memcpy runtime needs
-        // each PE's CE: it waits until the region's main threads have no task running or
-        // ready (tasks run to completion), then the data moves.
+        // each PE's CE: it waits until the region is quiescent (no task running or ready,
+        // no microthread, CE input or router of the region with work left: what was sent
+        // before has arrived and been handled), then the data moves. SIMULATOR.md §8.
         let cost = MEMCPY_SETUP_CYCLES + u64::from(w) * u64::from(l);
         let max = self.max_cycles;
         let sim = self.ready()?;
@@ -241,7 +247,7 @@ impl SdkRuntime {
         self.record(r)?;
         let sim = self.ready()?;
         let region_free = |s: &crate::sim::Simulator| {
-            (0..h).all(|j| (0..w).all(|i| s.pe(px + i, py + j).is_none_or(|pe| pe.main_thread_free())))
+            (0..h).all(|j| (0..w).all(|i| s.pe_quiescent(px + i, py + j)))
         };
         // A program that keeps its tasks runnable forever never frees the CE: after
         // MEMCPY_WAIT_CYCLES the copy happens anyway (as the memcpy task would get its turn).
