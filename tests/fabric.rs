@@ -273,3 +273,31 @@ fn teardown_handler_runs_and_exits_teardown() {
         );
     }
 }
+
+#[test]
+fn fabout_zero_clears_the_first_source_as_it_is_sent() {
+    for arch in ARCHS {
+        let mut rt = build("fabout_zero", arch, (9, 3));
+        rt.launch("start", &[], false).unwrap();
+        let buf: Vec<f32> = d2h_u32(&mut rt, "buf", 2, 1, 4)
+            .into_iter()
+            .map(f32::from_bits)
+            .collect();
+        let keep: Vec<f32> = d2h_u32(&mut rt, "keep", 2, 1, 4)
+            .into_iter()
+            .map(f32::from_bits)
+            .collect();
+        rt.stop().unwrap();
+        assert_eq!(&buf[..4], &[0.0; 4], "{arch}: the sender's buf is cleared");
+        assert_eq!(
+            &keep[..4],
+            &[5.0, 6.0, 7.0, 8.0],
+            "{arch}: the second source is kept"
+        );
+        assert_eq!(
+            &buf[4..],
+            &[6.0, 8.0, 10.0, 12.0],
+            "{arch}: the receiver got the sums"
+        );
+    }
+}

@@ -17,7 +17,8 @@ use crate::pe::Pe;
 use crate::ring::{Ring, Wavelet, wflags};
 use crate::router::{RAMP, Router};
 use csl_arch::dsd::{
-    DESC_BYTES, DsdKind, DsdOpcode, Elem, OperandKind, UNBOUNDED_LENGTH, cfg, field, flags,
+    DESC_BYTES, DsdKind, DsdOpcode, Elem, OperandKind, UNBOUNDED_LENGTH, cfg, fab_zero, field,
+    flags,
 };
 use csl_arch::fabric::{Arch, NUM_COLORS, PE_MEMORY_BYTES};
 use csl_arch::isa::Width;
@@ -85,6 +86,8 @@ pub(crate) enum Opnd {
         flags: u8,
         hi: u32,
         len: u32,
+        /// [`fab_zero`] bits: memory sources cleared once read.
+        zero: u8,
     },
     /// A FIFO whose descriptor (and ring state) is at `desc`.
     Fifo {
@@ -321,6 +324,7 @@ fn parse(
                 flags: fl,
                 hi,
                 len: len_of(length),
+                zero: byte(field::FAB_ZERO),
             }
         }
         DsdKind::Fifo => {
@@ -701,6 +705,21 @@ pub(crate) fn step(
             Opnd::FabOut { .. } => 0,
             Opnd::Fifo { desc, .. } => fifo_pop(pe, desc, e)?,
         };
+    }
+    // `fabout .zero`: the named memory sources are cleared as their elements are sent.
+    if let Opnd::FabOut { zero, .. } = op.dst
+        && zero != 0
+    {
+        for (i, bit) in [(0, fab_zero::FIRST), (1, fab_zero::SECOND)] {
+            if i < first || i >= op.nsrc || zero & bit == 0 {
+                continue;
+            }
+            if let Opnd::Mem { .. } | Opnd::Mem4 { .. } = op.src[i] {
+                let w = width(src_elems[i]);
+                let a = mem_addr(&op.src[i], op.k).unwrap_or(-1);
+                mem_write(&mut pe.mem, checked(a, w)?, w, 0)?;
+            }
+        }
     }
     if let Some(acc) = op.acc {
         v[0] = acc;

@@ -43,6 +43,8 @@ pub struct DsdVal {
     pub strides: Vec<i16>,
     /// FIFO: task ids activated on push / pop (`0xff` none).
     pub fifo_tasks: (u8, u8),
+    /// Fabout: [`csl_arch::dsd::fab_zero`] bits.
+    pub zero: u8,
 }
 
 impl DsdVal {
@@ -77,6 +79,9 @@ impl DsdVal {
         if self.kind == DsdKind::Fifo {
             b[field::FIFO_ACTIVATE_PUSH as usize] = self.fifo_tasks.0;
             b[field::FIFO_ACTIVATE_POP as usize] = self.fifo_tasks.1;
+        }
+        if self.kind == DsdKind::FabOut {
+            b[field::FAB_ZERO as usize] = self.zero;
         }
         (b, reloc)
     }
@@ -192,6 +197,7 @@ impl Sema {
             extents: Vec::new(),
             strides: Vec::new(),
             fifo_tasks: (0xff, 0xff),
+            zero: 0,
         };
         // Runtime-valued properties, applied after the comptime descriptor is built.
         let mut rt_length: Option<(Val, Span)> = None;
@@ -355,7 +361,42 @@ impl Sema {
                         }
                     }
                 }
-                (DsdKind::FabIn, "priority") | (DsdKind::FabOut, "zero") => {
+                (DsdKind::FabOut, "zero") => {
+                    let v = self.eval_comptime(env, f.value)?;
+                    let fs = match v {
+                        Value::Struct(fs) => fs,
+                        _ => Default::default(),
+                    };
+                    let mut ok = !fs.is_empty();
+                    for (n, v) in fs.iter() {
+                        let bit = match n.as_str() {
+                            "first_source" => csl_arch::dsd::fab_zero::FIRST,
+                            "second_source" => csl_arch::dsd::fab_zero::SECOND,
+                            _ => {
+                                ok = false;
+                                0
+                            }
+                        };
+                        if matches!(v, Value::Bool(true)) {
+                            d.zero |= bit;
+                        }
+                    }
+                    if !ok {
+                        let s = self.span(env, f.value);
+                        return Err(self.report(
+                            Diagnostic::error(
+                                codes::BUILTIN_ARGS,
+                                "`.zero` must name `first_source` or `second_source`",
+                                s,
+                                "not a source of the operation",
+                            )
+                            .with_help(
+                                "`.zero = .{ .first_source = true }` clears the operation's first memory source as its elements are sent",
+                            ),
+                        ));
+                    }
+                }
+                (DsdKind::FabIn, "priority") => {
                     self.eval_comptime(env, f.value)?;
                 }
                 _ => {
@@ -496,6 +537,46 @@ impl Sema {
                 "out of range",
             )
         })
+    }
+
+    /// Applies one of the completion settings that DSD operations and `@load_to_dsr`
+    /// share (`.async`, `.activate`/`.unblock`, `.on_control`) to `cfg`, `done` and
+    /// `done_task`. Returns false when `f` names some other setting.
+    fn completion_setting(
+        &mut self,
+        env: &mut Env,
+        f: &crate::syntax::ast::FieldInit,
+        cfg: &mut u8,
+        done: &mut u8,
+        done_task: &mut Option<crate::ir::FuncId>,
+    ) -> R<bool> {
+        match f.name.name.as_str() {
+            "async" => {
+                if self.bool_prop(env, f.value)? {
+                    *cfg |= opcfg::ASYNC;
+                }
+            }
+            "activate" | "unblock" => {
+                let v = self.eval_comptime(env, f.value)?;
+                let vspan = self.span(env, f.value);
+                *cfg |= if f.name.name == "activate" {
+                    opcfg::ON_DONE_ACTIVATE
+                } else {
+                    opcfg::ON_DONE_UNBLOCK
+                };
+                match &v {
+                    // A task named directly: its id is known once it is bound.
+                    Value::Task(d) => *done_task = Some(self.lower_task(*d, vspan)?),
+                    other => *done = self.task_id_of_value(other, vspan)?,
+                }
+            }
+            "on_control" => {
+                self.eval_comptime(env, f.value)?;
+                *cfg |= opcfg::ON_CONTROL_TERMINATE;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 
     fn bool_prop(&mut self, env: &mut Env, e: ExprId) -> R<bool> {
@@ -809,6 +890,7 @@ impl Sema {
             extents: Vec::new(),
             strides: Vec::new(),
             fifo_tasks: tasks,
+            zero: 0,
         }))))
     }
 
@@ -929,30 +1011,10 @@ impl Sema {
             };
             for f in fields {
                 let fspan = f.name.span;
+                if self.completion_setting(env, f, &mut cfg, &mut done, &mut done_task)? {
+                    continue;
+                }
                 match f.name.name.as_str() {
-                    "async" => {
-                        if self.bool_prop(env, f.value)? {
-                            cfg |= opcfg::ASYNC;
-                        }
-                    }
-                    "activate" | "unblock" => {
-                        let v = self.eval_comptime(env, f.value)?;
-                        let vspan = self.span(env, f.value);
-                        cfg |= if f.name.name == "activate" {
-                            opcfg::ON_DONE_ACTIVATE
-                        } else {
-                            opcfg::ON_DONE_UNBLOCK
-                        };
-                        match &v {
-                            // A task named directly: its id is known once it is bound.
-                            Value::Task(d) => done_task = Some(self.lower_task(*d, vspan)?),
-                            other => done = self.task_id_of_value(other, vspan)?,
-                        }
-                    }
-                    "on_control" => {
-                        self.eval_comptime(env, f.value)?;
-                        cfg |= opcfg::ON_CONTROL_TERMINATE;
-                    }
                     "index" => {
                         let v = self.expr(env, f.value)?;
                         let vspan = self.span(env, f.value);
@@ -976,7 +1038,6 @@ impl Sema {
                         }
                     }
                     "ut_id" => match self.eval_comptime(env, f.value)? {
-                        Value::Queue(_, n) if false => ut = Some(n),
                         Value::Int(n, _) => ut = Some(n as u8),
                         other => {
                             if let Some(n) = self.ut_of(&other) {
@@ -1680,29 +1741,10 @@ impl Sema {
                 ));
             };
             for f in fields {
+                if self.completion_setting(env, f, &mut c, &mut done, &mut done_task)? {
+                    continue;
+                }
                 match f.name.name.as_str() {
-                    "async" => {
-                        if self.bool_prop(env, f.value)? {
-                            c |= opcfg::ASYNC;
-                        }
-                    }
-                    "activate" | "unblock" => {
-                        let fv = self.eval_comptime(env, f.value)?;
-                        let s = self.span(env, f.value);
-                        c |= if f.name.name == "activate" {
-                            opcfg::ON_DONE_ACTIVATE
-                        } else {
-                            opcfg::ON_DONE_UNBLOCK
-                        };
-                        match &fv {
-                            Value::Task(d) => done_task = Some(self.lower_task(*d, s)?),
-                            other => done = self.task_id_of_value(other, s)?,
-                        }
-                    }
-                    "on_control" => {
-                        self.eval_comptime(env, f.value)?;
-                        c |= opcfg::ON_CONTROL_TERMINATE;
-                    }
                     "ut_id" => {
                         let fv = self.eval_comptime(env, f.value)?;
                         ut = self.ut_of(&fv);

@@ -378,6 +378,28 @@ impl Sema {
 
     /// Handles a comptime loop body's flow; returns `Some(flow)` when the loop must stop
     /// and propagate `flow` (or stop normally with `Flow::Normal`).
+    /// Lowers the body of a runtime loop: `break` goes to `exit`, `continue` and the end
+    /// of the body to `cont`.
+    fn loop_body(
+        &mut self,
+        env: &mut Env,
+        label: Option<&Ident>,
+        exit: crate::ir::BlockId,
+        cont: crate::ir::BlockId,
+        body: &Block,
+    ) {
+        env.loops.push(LoopCtx {
+            label: label.map(|l| l.name.clone()),
+            exit,
+            cont,
+            breaks: None,
+            hint: None,
+        });
+        let _ = self.exec_block(env, body);
+        env.loops.pop();
+        self.fb(env).terminate(Term::Jump(cont));
+    }
+
     fn loop_flow(label: Option<&Ident>, flow: Flow) -> (bool, Option<Flow>) {
         let mine =
             |l: &Option<String>| l.is_none() || l.as_deref() == label.map(|x| x.name.as_str());
@@ -440,16 +462,7 @@ impl Sema {
             }),
         }
         self.fb(env).switch_to(body_b);
-        env.loops.push(LoopCtx {
-            label: label.map(|l| l.name.clone()),
-            exit,
-            cont: cont_b,
-            breaks: None,
-            hint: None,
-        });
-        let _ = self.exec_block(env, body);
-        env.loops.pop();
-        self.fb(env).terminate(Term::Jump(cont_b));
+        self.loop_body(env, label, exit, cont_b, body);
         self.fb(env).switch_to(cont_b);
         if let Some(c) = cont {
             let _ = self.stmt(env, c);
@@ -702,17 +715,8 @@ impl Sema {
                 },
             );
         }
-        env.loops.push(LoopCtx {
-            label: label.map(|l| l.name.clone()),
-            exit,
-            cont: cont_b,
-            breaks: None,
-            hint: None,
-        });
-        let _ = self.exec_block(env, body);
-        env.loops.pop();
+        self.loop_body(env, label, exit, cont_b, body);
         env.scopes.pop();
-        self.fb(env).terminate(Term::Jump(cont_b));
         self.fb(env).switch_to(cont_b);
         self.fb(env).emit(Inst::Bin {
             op: BinOp::Add,
@@ -901,17 +905,8 @@ impl Sema {
                 },
             );
         }
-        env.loops.push(LoopCtx {
-            label: label.map(|l| l.name.clone()),
-            exit,
-            cont: cont_b,
-            breaks: None,
-            hint: None,
-        });
-        let _ = self.exec_block(env, body);
-        env.loops.pop();
+        self.loop_body(env, label, exit, cont_b, body);
         env.scopes.pop();
-        self.fb(env).terminate(Term::Jump(cont_b));
         self.fb(env).switch_to(cont_b);
         let one = self.imm(env, 1);
         self.fb(env).emit(Inst::Bin {

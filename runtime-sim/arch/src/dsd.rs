@@ -51,6 +51,18 @@ pub mod field {
     pub const FIFO_ACTIVATE_POP: u32 = 13;
     pub const FIFO_READ_LEN: u32 = 16;
     pub const FIFO_WRITE_LEN: u32 = 18;
+    /// Fabout only: [`fab_zero`] bits (shares its byte with `EXTENTS`, unused by fabric
+    /// descriptors).
+    pub const FAB_ZERO: u32 = 12;
+}
+
+/// Bits of the fabout [`field::FAB_ZERO`] byte (`.zero = .{ .first_source = true }`):
+/// which memory sources of the operation are cleared, element by element, once read.
+pub mod fab_zero {
+    /// Clear the operation's first source.
+    pub const FIRST: u8 = 1;
+    /// Clear the operation's second source.
+    pub const SECOND: u8 = 2;
 }
 
 /// A length meaning "no limit" (streams that never end).
