@@ -66,7 +66,7 @@ fn gemv_02_memory_dsds() {
 }
 
 fn tasks(arch: Arch) {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    use cslsim::host::SdkRuntime;
     let dir = compile_to_dir("tests/programs/tasks/layout.csl", arch, "tasks");
     let mut rt = SdkRuntime::new(&dir).unwrap();
     rt.load().unwrap();
@@ -74,20 +74,7 @@ fn tasks(arch: Arch) {
     rt.launch("start", &[], false).unwrap();
     let id = rt.get_id("log").unwrap();
     let mut log = vec![0u32; 2 * 2 * 8];
-    rt.memcpy_d2h(
-        &mut log,
-        id,
-        0,
-        0,
-        2,
-        2,
-        8,
-        false,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-        false,
-    )
-    .unwrap();
+    csl_tests::d2h_into(&mut rt, &mut log, id, 2, 2, 8);
     rt.stop().unwrap();
     for y in 0..2i32 {
         for x in 0..2i32 {
@@ -117,7 +104,7 @@ fn local_tasks_and_control_flow_wse3() {
 
 #[test]
 fn layout_and_time_libraries() {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    use cslsim::host::SdkRuntime;
     for arch in [Arch::Wse2, Arch::Wse3] {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("libs-{arch}"));
         csl_tests::compile_to("tests/programs/libs/layout.csl", arch, (10, 4), &[], &dir);
@@ -127,20 +114,7 @@ fn layout_and_time_libraries() {
         rt.launch("go", &[], false).unwrap();
         let id = rt.get_id("out").unwrap();
         let mut out = vec![0u32; 3 * 2 * 4];
-        rt.memcpy_d2h(
-            &mut out,
-            id,
-            0,
-            0,
-            3,
-            2,
-            4,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .unwrap();
+        csl_tests::d2h_into(&mut rt, &mut out, id, 3, 2, 4);
         rt.stop().unwrap();
         for y in 0..2u32 {
             for x in 0..3u32 {
@@ -156,7 +130,7 @@ fn layout_and_time_libraries() {
 
 #[test]
 fn map_over_memory_dsds() {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    use cslsim::host::SdkRuntime;
     for arch in [Arch::Wse2, Arch::Wse3] {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("map-{arch}"));
         csl_tests::compile_to("tests/programs/map/layout.csl", arch, (8, 3), &[], &dir);
@@ -166,20 +140,7 @@ fn map_over_memory_dsds() {
         rt.launch("go", &[], false).unwrap();
         let id = rt.get_id("out").unwrap();
         let mut out = vec![0u32; 6];
-        rt.memcpy_d2h(
-            &mut out,
-            id,
-            0,
-            0,
-            1,
-            1,
-            6,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .unwrap();
+        csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 6);
         rt.stop().unwrap();
         let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
         let want: Vec<f32> = (0..6)
@@ -222,7 +183,7 @@ fn simprint_writes_the_simulator_log() {
 
 #[test]
 fn map_reduction_into_a_pointer_and_flat_view_of_a_2d_array() {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    use cslsim::host::SdkRuntime;
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("map-reduce");
     csl_tests::compile_to(
         "tests/programs/map_reduce/layout.csl",
@@ -237,27 +198,14 @@ fn map_reduction_into_a_pointer_and_flat_view_of_a_2d_array() {
     rt.launch("go", &[], false).unwrap();
     let id = rt.get_id("sum").unwrap();
     let mut out = vec![0u32; 1];
-    rt.memcpy_d2h(
-        &mut out,
-        id,
-        0,
-        0,
-        1,
-        1,
-        1,
-        false,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-        false,
-    )
-    .unwrap();
+    csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 1);
     rt.stop().unwrap();
     assert_eq!(f32::from_bits(out[0]), (0..25).sum::<i32>() as f32);
 }
 
 #[test]
 fn explicit_dsrs_with_save_address() {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    use cslsim::host::SdkRuntime;
     for arch in [Arch::Wse2, Arch::Wse3] {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("dsr-{arch}"));
         csl_tests::compile_to("tests/programs/dsr/layout.csl", arch, (8, 3), &[], &dir);
@@ -267,20 +215,7 @@ fn explicit_dsrs_with_save_address() {
         rt.launch("go", &[], false).unwrap();
         let id = rt.get_id("out").unwrap();
         let mut out = vec![0u32; 8];
-        rt.memcpy_d2h(
-            &mut out,
-            id,
-            0,
-            0,
-            1,
-            1,
-            8,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .unwrap();
+        csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 8);
         rt.stop().unwrap();
         let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
         assert_eq!(
@@ -293,7 +228,7 @@ fn explicit_dsrs_with_save_address() {
 
 #[test]
 fn task_priorities_from_tile_config() {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    use cslsim::host::SdkRuntime;
     for arch in [Arch::Wse2, Arch::Wse3] {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("priority-{arch}"));
         csl_tests::compile_to(
@@ -309,20 +244,7 @@ fn task_priorities_from_tile_config() {
         rt.launch("go", &[], false).unwrap();
         let id = rt.get_id("order").unwrap();
         let mut out = vec![0u32; 3];
-        rt.memcpy_d2h(
-            &mut out,
-            id,
-            0,
-            0,
-            1,
-            1,
-            3,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .unwrap();
+        csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 3);
         rt.stop().unwrap();
         assert_eq!(out, vec![12, 10, 11], "{arch}");
     }

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use csl_arch::Arch;
+use csl_tests::d2h_u32;
 use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
 use std::path::PathBuf;
 
@@ -23,26 +24,6 @@ fn build(program: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
     rt.load().unwrap();
     rt.run().unwrap();
     rt
-}
-
-fn d2h_u32(rt: &mut SdkRuntime, name: &str, w: u32, h: u32, n: u32) -> Vec<u32> {
-    let id = rt.get_id(name).unwrap();
-    let mut out = vec![0u32; (w * h * n) as usize];
-    rt.memcpy_d2h(
-        &mut out,
-        id,
-        0,
-        0,
-        w,
-        h,
-        n,
-        false,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-        false,
-    )
-    .unwrap();
-    out
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use csl_arch::Arch;
 use cslc::driver::{Options, compile_file};
-use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+use cslsim::host::SdkRuntime;
 use std::path::PathBuf;
 
 /// Compiles `tests/programs/lang/<name>/layout.csl`, runs `run` on the 1x1 rectangle and
@@ -40,20 +40,7 @@ fn run(name: &str, arch: Arch, n: usize) -> Vec<i32> {
     rt.launch("run", &[], false).unwrap();
     let id = rt.get_id("out").unwrap();
     let mut buf = vec![0u32; n];
-    rt.memcpy_d2h(
-        &mut buf,
-        id,
-        0,
-        0,
-        1,
-        1,
-        n as u32,
-        false,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-        false,
-    )
-    .unwrap();
+    csl_tests::d2h_into(&mut rt, &mut buf, id, 1, 1, n as u32);
     rt.stop().unwrap();
     buf.into_iter().map(|v| v as i32).collect()
 }

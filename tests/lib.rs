@@ -107,3 +107,43 @@ pub fn compile_to(
         .unwrap_or_else(|e| panic!("{e}"));
     dir.to_path_buf()
 }
+
+/// Copies `out.len()` 32-bit words of tensor `id` from the `w`×`h` region at the
+/// rectangle's origin, `n` per PE, row-major (copy mode), panicking on a host error.
+pub fn d2h_into(
+    rt: &mut cslsim::host::SdkRuntime,
+    out: &mut [u32],
+    id: u32,
+    w: u32,
+    h: u32,
+    n: u32,
+) {
+    use cslsim::host::{MemcpyDataType, MemcpyOrder};
+    if let Err(e) = rt.memcpy_d2h(
+        out,
+        id,
+        0,
+        0,
+        w,
+        h,
+        n,
+        false,
+        MemcpyDataType::Bit32,
+        MemcpyOrder::RowMajor,
+        false,
+    ) {
+        panic!("memcpy_d2h of {w}x{h}x{n} words: {e}");
+    }
+}
+
+/// The 32-bit words of the exported tensor `name` on the `w`×`h` region at the
+/// rectangle's origin, `n` per PE, row-major.
+pub fn d2h_u32(rt: &mut cslsim::host::SdkRuntime, name: &str, w: u32, h: u32, n: u32) -> Vec<u32> {
+    let id = match rt.get_id(name) {
+        Ok(id) => id,
+        Err(e) => panic!("no symbol `{name}`: {e}"),
+    };
+    let mut out = vec![0u32; (w * h * n) as usize];
+    d2h_into(rt, &mut out, id, w, h, n);
+    out
+}
