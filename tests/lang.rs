@@ -130,3 +130,17 @@ fn arrays() {
     ];
     both("arrays", want.len(), &want);
 }
+
+#[test]
+fn structs_and_arrays_returned_by_value() {
+    let want = [
+        34,   // make(3, 4): 3 * 10 + 4
+        9,    // make(9, 1).x
+        1015, // scale(make(2, 3), 5) = { 10, 15 }: 10 * 100 + 15
+        51,   // a copy of origin with x = 50, plus origin.x (still 1)
+        8,    // sum over k = 0..2 of k * (k + 1): 0 + 2 + 6
+        23,   // ramp(10) = [10, 11, 12, 13]: 10 + 13
+        58,   // pick(true).x * 10 + pick(false).y: 5 * 10 + 8
+    ];
+    both("returns", want.len(), &want);
+}

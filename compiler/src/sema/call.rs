@@ -279,7 +279,10 @@ impl Sema {
             }
             return self.call_comptime(env, d, &f, vals, ret, span);
         }
-        if f.is_inline {
+        // A struct or array result is returned by value: the call is expanded in the
+        // caller, so the result lands in the caller's frame (no hidden result pointer in
+        // the calling convention).
+        if f.is_inline || self.types.is_mem_type(ret) {
             return self.inline_call(env, d, &f, bound, ret, span);
         }
         let binds: Vec<ParamBind> = bound
@@ -390,12 +393,28 @@ impl Sema {
             return Err(Reported);
         };
         if self.depth >= MAX_COMPTIME_DEPTH {
-            return Err(self.err(
-                codes::COMPTIME_FUEL,
-                "inline calls nest too deeply",
-                span,
-                "called here",
-            ));
+            let diag = if f.is_inline {
+                Diagnostic::error(
+                    codes::COMPTIME_FUEL,
+                    "inline calls nest too deeply",
+                    span,
+                    "called here",
+                )
+            } else {
+                let shown = self.types.display(ret);
+                Diagnostic::error(
+                    codes::COMPTIME_FUEL,
+                    format!(
+                        "`{}` returns {shown} by value and recurses on a runtime value",
+                        f.name.name
+                    ),
+                    span,
+                    "called here",
+                )
+                .with_note("calls of functions that return a struct or array are expanded where they are made, so runtime recursion never ends")
+                .with_help("return the result through a pointer parameter instead")
+            };
+            return Err(self.report(diag));
         }
         self.stack_guard(span, "inline calls")?;
         let errors_before = self.diags.iter().filter(|d| d.is_error()).count();
@@ -603,11 +622,16 @@ impl Sema {
             return Err(self.report(
                 Diagnostic::error(
                     codes::UNSUPPORTED,
-                    format!("returning {dsp} from a runtime function is not supported yet"),
-                    s,
-                    "returned by value here",
+                    format!(
+                        "`{}` returns {dsp} by value, so it can only be called directly",
+                        f.name.name
+                    ),
+                    span,
+                    "used as a function value here",
                 )
-                .with_help("pass a pointer to where the result should go instead"),
+                .with_label(s, "returned by value here")
+                .with_note("calls of functions that return a struct or array are expanded in place; such a function has no address and cannot be exported")
+                .with_help("call it directly, or pass a pointer to where the result should go"),
             ));
         }
         let mut name = self.qualified(d.module, &f.name.name);
