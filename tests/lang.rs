@@ -141,6 +141,8 @@ fn structs_and_arrays_returned_by_value() {
         8,    // sum over k = 0..2 of k * (k + 1): 0 + 2 + 6
         23,   // ramp(10) = [10, 11, 12, 13]: 10 + 13
         58,   // pick(true).x * 10 + pick(false).y: 5 * 10 + 8
+        2,    // snap = get_origin() keeps y = 2 after origin.y = 99
+        23,   // [2]Vec2{ make(1, 2), make(3, 4) }: 2 * 10 + 3
     ];
     both("returns", want.len(), &want);
 }

@@ -2,7 +2,8 @@
 //!
 //! * A call runs at **comptime** when the caller is comptime or the callee returns a
 //!   comptime-only type (then every argument must be comptime-known).
-//! * Otherwise an `inline fn` is **inlined**: its body is lowered into the caller, with
+//! * Otherwise an `inline fn`, or a function returning an aggregate (array or struct), is
+//!   **inlined**: its body is lowered into the caller, with
 //!   comptime-known arguments staying comptime inside, and `return` joining like a
 //!   labelled block's `break`.
 //! * Any other call is a runtime `call` of a **function instance**: one lowered function
@@ -11,8 +12,9 @@
 //!   value) and `anytype` argument types. A plain function has one instance.
 //! * A runtime value of type `*const fn(...) R` is called with `call_ind`.
 //! * Aggregates (arrays, structs) and descriptors are passed by address and copied into
-//!   the callee's frame, so parameters have value semantics. Returning them is not
-//!   supported yet.
+//!   the callee's frame, so parameters have value semantics. Returning them works by
+//!   inlining (above), which keeps the calling convention free of hidden result
+//!   pointers; such functions cannot recurse on runtime values or be called indirectly.
 
 use super::eval::{Arm, Env, INLINE_RETURN, Local, LoopCtx, Val};
 use super::lower::FnBuilder;

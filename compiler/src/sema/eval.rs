@@ -893,7 +893,16 @@ impl Sema {
                 }
                 _ => false,
             },
-            ExprKind::Index { .. } | ExprKind::Deref(_) => true,
+            // Indexing a comptime array held by a local constant gives a value, not a
+            // place (so `a[0].x` is evaluated at comptime).
+            ExprKind::Index { base, .. } => match &ast.exprs[*base].kind {
+                ExprKind::Ident(n) => !matches!(
+                    env.find(n).map(|(si, li)| &env.scopes[si][li].1),
+                    Some(Local::Value(Value::Array(..)))
+                ),
+                _ => true,
+            },
+            ExprKind::Deref(_) => true,
             _ => false,
         }
     }
