@@ -185,42 +185,15 @@ enum WordClass {
     Ident,
 }
 
-const KEYWORDS: &[&str] = &[
-    "const",
-    "var",
-    "param",
-    "fn",
-    "task",
-    "comptime",
-    "layout",
-    "export",
-    "extern",
-    "inline",
-    "if",
-    "else",
-    "for",
-    "while",
-    "break",
-    "continue",
-    "return",
-    "switch",
-    "struct",
-    "enum",
-    "and",
-    "or",
-    "true",
-    "false",
-    "align",
-    "linksection",
-    "linkname",
-    "anytype",
-    "undefined",
-];
+/// Words the mutator treats as keywords: the language's keywords plus `undefined`.
+fn is_keyword(w: &str) -> bool {
+    w == "undefined" || cslc::syntax::token::KEYWORDS.contains(&w)
+}
 
 fn word_class(w: &str) -> WordClass {
     if w.starts_with(|c: char| c.is_ascii_digit()) {
         WordClass::Number
-    } else if KEYWORDS.contains(&w) {
+    } else if is_keyword(w) {
         WordClass::Keyword
     } else {
         WordClass::Ident

@@ -3,6 +3,7 @@
 
 use super::ast::*;
 use super::parse;
+use super::token::{KEYWORDS, Token};
 use crate::diag::{Diagnostic, render_all};
 use crate::source::SourceMap;
 use proptest::prelude::*;
@@ -768,96 +769,32 @@ fn labels_point_at_the_right_place() {
 
 // ---- robustness ----
 
-/// Fragments that random inputs are built from: CSL punctuation, keywords and literals.
+/// Fragments that random inputs are built from (with [`KEYWORDS`]): CSL punctuation,
+/// names and literals.
 const PIECES: &[&str] = &[
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    "[*]",
-    ",",
-    ";",
-    ":",
-    ".",
-    ".*",
-    "...",
-    "=>",
-    "->",
-    "+",
-    "-",
-    "*",
-    "/",
-    "%",
-    "<<",
-    ">>",
-    "&",
-    "|",
-    "^",
-    "~",
-    "!",
-    "==",
-    "!=",
-    "<",
-    "<=",
-    ">",
-    ">=",
-    "=",
-    "+=",
-    "<<=",
-    "const",
-    "var",
-    "param",
-    "fn",
-    "task",
-    "comptime",
-    "layout",
-    "export",
-    "extern",
-    "inline",
-    "if",
-    "else",
-    "for",
-    "while",
-    "break",
-    "continue",
-    "return",
-    "switch",
-    "struct",
-    "enum",
-    "and",
-    "or",
-    "true",
-    "false",
-    "anytype",
-    "align",
-    "linkname",
-    "linksection",
-    "x",
-    "_",
-    "blk",
-    "@f",
-    "@",
-    "0",
-    "0x1f",
-    "1.5",
-    "1e-5",
-    "0x",
-    "12ab",
-    "'a'",
-    "'",
-    "\"s\"",
-    "\"",
-    "\"\\q\"",
-    "\\",
-    "$",
-    "#",
-    "λ",
-    "//c\n",
-    "\n",
-    " ",
+    "(", ")", "[", "]", "{", "}", "[*]", ",", ";", ":", ".", ".*", "...", "=>", "->", "+", "-",
+    "*", "/", "%", "<<", ">>", "&", "|", "^", "~", "!", "==", "!=", "<", "<=", ">", ">=", "=",
+    "+=", "<<=", "x", "_", "blk", "@f", "@", "0", "0x1f", "1.5", "1e-5", "0x", "12ab", "'a'", "'",
+    "\"s\"", "\"", "\"\\q\"", "\\", "$", "#", "λ", "//c\n", "\n", " ",
 ];
+
+/// [`PIECES`] and every keyword.
+fn pieces() -> Vec<&'static str> {
+    PIECES.iter().chain(KEYWORDS).copied().collect()
+}
+
+#[test]
+fn every_keyword_lexes_as_one_keyword_token() {
+    for kw in KEYWORDS {
+        let (tokens, errors) = crate::syntax::lexer::tokenize(kw);
+        assert!(errors.is_empty(), "{kw}");
+        assert_eq!(tokens.len(), 1, "{kw}");
+        assert!(
+            !matches!(tokens[0].1, Token::Ident(_)),
+            "`{kw}` lexes as an identifier"
+        );
+    }
+}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
@@ -868,7 +805,7 @@ proptest! {
     }
 
     #[test]
-    fn never_panics_on_token_soup(pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..80)) {
+    fn never_panics_on_token_soup(pieces in proptest::collection::vec(proptest::sample::select(pieces()), 0..80)) {
         let text: String = pieces.join(" ");
         let _ = parse_and_render(&text);
         let glued: String = pieces.concat();

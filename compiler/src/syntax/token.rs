@@ -709,3 +709,36 @@ fn lex_char<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
         }
     }
 }
+
+/// Every keyword, as spelled in source. Each lexes as its own token, never as an
+/// identifier (checked by a test in `syntax/tests.rs`).
+pub const KEYWORDS: &[&str] = &[
+    "align",
+    "and",
+    "anytype",
+    "break",
+    "comptime",
+    "const",
+    "continue",
+    "else",
+    "enum",
+    "export",
+    "extern",
+    "false",
+    "fn",
+    "for",
+    "if",
+    "inline",
+    "layout",
+    "linkname",
+    "linksection",
+    "or",
+    "param",
+    "return",
+    "struct",
+    "switch",
+    "task",
+    "true",
+    "var",
+    "while",
+];
