@@ -376,8 +376,6 @@ impl Sema {
         }
     }
 
-    /// Handles a comptime loop body's flow; returns `Some(flow)` when the loop must stop
-    /// and propagate `flow` (or stop normally with `Flow::Normal`).
     /// Lowers the body of a runtime loop: `break` goes to `exit`, `continue` and the end
     /// of the body to `cont`.
     fn loop_body(
@@ -400,6 +398,8 @@ impl Sema {
         self.fb(env).terminate(Term::Jump(cont));
     }
 
+    /// Handles a comptime loop body's flow; returns `Some(flow)` when the loop must stop
+    /// and propagate `flow` (or stop normally with `Flow::Normal`).
     fn loop_flow(label: Option<&Ident>, flow: Flow) -> (bool, Option<Flow>) {
         let mine =
             |l: &Option<String>| l.is_none() || l.as_deref() == label.map(|x| x.name.as_str());
