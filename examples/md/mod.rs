@@ -1,9 +1,11 @@
 //! Host side of the molecular-dynamics flagship (`mdlj`): reading LAMMPS dumps, the
 //! reference integrator that checks the device's physics, and energy tables.
 //!
-//! The device program (CSL, one cell per PE) is not written yet; see `examples/md/README.md`.
+//! The device program is `md.csl` (one cell per PE) with `layout.csl`; `device.rs` runs it.
 
+pub mod device;
 pub mod dump;
 pub mod energies;
 pub mod geometry;
 pub mod reference;
+pub mod rings;

@@ -1,0 +1,436 @@
+//! Runs the device program: bins the atoms into cells, sizes the per-PE arrays, compiles
+//! `examples/md/layout.csl` for the geometry, copies every PE's data in, launches
+//! `run_md`, and reads the energies, timestamps, diagnostics and final atoms back.
+
+use super::dump::{Atom, Dump};
+use super::energies::EnergyRow;
+use super::geometry::{Geometry, RANGE};
+use super::rings;
+use csl_arch::Arch;
+use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+use std::path::Path;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The decomposition.
+    pub geometry: Geometry,
+    /// Outer iterations.
+    pub steps: u32,
+    /// Inner steps per outer iteration.
+    pub ninner: u32,
+    /// Time step.
+    pub dt: f64,
+    /// Cutoff.
+    pub rcut: f64,
+    /// Target architecture.
+    pub arch: Arch,
+    /// Capacity overrides (atoms owned, resident records, pairs per PE).
+    pub nloc: Option<u32>,
+    /// See `nloc`.
+    pub nmax: Option<u32>,
+    /// See `nloc`.
+    pub npair: Option<u32>,
+    /// Simulated-cycle bound of the run.
+    pub max_cycles: u64,
+}
+
+/// The capacities the device program was compiled with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacities {
+    /// Atoms owned per PE.
+    pub nloc: u32,
+    /// Resident records (own plus halo copies) per PE.
+    pub nmax: u32,
+    /// Pair-list entries per PE.
+    pub npair: u32,
+}
+
+/// Words of the device's `diag` array (see md.csl).
+pub const DIAG_LEN: usize = 32;
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Energies of frames 0..=steps (summed over PEs).
+    pub energies: Vec<EnergyRow>,
+    /// Simulated cycles per timestep (first to last frame, on the slowest PE).
+    pub cycles_per_step: f64,
+    /// Simulated cycles of the whole run (including loading and copies).
+    pub total_cycles: u64,
+    /// Capacities used.
+    pub caps: Capacities,
+    /// The final atoms (positions wrapped into the box), sorted by id.
+    pub atoms: Vec<Atom>,
+    /// Each PE's `diag` words, indexed `py * width + px`.
+    pub diag: Vec<[u32; DIAG_LEN]>,
+    /// Wall time of the simulation (load to stop), in seconds.
+    pub wall_seconds: f64,
+}
+
+/// The cell of a coordinate along an axis of `n` cells (lower faces inclusive).
+fn cell_of(x: f64, lo: f64, len: f64, n: usize) -> usize {
+    let mut u = (x - lo) / len;
+    u -= u.floor();
+    ((u * n as f64) as usize).min(n - 1)
+}
+
+/// Atoms per cell, indexed `(z * ny + y) * nx + x`.
+fn bin(d: &Dump, g: &Geometry) -> Vec<Vec<usize>> {
+    let b = d.box_len();
+    let n = [g.nx, g.ny, g.nz()];
+    let mut cells = vec![Vec::new(); g.nx * g.ny * g.nz()];
+    for (i, a) in d.atoms.iter().enumerate() {
+        let c: Vec<usize> = (0..3).map(|k| cell_of(a.pos[k], d.lo[k], b[k], n[k])).collect();
+        cells[(c[2] * g.ny + c[1]) * g.nx + c[0]].push(i);
+    }
+    cells
+}
+
+/// The halo regions of the PE of cell (x, y, z), as the device builds them: per region
+/// the cells in order (xm, x0, xp, z lines, ym, y0, yp), each cell as (x, y, z).
+pub struct Regions {
+    /// Cells x−1..x−3.
+    pub xm: Vec<(usize, usize, usize)>,
+    /// Cells x+1..x+3.
+    pub xp: Vec<(usize, usize, usize)>,
+    /// Cells y−1..y−3.
+    pub ym: Vec<(usize, usize, usize)>,
+    /// Cells y+1..y+3.
+    pub yp: Vec<(usize, usize, usize)>,
+}
+
+fn regions(g: &Geometry, x: usize, y: usize, z: usize) -> Regions {
+    let back = |v: usize, k: usize, n: usize| (v + n * RANGE - k) % n;
+    let fwd = |v: usize, k: usize, n: usize| (v + k) % n;
+    Regions {
+        xm: (1..=RANGE).map(|k| (back(x, k, g.nx), y, z)).collect(),
+        xp: (1..=RANGE).map(|k| (fwd(x, k, g.nx), y, z)).collect(),
+        ym: (1..=RANGE).map(|k| (x, back(y, k, g.ny), z)).collect(),
+        yp: (1..=RANGE).map(|k| (x, fwd(y, k, g.ny), z)).collect(),
+    }
+}
+
+/// The `diag` words 6..30 (halo counts and region starts) a PE must report for the given
+/// atoms per cell: the exchange oracle.
+pub fn expected_exchange(g: &Geometry, count: &dyn Fn(usize, usize, usize) -> u32, x: usize, y: usize, z: usize) -> [u32; 24] {
+    let r = regions(g, x, y, z);
+    let c = |cells: &[(usize, usize, usize)]| -> Vec<u32> { cells.iter().map(|&(a, b, d)| count(a, b, d)).collect() };
+    let own = count(x, y, z);
+    let line = |zz: usize| -> u32 {
+        let r = regions(g, x, y, zz);
+        count(x, y, zz) + r.xm.iter().chain(&r.xp).map(|&(a, b, d)| count(a, b, d)).sum::<u32>()
+    };
+    let (xm, xp, ym, yp) = (c(&r.xm), c(&r.xp), c(&r.ym), c(&r.yp));
+    let zl: Vec<u32> = (1..=RANGE).map(|k| line((z + k) % g.nz())).collect();
+    let mut out = [0u32; 24];
+    for k in 0..3 {
+        out[k] = xm[k];
+        out[3 + k] = xp[k];
+        out[6 + k] = ym[k];
+        out[9 + k] = yp[k];
+        out[12 + k] = zl[k];
+    }
+    // Region starts: own, xm, x0, xp, z lines, ym, y0, yp.
+    let sum = |v: &[u32]| v.iter().sum::<u32>();
+    let xline = own;
+    let x0 = xline + sum(&xm);
+    let xp0 = x0 + own;
+    let xend = xp0 + sum(&xp);
+    let zend = xend + sum(&zl);
+    let yline = zend;
+    let y0 = yline + sum(&ym);
+    let yp0 = y0 + own;
+    let yend = yp0 + sum(&yp);
+    out[15..24].copy_from_slice(&[xline, x0, xp0, xend, zend, yline, y0, yp0, yend]);
+    out
+}
+
+fn min_image(d: f64, l: f64) -> f64 {
+    d - l * (d / l).round()
+}
+
+/// Capacities from the initial state: the largest cell, the largest halo, and the most
+/// pairs a PE lists (with the cutoff widened by 10 %), each with a margin.
+fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> Capacities {
+    let idx = |x: usize, y: usize, z: usize| (z * g.ny + y) * g.nx + x;
+    let count = |x: usize, y: usize, z: usize| cells[idx(x, y, z)].len() as u32;
+    let maxcell = cells.iter().map(Vec::len).max().unwrap_or(0) as u32;
+    let b = d.box_len();
+    let r2 = (1.1 * rcut) * (1.1 * rcut);
+    let close = |i: usize, j: usize| {
+        let (p, q) = (&d.atoms[i].pos, &d.atoms[j].pos);
+        (0..3).map(|k| min_image(p[k] - q[k], b[k]).powi(2)).sum::<f64>() < r2
+    };
+    let (mut maxres, mut maxpairs) = (0u32, 0u32);
+    for z in 0..g.nz() {
+        for y in 0..g.ny {
+            for x in 0..g.nx {
+                let e = expected_exchange(g, &count, x, y, z);
+                maxres = maxres.max(e[23]);
+                // The device's pair sets: the y-line against the x+ halo and z+ x-lines;
+                // the own cell against itself and the y+ halo.
+                let r = regions(g, x, y, z);
+                let atoms_of = |cs: &[(usize, usize, usize)]| -> Vec<usize> {
+                    cs.iter().flat_map(|&(a, bb, c)| cells[idx(a, bb, c)].clone()).collect()
+                };
+                let own = cells[idx(x, y, z)].clone();
+                let mut yline = atoms_of(&r.ym);
+                yline.extend(&own);
+                yline.extend(atoms_of(&r.yp));
+                let mut right = atoms_of(&r.xp);
+                for k in 1..=RANGE {
+                    let zz = (z + k) % g.nz();
+                    let rz = regions(g, x, y, zz);
+                    right.extend(atoms_of(&rz.xm));
+                    right.extend(&cells[idx(x, y, zz)]);
+                    right.extend(atoms_of(&rz.xp));
+                }
+                let mut n = yline.iter().flat_map(|&i| right.iter().map(move |&j| (i, j))).filter(|&(i, j)| close(i, j)).count();
+                let ypl = atoms_of(&r.yp);
+                for (a, &i) in own.iter().enumerate() {
+                    n += own[a + 1..].iter().chain(&ypl).filter(|&&j| close(i, j)).count();
+                }
+                maxpairs = maxpairs.max(n as u32);
+            }
+        }
+    }
+    Capacities {
+        nloc: maxcell + 2 + maxcell / 2,
+        nmax: maxres + maxres / 4 + 8,
+        npair: maxpairs + maxpairs / 4 + 16,
+    }
+}
+
+fn host_err(e: cslsim::host::HostError) -> String {
+    e.to_string()
+}
+
+/// Compiles the device program for `g` and `caps`.
+fn compile(g: &Geometry, caps: Capacities, frames: u32, arch: Arch) -> Result<cslc::driver::Output, String> {
+    let layout = Path::new(env!("CARGO_MANIFEST_DIR")).join("md/layout.csl");
+    let params = [
+        ("nx", g.nx as u32),
+        ("ny", g.ny as u32),
+        ("nzx", g.nzx as u32),
+        ("nzy", g.nzy as u32),
+        ("nloc", caps.nloc),
+        ("nmax", caps.nmax),
+        ("npair", caps.npair),
+        ("nframes", frames),
+    ];
+    let opts = cslc::driver::Options {
+        arch,
+        fabric_dims: (g.width() as u32 + 7, g.height() as u32 + 2),
+        fabric_offsets: (4, 1),
+        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..cslc::driver::Options::default()
+    };
+    let comp = cslc::driver::compile_file(&layout, &opts);
+    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    comp.output.ok_or_else(|| format!("the device program does not compile:\n{rendered}"))
+}
+
+/// Runs the device program on `d`.
+pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
+    let g = &cfg.geometry;
+    let b = d.box_len();
+    g.check_cutoff(b, cfg.rcut)?;
+    if let Some(k) = (0..3).find(|&k| b[k] < 2.0 * cfg.rcut) {
+        return Err(format!("the box ({:.4} along axis {k}) is shorter than twice the cutoff {}", b[k], cfg.rcut));
+    }
+    let cells = bin(d, g);
+    let auto = capacities(d, g, &cells, cfg.rcut);
+    let caps = Capacities {
+        nloc: cfg.nloc.unwrap_or(auto.nloc),
+        nmax: cfg.nmax.unwrap_or(auto.nmax),
+        npair: cfg.npair.unwrap_or(auto.npair),
+    };
+    let frames = cfg.steps + 1;
+    let out = compile(g, caps, frames, cfg.arch)?;
+    let (w, h) = (g.width(), g.height());
+    let npe = w * h;
+    let rings = rings::build(g)?;
+
+    // Per-PE inputs, row-major over the rectangle.
+    let (nloc, nmax) = (caps.nloc as usize, caps.nmax as usize);
+    let mut icfg = vec![0u32; npe * 21];
+    let mut fcfg = vec![0u32; npe * 21];
+    let mut pos = vec![0u32; npe * 4 * nmax];
+    let mut vel = vec![0u32; npe * 3 * nloc];
+    let f = |v: f64| (v as f32).to_bits();
+    for py in 0..h {
+        for px in 0..w {
+            let p = py * w + px;
+            let c = g.cell(px, py);
+            let mine = &cells[(c.z * g.ny + c.y) * g.nx + c.x];
+            if mine.len() > nloc {
+                return Err(format!(
+                    "cell ({}, {}, {}) holds {} atoms but the device keeps at most {nloc} (raise --nloc)",
+                    c.x, c.y, c.z, mine.len()
+                ));
+            }
+            let ic = &mut icfg[p * 21..(p + 1) * 21];
+            ic[0] = mine.len() as u32;
+            ic[1] = cfg.steps;
+            ic[2] = cfg.ninner;
+            for ax in 0..3 {
+                ic[3 + 6 * ax..9 + 6 * ax].copy_from_slice(&rings[p][ax].words());
+            }
+            let n = [g.nx, g.ny, g.nz()];
+            let idx = [c.x, c.y, c.z];
+            let fc = &mut fcfg[p * 21..(p + 1) * 21];
+            fc[0] = f(cfg.dt);
+            fc[1] = f(cfg.rcut * cfg.rcut);
+            fc[2..6].copy_from_slice(&[f(1.0), f(1.0), f(1.0), f(1.0)]);
+            for k in 0..3 {
+                let width = b[k] / n[k] as f64;
+                fc[6 + k] = f(b[k]);
+                fc[9 + k] = f(1.0 / b[k]);
+                fc[12 + k] = f(d.lo[k] + (idx[k] as f64 + 0.5) * width);
+                fc[15 + k] = f(-0.5 * width);
+                fc[18 + k] = f(0.5 * width);
+            }
+            for (slot, &i) in mine.iter().enumerate() {
+                let a = &d.atoms[i];
+                let id = if a.typ == 1 { -(a.id as f64) } else { a.id as f64 };
+                let at = p * 4 * nmax + 4 * slot;
+                pos[at..at + 4].copy_from_slice(&[f(a.pos[0]), f(a.pos[1]), f(a.pos[2]), f(id)]);
+                let at = p * 3 * nloc + 3 * slot;
+                vel[at..at + 3].copy_from_slice(&[f(a.vel[0]), f(a.vel[1]), f(a.vel[2])]);
+            }
+        }
+    }
+
+    let started = std::time::Instant::now();
+    let mut rt = SdkRuntime::from_image(out.image).with_max_cycles(cfg.max_cycles);
+    rt.load().map_err(host_err)?;
+    rt.run().map_err(host_err)?;
+    let (wu, hu) = (w as u32, h as u32);
+    let mut put = |rt: &mut SdkRuntime, name: &str, data: &[u32], per: usize| -> Result<(), String> {
+        let id = rt.get_id(name).map_err(host_err)?;
+        rt.memcpy_h2d(id, data, 0, 0, wu, hu, per as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
+            .map_err(host_err)
+    };
+    put(&mut rt, "icfg", &icfg, 21)?;
+    put(&mut rt, "fcfg", &fcfg, 21)?;
+    put(&mut rt, "pos", &pos, 4 * nmax)?;
+    put(&mut rt, "vel", &vel, 3 * nloc)?;
+    rt.launch("run_md", &[], false).map_err(host_err)?;
+    let get = |rt: &mut SdkRuntime, name: &str, per: usize| -> Result<Vec<u32>, String> {
+        let id = rt.get_id(name).map_err(host_err)?;
+        let mut v = vec![0u32; npe * per];
+        rt.memcpy_d2h(&mut v, id, 0, 0, wu, hu, per as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
+            .map_err(host_err)?;
+        Ok(v)
+    };
+    let fr = frames as usize;
+    let epot = get(&mut rt, "epot", fr)?;
+    let ekin = get(&mut rt, "ekin", fr)?;
+    let tstamp = get(&mut rt, "tstamp", 3 * fr)?;
+    let diag_words = get(&mut rt, "diag", DIAG_LEN)?;
+    let pos_out = get(&mut rt, "pos", 4 * nmax)?;
+    let vel_out = get(&mut rt, "vel", 3 * nloc)?;
+    rt.stop().map_err(host_err)?;
+    let total_cycles = rt.cycles();
+    let wall_seconds = started.elapsed().as_secs_f64();
+
+    let diag: Vec<[u32; DIAG_LEN]> = diag_words
+        .chunks(DIAG_LEN)
+        .map(|c| {
+            let mut a = [0u32; DIAG_LEN];
+            a.copy_from_slice(c);
+            a
+        })
+        .collect();
+    for (p, dg) in diag.iter().enumerate() {
+        if dg[0] != 0 {
+            return Err(overflow_message(dg[0], p % w, p / w, caps));
+        }
+    }
+    let val = |v: u32| f64::from(f32::from_bits(v));
+    let energies = (0..fr)
+        .map(|k| {
+            let pot: f64 = (0..npe).map(|p| val(epot[p * fr + k])).sum();
+            let kin: f64 = (0..npe).map(|p| val(ekin[p * fr + k])).sum();
+            EnergyRow { step: k as u64 * u64::from(cfg.ninner), potential: pot, kinetic: kin, total: pot + kin }
+        })
+        .collect();
+    let stamp = |p: usize, k: usize| -> u64 {
+        let t = &tstamp[p * 3 * fr + 3 * k..p * 3 * fr + 3 * k + 3];
+        u64::from(t[0] & 0xffff) | (u64::from(t[1] & 0xffff) << 16) | (u64::from(t[2] & 0xffff) << 32)
+    };
+    let span = (0..npe).map(|p| stamp(p, fr - 1).saturating_sub(stamp(p, 0))).max().unwrap_or(0);
+    let timesteps = (cfg.steps as u64 * u64::from(cfg.ninner)).max(1);
+    let cycles_per_step = span as f64 / timesteps as f64;
+
+    let mut atoms = Vec::with_capacity(d.atoms.len());
+    for p in 0..npe {
+        let n = diag[p][1] as usize;
+        for a in 0..n {
+            let r = &pos_out[p * 4 * nmax + 4 * a..p * 4 * nmax + 4 * a + 4];
+            let v = &vel_out[p * 3 * nloc + 3 * a..p * 3 * nloc + 3 * a + 3];
+            let id = val(r[3]);
+            let wrap = |x: f64, k: usize| d.lo[k] + (x - d.lo[k]).rem_euclid(b[k]);
+            atoms.push(Atom {
+                id: id.abs() as u32,
+                typ: if id < 0.0 { 1 } else { 2 },
+                pos: [wrap(val(r[0]), 0), wrap(val(r[1]), 1), wrap(val(r[2]), 2)],
+                vel: [val(v[0]), val(v[1]), val(v[2])],
+            });
+        }
+    }
+    atoms.sort_by_key(|a| a.id);
+    if atoms.len() != d.atoms.len() {
+        return Err(format!("the device holds {} atoms at the end, the input had {}", atoms.len(), d.atoms.len()));
+    }
+    Ok(Outcome { energies, cycles_per_step, total_cycles, caps, atoms, diag, wall_seconds })
+}
+
+fn overflow_message(flags: u32, px: usize, py: usize, caps: Capacities) -> String {
+    let mut what = Vec::new();
+    if flags & 1 != 0 {
+        what.push(format!("more than nloc = {} atoms in one cell (raise --nloc)", caps.nloc));
+    }
+    if flags & 2 != 0 {
+        what.push(format!("more than nmax = {} resident records (raise --nmax)", caps.nmax));
+    }
+    if flags & 4 != 0 {
+        what.push(format!("more than npair = {} pairs (raise --npair)", caps.npair));
+    }
+    if flags & 8 != 0 {
+        what.push("a relayed block larger than the slot buffer (raise --nloc)".into());
+    }
+    if flags & 16 != 0 {
+        what.push("a returning force block that does not match its halo region (internal error)".into());
+    }
+    format!("PE ({px}, {py}) overflowed: {}", what.join("; "))
+}
+
+/// Compares the halo counts and region starts every PE reported with those recomputed
+/// from the final cell contents. Returns the number of PEs checked.
+pub fn check_exchange(g: &Geometry, out: &Outcome) -> Result<usize, String> {
+    let w = g.width();
+    let mut count = vec![0u32; g.nx * g.ny * g.nz()];
+    for py in 0..g.height() {
+        for px in 0..w {
+            let c = g.cell(px, py);
+            count[(c.z * g.ny + c.y) * g.nx + c.x] = out.diag[py * w + px][1];
+        }
+    }
+    let cnt = |x: usize, y: usize, z: usize| count[(z * g.ny + y) * g.nx + x];
+    for py in 0..g.height() {
+        for px in 0..w {
+            let c = g.cell(px, py);
+            let want = expected_exchange(g, &cnt, c.x, c.y, c.z);
+            let got = &out.diag[py * w + px][6..30];
+            if got != want {
+                return Err(format!(
+                    "PE ({px}, {py}) (cell {}, {}, {}) built the halo {got:?}, the host expects {want:?}",
+                    c.x, c.y, c.z
+                ));
+            }
+        }
+    }
+    Ok(w * g.height())
+}

@@ -1,0 +1,179 @@
+//! `mdlj`: the molecular-dynamics flagship's host program. Reads a LAMMPS dump, compiles
+//! the CSL device program for the chosen geometry, runs it on the simulated fabric and
+//! prints the energies per step, cycles per timestep and the projected rate.
+
+use csl_arch::Arch;
+use csl_examples::md::{device, dump::Dump, energies, geometry::Geometry};
+use std::process::ExitCode;
+
+/// Clock used to turn cycles into time: the figure every public csl-examples benchmark
+/// uses (not a measured property of the simulator).
+const CLOCK_HZ: f64 = 850e6;
+
+const USAGE: &str = "usage: mdlj --dump PATH [--nx N --ny N --nzx N --nzy N] [--steps N] [--ninner N] \
+[--dt DT] [--rcut R] [--arch wse2|wse3] [--energies OUT.tsv] [--check REF.tsv] [--dump-out PATH] \
+[--nloc N] [--nmax N] [--npair N] [--max-cycles N]";
+
+struct Args {
+    dump: String,
+    dims: [usize; 4],
+    steps: u32,
+    ninner: u32,
+    dt: f64,
+    rcut: f64,
+    arch: Arch,
+    energies: Option<String>,
+    check: Option<String>,
+    dump_out: Option<String>,
+    caps: [Option<u32>; 3],
+    max_cycles: u64,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        dump: String::new(),
+        dims: [8, 8, 4, 2],
+        steps: 10,
+        ninner: 1,
+        dt: 0.001,
+        rcut: 2.5,
+        arch: Arch::Wse2,
+        energies: None,
+        check: None,
+        dump_out: None,
+        caps: [None; 3],
+        max_cycles: 2_000_000_000,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"));
+        let num = |v: String| -> Result<u64, String> { v.parse().map_err(|_| format!("{flag}: `{v}` is not a non-negative integer")) };
+        let float = |v: String| -> Result<f64, String> {
+            v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| format!("{flag}: `{v}` is not a positive number"))
+        };
+        match flag.as_str() {
+            "--dump" => a.dump = value()?,
+            "--nx" => a.dims[0] = num(value()?)? as usize,
+            "--ny" => a.dims[1] = num(value()?)? as usize,
+            "--nzx" => a.dims[2] = num(value()?)? as usize,
+            "--nzy" => a.dims[3] = num(value()?)? as usize,
+            "--steps" => a.steps = num(value()?)?.try_into().map_err(|_| "--steps is too large".to_string())?,
+            "--ninner" => a.ninner = num(value()?)?.clamp(1, 1000) as u32,
+            "--dt" => a.dt = float(value()?)?,
+            "--rcut" => a.rcut = float(value()?)?,
+            "--arch" => {
+                let v = value()?;
+                a.arch = Arch::from_name(&v).ok_or_else(|| format!("--arch: `{v}` is not wse2 or wse3"))?;
+            }
+            "--energies" => a.energies = Some(value()?),
+            "--check" => a.check = Some(value()?),
+            "--dump-out" => a.dump_out = Some(value()?),
+            "--nloc" => a.caps[0] = Some(num(value()?)? as u32),
+            "--nmax" => a.caps[1] = Some(num(value()?)? as u32),
+            "--npair" => a.caps[2] = Some(num(value()?)? as u32),
+            "--max-cycles" => a.max_cycles = num(value()?)?,
+            "-h" | "--help" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
+        }
+    }
+    if a.dump.is_empty() {
+        return Err(format!("--dump is required\n{USAGE}"));
+    }
+    Ok(a)
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn real_main() -> Result<(), String> {
+    let a = parse_args()?;
+    let text = std::fs::read_to_string(&a.dump).map_err(|e| format!("cannot read {}: {e}", a.dump))?;
+    let d = Dump::parse(&text).map_err(|e| format!("{}: {e}", a.dump))?;
+    let [nx, ny, nzx, nzy] = a.dims;
+    let geometry = Geometry::new(nx, ny, nzx, nzy)?;
+    // Validate the reference before the (long) run.
+    let reference = match &a.check {
+        Some(p) => {
+            let t = std::fs::read_to_string(p).map_err(|e| format!("cannot read {p}: {e}"))?;
+            Some(energies::parse(&t).map_err(|e| format!("{p}: {e}"))?)
+        }
+        None => None,
+    };
+    let cfg = device::Config {
+        geometry: geometry.clone(),
+        steps: a.steps,
+        ninner: a.ninner,
+        dt: a.dt,
+        rcut: a.rcut,
+        arch: a.arch,
+        nloc: a.caps[0],
+        nmax: a.caps[1],
+        npair: a.caps[2],
+        max_cycles: a.max_cycles,
+    };
+    println!(
+        "mdlj: {} atoms, {nx}x{ny}x{} cells on a {}x{} PE rectangle ({}), {} steps",
+        d.atoms.len(),
+        geometry.nz(),
+        geometry.width(),
+        geometry.height(),
+        a.arch,
+        a.steps * a.ninner
+    );
+    let out = device::run(&d, &cfg)?;
+    println!(
+        "capacities per PE: nloc {} atoms, nmax {} records, npair {} pairs",
+        out.caps.nloc, out.caps.nmax, out.caps.npair
+    );
+    println!("step\tpotential\tkinetic\ttotal");
+    for r in &out.energies {
+        println!("{}\t{:.10}\t{:.10}\t{:.10}", r.step, r.potential, r.kinetic, r.total);
+    }
+    let checked = device::check_exchange(&geometry, &out)?;
+    println!("exchange oracle: halo counts and region starts of all {checked} PEs match the host");
+    println!("cycles per timestep: {:.0}", out.cycles_per_step);
+    if out.cycles_per_step > 0.0 {
+        println!(
+            "projected timesteps per second at {:.0} MHz: {:.0}",
+            CLOCK_HZ / 1e6,
+            CLOCK_HZ / out.cycles_per_step
+        );
+    }
+    println!(
+        "simulated cycles in total: {}; simulator wall time {:.2} s ({:.3} s per timestep)",
+        out.total_cycles,
+        out.wall_seconds,
+        out.wall_seconds / f64::from((a.steps * a.ninner).max(1))
+    );
+    if let Some(p) = &a.energies {
+        std::fs::write(p, energies::write(&out.energies)).map_err(|e| format!("cannot write {p}: {e}"))?;
+    }
+    if let Some(p) = &a.dump_out {
+        let mut fin = d.clone();
+        fin.timestep = d.timestep + u64::from(a.steps * a.ninner);
+        fin.atoms = out.atoms.clone();
+        std::fs::write(p, fin.write()).map_err(|e| format!("cannot write {p}: {e}"))?;
+    }
+    if let Some(r) = reference {
+        let worst = energies::compare(&out.energies, &r)?;
+        let ok = worst.iter().all(|&e| e <= 1e-5);
+        println!(
+            "check: max|dE|/(1+max|ref|) potential {:.2e}, kinetic {:.2e}, total {:.2e} (limit 1e-5): {}",
+            worst[0],
+            worst[1],
+            worst[2],
+            if ok { "PASS" } else { "FAIL" }
+        );
+        if !ok {
+            return Err("the energies differ from the reference".into());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! The relay rings of the device program: for every axis, a cyclic sequence of slots (one
+//! or two per PE) in which consecutive slots sit on neighbouring PEs, or on the same PE
+//! where a fold turns round. Rotating a ring by `hops` slots moves the block of every cell
+//! one cell along the axis; the device does exactly that with nearest-neighbour sends.
+//!
+//! * x (one ring per physical row): slot 0 is an eastward track over the whole row, slot 1
+//!   the westward track back; the serpentine fold puts logical x + 1 exactly 2·nzx slots
+//!   further along (`hops` = 2·nzx). y is the same with rows and columns swapped.
+//! * z (one ring per nzx × nzy block): when the block has a closed tour, the tour itself
+//!   (one slot per PE, `hops` = 1); a 1 × n block gets the two-track ring of x inside the
+//!   block (`hops` = 2).
+//!
+//! The tables are built from the geometry and checked here: every home slot is reached
+//! from the previous cell's home slot in exactly `hops` steps, so the device needs no
+//! geometry of its own.
+
+use super::geometry::Geometry;
+
+/// Where a slot's block goes (or comes from) in one hop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// Unused slot.
+    None = 0,
+    /// The east neighbour (x + 1).
+    East = 1,
+    /// The west neighbour.
+    West = 2,
+    /// The north neighbour (y − 1).
+    North = 3,
+    /// The south neighbour (y + 1).
+    South = 4,
+    /// The other slot of the same PE.
+    Local = 5,
+}
+
+/// One PE's part of one axis's ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingPart {
+    /// Hops per one-cell shift.
+    pub hops: u32,
+    /// Which slot holds this PE's own cell.
+    pub home: u32,
+    /// For slots 0 and 1: toward the next slot of the forward rotation; `prev` points
+    /// toward the previous slot (where a forward hop receives from).
+    pub next: [Dir; 2],
+    /// See `next`.
+    pub prev: [Dir; 2],
+}
+
+impl RingPart {
+    /// The six words of `icfg` the device reads for this axis.
+    pub fn words(&self) -> [u32; 6] {
+        [
+            self.hops,
+            self.home,
+            self.next[0] as u32,
+            self.prev[0] as u32,
+            self.next[1] as u32,
+            self.prev[1] as u32,
+        ]
+    }
+}
+
+const EMPTY: RingPart = RingPart {
+    hops: 0,
+    home: 0,
+    next: [Dir::None; 2],
+    prev: [Dir::None; 2],
+};
+
+/// A slot: (px, py, slot index).
+type Slot = (usize, usize, usize);
+
+fn dir(from: Slot, to: Slot) -> Result<Dir, String> {
+    let (dx, dy) = (
+        to.0 as isize - from.0 as isize,
+        to.1 as isize - from.1 as isize,
+    );
+    match (dx, dy) {
+        (0, 0) if from.2 != to.2 => Ok(Dir::Local),
+        (1, 0) => Ok(Dir::East),
+        (-1, 0) => Ok(Dir::West),
+        (0, 1) => Ok(Dir::South),
+        (0, -1) => Ok(Dir::North),
+        _ => Err(format!(
+            "ring slots {from:?} and {to:?} are not neighbours (internal error in the ring tables)"
+        )),
+    }
+}
+
+/// The two-track ring over `pes` (a straight line of neighbouring PEs).
+fn two_track(pes: &[(usize, usize)]) -> Vec<Slot> {
+    let mut ring: Vec<Slot> = pes.iter().map(|&(x, y)| (x, y, 0)).collect();
+    ring.extend(pes.iter().rev().map(|&(x, y)| (x, y, 1)));
+    ring
+}
+
+/// Records the ring's directions in `parts` (axis `ax`) and finds each cell's home slot:
+/// `cells[k]` is the PE of the k-th cell along the axis.
+fn install(
+    parts: &mut [[RingPart; 3]],
+    width: usize,
+    ax: usize,
+    ring: &[Slot],
+    hops: usize,
+    cells: &[(usize, usize)],
+) -> Result<(), String> {
+    let n = ring.len();
+    if hops * cells.len() != n {
+        return Err(format!(
+            "a ring of {n} slots cannot shift {} cells by {hops} slots",
+            cells.len()
+        ));
+    }
+    for (i, &s) in ring.iter().enumerate() {
+        let next = ring[(i + 1) % n];
+        let prev = ring[(i + n - 1) % n];
+        let p = &mut parts[s.1 * width + s.0][ax];
+        p.hops = hops as u32;
+        p.next[s.2] = dir(s, next)?;
+        p.prev[s.2] = dir(s, prev)?;
+    }
+    // The home of cell 0 is one of its PE's slots; the rest follow every `hops` slots.
+    let start = ring
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| (s.0, s.1) == cells[0])
+        .map(|(i, _)| i)
+        .find(|&i0| {
+            cells
+                .iter()
+                .enumerate()
+                .all(|(k, &pe)| (ring[(i0 + k * hops) % n].0, ring[(i0 + k * hops) % n].1) == pe)
+        })
+        .ok_or_else(|| format!("no consistent home slots on the axis-{ax} ring through {:?}", cells[0]))?;
+    for k in 0..cells.len() {
+        let s = ring[(start + k * hops) % n];
+        parts[s.1 * width + s.0][ax].home = s.2 as u32;
+    }
+    Ok(())
+}
+
+/// The ring parts of every PE, indexed `py * width + px`, for axes x, y, z.
+pub fn build(g: &Geometry) -> Result<Vec<[RingPart; 3]>, String> {
+    let (w, h) = (g.width(), g.height());
+    let mut parts = vec![[EMPTY; 3]; w * h];
+    let nz = g.nz();
+    for py in 0..h {
+        let row: Vec<(usize, usize)> = (0..w).map(|px| (px, py)).collect();
+        let ring = two_track(&row);
+        // Each (y, z) of the row is one logical x ring.
+        for px in 0..w {
+            let c = g.cell(px, py);
+            if c.x != 0 {
+                continue;
+            }
+            let cells: Vec<_> = (0..g.nx).map(|x| g.pe(x, c.y, c.z)).collect();
+            install(&mut parts, w, 0, &ring, 2 * g.nzx, &cells)?;
+        }
+    }
+    for px in 0..w {
+        let col: Vec<(usize, usize)> = (0..h).map(|py| (px, py)).collect();
+        let ring = two_track(&col);
+        for py in 0..h {
+            let c = g.cell(px, py);
+            if c.y != 0 {
+                continue;
+            }
+            let cells: Vec<_> = (0..g.ny).map(|y| g.pe(c.x, y, c.z)).collect();
+            install(&mut parts, w, 1, &ring, 2 * g.nzy, &cells)?;
+        }
+    }
+    for y in 0..g.ny {
+        for x in 0..g.nx {
+            let cells: Vec<_> = (0..nz).map(|z| g.pe(x, y, z)).collect();
+            if g.nzx >= 2 && g.nzy >= 2 {
+                let ring: Vec<Slot> = cells.iter().map(|&(px, py)| (px, py, 0)).collect();
+                install(&mut parts, w, 2, &ring, 1, &cells)?;
+            } else {
+                // A straight block: its PEs from one end to the other.
+                let mut line = cells.clone();
+                line.sort();
+                install(&mut parts, w, 2, &two_track(&line), 2, &cells)?;
+            }
+        }
+    }
+    Ok(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Simulates the rotation on the host: after `hops`·k hops every home slot holds the
+    /// block of the cell k behind.
+    fn check(g: &Geometry) {
+        let parts = build(g).expect("rings");
+        let w = g.width();
+        for ax in 0..3 {
+            // Blocks are labelled by the cell that owns them.
+            let mut state: Vec<[Option<(usize, usize, usize)>; 2]> = vec![[None; 2]; parts.len()];
+            for py in 0..g.height() {
+                for px in 0..w {
+                    let c = g.cell(px, py);
+                    state[py * w + px][parts[py * w + px][ax].home as usize] = Some((c.x, c.y, c.z));
+                }
+            }
+            let hops = parts[0][ax].hops as usize;
+            for _ in 0..hops {
+                let mut next = vec![[None; 2]; parts.len()];
+                for py in 0..g.height() {
+                    for px in 0..w {
+                        for s in 0..2 {
+                            let (tx, ty, ts) = match parts[py * w + px][ax].next[s] {
+                                Dir::None => continue,
+                                Dir::East => (px + 1, py, s),
+                                Dir::West => (px - 1, py, s),
+                                Dir::South => (px, py + 1, s),
+                                Dir::North => (px, py - 1, s),
+                                Dir::Local => (px, py, 1 - s),
+                            };
+                            // The receiving slot must expect it from here.
+                            let back = parts[ty * w + tx][ax].prev[ts];
+                            assert_ne!(back, Dir::None);
+                            next[ty * w + tx][ts] = state[py * w + px][s];
+                        }
+                    }
+                }
+                state = next;
+            }
+            for py in 0..g.height() {
+                for px in 0..w {
+                    let c = g.cell(px, py);
+                    let want = match ax {
+                        0 => ((c.x + g.nx - 1) % g.nx, c.y, c.z),
+                        1 => (c.x, (c.y + g.ny - 1) % g.ny, c.z),
+                        _ => (c.x, c.y, (c.z + g.nz() - 1) % g.nz()),
+                    };
+                    let home = parts[py * w + px][ax].home as usize;
+                    assert_eq!(state[py * w + px][home], Some(want), "axis {ax} at ({px},{py})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rings_shift_one_cell() {
+        for (nx, ny, nzx, nzy) in [(8, 8, 4, 2), (8, 8, 2, 4), (7, 7, 7, 1), (7, 9, 1, 7), (9, 7, 4, 4), (7, 8, 2, 5)] {
+            check(&Geometry::new(nx, ny, nzx, nzy).expect("geometry"));
+        }
+    }
+}
