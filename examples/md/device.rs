@@ -66,6 +66,10 @@ pub struct Outcome {
     pub diag: Vec<[u32; DIAG_LEN]>,
     /// Wall time of the simulation (load to stop), in seconds.
     pub wall_seconds: f64,
+    /// PE-cycles summed over the rectangle: busy, stalled (waiting inside a task), idle.
+    pub pe_cycles: [u64; 3],
+    /// Instructions executed by all PEs.
+    pub instructions: u64,
 }
 
 /// The cell of a coordinate along an axis of `n` cells (lower faces inclusive).
@@ -307,7 +311,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     rt.load().map_err(host_err)?;
     rt.run().map_err(host_err)?;
     let (wu, hu) = (w as u32, h as u32);
-    let mut put = |rt: &mut SdkRuntime, name: &str, data: &[u32], per: usize| -> Result<(), String> {
+    let put = |rt: &mut SdkRuntime, name: &str, data: &[u32], per: usize| -> Result<(), String> {
         let id = rt.get_id(name).map_err(host_err)?;
         rt.memcpy_h2d(id, data, 0, 0, wu, hu, per as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
             .map_err(host_err)
@@ -333,6 +337,12 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let vel_out = get(&mut rt, "vel", 3 * nloc)?;
     rt.stop().map_err(host_err)?;
     let total_cycles = rt.cycles();
+    let stats = rt.stats();
+    let pe_cycles = [
+        stats.pes.iter().map(|p| p.busy_cycles).sum(),
+        stats.pes.iter().map(|p| p.stalled_cycles).sum(),
+        stats.pes.iter().map(|p| p.idle_cycles).sum(),
+    ];
     let wall_seconds = started.elapsed().as_secs_f64();
 
     let diag: Vec<[u32; DIAG_LEN]> = diag_words
@@ -384,7 +394,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     if atoms.len() != d.atoms.len() {
         return Err(format!("the device holds {} atoms at the end, the input had {}", atoms.len(), d.atoms.len()));
     }
-    Ok(Outcome { energies, cycles_per_step, total_cycles, caps, atoms, diag, wall_seconds })
+    Ok(Outcome { energies, cycles_per_step, total_cycles, caps, atoms, diag, wall_seconds, pe_cycles, instructions: stats.instructions })
 }
 
 fn overflow_message(flags: u32, px: usize, py: usize, caps: Capacities) -> String {

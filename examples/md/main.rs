@@ -152,6 +152,15 @@ fn real_main() -> Result<(), String> {
         out.wall_seconds,
         out.wall_seconds / f64::from((a.steps * a.ninner).max(1))
     );
+    let [busy, stalled, idle] = out.pe_cycles;
+    let all = (busy + stalled + idle).max(1) as f64;
+    println!(
+        "PE-cycles: {:.1}% busy, {:.1}% stalled, {:.1}% idle; {} instructions",
+        100.0 * busy as f64 / all,
+        100.0 * stalled as f64 / all,
+        100.0 * idle as f64 / all,
+        out.instructions
+    );
     if let Some(p) = &a.energies {
         std::fs::write(p, energies::write(&out.energies)).map_err(|e| format!("cannot write {p}: {e}"))?;
     }

@@ -6,6 +6,7 @@
 pub mod device;
 pub mod dump;
 pub mod energies;
+pub mod generate;
 pub mod geometry;
 pub mod reference;
 pub mod rings;
