@@ -12,12 +12,19 @@ use std::path::PathBuf;
 const ARCHS: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
 
 fn build(program: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fabric-{program}-{arch}"));
+    build_with(program, arch, dims, &[])
+}
+
+/// [`build`] with layout parameters (each run in its own directory).
+fn build_with(program: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
+    let tag: String = params.iter().map(|(k, v)| format!("-{k}{v}")).collect();
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fabric-{program}{tag}-{arch}"));
     csl_tests::compile_to(
         &format!("tests/programs/{program}/layout.csl"),
         arch,
         dims,
-        &[],
+        params,
         &dir,
     );
     let mut rt = SdkRuntime::new(&dir).unwrap().with_max_cycles(10_000_000);
@@ -279,6 +286,167 @@ fn fabout_zero_clears_the_first_source_as_it_is_sent() {
             &buf[4..],
             &[6.0, 8.0, 10.0, 12.0],
             "{arch}: the receiver got the sums"
+        );
+    }
+}
+
+/// Copies `values` (16-bit elements) from the host into tensor `name` on PE (`x`, 0).
+fn h2d16(rt: &mut SdkRuntime, name: &str, x: u32, values: &[u16]) {
+    let id = rt.get_id(name).unwrap();
+    let words: Vec<u32> = values.iter().map(|&v| u32::from(v)).collect();
+    rt.memcpy_h2d(
+        id,
+        &words,
+        x,
+        0,
+        1,
+        1,
+        values.len() as u32,
+        false,
+        MemcpyDataType::Bit16,
+        MemcpyOrder::RowMajor,
+        false,
+    )
+    .unwrap();
+}
+
+/// `n` 16-bit elements of tensor `name` on PE (`x`, 0).
+fn d2h16(rt: &mut SdkRuntime, name: &str, x: u32, n: usize) -> Vec<u16> {
+    let id = rt.get_id(name).unwrap();
+    let mut out = vec![0u32; n];
+    rt.memcpy_d2h(
+        &mut out,
+        id,
+        x,
+        0,
+        1,
+        1,
+        n as u32,
+        false,
+        MemcpyDataType::Bit16,
+        MemcpyOrder::RowMajor,
+        false,
+    )
+    .unwrap();
+    out.into_iter().map(|v| v as u16).collect()
+}
+
+/// One SIMD mode (`mode` = 32, 64 or 96 for simd_32_or_64) of `simd_fabric`: PE 0 packs
+/// 11 16-bit values into 6 wavelets (element 2j low, 2j + 1 high, the last high half 0),
+/// which PE 1 reads as raw words; then PE 0 sends 6 raw words that PE 1 unpacks into 11
+/// values plus 100 (the last word's high half unused).
+fn simd_round_trip(mode: &str) {
+    let (n, w) = (11usize, 6usize);
+    let src: Vec<u16> = (0..n)
+        .map(|i| 0x1000 * (i as u16 % 7) + 3 * i as u16 + 1)
+        .collect();
+    let packed: Vec<u32> = (0..w as u32)
+        .map(|j| 0x8000_0000 | (j * 0x0101_0000) | (0xff00 - j * 0x11))
+        .collect();
+    let mut want_raw = vec![0u32; w];
+    for (i, &v) in src.iter().enumerate() {
+        want_raw[i / 2] |= u32::from(v) << (16 * (i % 2));
+    }
+    let want_got: Vec<u16> = (0..n)
+        .map(|i| ((packed[i / 2] >> (16 * (i % 2))) as u16).wrapping_add(100))
+        .collect();
+    for arch in ARCHS {
+        let mut rt = build_with("simd_fabric", arch, (9, 3), &[("mode", mode)]);
+        h2d16(&mut rt, "src", 0, &src);
+        let id = rt.get_id("packed").unwrap();
+        rt.memcpy_h2d(
+            id,
+            &packed,
+            0,
+            0,
+            1,
+            1,
+            w as u32,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .unwrap();
+        rt.launch("start", &[], false).unwrap();
+        let raw = d2h_u32(&mut rt, "raw", 2, 1, w as u32);
+        let got = d2h16(&mut rt, "got", 1, n);
+        rt.stop().unwrap();
+        assert_eq!(&raw[w..], &want_raw[..], "{arch} mode {mode}: packing");
+        assert_eq!(got, want_got, "{arch} mode {mode}: unpacking");
+    }
+}
+
+#[test]
+fn simd_32_packs_two_16_bit_values_per_wavelet() {
+    simd_round_trip("32");
+}
+
+#[test]
+fn simd_64_packs_two_16_bit_values_per_wavelet() {
+    simd_round_trip("64");
+}
+
+#[test]
+fn simd_32_or_64_packs_two_16_bit_values_per_wavelet() {
+    simd_round_trip("96");
+}
+
+/// `simd_stall`: what PE 1's 4-value SIMD fabin has stored after the first of its two
+/// wavelets, and after both.
+fn simd_stall(arch: Arch, mode: &str) -> (Vec<u16>, Vec<u16>) {
+    let mut rt = build_with("simd_stall", arch, (9, 3), &[("mode", mode)]);
+    rt.launch("arm", &[], false).unwrap();
+    rt.launch("send_first", &[], false).unwrap();
+    let early = d2h16(&mut rt, "got", 1, 4);
+    rt.launch("send_second", &[], false).unwrap();
+    let late = d2h16(&mut rt, "got", 1, 4);
+    rt.stop().unwrap();
+    (early, late)
+}
+
+#[test]
+fn simd_64_steps_wait_for_both_wavelets() {
+    let all = vec![0x1111, 0x2222, 0x3333, 0x4444];
+    for arch in ARCHS {
+        let (early, late) = simd_stall(arch, "32");
+        assert_eq!(
+            early,
+            [0x1111, 0x2222, 0, 0],
+            "{arch} simd_32 after one wavelet"
+        );
+        assert_eq!(late, all, "{arch} simd_32");
+        let (early, late) = simd_stall(arch, "64");
+        assert_eq!(early, [0; 4], "{arch} simd_64 after one wavelet");
+        assert_eq!(late, all, "{arch} simd_64");
+    }
+}
+
+#[test]
+fn control_transform_carries_a_control_wavelet_through_memory() {
+    let payload: u32 = (40 << 16) | 0x1234;
+    for arch in ARCHS {
+        let mut rt = build("control_transform", arch, (9, 3));
+        rt.launch("start", &[], false).unwrap();
+        let words = d2h_u32(&mut rt, "words", 3, 1, 3);
+        let got = d2h_u32(&mut rt, "got", 3, 1, 2);
+        let ctl = d2h_u32(&mut rt, "ctl", 3, 1, 2);
+        rt.stop().unwrap();
+        assert_eq!(
+            &words[3..6],
+            &[0x11, payload | 0xc000_0000, 0x22],
+            "{arch}: PE 1 stores the control wavelet as a marked word"
+        );
+        assert_eq!(&got[4..6], &[0x11, 0x22], "{arch}: PE 2 gets the data");
+        assert_eq!(
+            &ctl[4..6],
+            &[payload, 1],
+            "{arch}: PE 2's control task gets the original payload, once"
+        );
+        assert_eq!(
+            &ctl[..4],
+            &[0; 4],
+            "{arch}: no control task ran on PEs 0 and 1"
         );
     }
 }

@@ -10,6 +10,18 @@
 //!
 //! Element values are bit patterns zero-extended to 32 bits; 16-bit element types use the
 //! low half of a wavelet. The arithmetic is in [`compute`].
+//!
+//! SIMD fabric modes (`simd_32`, `simd_64`, `simd_32_or_64`; 16-bit operations only) pack
+//! two elements per wavelet, element `2j` in the low half of wavelet `j` and `2j + 1` in
+//! its high half; lengths count elements. A `fabin` pops a wavelet at every even element
+//! and keeps its high half for the odd one; a `fabout` sends a wavelet at every odd
+//! element and at the last one (high half 0 when the length is odd). `simd_64` also
+//! waits, at every fourth element, until both wavelets of the step have arrived.
+//!
+//! `control_transform`: a `fabin` with the flag takes a control wavelet at its head as
+//! data, its top two bits set to [`CONTROL_TRANSFORM_MARK`] (the CE's control dispatch
+//! leaves that buffer alone while the operation runs); a `fabout` with the flag sends
+//! words carrying the mark as control wavelets, the mark cleared.
 
 use crate::error::{FaultKind, WaitOn};
 use crate::exec::{mem_read, mem_write};
@@ -17,8 +29,8 @@ use crate::pe::Pe;
 use crate::ring::{Ring, Wavelet, wflags};
 use crate::router::{RAMP, Router};
 use csl_arch::dsd::{
-    DESC_BYTES, DsdKind, DsdOpcode, Elem, OperandKind, UNBOUNDED_LENGTH, cfg, fab_zero, field,
-    flags,
+    CONTROL_TRANSFORM_MARK, DESC_BYTES, DsdKind, DsdOpcode, Elem, OperandKind, UNBOUNDED_LENGTH,
+    cfg, fab_zero, field, flags,
 };
 use csl_arch::fabric::{Arch, NUM_COLORS, PE_MEMORY_BYTES};
 use csl_arch::isa::Width;
@@ -72,10 +84,14 @@ pub(crate) enum Opnd {
         off: i64,
         len: u32,
     },
-    /// `fabin`: CE input buffer `buf`.
+    /// `fabin`: CE input buffer `buf`; `simd` = the [`flags::SIMD_MASK`] bits, `hold` the
+    /// high half of the last wavelet popped in a SIMD mode; `ct` = `control_transform`.
     FabIn {
         buf: u8,
         len: u32,
+        simd: u8,
+        ct: bool,
+        hold: u32,
     },
     /// `fabout`: the colour's RAMP input at the router, through an output queue of
     /// `depth` wavelets; `hi` is the high half of 16-bit wavelets (`.index`).
@@ -88,6 +104,8 @@ pub(crate) enum Opnd {
         len: u32,
         /// [`fab_zero`] bits: memory sources cleared once read.
         zero: u8,
+        /// SIMD modes: the element waiting for its partner (low half of the next wavelet).
+        hold: u32,
     },
     /// A FIFO whose descriptor (and ring state) is at `desc`.
     Fifo {
@@ -233,11 +251,12 @@ fn parse(
     let eb = i64::from(elem.bytes());
     let with_index = fl & flags::WAVELET_INDEX_OFFSET != 0;
     if matches!(kind, DsdKind::FabIn | DsdKind::FabOut)
-        && fl & (flags::SIMD_32 | flags::SIMD_64) != 0
+        && fl & flags::SIMD_MASK != 0
+        && elem.bytes() != 2
     {
-        return Err(FaultKind::Unimplemented {
-            what: "SIMD fabric modes (simd_32/simd_64)",
-        });
+        return Err(bad(
+            "SIMD fabric modes (simd_32/simd_64) need an operation on 16-bit elements",
+        ));
     }
     Ok(match kind {
         DsdKind::Mem1d => {
@@ -295,6 +314,9 @@ fn parse(
             Opnd::FabIn {
                 buf,
                 len: len_of(length),
+                simd: fl & flags::SIMD_MASK,
+                ct: fl & flags::CONTROL_TRANSFORM != 0,
+                hold: 0,
             }
         }
         DsdKind::FabOut => {
@@ -325,6 +347,7 @@ fn parse(
                 hi,
                 len: len_of(length),
                 zero: byte(field::FAB_ZERO),
+                hold: 0,
             }
         }
         DsdKind::Fifo => {
@@ -416,11 +439,11 @@ pub(crate) fn issue(
         }
         _ => None,
     };
-    if args.cfg & cfg::ON_CONTROL_TERMINATE != 0 {
-        for s in src.iter().take(nsrc) {
-            if let Opnd::FabIn { buf, .. } = s {
-                pe.term_bufs |= 1 << buf;
-            }
+    for s in src.iter().take(nsrc) {
+        if takes_controls(s, args.cfg)
+            && let Opnd::FabIn { buf, .. } = s
+        {
+            pe.term_bufs |= 1 << buf;
         }
     }
     let exec = Box::new(DsdExec {
@@ -623,20 +646,25 @@ pub(crate) fn step(
     }
     let is_async = op.cfg & cfg::ASYNC != 0;
     let src_elems = op.op.src_elems();
+    let k = op.k;
+    let last = op.total != UNBOUNDED && k + 1 >= op.total;
     // Can element k be processed now?
     #[allow(clippy::needless_range_loop)]
     for i in 0..op.nsrc {
         match op.src[i] {
-            Opnd::FabIn { buf, .. } => {
-                let nth = op.src[..i]
-                    .iter()
-                    .filter(|s| matches!(s, Opnd::FabIn { buf: b, .. } if *b == buf))
-                    .count();
+            Opnd::FabIn { buf, simd, ct, .. } => {
+                if !pops_at(simd, k) {
+                    continue;
+                }
+                // Fabric sources on the same buffer that pop a wavelet at this element.
+                let same = |s: &Opnd| matches!(s, Opnd::FabIn { buf: b, simd: m, .. } if *b == buf && pops_at(*m, k));
+                let nth = op.src[..i].iter().filter(|s| same(s)).count();
                 let (color, queue) = input_names(pe, env, buf);
-                match pe.inq.get(usize::from(buf)).and_then(|r| r.nth(nth)) {
+                let ring = pe.inq.get(usize::from(buf));
+                match ring.and_then(|r| r.nth(nth)) {
                     None => return Ok(Step::Wait(WaitOn::InputEmpty { color, queue })),
                     Some(w) if w.ready > now => return Ok(Step::Later),
-                    Some(w) if w.is_ctrl() => {
+                    Some(w) if w.is_ctrl() && !ct => {
                         if nth == 0 && op.cfg & cfg::ON_CONTROL_TERMINATE != 0 {
                             pe.ce_pop(usize::from(buf), now);
                             *wake_router = true;
@@ -645,6 +673,17 @@ pub(crate) fn step(
                         return Ok(Step::Wait(WaitOn::ControlAtHead { color, queue }));
                     }
                     Some(_) => {}
+                }
+                // `simd_64`: a step of four elements starts once both of its wavelets
+                // have arrived.
+                let rest = op.total.saturating_sub(k);
+                if simd == flags::SIMD_64 && k.is_multiple_of(4) && rest > 2 {
+                    let per_step = op.src[..op.nsrc].iter().filter(|s| same(s)).count();
+                    match ring.and_then(|r| r.nth(nth + per_step)) {
+                        None => return Ok(Step::Wait(WaitOn::InputEmpty { color, queue })),
+                        Some(w) if w.ready > now => return Ok(Step::Later),
+                        Some(_) => {}
+                    }
                 }
             }
             Opnd::Fifo { desc, .. } if fifo_state(pe, desc, src_elems[i])?.count == 0 => {
@@ -662,8 +701,9 @@ pub(crate) fn step(
             color,
             queue,
             depth,
+            flags: fl,
             ..
-        } => {
+        } if sends_at(fl & flags::SIMD_MASK, k, last) => {
             let room = router
                 .ensure_color(color)
                 .and_then(|cs| cs.rings.get(RAMP))
@@ -698,9 +738,24 @@ pub(crate) fn step(
                 let a = mem_addr(&op.src[i], op.k).unwrap_or(-1);
                 mem_read(&pe.mem, checked(a, w)?, w)?
             }
-            Opnd::FabIn { buf, .. } => {
+            Opnd::FabIn { simd, hold, .. } if !pops_at(simd, k) => hold,
+            Opnd::FabIn { buf, simd, ct, .. } => {
                 *wake_router = true;
-                pe.ce_pop(usize::from(buf), now).map_or(0, |w| w.data) & elem_mask(e)
+                let data = pe.ce_pop(usize::from(buf), now).map_or(0, |w| {
+                    if ct && w.is_ctrl() {
+                        w.data | CONTROL_TRANSFORM_MARK
+                    } else {
+                        w.data
+                    }
+                });
+                if simd != 0 {
+                    if let Opnd::FabIn { hold, .. } = &mut op.src[i] {
+                        *hold = data >> 16;
+                    }
+                    data & 0xffff
+                } else {
+                    data & elem_mask(e)
+                }
             }
             Opnd::FabOut { .. } => 0,
             Opnd::Fifo { desc, .. } => fifo_pop(pe, desc, e)?,
@@ -729,7 +784,6 @@ pub(crate) fn step(
         op.acc = Some(r);
     }
     // Write the destination.
-    let last = op.total != UNBOUNDED && op.k + 1 >= op.total;
     let de = op.op.dst_elem();
     let dw = width(de);
     match op.dst {
@@ -739,19 +793,38 @@ pub(crate) fn step(
             let a = mem_addr(&op.dst, op.k).unwrap_or(-1);
             mem_write(&mut pe.mem, checked(a, dw)?, dw, r)?;
         }
+        Opnd::FabOut { flags: fl, .. } if !sends_at(fl & flags::SIMD_MASK, k, last) => {
+            if let Opnd::FabOut { hold, .. } = &mut op.dst {
+                *hold = r & 0xffff;
+            }
+        }
         Opnd::FabOut {
             color,
             flags: fl,
             hi,
+            hold,
             ..
         } => {
-            let data = if de.bytes() == 2 {
+            let mut data = if fl & flags::SIMD_MASK != 0 {
+                // The partner of an odd element, or an odd length's last element alone.
+                if k % 2 == 1 {
+                    hold | (r & 0xffff) << 16
+                } else {
+                    r & 0xffff
+                }
+            } else if de.bytes() == 2 {
                 (r & 0xffff) | hi
             } else {
                 r
             };
             let mut wf = 0;
             if fl & flags::CONTROL != 0 {
+                wf |= wflags::CTRL;
+            }
+            if fl & flags::CONTROL_TRANSFORM != 0
+                && data & CONTROL_TRANSFORM_MARK == CONTROL_TRANSFORM_MARK
+            {
+                data &= !CONTROL_TRANSFORM_MARK;
                 wf |= wflags::CTRL;
             }
             if last && fl & flags::ADVANCE_SWITCH != 0 {
@@ -846,13 +919,34 @@ pub(crate) fn complete(op: &DsdExec, pe: &mut Pe) {
     if op.cfg & cfg::ON_DONE_UNBLOCK != 0 {
         pe.blocked &= !bit;
     }
-    if op.cfg & cfg::ON_CONTROL_TERMINATE != 0 {
-        for s in op.src.iter().take(op.nsrc) {
-            if let Opnd::FabIn { buf, .. } = s {
-                pe.term_bufs &= !(1 << buf);
-            }
+    for s in op.src.iter().take(op.nsrc) {
+        if takes_controls(s, op.cfg)
+            && let Opnd::FabIn { buf, .. } = s
+        {
+            pe.term_bufs &= !(1 << buf);
         }
     }
+}
+
+/// Whether a running operation, not the CE's control dispatch, takes the control wavelets
+/// of this operand's input buffer: `ON_CONTROL_TERMINATE`, or a `control_transform` fabin.
+fn takes_controls(o: &Opnd, op_cfg: u8) -> bool {
+    matches!(o, Opnd::FabIn { ct, .. } if *ct || op_cfg & cfg::ON_CONTROL_TERMINATE != 0)
+}
+
+/// Whether element `k` of a fabric operand in SIMD mode `simd` moves a wavelet: every
+/// element without SIMD, every even one with (a `fabin` pops the wavelet of elements `k`
+/// and `k + 1`).
+#[inline]
+fn pops_at(simd: u8, k: u32) -> bool {
+    simd == 0 || k.is_multiple_of(2)
+}
+
+/// Whether element `k` of a `fabout` in SIMD mode `simd` sends a wavelet: every element
+/// without SIMD; with, every odd one (completing a pair) and the operation's last.
+#[inline]
+fn sends_at(simd: u8, k: u32, last: bool) -> bool {
+    simd == 0 || k % 2 == 1 || last
 }
 
 #[inline]

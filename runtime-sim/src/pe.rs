@@ -104,7 +104,8 @@ pub struct Pe {
     /// Bit per CE input buffer: its oldest wavelet is a control wavelet.
     pub(crate) ctrl_heads: u32,
     /// Bit per CE input buffer: read by a running operation that ends on a control
-    /// wavelet (the operation, not the dispatcher, takes control wavelets there).
+    /// wavelet or takes control wavelets as data (`control_transform`): the operation,
+    /// not the dispatcher, takes control wavelets there.
     pub(crate) term_bufs: u32,
     /// Payload of the control wavelet that last activated each control task id.
     pub(crate) ctrl_args: [u32; NUM_TASK_IDS as usize],

@@ -338,28 +338,7 @@ impl Sema {
                     }
                 }
                 (DsdKind::FabIn | DsdKind::FabOut, "simd_mode") => {
-                    match self.eval_comptime(env, f.value)? {
-                        Value::Struct(fs) => {
-                            for (n, v) in fs.iter() {
-                                if matches!(v, Value::Bool(true)) {
-                                    match n.as_str() {
-                                        "simd_32" => d.flags |= flags::SIMD_32,
-                                        "simd_64" => d.flags |= flags::SIMD_64,
-                                        _ => d.flags |= flags::SIMD_32 | flags::SIMD_64,
-                                    }
-                                }
-                            }
-                        }
-                        _ => {
-                            let s = self.span(env, f.value);
-                            return Err(self.err(
-                                codes::BUILTIN_ARGS,
-                                "simd_mode must be `.{ .simd_32 = true }` or similar",
-                                s,
-                                "here",
-                            ));
-                        }
-                    }
+                    d.flags |= self.simd_mode(env, f.value)?;
                 }
                 (DsdKind::FabOut, "zero") => {
                     let v = self.eval_comptime(env, f.value)?;
@@ -981,6 +960,7 @@ impl Sema {
                         if !warned_elem {
                             warned_elem = self.check_elem(d, elem, op, aspan);
                         }
+                        self.check_simd(d, elem, op, aspan)?;
                     } else {
                         let t = self.val_ty(&v);
                         if matches!(self.types.get(t), Type::FabinDsd | Type::FaboutDsd) {
@@ -1278,6 +1258,76 @@ impl Sema {
             }
             _ => None,
         }
+    }
+
+    /// The [`flags::SIMD_MASK`] bits of a fabric DSD's `.simd_mode = .{ .simd_32 = true }`
+    /// (or `.simd_64`, `.simd_32_or_64`): at most one mode, named exactly.
+    fn simd_mode(&mut self, env: &mut Env, e: ExprId) -> R<u8> {
+        let span = self.span(env, e);
+        let v = self.eval_comptime(env, e)?;
+        let mut chosen: Vec<(&str, u8)> = Vec::new();
+        let mut unknown = None;
+        match &v {
+            Value::Struct(fs) => {
+                for (n, v) in fs.iter() {
+                    let bits = match n.as_str() {
+                        "simd_32" => flags::SIMD_32,
+                        "simd_64" => flags::SIMD_64,
+                        "simd_32_or_64" => flags::SIMD_MASK,
+                        _ => {
+                            unknown = Some(format!("`{n}` is not a SIMD mode"));
+                            continue;
+                        }
+                    };
+                    match v {
+                        Value::Bool(true) => chosen.push((n.as_str(), bits)),
+                        Value::Bool(false) => {}
+                        _ => unknown = Some(format!("`{n}` must be `true` or `false`")),
+                    }
+                }
+            }
+            _ => unknown = Some("not a struct of SIMD modes".to_string()),
+        }
+        if let Some(label) = unknown {
+            return Err(self.report(
+                Diagnostic::error(codes::BUILTIN_ARGS, "invalid `simd_mode`", span, label)
+                    .with_help("write `.simd_mode = .{ .simd_32 = true }`, `.{ .simd_64 = true }` or `.{ .simd_32_or_64 = true }`"),
+            ));
+        }
+        if chosen.len() > 1 {
+            let names: Vec<String> = chosen.iter().map(|(n, _)| format!("`{n}`")).collect();
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::BUILTIN_ARGS,
+                    format!("`simd_mode` selects {} modes", names.join(" and ")),
+                    span,
+                    "more than one mode",
+                )
+                .with_help("choose one; `.simd_32_or_64 = true` lets each step take one or two wavelets, whichever have arrived"),
+            ));
+        }
+        Ok(chosen.first().map_or(0, |(_, b)| *b))
+    }
+
+    /// A fabric DSD in a SIMD mode carries two 16-bit values per wavelet, so only
+    /// operations on 16-bit elements can use it.
+    fn check_simd(&mut self, d: &DsdVal, elem: Elem, op: DsdOpcode, span: Span) -> R<()> {
+        if matches!(d.kind, DsdKind::FabIn | DsdKind::FabOut)
+            && d.flags & flags::SIMD_MASK != 0
+            && elem.bytes() != 2
+        {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::BUILTIN_ARGS,
+                    format!("`@{}` works on 32-bit elements, but this fabric DSD has a `simd_mode`", op.name()),
+                    span,
+                    "SIMD fabric DSD",
+                )
+                .with_note("a SIMD fabric mode packs two 16-bit values into each wavelet")
+                .with_help("use a 16-bit operation (such as @mov16, @add16 or @faddh), or drop `simd_mode`"),
+            ));
+        }
+        Ok(())
     }
 
     /// Warns when a memory DSD's elements differ in size from the operation's: legal (the

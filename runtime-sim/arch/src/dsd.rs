@@ -77,16 +77,26 @@ pub mod flags {
     pub const CONTROL: u8 = 2;
     /// Fabout: advance the colour's switch after the last wavelet.
     pub const ADVANCE_SWITCH: u8 = 4;
-    /// 16-bit data packed two per wavelet (`simd_32`).
+    /// 16-bit data packed two per wavelet, one wavelet per step (`simd_32`). With
+    /// [`SIMD_64`] as well: `simd_32_or_64`.
     pub const SIMD_32: u8 = 8;
-    /// 16-bit data taking two wavelets per step (`simd_64`).
+    /// 16-bit data packed two per wavelet, two wavelets per step (`simd_64`).
     pub const SIMD_64: u8 = 16;
-    /// Control wavelets are converted to/from marked data (`control_transform`).
+    /// Both SIMD bits: the descriptor's SIMD mode (0 = none).
+    pub const SIMD_MASK: u8 = SIMD_32 | SIMD_64;
+    /// Control wavelets are converted to/from marked data (`control_transform`): see
+    /// [`super::CONTROL_TRANSFORM_MARK`].
     pub const CONTROL_TRANSFORM: u8 = 32;
     /// Memory DSD (mem1d): when an operation completes, the descriptor's base moves past
     /// the elements it processed (`@load_to_dsr(..., .{ .save_address = true })`).
     pub const SAVE_ADDRESS: u8 = 64;
 }
+
+/// `control_transform`: the two most significant payload bits (the top of the 16-bit
+/// index) of a control wavelet that a `fabin` with [`flags::CONTROL_TRANSFORM`] takes as
+/// data are set to this pattern; a `fabout` with the flag sends a word carrying it as a
+/// control wavelet, with those bits cleared.
+pub const CONTROL_TRANSFORM_MARK: u32 = 0xc000_0000;
 
 /// What a descriptor describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
