@@ -1,0 +1,115 @@
+//! The molecular-dynamics flagship end to end: the CSL device program compiled for several
+//! geometries, run on the simulator, and checked against the shared reference energies
+//! (an independent MD engine), against exact replica scaling, and against the host's
+//! recomputation of every PE's halo (the exchange oracle).
+
+use csl_arch::Arch;
+use csl_examples::md::device::{self, Config, Outcome};
+use csl_examples::md::dump::Dump;
+use csl_examples::md::energies::{self, EnergyRow};
+use csl_examples::md::generate;
+use csl_examples::md::geometry::Geometry;
+
+fn lj108() -> Dump {
+    let path = csl_tests::repo_root().join("examples/md/data/lj108.dump");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Dump::parse(&text).unwrap_or_else(|e| panic!("lj108.dump: {e}"))
+}
+
+fn reference() -> Vec<EnergyRow> {
+    let path = csl_tests::repo_root().join("examples/md/data/lj108_10.tsv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    energies::parse(&text).unwrap_or_else(|e| panic!("lj108_10.tsv: {e}"))
+}
+
+fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
+    Config {
+        geometry: Geometry::new(dims[0], dims[1], dims[2], dims[3]).unwrap_or_else(|e| panic!("{e}")),
+        steps,
+        ninner: 1,
+        dt: 0.001,
+        rcut: 2.5,
+        arch,
+        nloc: None,
+        nmax: None,
+        npair: None,
+        max_cycles: 500_000_000,
+    }
+}
+
+fn run(d: &Dump, cfg: &Config) -> Outcome {
+    let out = device::run(d, cfg).unwrap_or_else(|e| panic!("{:?}: {e}", cfg.geometry));
+    device::check_exchange(&cfg.geometry, &out).unwrap_or_else(|e| panic!("exchange oracle: {e}"));
+    out
+}
+
+/// Checks the first `got.len()` rows of the reference.
+fn check(got: &[EnergyRow]) {
+    let r = reference();
+    let worst = energies::compare(got, &r[..got.len()]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(worst.iter().all(|&e| e <= 1e-5), "energies differ from the reference: {worst:?}\n{got:?}");
+}
+
+#[test]
+fn seed_geometry_passes_the_reference_check() {
+    // nx = ny = 8, nzx = 4, nzy = 2: 512 cells on a 32 × 16 patch, 10 steps.
+    let out = run(&lj108(), &config([8, 8, 4, 2], 10, Arch::Wse2));
+    assert_eq!(out.energies.len(), 11);
+    check(&out.energies);
+    assert!(out.cycles_per_step > 0.0);
+    // The final state has every atom once.
+    assert_eq!(out.atoms.len(), 108);
+}
+
+#[test]
+fn other_geometries_agree_with_the_reference_and_each_other() {
+    let d = lj108();
+    let a = run(&d, &config([8, 8, 2, 4], 4, Arch::Wse2));
+    let b = run(&d, &config([7, 7, 7, 1], 4, Arch::Wse2));
+    check(&a.energies);
+    check(&b.energies);
+    for (x, y) in a.energies.iter().zip(&b.energies) {
+        assert!((x.total - y.total).abs() <= 1e-6 * x.total.abs(), "{x:?} vs {y:?}");
+    }
+}
+
+#[test]
+fn wse3_runs_the_same_program() {
+    let out = run(&lj108(), &config([8, 8, 4, 2], 2, Arch::Wse3));
+    check(&out.energies);
+}
+
+#[test]
+fn a_replicated_system_has_exactly_scaled_energies() {
+    // 2 × 2 × 2 copies of lj108 (864 atoms, same density): every energy is 8 times the
+    // 108-atom reference.
+    let d = generate::replicate(&lj108(), 2);
+    let out = run(&d, &config([8, 8, 4, 2], 2, Arch::Wse2));
+    let scaled: Vec<EnergyRow> = out
+        .energies
+        .iter()
+        .map(|r| EnergyRow { step: r.step, potential: r.potential / 8.0, kinetic: r.kinetic / 8.0, total: r.total / 8.0 })
+        .collect();
+    check(&scaled);
+    assert_eq!(out.atoms.len(), 864);
+}
+
+#[test]
+fn geometries_the_relay_cannot_serve_are_rejected_before_running() {
+    let d = lj108();
+    // Too few cells on an axis.
+    assert!(Geometry::new(6, 8, 4, 2).is_err());
+    // Three cells narrower than the cutoff.
+    let mut cfg = config([8, 8, 4, 2], 1, Arch::Wse2);
+    cfg.rcut = 4.0;
+    let e = device::run(&d, &cfg).err().unwrap_or_default();
+    assert!(e.contains("do not reach the cutoff"), "{e}");
+}
+
+#[test]
+fn a_pair_list_overflow_is_reported() {
+    let mut cfg = config([8, 8, 4, 2], 1, Arch::Wse2);
+    cfg.npair = Some(2);
+    let e = device::run(&lj108(), &cfg).err().unwrap_or_default();
+    assert!(e.contains("npair = 2") && e.contains("overflowed"), "{e}");
+}
