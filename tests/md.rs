@@ -27,6 +27,7 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         geometry: Geometry::new(dims[0], dims[1], dims[2], dims[3]).unwrap_or_else(|e| panic!("{e}")),
         steps,
         ninner: 1,
+        nsample: 1,
         dt: 0.001,
         rcut: 2.5,
         arch,

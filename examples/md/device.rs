@@ -19,6 +19,8 @@ pub struct Config {
     pub steps: u32,
     /// Inner steps per outer iteration.
     pub ninner: u32,
+    /// Outer iterations per sample (energy record and global barrier).
+    pub nsample: u32,
     /// Time step.
     pub dt: f64,
     /// Cutoff.
@@ -46,13 +48,16 @@ pub struct Capacities {
     pub npair: u32,
 }
 
+/// Words of the device's `icfg` array (see md.csl).
+const ICFG_LEN: usize = 22;
+
 /// Words of the device's `diag` array (see md.csl).
 pub const DIAG_LEN: usize = 32;
 
 /// What a run produced.
 #[derive(Clone, Debug)]
 pub struct Outcome {
-    /// Energies of frames 0..=steps (summed over PEs).
+    /// Energies of frames 0, nsample, 2·nsample, … outer iterations (summed over PEs).
     pub energies: Vec<EnergyRow>,
     /// Simulated cycles per timestep (first to last frame, on the slowest PE).
     pub cycles_per_step: f64,
@@ -250,7 +255,10 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         nmax: cfg.nmax.unwrap_or(auto.nmax),
         npair: cfg.npair.unwrap_or(auto.npair),
     };
-    let frames = cfg.steps + 1;
+    if cfg.nsample == 0 {
+        return Err("nsample must be at least 1".into());
+    }
+    let frames = cfg.steps / cfg.nsample + 1;
     let out = compile(g, caps, frames, cfg.arch)?;
     let (w, h) = (g.width(), g.height());
     let npe = w * h;
@@ -258,7 +266,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
 
     // Per-PE inputs, row-major over the rectangle.
     let (nloc, nmax) = (caps.nloc as usize, caps.nmax as usize);
-    let mut icfg = vec![0u32; npe * 21];
+    let mut icfg = vec![0u32; npe * ICFG_LEN];
     let mut fcfg = vec![0u32; npe * 21];
     let mut pos = vec![0u32; npe * 4 * nmax];
     let mut vel = vec![0u32; npe * 3 * nloc];
@@ -274,10 +282,11 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
                     c.x, c.y, c.z, mine.len()
                 ));
             }
-            let ic = &mut icfg[p * 21..(p + 1) * 21];
+            let ic = &mut icfg[p * ICFG_LEN..(p + 1) * ICFG_LEN];
             ic[0] = mine.len() as u32;
             ic[1] = cfg.steps;
             ic[2] = cfg.ninner;
+            ic[21] = cfg.nsample;
             for ax in 0..3 {
                 ic[3 + 6 * ax..9 + 6 * ax].copy_from_slice(&rings[p][ax].words());
             }
@@ -316,7 +325,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         rt.memcpy_h2d(id, data, 0, 0, wu, hu, per as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
             .map_err(host_err)
     };
-    put(&mut rt, "icfg", &icfg, 21)?;
+    put(&mut rt, "icfg", &icfg, ICFG_LEN)?;
     put(&mut rt, "fcfg", &fcfg, 21)?;
     put(&mut rt, "pos", &pos, 4 * nmax)?;
     put(&mut rt, "vel", &vel, 3 * nloc)?;
@@ -363,7 +372,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         .map(|k| {
             let pot: f64 = (0..npe).map(|p| val(epot[p * fr + k])).sum();
             let kin: f64 = (0..npe).map(|p| val(ekin[p * fr + k])).sum();
-            EnergyRow { step: k as u64 * u64::from(cfg.ninner), potential: pot, kinetic: kin, total: pot + kin }
+            EnergyRow { step: k as u64 * u64::from(cfg.nsample * cfg.ninner), potential: pot, kinetic: kin, total: pot + kin }
         })
         .collect();
     let stamp = |p: usize, k: usize| -> u64 {
@@ -371,7 +380,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         u64::from(t[0] & 0xffff) | (u64::from(t[1] & 0xffff) << 16) | (u64::from(t[2] & 0xffff) << 32)
     };
     let span = (0..npe).map(|p| stamp(p, fr - 1).saturating_sub(stamp(p, 0))).max().unwrap_or(0);
-    let timesteps = (cfg.steps as u64 * u64::from(cfg.ninner)).max(1);
+    let timesteps = ((fr as u64 - 1) * u64::from(cfg.nsample * cfg.ninner)).max(1);
     let cycles_per_step = span as f64 / timesteps as f64;
 
     let mut atoms = Vec::with_capacity(d.atoms.len());

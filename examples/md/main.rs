@@ -10,7 +10,7 @@ use std::process::ExitCode;
 /// uses (not a measured property of the simulator).
 const CLOCK_HZ: f64 = 850e6;
 
-const USAGE: &str = "usage: mdlj --dump PATH [--nx N --ny N --nzx N --nzy N] [--steps N] [--ninner N] \
+const USAGE: &str = "usage: mdlj --dump PATH [--nx N --ny N --nzx N --nzy N] [--steps N] [--ninner N] [--nsample N] \
 [--dt DT] [--rcut R] [--arch wse2|wse3] [--energies OUT.tsv] [--check REF.tsv] [--dump-out PATH] \
 [--nloc N] [--nmax N] [--npair N] [--max-cycles N]";
 
@@ -19,6 +19,7 @@ struct Args {
     dims: [usize; 4],
     steps: u32,
     ninner: u32,
+    nsample: u32,
     dt: f64,
     rcut: f64,
     arch: Arch,
@@ -35,6 +36,7 @@ fn parse_args() -> Result<Args, String> {
         dims: [8, 8, 4, 2],
         steps: 10,
         ninner: 1,
+        nsample: 1,
         dt: 0.001,
         rcut: 2.5,
         arch: Arch::Wse2,
@@ -59,6 +61,7 @@ fn parse_args() -> Result<Args, String> {
             "--nzy" => a.dims[3] = num(value()?)? as usize,
             "--steps" => a.steps = num(value()?)?.try_into().map_err(|_| "--steps is too large".to_string())?,
             "--ninner" => a.ninner = num(value()?)?.clamp(1, 1000) as u32,
+            "--nsample" => a.nsample = num(value()?)?.clamp(1, 1_000_000) as u32,
             "--dt" => a.dt = float(value()?)?,
             "--rcut" => a.rcut = float(value()?)?,
             "--arch" => {
@@ -110,6 +113,7 @@ fn real_main() -> Result<(), String> {
         geometry: geometry.clone(),
         steps: a.steps,
         ninner: a.ninner,
+        nsample: a.nsample,
         dt: a.dt,
         rcut: a.rcut,
         arch: a.arch,
