@@ -14,6 +14,7 @@ use csl_arch::image::{
 };
 use csl_arch::isa::{Op, Reg};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Marks a task id with no task bound in [`Class::bindings`].
 pub(crate) const NO_TASK: u32 = u32::MAX;
@@ -23,6 +24,10 @@ pub(crate) const NO_TASK: u32 = u32::MAX;
 pub struct Class {
     /// The class as read from the image.
     pub program: ProgramClass,
+    /// The code, shared between classes whose code is identical (classes often differ only
+    /// in data, e.g. colours or per-column memcpy parameters): one copy keeps the
+    /// interpreter's instruction fetches in cache.
+    code: Arc<[Op]>,
     /// Function index bound to each task id, or [`NO_TASK`].
     pub(crate) bindings: [u32; NUM_TASK_IDS as usize],
     /// How each task id is triggered (meaningful where bound).
@@ -82,6 +87,7 @@ impl Class {
         check_registers(n, program)?;
         Ok(Class {
             program: program.clone(),
+            code: Arc::from(program.code.as_slice()),
             bindings,
             kinds,
             args,
@@ -93,7 +99,14 @@ impl Class {
     /// The code.
     #[inline]
     pub fn code(&self) -> &[Op] {
-        &self.program.code
+        &self.code
+    }
+
+    /// Makes this class use `other`'s copy of the code when the two are identical.
+    pub(crate) fn share_code(&mut self, other: &Class) {
+        if self.code.len() == other.code.len() && self.code == other.code {
+            self.code = Arc::clone(&other.code);
+        }
     }
 
     /// The functions.

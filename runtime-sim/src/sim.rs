@@ -230,6 +230,7 @@ impl Simulator {
             .enumerate()
             .map(|(n, c)| Class::prepare(n, c))
             .collect::<Result<Vec<_>, _>>()?;
+        let classes = share_identical_code(classes);
         let meta = &image.meta;
         let arch = meta.arch;
         let n = image.placement.len();
@@ -1057,6 +1058,26 @@ impl Simulator {
             pes,
         }
     }
+}
+
+/// Lets classes with identical code share one copy of it (see [`Class::share_code`]).
+fn share_identical_code(mut classes: Vec<Class>) -> Vec<Class> {
+    let mut distinct: Vec<usize> = Vec::new();
+    for i in 0..classes.len() {
+        let (before, rest) = classes.split_at_mut(i);
+        let Some(c) = rest.first_mut() else {
+            continue;
+        };
+        match distinct.iter().find_map(|&d| {
+            before
+                .get(d)
+                .filter(|o| o.code().len() == c.code().len() && o.code() == c.code())
+        }) {
+            Some(o) => c.share_code(o),
+            None => distinct.push(i),
+        }
+    }
+    classes
 }
 
 /// Trace lines of one CE cycle.
