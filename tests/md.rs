@@ -9,6 +9,7 @@ use csl_examples::md::dump::Dump;
 use csl_examples::md::energies::{self, EnergyRow};
 use csl_examples::md::generate;
 use csl_examples::md::geometry::Geometry;
+use csl_examples::md::reference::{Params, System};
 
 fn lj108() -> Dump {
     let path = csl_tests::repo_root().join("examples/md/data/lj108.dump");
@@ -58,8 +59,28 @@ fn seed_geometry_passes_the_reference_check() {
     assert_eq!(out.energies.len(), 11);
     check(&out.energies);
     assert!(out.cycles_per_step > 0.0);
-    // The final state has every atom once.
+    // The final state has every atom once, where the f64 reference integrator puts it.
     assert_eq!(out.atoms.len(), 108);
+    final_state_matches_the_reference(&lj108(), &out, 10);
+}
+
+/// Positions (minimum image) and velocities of the device's final atoms against the f64
+/// reference integrator after the same number of steps.
+fn final_state_matches_the_reference(d: &Dump, out: &Outcome, steps: u64) {
+    let mut sys = System::<f64>::from_dump(d);
+    sys.run(steps, &Params::default());
+    let b = d.box_len();
+    let (mut dx, mut dv) = (0.0f64, 0.0f64);
+    for (i, a) in d.atoms.iter().enumerate() {
+        let got = out.atoms.iter().find(|g| g.id == a.id).unwrap_or_else(|| panic!("atom {} lost", a.id));
+        assert_eq!(got.typ, a.typ, "atom {} changed type", a.id);
+        for k in 0..3 {
+            let e = got.pos[k] - sys.positions()[i][k];
+            dx = dx.max((e - b[k] * (e / b[k]).round()).abs());
+            dv = dv.max((got.vel[k] - sys.velocities()[i][k]).abs());
+        }
+    }
+    assert!(dx < 1e-4 && dv < 1e-4, "final state differs from the reference: |dx| {dx:e}, |dv| {dv:e}");
 }
 
 #[test]

@@ -117,6 +117,16 @@ impl<T: Real> System<T> {
         self.potential = u;
     }
 
+    /// Positions (not wrapped into the box), in input order.
+    pub fn positions(&self) -> &[[T; 3]] {
+        &self.pos
+    }
+
+    /// Velocities, in input order.
+    pub fn velocities(&self) -> &[[T; 3]] {
+        &self.vel
+    }
+
     fn kinetic(&self) -> T {
         let mut k = T::of(0.0);
         for v in &self.vel {
