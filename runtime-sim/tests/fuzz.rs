@@ -320,6 +320,7 @@ fn color_config() -> impl Strategy<Value = ColorConfig> {
                 teardown,
                 color_swap_x: sx,
                 color_swap_y: sy,
+                message_passing: false,
             },
         )
 }

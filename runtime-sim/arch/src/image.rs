@@ -121,6 +121,10 @@ pub struct ColorConfig {
     /// Swap colours `c` and `c ^ 1` for wavelets arriving from north or south.
     #[serde(default, skip_serializing_if = "is_false")]
     pub color_swap_y: bool,
+    /// WSE-3: the colour routes messages by their header wavelet
+    /// ([`crate::fabric::message`]) instead of by `rx`/`tx` (which are then empty).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub message_passing: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -617,6 +621,17 @@ impl Image {
             .find(|&&c| c as usize >= self.classes.len())
         {
             return Err(bad(SECTION_PLACEMENT, format!("class {c} does not exist")));
+        }
+        if !self.meta.arch.has_message_passing()
+            && let Some(r) = self.routes.iter().find(|r| r.message_passing)
+        {
+            return Err(bad(
+                SECTION_ROUTES,
+                format!(
+                    "colour {} at ({}, {}) uses message passing, which {} does not have",
+                    r.color, r.x, r.y, self.meta.arch
+                ),
+            ));
         }
         for (n, class) in self.classes.iter().enumerate() {
             let sec = section_class(n);
