@@ -437,6 +437,8 @@ pub enum StuckWhy {
     TaskNotRun,
     /// Nothing reads the queue (no data task bound, no fabric input operation running).
     NoConsumer,
+    /// Message passing: another input's message holds the output the wavelet needs.
+    PathHeld,
 }
 
 impl fmt::Display for StuckWhy {
@@ -449,6 +451,7 @@ impl fmt::Display for StuckWhy {
             StuckWhy::ChannelBlocked => "its task id is blocked",
             StuckWhy::TaskNotRun => "its data task never ran",
             StuckWhy::NoConsumer => "nothing reads it",
+            StuckWhy::PathHeld => "another message holds the path it needs",
         })
     }
 }

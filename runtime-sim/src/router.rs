@@ -310,6 +310,24 @@ impl ColorState {
         self.cur != old
     }
 
+    /// Message passing: whether the front wavelet of `port`, at PE index `p` of a
+    /// rectangle `width` wide, waits for an output held by another input's message.
+    pub(crate) fn mp_path_held(&self, port: usize, p: usize, width: u32) -> bool {
+        let Some(mp) = &self.mp else {
+            return false;
+        };
+        let out = match mp.out.get(port) {
+            Some(&o) if o != NO_PORT => usize::from(o),
+            _ => match self.rings.get(port).and_then(Ring::front) {
+                Some(w) => mp_direction(p, width, Header::decode(w.data)),
+                None => return false,
+            },
+        };
+        mp.owner
+            .get(out)
+            .is_some_and(|&o| o != NO_PORT && usize::from(o) != port)
+    }
+
     /// Whether wavelets arriving on `port` are swapped to the paired colour.
     fn swaps(&self, port: usize) -> bool {
         match port {

@@ -1966,6 +1966,16 @@ fn send_message_words(
     width: u32,
     routes: Vec<csl_arch::image::ColorConfig>,
 ) -> Result<Simulator, SimError> {
+    send_message_words_from(words, 1, width, routes)
+}
+
+/// [`send_message_words`] with PEs `0..senders` all sending `words`.
+fn send_message_words_from(
+    words: &[(u32, bool)],
+    senders: u32,
+    width: u32,
+    routes: Vec<csl_arch::image::ColorConfig>,
+) -> Result<Simulator, SimError> {
     let arch = Arch::Wse3;
     let mut sender = main_task("sender", |a| {
         for &(w, ctrl) in words {
@@ -1999,8 +2009,8 @@ fn send_message_words(
         vec![sender.build(), idle.build(), receiver.build()],
         (0..width)
             .map(|i| match i {
-                0 => 0,
                 i if i + 1 == width => 2,
+                i if i < senders => 0,
                 _ => 1,
             })
             .collect(),
@@ -2091,6 +2101,24 @@ fn message_passing_routes_by_header_and_ends_by_count_or_control() {
                 ..
             }
         ),
+        "{err}"
+    );
+    // Two messages that need the same link, the first never ended: the second waits for
+    // the held path, and the deadlock report says so.
+    let open = [(header(2, 0, true), false), (21, false)];
+    let err = send_message_words_from(&open, 2, 3, routes()).expect_err("deadlock");
+    let SimError::Deadlock { stuck, .. } = &err else {
+        panic!("{err}")
+    };
+    assert!(
+        stuck
+            .iter()
+            .any(|s| s.pe.rel.x == 1 && s.why == StuckWhy::PathHeld),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("another message holds the path it needs"),
         "{err}"
     );
 }

@@ -754,6 +754,29 @@ mod tests {
     }
 
     #[test]
+    fn message_passing_needs_wse3() {
+        let mut img = sample();
+        img.routes.push(ColorConfig {
+            x: 0,
+            y: 0,
+            color: crate::fabric::message::COMM_COLOR,
+            rx: vec![],
+            tx: vec![],
+            switches: None,
+            filter: None,
+            teardown: false,
+            color_swap_x: false,
+            color_swap_y: false,
+            message_passing: true,
+        });
+        assert!(img.validate().is_err());
+        img.meta.arch = Arch::Wse3;
+        assert!(img.validate().is_ok());
+        let bytes = img.to_elf().unwrap();
+        assert_eq!(Image::from_elf(&bytes).unwrap(), img);
+    }
+
+    #[test]
     fn garbage_is_an_error_not_a_panic() {
         assert!(Image::from_elf(b"not an elf").is_err());
         let bytes = sample().to_elf().unwrap();
