@@ -450,3 +450,75 @@ fn control_transform_carries_a_control_wavelet_through_memory() {
         );
     }
 }
+
+#[test]
+fn wse3_message_passing_routes_by_header() {
+    let (w, h, n) = (4usize, 3usize, 24usize);
+    let mut rt = build("message_passing", Arch::Wse3, (11, 5));
+    rt.launch("start", &[], false).unwrap();
+    let got = d2h_u32(&mut rt, "res", w as u32, h as u32, n as u32);
+    rt.stop().unwrap();
+    let at = |x: usize, y: usize| &got[(y * w + x) * n..(y * w + x + 1) * n];
+    let a1: Vec<u32> = (0..5).map(|i| 1000 + 7 * i).collect();
+    let a2: Vec<u32> = (0..3).map(|i| 2000 + i).collect();
+    let b: Vec<u32> = (0..4).map(|i| 3000 + 11 * i).collect();
+    let c: Vec<u32> = vec![5, 6, 0xffff, 9];
+    let d: Vec<u32> = (0..6).map(|i| 4000 + i).collect();
+    let padded = |v: &[u32], len: usize| {
+        let mut p = v.to_vec();
+        p.resize(len, 0);
+        p
+    };
+    // The sender's `sent` task (on_term activate of its first message) wrote 77.
+    assert_eq!(at(1, 0), padded(&[77], n).as_slice());
+    // (0,2): B, received with on_term unblock; (2,1): C, 16-bit elements.
+    assert_eq!(at(0, 2), padded(&b, n).as_slice());
+    assert_eq!(at(2, 1), padded(&c, n).as_slice());
+    // (3,2): three whole messages in arrival order; A1 before A2 (same sender and path).
+    let slots: Vec<Vec<u32>> = at(3, 2)
+        .chunks(8)
+        .map(|s| s.iter().copied().take_while(|&v| v != 0).collect())
+        .collect();
+    let pos = |m: &Vec<u32>| slots.iter().position(|s| s == m);
+    let (p1, p2, pd) = (pos(&a1), pos(&a2), pos(&d));
+    assert!(p1.is_some() && p2.is_some() && pd.is_some(), "{slots:?}");
+    assert!(p1 < p2, "{slots:?}");
+    // Every other PE is untouched.
+    for y in 0..h {
+        for x in 0..w {
+            if ![(1, 0), (0, 2), (2, 1), (3, 2)].contains(&(x, y)) {
+                assert_eq!(at(x, y), vec![0; n].as_slice(), "({x},{y})");
+            }
+        }
+    }
+}
+#[test]
+fn wse3_message_lost_at_a_pe_without_message_passing_is_a_fault() {
+    use cslsim::error::{RoutingError, SimError};
+    use cslsim::host::HostError;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fabric-message_passing-hole");
+    csl_tests::compile_to(
+        "tests/programs/message_passing/layout.csl",
+        Arch::Wse3,
+        (11, 5),
+        &[("hole", "true")],
+        &dir,
+    );
+    let mut rt = SdkRuntime::new(&dir).unwrap().with_max_cycles(1_000_000);
+    rt.load().unwrap();
+    rt.run().unwrap();
+    let err = rt.launch("start", &[], false).unwrap_err();
+    let HostError::Sim(SimError::Routing {
+        pe, color, kind, ..
+    }) = err
+    else {
+        panic!("expected a routing fault, got {err}");
+    };
+    assert_eq!((pe.rel.x, pe.rel.y, color), (2, 0, 14));
+    assert_eq!(
+        kind,
+        RoutingError::MessagePassingOff {
+            from: csl_arch::fabric::Direction::West
+        }
+    );
+}

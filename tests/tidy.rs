@@ -68,6 +68,7 @@ fn libraries_use_the_arch_register_addresses() {
     for (lib, addr) in [
         ("layout", mmio::COL_ID),
         ("layout", mmio::ROW_ID),
+        ("message_passing", mmio::ROW_ID),
         ("time", mmio::TSC),
         ("simprint", mmio::PRINT_CHAR),
         ("tile_config/task_priority", mmio::TASK_PRIORITY),
@@ -80,6 +81,27 @@ fn libraries_use_the_arch_register_addresses() {
             src.contains(&want),
             "<{lib}> must use register address {want}"
         );
+    }
+}
+
+#[test]
+fn message_passing_library_uses_the_arch_header_layout() {
+    use csl_arch::fabric::message as m;
+    let src = cslc::stdlib::lookup("message_passing").unwrap_or("");
+    for want in [
+        format!("const dest_col_shift: u32 = {};", m::DEST_COL_SHIFT),
+        format!("const dest_row_shift: u32 = {};", m::DEST_ROW_SHIFT),
+        format!("const coord_mask: u32 = 0x{:x};", m::COORD_MASK),
+        format!("const north_bit: u32 = 0x{:x};", m::NORTH),
+        format!("const south_bit: u32 = 0x{:x};", m::SOUTH),
+        format!("const ctrl_term_bit: u32 = 0x{:x};", m::CTRL_TERM),
+        format!("const len_mask: u32 = 0x{:x};", m::LEN_MASK),
+        format!(
+            "const mp_comm_color: color = @get_color({});",
+            m::COMM_COLOR
+        ),
+    ] {
+        assert!(src.contains(&want), "<message_passing> must have `{want}`");
     }
 }
 
@@ -210,7 +232,10 @@ fn every_example_layout_analyses_completely() {
             if f.file_name().is_none_or(|n| n != "layout.csl") {
                 continue;
             }
+            // A `//@ arch: wse3` line marks a program for one architecture only.
+            let header = csl_tests::Header::parse(&read(&f));
             let opts = cslc::Options {
+                arch: header.arch.unwrap_or(csl_arch::Arch::Wse2),
                 fabric_dims: (40, 40),
                 analyse_all: true,
                 ..cslc::Options::default()

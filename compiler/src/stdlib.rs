@@ -20,6 +20,10 @@ const LIBS: &[(&str, &str)] = &[
     ("directions", include_str!("../../stdlib/directions.csl")),
     ("debug", include_str!("../../stdlib/debug.csl")),
     (
+        "message_passing",
+        include_str!("../../stdlib/message_passing.csl"),
+    ),
+    (
         "collectives_2d/params",
         include_str!("../../stdlib/collectives_2d/params.csl"),
     ),
@@ -40,6 +44,12 @@ const LIBS: &[(&str, &str)] = &[
 /// The source of library `name`, if bundled.
 pub fn lookup(name: &str) -> Option<&'static str> {
     LIBS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// The only architecture library `name` exists on, if it is not on both:
+/// `<message_passing>` needs the WSE-3 routers' message-passing mode.
+pub fn required_arch(name: &str) -> Option<csl_arch::Arch> {
+    (name == "message_passing").then_some(csl_arch::Arch::Wse3)
 }
 
 /// Names of every bundled library, sorted.

@@ -274,6 +274,7 @@ fn route(x: u32, y: u32, color: u8, rx: Direction, tx: Direction) -> ColorConfig
         teardown: false,
         color_swap_x: false,
         color_swap_y: false,
+        message_passing: false,
     }
 }
 

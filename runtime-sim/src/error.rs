@@ -437,6 +437,8 @@ pub enum StuckWhy {
     TaskNotRun,
     /// Nothing reads the queue (no data task bound, no fabric input operation running).
     NoConsumer,
+    /// Message passing: another input's message holds the output the wavelet needs.
+    PathHeld,
 }
 
 impl fmt::Display for StuckWhy {
@@ -449,6 +451,7 @@ impl fmt::Display for StuckWhy {
             StuckWhy::ChannelBlocked => "its task id is blocked",
             StuckWhy::TaskNotRun => "its data task never ran",
             StuckWhy::NoConsumer => "nothing reads it",
+            StuckWhy::PathHeld => "another message holds the path it needs",
         })
     }
 }
@@ -508,6 +511,24 @@ pub enum RoutingError {
     },
     /// WSE-3: a wavelet for the CE on a colour bound to no input queue.
     NoInputQueue,
+    /// WSE-3 message passing: a message reached a PE whose router does not have message
+    /// passing enabled on the colour (the hardware would lose the message).
+    MessagePassingOff {
+        /// The port it arrived on.
+        from: Direction,
+    },
+    /// WSE-3 message passing: a header names a PE outside the program rectangle.
+    MessageDestination {
+        /// Destination column.
+        col: u32,
+        /// Destination row.
+        row: u32,
+    },
+    /// WSE-3 message passing: a control wavelet arrived where a header was expected.
+    MessageWithoutHeader {
+        /// The port it arrived on.
+        from: Direction,
+    },
 }
 
 impl fmt::Display for RoutingError {
@@ -531,6 +552,22 @@ impl fmt::Display for RoutingError {
             ),
             RoutingError::NoInputQueue => f.write_str(
                 "a wavelet for the CE on a colour that no input queue is bound to (@initialize_queue)",
+            ),
+            RoutingError::MessagePassingOff { from } => write!(
+                f,
+                "a message arrived from {} but message passing is not enabled on the colour \
+                 at this PE (the message would be lost)",
+                from.name()
+            ),
+            RoutingError::MessageDestination { col, row } => write!(
+                f,
+                "a message header names PE ({col},{row}), outside the program rectangle"
+            ),
+            RoutingError::MessageWithoutHeader { from } => write!(
+                f,
+                "a control wavelet arrived from {} on a message-passing colour where a \
+                 message header was expected",
+                from.name()
             ),
         }
     }

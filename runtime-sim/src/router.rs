@@ -15,6 +15,11 @@
 //!   the colour that moved first in the previous busy cycle.
 //! * A wavelet reaches the next router `hop` cycles after it leaves (and the CE input
 //!   queue `ramp` cycles after it leaves for the RAMP).
+//! * A colour configured for message passing (WSE-3) has no fixed route: the first wavelet
+//!   on an input port is a header ([`csl_arch::fabric::message`]) that picks the output
+//!   (X first, then Y, then the RAMP, where the header is consumed); the path stays held
+//!   for that input until the message ends, and other inputs wanting the same output wait.
+//!   A neighbour on the path without message passing on the colour is a routing fault.
 
 use crate::class::Class;
 use crate::error::{PeLoc, RoutingError, SimError};
@@ -22,6 +27,7 @@ use crate::pe::Pe;
 use crate::ring::{Ring, Wavelet, wflags};
 use crate::trace::Tracer;
 use crate::worklist::WorkSet;
+use csl_arch::fabric::message::Header;
 use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID, control};
 use csl_arch::image::{ColorConfig, FilterKind, PopMode};
 
@@ -153,6 +159,44 @@ impl Filter {
     }
 }
 
+/// Marks "no port" in [`MpState`].
+const NO_PORT: u8 = u8::MAX;
+
+/// The paths of a message-passing colour at one router.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MpState {
+    /// Per input port: the output port its current message holds ([`NO_PORT`]: none, the
+    /// next wavelet is a header).
+    out: [u8; 5],
+    /// Per input port: payload wavelets still to come when the message ends by count
+    /// (`None`: it ends with its first control wavelet).
+    left: [Option<u8>; 5],
+    /// Per output port: the input port whose message holds it ([`NO_PORT`]: free).
+    owner: [u8; 5],
+}
+
+impl MpState {
+    fn new() -> MpState {
+        MpState {
+            out: [NO_PORT; 5],
+            left: [None; 5],
+            owner: [NO_PORT; 5],
+        }
+    }
+
+    /// Frees the path of input `port`.
+    fn release(&mut self, port: usize) {
+        if let Some(o) = self.out.get(port).copied()
+            && let Some(ow) = self.owner.get_mut(usize::from(o))
+        {
+            *ow = NO_PORT;
+        }
+        if let Some(o) = self.out.get_mut(port) {
+            *o = NO_PORT;
+        }
+    }
+}
+
 /// The state of one colour at one router.
 #[derive(Clone, Debug)]
 pub(crate) struct ColorState {
@@ -176,6 +220,8 @@ pub(crate) struct ColorState {
     pub rings: [Ring; 5],
     /// Bit per port: the buffer is not empty.
     pub nonempty: u8,
+    /// Message-passing paths, if the colour routes messages.
+    pub mp: Option<MpState>,
 }
 
 impl ColorState {
@@ -194,6 +240,7 @@ impl ColorState {
             capture: false,
             rings: Default::default(),
             nonempty: 0,
+            mp: None,
         }
     }
 
@@ -226,6 +273,10 @@ impl ColorState {
         s.teardown = cfg.teardown;
         s.swap_x = cfg.color_swap_x;
         s.swap_y = cfg.color_swap_y;
+        if cfg.message_passing {
+            s.mp = Some(MpState::new());
+            s.rx_any = LINKS | RAMP_BIT;
+        }
         s
     }
 
@@ -257,6 +308,24 @@ impl ColorState {
         let old = self.cur;
         self.cur = 0;
         self.cur != old
+    }
+
+    /// Message passing: whether the front wavelet of `port`, at PE index `p` of a
+    /// rectangle `width` wide, waits for an output held by another input's message.
+    pub(crate) fn mp_path_held(&self, port: usize, p: usize, width: u32) -> bool {
+        let Some(mp) = &self.mp else {
+            return false;
+        };
+        let out = match mp.out.get(port) {
+            Some(&o) if o != NO_PORT => usize::from(o),
+            _ => match self.rings.get(port).and_then(Ring::front) {
+                Some(w) => mp_direction(p, width, Header::decode(w.data)),
+                None => return false,
+            },
+        };
+        mp.owner
+            .get(out)
+            .is_some_and(|&o| o != NO_PORT && usize::from(o) != port)
     }
 
     /// Whether wavelets arriving on `port` are swapped to the paired colour.
@@ -525,6 +594,9 @@ fn try_move(p: usize, c: u8, env: &mut RouteEnv<'_>, now: u64, used: u8) -> Resu
     if cs.teardown || !cs.configured {
         return Ok(Move::Blocked);
     }
+    if let Some(mp) = cs.mp {
+        return try_move_mp(p, c, mp, env, now, used);
+    }
     let route = cs.route();
     let mut ports = cs.nonempty & route.rx;
     if cs.capture {
@@ -747,4 +819,221 @@ fn try_move(p: usize, c: u8, env: &mut RouteEnv<'_>, now: u64, used: u8) -> Resu
         ));
     }
     Ok(Move::Moved(tx))
+}
+
+/// The output port a header at PE `p` takes towards `h`: X first, then Y, then the RAMP.
+fn mp_direction(p: usize, width: u32, h: Header) -> usize {
+    let w = width.max(1) as usize;
+    let (x, y) = ((p % w) as u32, (p / w) as u32);
+    let d = if h.col > x {
+        Direction::East
+    } else if h.col < x {
+        Direction::West
+    } else if h.row > y {
+        Direction::South
+    } else if h.row < y {
+        Direction::North
+    } else {
+        Direction::Ramp
+    };
+    usize::from(d.index())
+}
+
+/// [`try_move`] for a message-passing colour: the first input port (N, S, E, W, RAMP)
+/// whose front wavelet is ready and whose output is free (or held by its own message) and
+/// has room moves one wavelet.
+fn try_move_mp(
+    p: usize,
+    c: u8,
+    mut mp: MpState,
+    env: &mut RouteEnv<'_>,
+    now: u64,
+    used: u8,
+) -> Result<Move, SimError> {
+    let Some(cs) = env.routers.get(p).and_then(|r| r.color(c)) else {
+        return Ok(Move::Blocked);
+    };
+    let mut ports = cs.nonempty;
+    let mut later = false;
+    let mut chosen = None;
+    while ports != 0 {
+        let port = ports.trailing_zeros() as usize;
+        ports &= ports - 1;
+        let Some(w) = env
+            .routers
+            .get(p)
+            .and_then(|r| r.color(c))
+            .and_then(|cs| cs.rings.get(port))
+            .and_then(Ring::front)
+            .copied()
+        else {
+            continue;
+        };
+        if w.ready > now {
+            later = true;
+            continue;
+        }
+        let held = mp.out.get(port).copied().unwrap_or(NO_PORT);
+        let (out, header) = if held != NO_PORT {
+            (usize::from(held), None)
+        } else {
+            if w.is_ctrl() {
+                return Err(env.error(
+                    p,
+                    c,
+                    now,
+                    RoutingError::MessageWithoutHeader { from: dir_of(port) },
+                ));
+            }
+            let h = Header::decode(w.data);
+            if h.col >= env.width || h.row >= env.height {
+                return Err(env.error(
+                    p,
+                    c,
+                    now,
+                    RoutingError::MessageDestination {
+                        col: h.col,
+                        row: h.row,
+                    },
+                ));
+            }
+            (mp_direction(p, env.width, h), Some(h))
+        };
+        let owner = mp.owner.get(out).copied().unwrap_or(NO_PORT);
+        if owner != NO_PORT && usize::from(owner) != port {
+            continue;
+        }
+        let consumed = out == RAMP && header.is_some();
+        if !consumed && used & (1 << out) != 0 {
+            later = true;
+            continue;
+        }
+        if out == RAMP {
+            if !consumed {
+                match env.pes.get(p).map(|pe| pe.ce_room(c, now)) {
+                    Some(Some(true)) => {}
+                    Some(Some(false)) => continue,
+                    _ => return Err(env.error(p, c, now, RoutingError::NoInputQueue)),
+                }
+            }
+        } else {
+            let Some(q) = env.neighbour(p, out) else {
+                return Err(env.error(p, c, now, RoutingError::OffEdge { dir: dir_of(out) }));
+            };
+            let qport = opposite(out);
+            let Some(qcs) = env
+                .routers
+                .get(q)
+                .and_then(|r| r.color(c))
+                .filter(|s| s.configured && s.mp.is_some())
+            else {
+                return Err(env.error(
+                    q,
+                    c,
+                    now,
+                    RoutingError::MessagePassingOff {
+                        from: dir_of(qport),
+                    },
+                ));
+            };
+            if !qcs
+                .rings
+                .get(qport)
+                .is_some_and(|r| r.has_room(env.depth, now))
+            {
+                continue;
+            }
+        }
+        chosen = Some((port, out, w, header));
+        break;
+    }
+    let Some((port, out, w, header)) = chosen else {
+        return Ok(if later { Move::Later } else { Move::Blocked });
+    };
+    // Path bookkeeping: a header claims the output, the end of a message frees it.
+    let ends = match header {
+        Some(h) => {
+            if let Some(o) = mp.out.get_mut(port) {
+                *o = out as u8;
+            }
+            if let Some(o) = mp.owner.get_mut(out) {
+                *o = port as u8;
+            }
+            if let Some(l) = mp.left.get_mut(port) {
+                *l = (!h.ctrl_term).then_some(h.len);
+            }
+            !h.ctrl_term && h.len == 0
+        }
+        None => match mp.left.get_mut(port) {
+            Some(Some(n)) => {
+                *n = n.saturating_sub(1);
+                *n == 0
+            }
+            _ => w.is_ctrl(),
+        },
+    };
+    if ends {
+        mp.release(port);
+    }
+    let Some(r) = env.routers.get_mut(p) else {
+        return Ok(Move::Blocked);
+    };
+    r.pop(c, port, now);
+    if let Some(cs) = r.color_mut(c) {
+        cs.mp = Some(mp);
+    }
+    let consumed = out == RAMP && header.is_some();
+    let wavelet = Wavelet {
+        data: w.data,
+        flags: w.flags & wflags::CTRL,
+        ready: now + if out == RAMP { env.ramp } else { env.hop },
+    };
+    if out == RAMP {
+        if !consumed {
+            if let Some(pe) = env.pes.get_mut(p) {
+                pe.ce_push(c, wavelet);
+            }
+            env.wake_ces.insert(p);
+            env.hops += 1;
+            if let Some(s) = env.routers.get_mut(p).and_then(|r| r.sent.get_mut(RAMP)) {
+                *s += 1;
+            }
+        }
+    } else if let Some(q) = env.neighbour(p, out) {
+        if let Some(rq) = env.routers.get_mut(q) {
+            rq.push(c, opposite(out), wavelet);
+        }
+        env.wake_routers.insert(q);
+        env.hops += 1;
+        if let Some(s) = env.routers.get_mut(p).and_then(|r| r.sent.get_mut(out)) {
+            *s += 1;
+        }
+    }
+    if port == RAMP {
+        env.wake_ces.insert(p);
+    } else if let Some(up) = env.neighbour(p, port) {
+        env.wake_routers.insert(up);
+    }
+    if let Some(t) = env.trace
+        && env.pes.get(p).is_some_and(|pe| pe.traced)
+    {
+        t.line(format_args!(
+            "@{now} {}: router colour {c} message {} 0x{:08x} from {} -> {}{}",
+            env.loc(p).rel,
+            match (header.is_some(), w.is_ctrl()) {
+                (true, _) => "header",
+                (false, true) => "control",
+                (false, false) => "data",
+            },
+            w.data,
+            dir_of(port).name(),
+            if consumed {
+                "(consumed)"
+            } else {
+                dir_of(out).name()
+            },
+            if ends { " (path released)" } else { "" }
+        ));
+    }
+    Ok(Move::Moved(if consumed { 0 } else { 1 << out }))
 }

@@ -947,7 +947,7 @@ impl Simulator {
     /// Every non-empty buffer, with why it cannot drain.
     fn stuck(&self) -> Vec<Stuck> {
         let mut out = Vec::new();
-        for (pe, r) in self.pes.iter().zip(&self.routers) {
+        for (idx, (pe, r)) in self.pes.iter().zip(&self.routers).enumerate() {
             // Router input buffers, by colour then port.
             for c in 0..NUM_COLORS {
                 let Some(cs) = r.color(c) else {
@@ -961,6 +961,12 @@ impl Simulator {
                         StuckWhy::Teardown
                     } else if !cs.configured {
                         StuckWhy::NoRoute
+                    } else if cs.mp.is_some() {
+                        if cs.mp_path_held(port, idx, self.width) {
+                            StuckWhy::PathHeld
+                        } else {
+                            StuckWhy::Backpressure
+                        }
                     } else if cs.route().rx & (1 << port) == 0 {
                         StuckWhy::NotAccepted
                     } else {

@@ -1949,3 +1949,176 @@ fn a_copy_d2h_after_a_stream_sees_every_word_handled_along_a_colour_swap_chain()
     let total: u32 = words.iter().sum();
     assert_eq!(sum, vec![2 * total, total, 2 * total, total]);
 }
+
+/// A message-passing colour (WSE-3) at `(x, 0)`.
+fn mp_route(x: u32, color: u8) -> csl_arch::image::ColorConfig {
+    csl_arch::image::ColorConfig {
+        message_passing: true,
+        ..route(x, 0, color, &[], &[])
+    }
+}
+
+/// Runs a `width`x1 WSE-3 image where PE 0 sends `words` (payload, control?) on colour 5
+/// through output queue 3 and PE `width - 1` reads 3 data wavelets from input queue 2
+/// (colour 5) to address 0x100.
+fn send_message_words(
+    words: &[(u32, bool)],
+    width: u32,
+    routes: Vec<csl_arch::image::ColorConfig>,
+) -> Result<Simulator, SimError> {
+    send_message_words_from(words, 1, width, routes)
+}
+
+/// [`send_message_words`] with PEs `0..senders` all sending `words`.
+fn send_message_words_from(
+    words: &[(u32, bool)],
+    senders: u32,
+    width: u32,
+    routes: Vec<csl_arch::image::ColorConfig>,
+) -> Result<Simulator, SimError> {
+    let arch = Arch::Wse3;
+    let mut sender = main_task("sender", |a| {
+        for &(w, ctrl) in words {
+            let d = if ctrl { 0x60 } else { 0x40 };
+            a.dsd(DsdOpcode::Mov32, X::D(d), &[X::S(w)], 0, 0, 0, None, 0);
+        }
+    });
+    sender.fabout(0x40, 5, 3, 1, 0);
+    sender.fabout(0x60, 5, 3, 1, flags::CONTROL);
+    sender.bind_output(arch, 3, 5);
+    let mut receiver = main_task("receiver", |a| {
+        a.dsd(
+            DsdOpcode::Mov32,
+            X::D(0x80),
+            &[X::D(0x40)],
+            0,
+            0,
+            0,
+            None,
+            0,
+        );
+    });
+    receiver.fabin(0x40, 5, 2, 3, 0);
+    receiver.mem1d(0x80, 0x100, 3, 1);
+    receiver.bind_input(arch, 2, 5);
+    let idle = Asm::new("idle");
+    let img = fabric_image(
+        arch,
+        width,
+        1,
+        vec![sender.build(), idle.build(), receiver.build()],
+        (0..width)
+            .map(|i| match i {
+                i if i + 1 == width => 2,
+                i if i < senders => 0,
+                _ => 1,
+            })
+            .collect(),
+        routes,
+    );
+    let mut sim = Simulator::new(&img).expect("load");
+    sim.run_until_idle(100_000)?;
+    Ok(sim)
+}
+
+#[test]
+fn message_passing_routes_by_header_and_ends_by_count_or_control() {
+    use csl_arch::fabric::message::Header;
+    let header = |col, len, ctrl_term| {
+        Header {
+            col,
+            row: 0,
+            north: false,
+            south: false,
+            ctrl_term,
+            len,
+        }
+        .encode()
+    };
+    let routes = || (0..3).map(|x| mp_route(x, 5)).collect::<Vec<_>>();
+    // A message of two wavelets ended by its length, then one ended by a control wavelet:
+    // the headers are consumed at the destination, everything else reaches its CE (where
+    // the control wavelet, for no control task, is dropped).
+    let words = [
+        (header(2, 2, false), false),
+        (11, false),
+        (12, false),
+        (header(2, 0, true), false),
+        (13, false),
+        (0, true),
+    ];
+    let sim = send_message_words(&words, 3, routes()).unwrap_or_else(|e| panic!("{e}"));
+    let r = |x| sim.router(x, 0).expect("router");
+    assert_eq!(r(0).wavelets_sent(East), 6);
+    assert_eq!(r(1).wavelets_sent(East), 6);
+    assert_eq!(r(2).wavelets_sent(Ramp), 4);
+    let got: Vec<u32> = (0..3)
+        .map(|i| read32(mem(&sim, 2, 0), 0x100 + 4 * i))
+        .collect();
+    assert_eq!(got, vec![11, 12, 13]);
+    // A PE on the path without message passing on the colour: the message would be lost.
+    let err = send_message_words(
+        &words,
+        3,
+        vec![
+            mp_route(0, 5),
+            route(1, 0, 5, &[West], &[East]),
+            mp_route(2, 5),
+        ],
+    )
+    .expect_err("routing error");
+    assert!(
+        matches!(
+            err,
+            SimError::Routing {
+                kind: RoutingError::MessagePassingOff { from: West },
+                color: 5,
+                ref pe,
+                ..
+            } if pe.rel.x == 1
+        ),
+        "{err}"
+    );
+    // A destination outside the rectangle, and a control wavelet instead of a header.
+    let err = send_message_words(&[(header(7, 0, false), false)], 3, routes())
+        .expect_err("routing error");
+    assert!(
+        matches!(
+            err,
+            SimError::Routing {
+                kind: RoutingError::MessageDestination { col: 7, row: 0 },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = send_message_words(&[(0, true)], 3, routes()).expect_err("routing error");
+    assert!(
+        matches!(
+            err,
+            SimError::Routing {
+                kind: RoutingError::MessageWithoutHeader { from: Ramp },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // Two messages that need the same link, the first never ended: the second waits for
+    // the held path, and the deadlock report says so.
+    let open = [(header(2, 0, true), false), (21, false)];
+    let err = send_message_words_from(&open, 2, 3, routes()).expect_err("deadlock");
+    let SimError::Deadlock { stuck, .. } = &err else {
+        panic!("{err}")
+    };
+    assert!(
+        stuck
+            .iter()
+            .any(|s| s.pe.rel.x == 1 && s.why == StuckWhy::PathHeld),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("another message holds the path it needs"),
+        "{err}"
+    );
+}

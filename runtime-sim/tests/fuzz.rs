@@ -275,10 +275,10 @@ fn color_config() -> impl Strategy<Value = ColorConfig> {
             0usize..4,
         )),
         prop::option::of((0usize..3, any::<[bool; 3]>(), any::<[u16; 6]>())),
-        any::<[bool; 3]>(),
+        any::<[bool; 4]>(),
     )
         .prop_map(
-            |((x, y, color, rx, tx), sw, filter, [teardown, sx, sy])| ColorConfig {
+            |((x, y, color, rx, tx), sw, filter, [teardown, sx, sy, mp])| ColorConfig {
                 x,
                 y,
                 color,
@@ -320,6 +320,7 @@ fn color_config() -> impl Strategy<Value = ColorConfig> {
                 teardown,
                 color_swap_x: sx,
                 color_swap_y: sy,
+                message_passing: mp,
             },
         )
 }
@@ -388,6 +389,11 @@ fn program() -> impl Strategy<Value = Image> {
                     img.routes = routes;
                     if wse3 {
                         img.meta.arch = csl_arch::fabric::Arch::Wse3;
+                    } else {
+                        // Message passing is WSE-3 only (the loader would reject it).
+                        for r in &mut img.routes {
+                            r.message_passing = false;
+                        }
                     }
                     img
                 },

@@ -110,6 +110,8 @@ codes! {
     BAD_TASK = "E0505";
     /// An exported symbol with no matching `@export_name`, or a mismatched one.
     BAD_EXPORT = "E0506";
+    /// A feature the target architecture does not have (e.g. message passing on wse2).
+    ARCH_FEATURE = "E0507";
     /// The program does not fit in PE memory.
     OUT_OF_MEMORY = "E0601";
     /// A bad command-line argument.

@@ -107,7 +107,8 @@ impl Sema {
     }
 
     /// Parses a colour configuration struct (`.routes`, `.switches`, `.filter`,
-    /// `.teardown`; a bare `.{ .rx = ..., .tx = ... }` is accepted as the routes).
+    /// `.teardown`, `.message_passing`; a bare `.{ .rx = ..., .tx = ... }` is accepted as
+    /// the routes).
     pub fn color_config(
         &mut self,
         x: u32,
@@ -183,6 +184,28 @@ impl Sema {
             None => None,
         };
         let teardown = matches!(field(cfg, "teardown"), Some(Value::Bool(true)));
+        let message_passing = matches!(field(cfg, "message_passing"), Some(Value::Bool(true)));
+        if message_passing {
+            if !self.opts.arch.has_message_passing() {
+                return Err(self.report(
+                    Diagnostic::error(
+                        codes::ARCH_FEATURE,
+                        format!("message passing needs wse3, not {}", self.opts.arch),
+                        span,
+                        "message passing enabled here",
+                    )
+                    .with_help("compile with --arch=wse3, or route this color with .rx/.tx"),
+                ));
+            }
+            if !rx.is_empty() || !tx.is_empty() || switches.is_some() || filter.is_some() {
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    format!("color {color} routes messages by their headers"),
+                    span,
+                    "message passing takes no .rx, .tx, .switches or .filter",
+                ));
+            }
+        }
         Ok(ColorConfig {
             x,
             y,
@@ -194,6 +217,7 @@ impl Sema {
             teardown,
             color_swap_x,
             color_swap_y,
+            message_passing,
         })
     }
 

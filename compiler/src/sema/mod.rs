@@ -252,6 +252,19 @@ impl Sema {
     pub fn load_file(&mut self, spec: &str, from: FileId, span: Span, what: &str) -> R<FileId> {
         if let Some(lib) = spec.strip_prefix('<').and_then(|s| s.strip_suffix('>')) {
             let display = format!("<{lib}>");
+            if let Some(arch) = crate::stdlib::required_arch(lib)
+                && arch != self.opts.arch
+            {
+                return Err(self.report(
+                    Diagnostic::error(
+                        codes::ARCH_FEATURE,
+                        format!("<{lib}> needs {arch}, not {}", self.opts.arch),
+                        span,
+                        "imported here",
+                    )
+                    .with_help(format!("compile with --arch={arch}")),
+                ));
+            }
             if let Some(id) = self.sources.find_display(&display) {
                 return Ok(id);
             }

@@ -80,6 +80,11 @@ impl Arch {
         }
     }
 
+    /// Whether routers support message passing (`<message_passing>`, WSE-3 only).
+    pub fn has_message_passing(self) -> bool {
+        matches!(self, Arch::Wse3)
+    }
+
     /// Cycles a wavelet takes to cross one router hop (WSE-2 ≈ 1 per the HPDC'24 model,
     /// WSE-3 2.0 measured).
     pub fn hop_latency(self) -> u32 {
@@ -265,6 +270,104 @@ pub mod control {
             let popped = pop(adv);
             assert_eq!(command(popped, 0), NOP | CE_FILTER);
             assert_eq!(command(popped, 7), NOP);
+        }
+    }
+}
+
+/// Router message passing (WSE-3, simulator-model.md §5): a colour configured for it
+/// routes each message by the destination in its header wavelet, X first, then Y, then to
+/// the CE, and holds the path until the message has passed.
+///
+/// # Header wavelet (32 bits)
+///
+/// | bits | field |
+/// |---|---|
+/// | 31:20 | destination column within the program rectangle |
+/// | 19:8 | destination row within the program rectangle |
+/// | 7 | north: the destination row is above the sender's (ours: informational) |
+/// | 6 | south: the destination row is below the sender's (ours: informational) |
+/// | 5 | ctrl_term: the message ends with the first control wavelet after the header |
+/// | 4:0 | payload length in wavelets (used when ctrl_term is clear) |
+pub mod message {
+    use std::ops::RangeInclusive;
+
+    /// Colours the `<message_passing>` library reserves.
+    pub const LIBRARY_COLORS: RangeInclusive<u8> = 14..=18;
+    /// The colour the library sends messages on (`mp_comm_color`).
+    pub const COMM_COLOR: u8 = 14;
+    /// Shift of the destination column.
+    pub const DEST_COL_SHIFT: u32 = 20;
+    /// Shift of the destination row.
+    pub const DEST_ROW_SHIFT: u32 = 8;
+    /// Mask of a destination coordinate (after shifting).
+    pub const COORD_MASK: u32 = 0xfff;
+    /// The north bit.
+    pub const NORTH: u32 = 1 << 7;
+    /// The south bit.
+    pub const SOUTH: u32 = 1 << 6;
+    /// The ctrl_term bit.
+    pub const CTRL_TERM: u32 = 1 << 5;
+    /// Mask of the payload length.
+    pub const LEN_MASK: u32 = 0x1f;
+
+    /// A decoded header wavelet.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Header {
+        /// Destination column.
+        pub col: u32,
+        /// Destination row.
+        pub row: u32,
+        /// North bit.
+        pub north: bool,
+        /// South bit.
+        pub south: bool,
+        /// The message ends with a control wavelet.
+        pub ctrl_term: bool,
+        /// Payload length (used when `ctrl_term` is clear).
+        pub len: u8,
+    }
+
+    impl Header {
+        /// Decodes a header payload.
+        pub fn decode(w: u32) -> Header {
+            Header {
+                col: (w >> DEST_COL_SHIFT) & COORD_MASK,
+                row: (w >> DEST_ROW_SHIFT) & COORD_MASK,
+                north: w & NORTH != 0,
+                south: w & SOUTH != 0,
+                ctrl_term: w & CTRL_TERM != 0,
+                len: (w & LEN_MASK) as u8,
+            }
+        }
+
+        /// Encodes the header (coordinates and length are truncated to their fields).
+        pub fn encode(self) -> u32 {
+            ((self.col & COORD_MASK) << DEST_COL_SHIFT)
+                | ((self.row & COORD_MASK) << DEST_ROW_SHIFT)
+                | if self.north { NORTH } else { 0 }
+                | if self.south { SOUTH } else { 0 }
+                | if self.ctrl_term { CTRL_TERM } else { 0 }
+                | (u32::from(self.len) & LEN_MASK)
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn header_round_trips() {
+            let h = Header {
+                col: 3,
+                row: 2,
+                north: false,
+                south: true,
+                ctrl_term: true,
+                len: 5,
+            };
+            let w = h.encode();
+            assert_eq!(w, (3 << 20) | (2 << 8) | (1 << 6) | (1 << 5) | 5);
+            assert_eq!(Header::decode(w), h);
         }
     }
 }

@@ -121,6 +121,10 @@ pub struct ColorConfig {
     /// Swap colours `c` and `c ^ 1` for wavelets arriving from north or south.
     #[serde(default, skip_serializing_if = "is_false")]
     pub color_swap_y: bool,
+    /// WSE-3: the colour routes messages by their header wavelet
+    /// ([`crate::fabric::message`]) instead of by `rx`/`tx` (which are then empty).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub message_passing: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -618,6 +622,17 @@ impl Image {
         {
             return Err(bad(SECTION_PLACEMENT, format!("class {c} does not exist")));
         }
+        if !self.meta.arch.has_message_passing()
+            && let Some(r) = self.routes.iter().find(|r| r.message_passing)
+        {
+            return Err(bad(
+                SECTION_ROUTES,
+                format!(
+                    "colour {} at ({}, {}) uses message passing, which {} does not have",
+                    r.color, r.x, r.y, self.meta.arch
+                ),
+            ));
+        }
         for (n, class) in self.classes.iter().enumerate() {
             let sec = section_class(n);
             if class.data.len() as u64 > u64::from(crate::fabric::PE_MEMORY_BYTES) {
@@ -734,6 +749,29 @@ mod tests {
     #[test]
     fn elf_round_trip() {
         let img = sample();
+        let bytes = img.to_elf().unwrap();
+        assert_eq!(Image::from_elf(&bytes).unwrap(), img);
+    }
+
+    #[test]
+    fn message_passing_needs_wse3() {
+        let mut img = sample();
+        img.routes.push(ColorConfig {
+            x: 0,
+            y: 0,
+            color: crate::fabric::message::COMM_COLOR,
+            rx: vec![],
+            tx: vec![],
+            switches: None,
+            filter: None,
+            teardown: false,
+            color_swap_x: false,
+            color_swap_y: false,
+            message_passing: true,
+        });
+        assert!(img.validate().is_err());
+        img.meta.arch = Arch::Wse3;
+        assert!(img.validate().is_ok());
         let bytes = img.to_elf().unwrap();
         assert_eq!(Image::from_elf(&bytes).unwrap(), img);
     }

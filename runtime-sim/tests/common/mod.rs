@@ -434,6 +434,7 @@ pub fn route(x: u32, y: u32, color: u8, rx: &[Direction], tx: &[Direction]) -> C
         teardown: false,
         color_swap_x: false,
         color_swap_y: false,
+        message_passing: false,
     }
 }
 
