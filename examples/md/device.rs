@@ -90,7 +90,9 @@ fn bin(d: &Dump, g: &Geometry) -> Vec<Vec<usize>> {
     let n = [g.nx, g.ny, g.nz()];
     let mut cells = vec![Vec::new(); g.nx * g.ny * g.nz()];
     for (i, a) in d.atoms.iter().enumerate() {
-        let c: Vec<usize> = (0..3).map(|k| cell_of(a.pos[k], d.lo[k], b[k], n[k])).collect();
+        let c: Vec<usize> = (0..3)
+            .map(|k| cell_of(a.pos[k], d.lo[k], b[k], n[k]))
+            .collect();
         cells[(c[2] * g.ny + c[1]) * g.nx + c[0]].push(i);
     }
     cells
@@ -122,23 +124,32 @@ fn regions(g: &Geometry, x: usize, y: usize, z: usize) -> Regions {
 
 /// The `diag` words 6..30 (halo counts and region starts) a PE must report for the given
 /// atoms per cell: the exchange oracle.
-pub fn expected_exchange(g: &Geometry, count: &dyn Fn(usize, usize, usize) -> u32, x: usize, y: usize, z: usize) -> [u32; 24] {
+pub fn expected_exchange(
+    g: &Geometry,
+    count: &dyn Fn(usize, usize, usize) -> u32,
+    x: usize,
+    y: usize,
+    z: usize,
+) -> [u32; 24] {
     let r = regions(g, x, y, z);
-    let c = |cells: &[(usize, usize, usize)]| -> Vec<u32> { cells.iter().map(|&(a, b, d)| count(a, b, d)).collect() };
+    let c = |cells: &[(usize, usize, usize)]| -> Vec<u32> {
+        cells.iter().map(|&(a, b, d)| count(a, b, d)).collect()
+    };
     let own = count(x, y, z);
     let line = |zz: usize| -> u32 {
         let r = regions(g, x, y, zz);
-        count(x, y, zz) + r.xm.iter().chain(&r.xp).map(|&(a, b, d)| count(a, b, d)).sum::<u32>()
+        count(x, y, zz)
+            + r.xm
+                .iter()
+                .chain(&r.xp)
+                .map(|&(a, b, d)| count(a, b, d))
+                .sum::<u32>()
     };
     let (xm, xp, ym, yp) = (c(&r.xm), c(&r.xp), c(&r.ym), c(&r.yp));
     let zl: Vec<u32> = (1..=RANGE).map(|k| line((z + k) % g.nz())).collect();
     let mut out = [0u32; 24];
-    for k in 0..3 {
-        out[k] = xm[k];
-        out[3 + k] = xp[k];
-        out[6 + k] = ym[k];
-        out[9 + k] = yp[k];
-        out[12 + k] = zl[k];
+    for (k, v) in [&xm, &xp, &ym, &yp, &zl].into_iter().enumerate() {
+        out[3 * k..3 * k + 3].copy_from_slice(v);
     }
     // Region starts: own, xm, x0, xp, z lines, ym, y0, yp.
     let sum = |v: &[u32]| v.iter().sum::<u32>();
@@ -169,7 +180,10 @@ fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> Capaci
     let r2 = (1.1 * rcut) * (1.1 * rcut);
     let close = |i: usize, j: usize| {
         let (p, q) = (&d.atoms[i].pos, &d.atoms[j].pos);
-        (0..3).map(|k| min_image(p[k] - q[k], b[k]).powi(2)).sum::<f64>() < r2
+        (0..3)
+            .map(|k| min_image(p[k] - q[k], b[k]).powi(2))
+            .sum::<f64>()
+            < r2
     };
     let (mut maxres, mut maxpairs) = (0u32, 0u32);
     for z in 0..g.nz() {
@@ -181,7 +195,9 @@ fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> Capaci
                 // the own cell against itself and the y+ halo.
                 let r = regions(g, x, y, z);
                 let atoms_of = |cs: &[(usize, usize, usize)]| -> Vec<usize> {
-                    cs.iter().flat_map(|&(a, bb, c)| cells[idx(a, bb, c)].clone()).collect()
+                    cs.iter()
+                        .flat_map(|&(a, bb, c)| cells[idx(a, bb, c)].clone())
+                        .collect()
                 };
                 let own = cells[idx(x, y, z)].clone();
                 let mut yline = atoms_of(&r.ym);
@@ -195,10 +211,18 @@ fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> Capaci
                     right.extend(&cells[idx(x, y, zz)]);
                     right.extend(atoms_of(&rz.xp));
                 }
-                let mut n = yline.iter().flat_map(|&i| right.iter().map(move |&j| (i, j))).filter(|&(i, j)| close(i, j)).count();
+                let mut n = yline
+                    .iter()
+                    .flat_map(|&i| right.iter().map(move |&j| (i, j)))
+                    .filter(|&(i, j)| close(i, j))
+                    .count();
                 let ypl = atoms_of(&r.yp);
                 for (a, &i) in own.iter().enumerate() {
-                    n += own[a + 1..].iter().chain(&ypl).filter(|&&j| close(i, j)).count();
+                    n += own[a + 1..]
+                        .iter()
+                        .chain(&ypl)
+                        .filter(|&&j| close(i, j))
+                        .count();
                 }
                 maxpairs = maxpairs.max(n as u32);
             }
@@ -216,7 +240,12 @@ fn host_err(e: cslsim::host::HostError) -> String {
 }
 
 /// Compiles the device program for `g` and `caps`.
-fn compile(g: &Geometry, caps: Capacities, frames: u32, arch: Arch) -> Result<cslc::driver::Output, String> {
+fn compile(
+    g: &Geometry,
+    caps: Capacities,
+    frames: u32,
+    arch: Arch,
+) -> Result<cslc::driver::Output, String> {
     let layout = Path::new(env!("CARGO_MANIFEST_DIR")).join("md/layout.csl");
     let params = [
         ("nx", g.nx as u32),
@@ -232,12 +261,16 @@ fn compile(g: &Geometry, caps: Capacities, frames: u32, arch: Arch) -> Result<cs
         arch,
         fabric_dims: (g.width() as u32 + 7, g.height() as u32 + 2),
         fabric_offsets: (4, 1),
-        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
         ..cslc::driver::Options::default()
     };
     let comp = cslc::driver::compile_file(&layout, &opts);
     let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
-    comp.output.ok_or_else(|| format!("the device program does not compile:\n{rendered}"))
+    comp.output
+        .ok_or_else(|| format!("the device program does not compile:\n{rendered}"))
 }
 
 /// Runs the device program on `d`.
@@ -246,7 +279,10 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let b = d.box_len();
     g.check_cutoff(b, cfg.rcut)?;
     if let Some(k) = (0..3).find(|&k| b[k] < 2.0 * cfg.rcut) {
-        return Err(format!("the box ({:.4} along axis {k}) is shorter than twice the cutoff {}", b[k], cfg.rcut));
+        return Err(format!(
+            "the box ({:.4} along axis {k}) is shorter than twice the cutoff {}",
+            b[k], cfg.rcut
+        ));
     }
     let cells = bin(d, g);
     let auto = capacities(d, g, &cells, cfg.rcut);
@@ -279,7 +315,10 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             if mine.len() > nloc {
                 return Err(format!(
                     "cell ({}, {}, {}) holds {} atoms but the device keeps at most {nloc} (raise --nloc)",
-                    c.x, c.y, c.z, mine.len()
+                    c.x,
+                    c.y,
+                    c.z,
+                    mine.len()
                 ));
             }
             let ic = &mut icfg[p * ICFG_LEN..(p + 1) * ICFG_LEN];
@@ -306,7 +345,11 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             }
             for (slot, &i) in mine.iter().enumerate() {
                 let a = &d.atoms[i];
-                let id = if a.typ == 1 { -(a.id as f64) } else { a.id as f64 };
+                let id = if a.typ == 1 {
+                    -(a.id as f64)
+                } else {
+                    a.id as f64
+                };
                 let at = p * 4 * nmax + 4 * slot;
                 pos[at..at + 4].copy_from_slice(&[f(a.pos[0]), f(a.pos[1]), f(a.pos[2]), f(id)]);
                 let at = p * 3 * nloc + 3 * slot;
@@ -322,8 +365,20 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let (wu, hu) = (w as u32, h as u32);
     let put = |rt: &mut SdkRuntime, name: &str, data: &[u32], per: usize| -> Result<(), String> {
         let id = rt.get_id(name).map_err(host_err)?;
-        rt.memcpy_h2d(id, data, 0, 0, wu, hu, per as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
-            .map_err(host_err)
+        rt.memcpy_h2d(
+            id,
+            data,
+            0,
+            0,
+            wu,
+            hu,
+            per as u32,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .map_err(host_err)
     };
     put(&mut rt, "icfg", &icfg, ICFG_LEN)?;
     put(&mut rt, "fcfg", &fcfg, 21)?;
@@ -333,8 +388,20 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let get = |rt: &mut SdkRuntime, name: &str, per: usize| -> Result<Vec<u32>, String> {
         let id = rt.get_id(name).map_err(host_err)?;
         let mut v = vec![0u32; npe * per];
-        rt.memcpy_d2h(&mut v, id, 0, 0, wu, hu, per as u32, false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor, false)
-            .map_err(host_err)?;
+        rt.memcpy_d2h(
+            &mut v,
+            id,
+            0,
+            0,
+            wu,
+            hu,
+            per as u32,
+            false,
+            MemcpyDataType::Bit32,
+            MemcpyOrder::RowMajor,
+            false,
+        )
+        .map_err(host_err)?;
         Ok(v)
     };
     let fr = frames as usize;
@@ -372,14 +439,24 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         .map(|k| {
             let pot: f64 = (0..npe).map(|p| val(epot[p * fr + k])).sum();
             let kin: f64 = (0..npe).map(|p| val(ekin[p * fr + k])).sum();
-            EnergyRow { step: k as u64 * u64::from(cfg.nsample * cfg.ninner), potential: pot, kinetic: kin, total: pot + kin }
+            EnergyRow {
+                step: k as u64 * u64::from(cfg.nsample * cfg.ninner),
+                potential: pot,
+                kinetic: kin,
+                total: pot + kin,
+            }
         })
         .collect();
     let stamp = |p: usize, k: usize| -> u64 {
         let t = &tstamp[p * 3 * fr + 3 * k..p * 3 * fr + 3 * k + 3];
-        u64::from(t[0] & 0xffff) | (u64::from(t[1] & 0xffff) << 16) | (u64::from(t[2] & 0xffff) << 32)
+        u64::from(t[0] & 0xffff)
+            | (u64::from(t[1] & 0xffff) << 16)
+            | (u64::from(t[2] & 0xffff) << 32)
     };
-    let span = (0..npe).map(|p| stamp(p, fr - 1).saturating_sub(stamp(p, 0))).max().unwrap_or(0);
+    let span = (0..npe)
+        .map(|p| stamp(p, fr - 1).saturating_sub(stamp(p, 0)))
+        .max()
+        .unwrap_or(0);
     let timesteps = ((fr as u64 - 1) * u64::from(cfg.nsample * cfg.ninner)).max(1);
     let cycles_per_step = span as f64 / timesteps as f64;
 
@@ -401,27 +478,52 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     }
     atoms.sort_by_key(|a| a.id);
     if atoms.len() != d.atoms.len() {
-        return Err(format!("the device holds {} atoms at the end, the input had {}", atoms.len(), d.atoms.len()));
+        return Err(format!(
+            "the device holds {} atoms at the end, the input had {}",
+            atoms.len(),
+            d.atoms.len()
+        ));
     }
-    Ok(Outcome { energies, cycles_per_step, total_cycles, caps, atoms, diag, wall_seconds, pe_cycles, instructions: stats.instructions })
+    Ok(Outcome {
+        energies,
+        cycles_per_step,
+        total_cycles,
+        caps,
+        atoms,
+        diag,
+        wall_seconds,
+        pe_cycles,
+        instructions: stats.instructions,
+    })
 }
 
 fn overflow_message(flags: u32, px: usize, py: usize, caps: Capacities) -> String {
     let mut what = Vec::new();
     if flags & 1 != 0 {
-        what.push(format!("more than nloc = {} atoms in one cell (raise --nloc)", caps.nloc));
+        what.push(format!(
+            "more than nloc = {} atoms in one cell (raise --nloc)",
+            caps.nloc
+        ));
     }
     if flags & 2 != 0 {
-        what.push(format!("more than nmax = {} resident records (raise --nmax)", caps.nmax));
+        what.push(format!(
+            "more than nmax = {} resident records (raise --nmax)",
+            caps.nmax
+        ));
     }
     if flags & 4 != 0 {
-        what.push(format!("more than npair = {} pairs (raise --npair)", caps.npair));
+        what.push(format!(
+            "more than npair = {} pairs (raise --npair)",
+            caps.npair
+        ));
     }
     if flags & 8 != 0 {
         what.push("a relayed block larger than the slot buffer (raise --nloc)".into());
     }
     if flags & 16 != 0 {
-        what.push("a returning force block that does not match its halo region (internal error)".into());
+        what.push(
+            "a returning force block that does not match its halo region (internal error)".into(),
+        );
     }
     format!("PE ({px}, {py}) overflowed: {}", what.join("; "))
 }

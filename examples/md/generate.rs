@@ -17,7 +17,11 @@ pub fn replicate(d: &Dump, k: usize) -> Dump {
                 atoms.extend(d.atoms.iter().map(|a| Atom {
                     id: a.id + copy * n,
                     typ: a.typ,
-                    pos: [a.pos[0] + shift[0], a.pos[1] + shift[1], a.pos[2] + shift[2]],
+                    pos: [
+                        a.pos[0] + shift[0],
+                        a.pos[1] + shift[1],
+                        a.pos[2] + shift[2],
+                    ],
                     vel: a.vel,
                 }));
                 copy += 1;
@@ -28,7 +32,11 @@ pub fn replicate(d: &Dump, k: usize) -> Dump {
     Dump {
         timestep: d.timestep,
         lo: d.lo,
-        hi: [d.lo[0] + kf * b[0], d.lo[1] + kf * b[1], d.lo[2] + kf * b[2]],
+        hi: [
+            d.lo[0] + kf * b[0],
+            d.lo[1] + kf * b[1],
+            d.lo[2] + kf * b[2],
+        ],
         atoms,
     }
 }
@@ -61,7 +69,12 @@ pub fn fcc(cells: usize, density: f64, temperature: f64, seed: u64) -> Dump {
     let n = 4 * cells * cells * cells;
     let side = (n as f64 / density).cbrt();
     let a = side / cells as f64;
-    let basis = [[0.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]];
+    let basis = [
+        [0.0, 0.0, 0.0],
+        [0.5, 0.5, 0.0],
+        [0.5, 0.0, 0.5],
+        [0.0, 0.5, 0.5],
+    ];
     let mut rng = Rng(seed);
     let mut atoms = Vec::with_capacity(n);
     for i in 0..cells {

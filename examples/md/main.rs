@@ -48,10 +48,19 @@ fn parse_args() -> Result<Args, String> {
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"));
-        let num = |v: String| -> Result<u64, String> { v.parse().map_err(|_| format!("{flag}: `{v}` is not a non-negative integer")) };
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
+        };
+        let num = |v: String| -> Result<u64, String> {
+            v.parse()
+                .map_err(|_| format!("{flag}: `{v}` is not a non-negative integer"))
+        };
         let float = |v: String| -> Result<f64, String> {
-            v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| format!("{flag}: `{v}` is not a positive number"))
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| format!("{flag}: `{v}` is not a positive number"))
         };
         match flag.as_str() {
             "--dump" => a.dump = value()?,
@@ -59,14 +68,19 @@ fn parse_args() -> Result<Args, String> {
             "--ny" => a.dims[1] = num(value()?)? as usize,
             "--nzx" => a.dims[2] = num(value()?)? as usize,
             "--nzy" => a.dims[3] = num(value()?)? as usize,
-            "--steps" => a.steps = num(value()?)?.try_into().map_err(|_| "--steps is too large".to_string())?,
+            "--steps" => {
+                a.steps = num(value()?)?
+                    .try_into()
+                    .map_err(|_| "--steps is too large".to_string())?
+            }
             "--ninner" => a.ninner = num(value()?)?.clamp(1, 1000) as u32,
             "--nsample" => a.nsample = num(value()?)?.clamp(1, 1_000_000) as u32,
             "--dt" => a.dt = float(value()?)?,
             "--rcut" => a.rcut = float(value()?)?,
             "--arch" => {
                 let v = value()?;
-                a.arch = Arch::from_name(&v).ok_or_else(|| format!("--arch: `{v}` is not wse2 or wse3"))?;
+                a.arch = Arch::from_name(&v)
+                    .ok_or_else(|| format!("--arch: `{v}` is not wse2 or wse3"))?;
             }
             "--energies" => a.energies = Some(value()?),
             "--check" => a.check = Some(value()?),
@@ -97,7 +111,8 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<(), String> {
     let a = parse_args()?;
-    let text = std::fs::read_to_string(&a.dump).map_err(|e| format!("cannot read {}: {e}", a.dump))?;
+    let text =
+        std::fs::read_to_string(&a.dump).map_err(|e| format!("cannot read {}: {e}", a.dump))?;
     let d = Dump::parse(&text).map_err(|e| format!("{}: {e}", a.dump))?;
     let [nx, ny, nzx, nzy] = a.dims;
     let geometry = Geometry::new(nx, ny, nzx, nzy)?;
@@ -138,7 +153,10 @@ fn real_main() -> Result<(), String> {
     );
     println!("step\tpotential\tkinetic\ttotal");
     for r in &out.energies {
-        println!("{}\t{:.10}\t{:.10}\t{:.10}", r.step, r.potential, r.kinetic, r.total);
+        println!(
+            "{}\t{:.10}\t{:.10}\t{:.10}",
+            r.step, r.potential, r.kinetic, r.total
+        );
     }
     let checked = device::check_exchange(&geometry, &out)?;
     println!("exchange oracle: halo counts and region starts of all {checked} PEs match the host");
@@ -166,7 +184,8 @@ fn real_main() -> Result<(), String> {
         out.instructions
     );
     if let Some(p) = &a.energies {
-        std::fs::write(p, energies::write(&out.energies)).map_err(|e| format!("cannot write {p}: {e}"))?;
+        std::fs::write(p, energies::write(&out.energies))
+            .map_err(|e| format!("cannot write {p}: {e}"))?;
     }
     if let Some(p) = &a.dump_out {
         let mut fin = d.clone();

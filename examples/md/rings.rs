@@ -121,18 +121,22 @@ fn install(
         p.prev[s.2] = dir(s, prev)?;
     }
     // The home of cell 0 is one of its PE's slots; the rest follow every `hops` slots.
-    let start = ring
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| (s.0, s.1) == cells[0])
-        .map(|(i, _)| i)
-        .find(|&i0| {
-            cells
-                .iter()
-                .enumerate()
-                .all(|(k, &pe)| (ring[(i0 + k * hops) % n].0, ring[(i0 + k * hops) % n].1) == pe)
-        })
-        .ok_or_else(|| format!("no consistent home slots on the axis-{ax} ring through {:?}", cells[0]))?;
+    let start =
+        ring.iter()
+            .enumerate()
+            .filter(|(_, s)| (s.0, s.1) == cells[0])
+            .map(|(i, _)| i)
+            .find(|&i0| {
+                cells.iter().enumerate().all(|(k, &pe)| {
+                    (ring[(i0 + k * hops) % n].0, ring[(i0 + k * hops) % n].1) == pe
+                })
+            })
+            .ok_or_else(|| {
+                format!(
+                    "no consistent home slots on the axis-{ax} ring through {:?}",
+                    cells[0]
+                )
+            })?;
     for k in 0..cells.len() {
         let s = ring[(start + k * hops) % n];
         parts[s.1 * width + s.0][ax].home = s.2 as u32;
@@ -202,7 +206,8 @@ mod tests {
             for py in 0..g.height() {
                 for px in 0..w {
                     let c = g.cell(px, py);
-                    state[py * w + px][parts[py * w + px][ax].home as usize] = Some((c.x, c.y, c.z));
+                    state[py * w + px][parts[py * w + px][ax].home as usize] =
+                        Some((c.x, c.y, c.z));
                 }
             }
             let hops = parts[0][ax].hops as usize;
@@ -210,19 +215,19 @@ mod tests {
                 let mut next = vec![[None; 2]; parts.len()];
                 for py in 0..g.height() {
                     for px in 0..w {
-                        for s in 0..2 {
-                            let (tx, ty, ts) = match parts[py * w + px][ax].next[s] {
+                        let here = py * w + px;
+                        for (s, &d) in parts[here][ax].next.iter().enumerate() {
+                            let (tx, ty, ts, back) = match d {
                                 Dir::None => continue,
-                                Dir::East => (px + 1, py, s),
-                                Dir::West => (px - 1, py, s),
-                                Dir::South => (px, py + 1, s),
-                                Dir::North => (px, py - 1, s),
-                                Dir::Local => (px, py, 1 - s),
+                                Dir::East => (px + 1, py, s, Dir::West),
+                                Dir::West => (px - 1, py, s, Dir::East),
+                                Dir::South => (px, py + 1, s, Dir::North),
+                                Dir::North => (px, py - 1, s, Dir::South),
+                                Dir::Local => (px, py, 1 - s, Dir::Local),
                             };
                             // The receiving slot must expect it from here.
-                            let back = parts[ty * w + tx][ax].prev[ts];
-                            assert_ne!(back, Dir::None);
-                            next[ty * w + tx][ts] = state[py * w + px][s];
+                            assert_eq!(parts[ty * w + tx][ax].prev[ts], back);
+                            next[ty * w + tx][ts] = state[here][s];
                         }
                     }
                 }
@@ -237,7 +242,11 @@ mod tests {
                         _ => (c.x, c.y, (c.z + g.nz() - 1) % g.nz()),
                     };
                     let home = parts[py * w + px][ax].home as usize;
-                    assert_eq!(state[py * w + px][home], Some(want), "axis {ax} at ({px},{py})");
+                    assert_eq!(
+                        state[py * w + px][home],
+                        Some(want),
+                        "axis {ax} at ({px},{py})"
+                    );
                 }
             }
         }
@@ -245,7 +254,14 @@ mod tests {
 
     #[test]
     fn rings_shift_one_cell() {
-        for (nx, ny, nzx, nzy) in [(8, 8, 4, 2), (8, 8, 2, 4), (7, 7, 7, 1), (7, 9, 1, 7), (9, 7, 4, 4), (7, 8, 2, 5)] {
+        for (nx, ny, nzx, nzy) in [
+            (8, 8, 4, 2),
+            (8, 8, 2, 4),
+            (7, 7, 7, 1),
+            (7, 9, 1, 7),
+            (9, 7, 4, 4),
+            (7, 8, 2, 5),
+        ] {
             check(&Geometry::new(nx, ny, nzx, nzy).expect("geometry"));
         }
     }
