@@ -235,6 +235,27 @@ fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> Capaci
     }
 }
 
+/// A copy-mode memcpy of 32-bit words, `per` per PE, over the whole `region` (width,
+/// height), row-major: host to device when `to_device`, else device to host.
+fn transfer(
+    rt: &mut SdkRuntime,
+    name: &str,
+    data: &mut [u32],
+    region: (u32, u32),
+    per: usize,
+    to_device: bool,
+) -> Result<(), String> {
+    let id = rt.get_id(name).map_err(host_err)?;
+    let (w, h, per) = (region.0, region.1, per as u32);
+    let (ty, order) = (MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+    if to_device {
+        rt.memcpy_h2d(id, data, 0, 0, w, h, per, false, ty, order, false)
+    } else {
+        rt.memcpy_d2h(data, id, 0, 0, w, h, per, false, ty, order, false)
+    }
+    .map_err(host_err)
+}
+
 fn host_err(e: cslsim::host::HostError) -> String {
     e.to_string()
 }
@@ -362,23 +383,10 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let mut rt = SdkRuntime::from_image(out.image).with_max_cycles(cfg.max_cycles);
     rt.load().map_err(host_err)?;
     rt.run().map_err(host_err)?;
-    let (wu, hu) = (w as u32, h as u32);
+    let region = (w as u32, h as u32);
     let put = |rt: &mut SdkRuntime, name: &str, data: &[u32], per: usize| -> Result<(), String> {
-        let id = rt.get_id(name).map_err(host_err)?;
-        rt.memcpy_h2d(
-            id,
-            data,
-            0,
-            0,
-            wu,
-            hu,
-            per as u32,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .map_err(host_err)
+        let mut buf = data.to_vec();
+        transfer(rt, name, &mut buf, region, per, true)
     };
     put(&mut rt, "icfg", &icfg, ICFG_LEN)?;
     put(&mut rt, "fcfg", &fcfg, 21)?;
@@ -386,22 +394,8 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     put(&mut rt, "vel", &vel, 3 * nloc)?;
     rt.launch("run_md", &[], false).map_err(host_err)?;
     let get = |rt: &mut SdkRuntime, name: &str, per: usize| -> Result<Vec<u32>, String> {
-        let id = rt.get_id(name).map_err(host_err)?;
         let mut v = vec![0u32; npe * per];
-        rt.memcpy_d2h(
-            &mut v,
-            id,
-            0,
-            0,
-            wu,
-            hu,
-            per as u32,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .map_err(host_err)?;
+        transfer(rt, name, &mut v, region, per, false)?;
         Ok(v)
     };
     let fr = frames as usize;
