@@ -75,7 +75,21 @@ pub struct Outcome {
     pub pe_cycles: [u64; 3],
     /// Instructions executed by all PEs.
     pub instructions: u64,
+    /// Cycles per timestep in each phase of the device program, averaged over PEs, in the
+    /// order of [`PHASES`].
+    pub phase_cycles: [f64; 7],
 }
+
+/// The phases of the device program's cycle profile.
+pub const PHASES: [&str; 7] = [
+    "halo exchange",
+    "pair list",
+    "forces",
+    "force reduction",
+    "integration",
+    "migration",
+    "barrier",
+];
 
 /// The cell of a coordinate along an axis of `n` cells (lower faces inclusive).
 fn cell_of(x: f64, lo: f64, len: f64, n: usize) -> usize {
@@ -403,6 +417,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let ekin = get(&mut rt, "ekin", fr)?;
     let tstamp = get(&mut rt, "tstamp", 3 * fr)?;
     let diag_words = get(&mut rt, "diag", DIAG_LEN)?;
+    let prof = get(&mut rt, "prof", 8)?;
     let pos_out = get(&mut rt, "pos", 4 * nmax)?;
     let vel_out = get(&mut rt, "vel", 3 * nloc)?;
     rt.stop().map_err(host_err)?;
@@ -453,6 +468,11 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         .unwrap_or(0);
     let timesteps = ((fr as u64 - 1) * u64::from(cfg.nsample * cfg.ninner)).max(1);
     let cycles_per_step = span as f64 / timesteps as f64;
+    let mut phase_cycles = [0.0f64; 7];
+    for (k, c) in phase_cycles.iter_mut().enumerate() {
+        let sum: u64 = (0..npe).map(|p| u64::from(prof[p * 8 + k])).sum();
+        *c = sum as f64 / npe as f64 / timesteps as f64;
+    }
 
     let mut atoms = Vec::with_capacity(d.atoms.len());
     for p in 0..npe {
@@ -488,6 +508,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         wall_seconds,
         pe_cycles,
         instructions: stats.instructions,
+        phase_cycles,
     })
 }
 

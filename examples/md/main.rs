@@ -161,6 +161,12 @@ fn real_main() -> Result<(), String> {
     let checked = device::check_exchange(&geometry, &out)?;
     println!("exchange oracle: halo counts and region starts of all {checked} PEs match the host");
     println!("cycles per timestep: {:.0}", out.cycles_per_step);
+    let phases: Vec<String> = device::PHASES
+        .iter()
+        .zip(out.phase_cycles)
+        .map(|(name, c)| format!("{name} {c:.0}"))
+        .collect();
+    println!("  by phase (mean over PEs): {}", phases.join(", "));
     if out.cycles_per_step > 0.0 {
         println!(
             "projected timesteps per second at {:.0} MHz: {:.0}",

@@ -292,8 +292,8 @@ pub(crate) fn mem_write(mem: &mut [u8], addr: u32, w: Width, v: u32) -> Result<(
 
 /// A load from the memory-mapped register window. Each register is one 16-bit word,
 /// read whole (zero-extended) whatever the access width.
-fn mmio_read(pe: &Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32, FaultKind> {
-    let word = |shift: u32| ((cycle >> shift) & 0xffff) as u32;
+fn mmio_read(pe: &mut Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32, FaultKind> {
+    let latched = |pe: &Pe, shift: u32| ((pe.tsc_latch >> shift) & 0xffff) as u32;
     match addr {
         mmio::TEARDOWN_PENDING => Ok(router.teardown_pending & 0xffff),
         a if a == mmio::TEARDOWN_PENDING + 2 => Ok(router.teardown_pending >> 16),
@@ -302,10 +302,15 @@ fn mmio_read(pe: &Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32, Fau
         }
         mmio::ROW_ID => Ok(pe.loc.abs.y & 0xffff),
         mmio::COL_ID => Ok(pe.loc.abs.x & 0xffff),
-        // The 48-bit timestamp counter as three little-endian 16-bit words.
-        a if a == mmio::TSC => Ok(word(0)),
-        a if a == mmio::TSC + 2 => Ok(word(16)),
-        a if a == mmio::TSC + 4 => Ok(word(32)),
+        // The 48-bit timestamp counter as three little-endian 16-bit words. Reading the
+        // low word latches the whole counter; the other two words read the latch, so a
+        // low-to-high read of the three words is consistent (SIMULATOR.md §6).
+        a if a == mmio::TSC => {
+            pe.tsc_latch = cycle;
+            Ok(latched(pe, 0))
+        }
+        a if a == mmio::TSC + 2 => Ok(latched(pe, 16)),
+        a if a == mmio::TSC + 4 => Ok(latched(pe, 32)),
         _ => Err(FaultKind::UnknownMmio { addr, write: false }),
     }
 }

@@ -118,6 +118,8 @@ pub struct Pe {
     /// Set when the PE went to sleep with work it could not progress: the cycle from
     /// which its stalled cycles are counted lazily.
     pub(crate) stalled_since: Option<u64>,
+    /// The timestamp counter as latched by the last read of its low word.
+    pub(crate) tsc_latch: u64,
     /// Whether the tracer follows this PE.
     pub(crate) traced: bool,
     pub(crate) busy_cycles: u64,
@@ -223,6 +225,7 @@ impl Pe {
             uts: Default::default(),
             ut_busy: 0,
             stalled_since: None,
+            tsc_latch: 0,
             traced: false,
             busy_cycles: 0,
             stalled_cycles: 0,
