@@ -493,8 +493,15 @@ impl Sema {
         Ok(Val::Rt { reg: dst, ty })
     }
 
-    /// Copies a descriptor value into a fresh frame slot and returns the slot's address.
+    /// Copies a descriptor value into a fresh frame slot and returns the slot's address. A
+    /// value that already is a fresh temporary (the result of another DSD builtin, used
+    /// nowhere else) is changed in place instead.
     fn dsd_temp_copy(&mut self, env: &mut Env, v: Val, span: Span) -> R<VReg> {
+        if let Val::Rt { reg, .. } = v
+            && self.fb(env).fresh.contains_key(&reg)
+        {
+            return Ok(reg);
+        }
         let src = self.materialize(env, v, span)?;
         let off = self.fb(env).frame_slot(DESC_BYTES, 2);
         let dst = self.fb(env).reg();
@@ -504,6 +511,7 @@ impl Sema {
             src,
             bytes: DESC_BYTES as u16,
         });
+        self.fb(env).fresh.insert(dst, off);
         Ok(dst)
     }
 

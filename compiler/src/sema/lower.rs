@@ -15,6 +15,11 @@ pub struct FnBuilder {
     /// Microthreads of the asynchronous DSD operations issued so far, with where and in
     /// which block.
     pub async_uts: Vec<(u8, Span, BlockId)>,
+    /// Descriptor temporaries nobody else refers to: the register holding the address of
+    /// a frame slot just built by a DSD builtin, and the slot's offset. The next builtin
+    /// that changes such a descriptor, or a declaration that names it, takes the slot over
+    /// instead of copying it.
+    pub fresh: std::collections::HashMap<VReg, u32>,
 }
 
 impl FnBuilder {
@@ -37,6 +42,7 @@ impl FnBuilder {
             cur: entry,
             targeted: vec![1],
             async_uts: Vec::new(),
+            fresh: std::collections::HashMap::new(),
         }
     }
 

@@ -273,6 +273,14 @@ impl Sema {
             env.bind(&v.name.name, Local::Reg { reg, ty, mutable });
             return Ok(());
         }
+        // A descriptor just built by a DSD builtin: the declaration takes its slot over.
+        if let Some((Val::Rt { reg, ty: vty }, _)) = &init
+            && *vty == ty
+            && let Some(off) = self.fb(env).fresh.remove(reg)
+        {
+            env.bind(&v.name.name, Local::Frame { off, ty, mutable });
+            return Ok(());
+        }
         // Aggregates, descriptors and address-taken scalars live in the frame.
         let size = self.types.size_of(ty).unwrap_or(0) as u32;
         let align = self.types.align_of(ty).unwrap_or(1) as u32;
