@@ -3,6 +3,7 @@
 //! prints the energies per step, cycles per timestep and the projected rate.
 
 use csl_arch::Arch;
+use csl_examples::md::reference::{Params, System};
 use csl_examples::md::{device, dump::Dump, energies, geometry::Geometry};
 use std::process::ExitCode;
 
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 const CLOCK_HZ: f64 = 850e6;
 
 const USAGE: &str = "usage: mdlj --dump PATH [--nx N --ny N --nzx N --nzy N] [--steps N] [--ninner N] [--nsample N] \
-[--dt DT] [--rcut R] [--arch wse2|wse3] [--energies OUT.tsv] [--check REF.tsv] [--dump-out PATH] \
+[--dt DT] [--rcut R] [--arch wse2|wse3] [--energies OUT.tsv] [--check REF.tsv] [--check-host] [--dump-out PATH] \
 [--nloc N] [--nmax N] [--npair N] [--max-cycles N]";
 
 struct Args {
@@ -25,6 +26,7 @@ struct Args {
     arch: Arch,
     energies: Option<String>,
     check: Option<String>,
+    check_host: bool,
     dump_out: Option<String>,
     caps: [Option<u32>; 3],
     max_cycles: u64,
@@ -42,6 +44,7 @@ fn parse_args() -> Result<Args, String> {
         arch: Arch::Wse2,
         energies: None,
         check: None,
+        check_host: false,
         dump_out: None,
         caps: [None; 3],
         max_cycles: 2_000_000_000,
@@ -84,6 +87,7 @@ fn parse_args() -> Result<Args, String> {
             }
             "--energies" => a.energies = Some(value()?),
             "--check" => a.check = Some(value()?),
+            "--check-host" => a.check_host = true,
             "--dump-out" => a.dump_out = Some(value()?),
             "--nloc" => a.caps[0] = Some(num(value()?)? as u32),
             "--nmax" => a.caps[1] = Some(num(value()?)? as u32),
@@ -199,11 +203,24 @@ fn real_main() -> Result<(), String> {
         fin.atoms = out.atoms.clone();
         std::fs::write(p, fin.write()).map_err(|e| format!("cannot write {p}: {e}"))?;
     }
+    let mut checks = Vec::new();
     if let Some(r) = reference {
+        checks.push(("the reference file", r));
+    }
+    if a.check_host {
+        // This repository's f64 velocity-Verlet integrator, on the host, sampled like the
+        // device run.
+        let every = u64::from(a.nsample * a.ninner);
+        let mut sys = System::<f64>::from_dump(&d);
+        let rows = sys.run(u64::from(a.steps * a.ninner), &Params { dt: a.dt, rcut: a.rcut });
+        checks.push(("the host's f64 integrator", rows.into_iter().filter(|r| r.step % every == 0).collect()));
+    }
+    for (what, r) in checks {
+        print!("against {what}: ");
         let worst = energies::compare(&out.energies, &r)?;
         let ok = worst.iter().all(|&e| e <= 1e-5);
         println!(
-            "check: max|dE|/(1+max|ref|) potential {:.2e}, kinetic {:.2e}, total {:.2e} (limit 1e-5): {}",
+            "max|dE|/(1+max|ref|): potential {:.2e}, kinetic {:.2e}, total {:.2e} (limit 1e-5): {}",
             worst[0],
             worst[1],
             worst[2],
