@@ -155,3 +155,13 @@ fn a_pair_list_overflow_is_reported() {
     let e = device::run(&lj108(), &cfg).err().unwrap_or_default();
     assert!(e.contains("npair = 2") && e.contains("overflowed"), "{e}");
 }
+
+#[test]
+fn a_halo_overflow_is_reported_without_a_fault() {
+    // The PE flags the overflow, keeps relaying (no neighbour waits forever) and touches
+    // no region, so the run ends normally and the host names the capacity to raise.
+    let mut cfg = config([8, 8, 4, 2], 1, Arch::Wse2);
+    cfg.nmax = Some(3);
+    let e = device::run(&lj108(), &cfg).err().unwrap_or_default();
+    assert!(e.contains("nmax = 3") && !e.contains("internal"), "{e}");
+}
