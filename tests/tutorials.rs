@@ -1321,3 +1321,44 @@ fn t16_microthreads_explicit_on_wse3_implied_on_wse2() {
         assert_eq!(r, want, "{arch}");
     }
 }
+
+#[test]
+fn t17_message_passing_collects_every_partial_sum() {
+    let (w, h, n) = (4usize, 3usize, 8usize);
+    let mut rt = tutorial(
+        "17-message-passing",
+        Arch::Wse3,
+        (11, 5),
+        &[("W", "4"), ("H", "3"), ("N", "8")],
+    );
+    let v = data(17, w * h * n);
+    h2d_f32(&mut rt, "v", &v, (0, 0, w as u32, h as u32), n as u32);
+    rt.launch("compute", &[], false).unwrap();
+    let sums = d2h_f32(
+        &mut rt,
+        "sums",
+        (w as u32 - 1, h as u32 - 1, 1, 1),
+        (w * h) as u32,
+    );
+    rt.stop().unwrap();
+    // PE p = y * w + x holds v[p * n .. (p + 1) * n]; the device adds in order from 0.0.
+    let want: Vec<f32> = (0..w * h)
+        .map(|p| v[p * n..(p + 1) * n].iter().fold(0.0f32, |s, &e| s + e))
+        .collect();
+    assert_eq!(sums, want);
+}
+
+#[test]
+fn t17_message_passing_is_rejected_on_wse2() {
+    let opts = cslc::driver::Options {
+        arch: Arch::Wse2,
+        fabric_dims: (11, 5),
+        ..cslc::driver::Options::default()
+    };
+    let comp = cslc::driver::compile_file(
+        &csl_tests::repo_root().join("examples/tutorials/17-message-passing/layout.csl"),
+        &opts,
+    );
+    let text = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    assert!(comp.output.is_none() && text.contains("wse3"), "{text}");
+}
