@@ -146,3 +146,14 @@ fn structs_and_arrays_returned_by_value() {
     ];
     both("returns", want.len(), &want);
 }
+
+#[test]
+fn descriptors_changed_at_run_time_in_loops() {
+    let want = [
+        1, 3, 7, 15, // sums of the first 1..4 elements
+        10, 20, 30, 40, // element k by offset increment
+        10, 20, 30, 40, // a named descriptor, then incremented by 2
+        10, 20, 30, 40, // the constant descriptor is untouched
+    ];
+    both("dsd_reuse", 16, &want);
+}

@@ -96,36 +96,7 @@ impl super::Sema {
         d: &DsdVal,
         span: crate::source::Span,
     ) -> super::R<crate::ir::VReg> {
-        let key = format!("{d:?}");
-        let g = match self.dsd_consts.get(&key) {
-            Some(g) => *g,
-            None => {
-                let (bytes, reloc) = d.encode();
-                let relocs = reloc
-                    .map(|(offset, target, addend)| crate::ir::Reloc {
-                        offset,
-                        target,
-                        addend,
-                    })
-                    .into_iter()
-                    .collect();
-                let n = self.dsd_consts.len();
-                let Some(p) = self.prog.as_mut() else {
-                    return Err(self.not_comptime(span));
-                };
-                let g = p.globals.push(crate::ir::Global {
-                    name: format!("<dsd{n}>"),
-                    size: DESC_BYTES,
-                    align: 2,
-                    init: bytes,
-                    relocs,
-                    span,
-                });
-                self.global_types.insert(g, d.ty);
-                self.dsd_consts.insert(key, g);
-                g
-            }
-        };
+        let g = self.dsd_global(d, span, true)?;
         let dst = self.fb(env).reg();
         self.fb(env).emit(crate::ir::Inst::GlobalAddr {
             dst,
@@ -133,6 +104,48 @@ impl super::Sema {
             offset: 0,
         });
         Ok(dst)
+    }
+
+    /// A global initialised with descriptor `d`: with `shared`, the program's one constant
+    /// copy of it; otherwise a new global of its own (a call site's private copy).
+    pub(crate) fn dsd_global(
+        &mut self,
+        d: &DsdVal,
+        span: crate::source::Span,
+        shared: bool,
+    ) -> super::R<crate::ir::GlobalId> {
+        let key = format!("{d:?}");
+        if shared && let Some(g) = self.dsd_consts.get(&key) {
+            return Ok(*g);
+        }
+        let (bytes, reloc) = d.encode();
+        let relocs = reloc
+            .map(|(offset, target, addend)| crate::ir::Reloc {
+                offset,
+                target,
+                addend,
+            })
+            .into_iter()
+            .collect();
+        let n = self.dsd_consts.len() + self.dsd_site_copies;
+        let Some(p) = self.prog.as_mut() else {
+            return Err(self.not_comptime(span));
+        };
+        let g = p.globals.push(crate::ir::Global {
+            name: format!("<dsd{n}>"),
+            size: DESC_BYTES,
+            align: 2,
+            init: bytes,
+            relocs,
+            span,
+        });
+        self.global_types.insert(g, d.ty);
+        if shared {
+            self.dsd_consts.insert(key, g);
+        } else {
+            self.dsd_site_copies += 1;
+        }
+        Ok(g)
     }
 }
 
@@ -441,7 +454,7 @@ impl Sema {
             return Err(self.not_comptime(s));
         }
         let ty = d.ty;
-        let addr = self.dsd_temp_copy(env, Val::Ct(Value::Dsd(Rc::new(d))), span)?;
+        let addr = self.dsd_temp_copy(env, Val::Ct(Value::Dsd(Rc::new(d))), span, true)?;
         if let Some((v, s)) = rt_base {
             let r = self.materialize(env, v, s)?;
             self.fb(env).emit(Inst::DsdSet {
@@ -493,14 +506,39 @@ impl Sema {
         Ok(Val::Rt { reg: dst, ty })
     }
 
-    /// Copies a descriptor value into a fresh frame slot and returns the slot's address. A
-    /// value that already is a fresh temporary (the result of another DSD builtin, used
-    /// nowhere else) is changed in place instead.
-    fn dsd_temp_copy(&mut self, env: &mut Env, v: Val, span: Span) -> R<VReg> {
+    /// Returns the address of a descriptor that the caller may change in place, holding
+    /// `v`'s value:
+    ///
+    /// * a fresh temporary (the result of another DSD builtin, used nowhere else) is
+    ///   reused as it is, unless it is a call site's global copy and the change is relative;
+    /// * a constant descriptor that the caller only changes with absolute field writes
+    ///   (`absolute`) gets a global copy of its own for this call site, initialised at
+    ///   load time: writing the same fields again on every execution gives the same
+    ///   descriptor, so no copy is needed at run time (not for FIFOs, whose descriptor
+    ///   holds state, nor with `.save_address`, which writes the descriptor back);
+    /// * anything else is copied into a new frame slot.
+    fn dsd_temp_copy(&mut self, env: &mut Env, v: Val, span: Span, absolute: bool) -> R<VReg> {
         if let Val::Rt { reg, .. } = v
-            && self.fb(env).fresh.contains_key(&reg)
+            && let Some(slot) = self.fb(env).fresh.get(&reg).copied()
+            && (slot.is_some() || absolute)
         {
             return Ok(reg);
+        }
+        if let Val::Ct(Value::Dsd(d)) = &v
+            && absolute
+            && d.kind != DsdKind::Fifo
+            && d.flags & flags::SAVE_ADDRESS == 0
+            && !env.comptime
+        {
+            let g = self.dsd_global(d, span, false)?;
+            let dst = self.fb(env).reg();
+            self.fb(env).emit(Inst::GlobalAddr {
+                dst,
+                global: g,
+                offset: 0,
+            });
+            self.fb(env).fresh.insert(dst, None);
+            return Ok(dst);
         }
         let src = self.materialize(env, v, span)?;
         let off = self.fb(env).frame_slot(DESC_BYTES, 2);
@@ -511,7 +549,7 @@ impl Sema {
             src,
             bytes: DESC_BYTES as u16,
         });
-        self.fb(env).fresh.insert(dst, off);
+        self.fb(env).fresh.insert(dst, Some(off));
         Ok(dst)
     }
 
@@ -785,7 +823,7 @@ impl Sema {
         if env.comptime {
             return Err(self.not_comptime(aspan));
         }
-        let addr = self.dsd_temp_copy(env, dv, dspan)?;
+        let addr = self.dsd_temp_copy(env, dv, dspan, n != "increment_dsd_offset")?;
         let (field, val) = match n {
             "set_dsd_base_addr" => (DsdField::Base, arg),
             "increment_dsd_offset" => {

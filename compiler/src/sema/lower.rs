@@ -16,10 +16,12 @@ pub struct FnBuilder {
     /// which block.
     pub async_uts: Vec<(u8, Span, BlockId)>,
     /// Descriptor temporaries nobody else refers to: the register holding the address of
-    /// a frame slot just built by a DSD builtin, and the slot's offset. The next builtin
-    /// that changes such a descriptor, or a declaration that names it, takes the slot over
-    /// instead of copying it.
-    pub fresh: std::collections::HashMap<VReg, u32>,
+    /// a descriptor just built by a DSD builtin, with the frame offset of its slot, or
+    /// `None` for a call site's own global copy of a constant descriptor (which only
+    /// absolute field changes may touch in place). The next builtin that changes such a
+    /// descriptor, or a declaration that names a frame slot, takes it over instead of
+    /// copying it.
+    pub fresh: std::collections::HashMap<VReg, Option<u32>>,
 }
 
 impl FnBuilder {

@@ -122,6 +122,8 @@ pub struct Sema {
     pub rect: Option<(u32, u32)>,
     /// Constant descriptor globals of the current program, by content.
     pub dsd_consts: HashMap<String, crate::ir::GlobalId>,
+    /// Call-site copies of constant descriptors made so far (for naming them).
+    pub dsd_site_copies: usize,
     /// Configuration given to `@load_to_dsr` per DSR slot: cfg bits, task id, task,
     /// microthread.
     pub dsr_cfgs: HashMap<String, (u8, u8, Option<crate::ir::FuncId>, Option<u8>)>,
@@ -164,6 +166,7 @@ impl Sema {
             prints: Vec::new(),
             rect: None,
             dsd_consts: HashMap::new(),
+            dsd_site_copies: 0,
             globals_in_progress: HashSet::new(),
             dsr_cfgs: HashMap::new(),
             teardown_handlers: Vec::new(),

@@ -276,8 +276,9 @@ impl Sema {
         // A descriptor just built by a DSD builtin: the declaration takes its slot over.
         if let Some((Val::Rt { reg, ty: vty }, _)) = &init
             && *vty == ty
-            && let Some(off) = self.fb(env).fresh.remove(reg)
+            && let Some(Some(off)) = self.fb(env).fresh.get(reg).copied()
         {
+            self.fb(env).fresh.remove(reg);
             env.bind(&v.name.name, Local::Frame { off, ty, mutable });
             return Ok(());
         }
