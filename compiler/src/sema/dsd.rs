@@ -87,6 +87,23 @@ impl DsdVal {
     }
 }
 
+impl DsdVal {
+    /// The initial contents of a global holding this descriptor, with the relocation of its
+    /// base address if it points into a global.
+    fn encode_init(&self) -> (Vec<u8>, Vec<crate::ir::Reloc>) {
+        let (bytes, reloc) = self.encode();
+        let relocs = reloc
+            .map(|(offset, target, addend)| crate::ir::Reloc {
+                offset,
+                target,
+                addend,
+            })
+            .into_iter()
+            .collect();
+        (bytes, relocs)
+    }
+}
+
 impl super::Sema {
     /// The address of a constant global holding descriptor `d` (one global per distinct
     /// descriptor of the program).
@@ -118,15 +135,7 @@ impl super::Sema {
         if shared && let Some(g) = self.dsd_consts.get(&key) {
             return Ok(*g);
         }
-        let (bytes, reloc) = d.encode();
-        let relocs = reloc
-            .map(|(offset, target, addend)| crate::ir::Reloc {
-                offset,
-                target,
-                addend,
-            })
-            .into_iter()
-            .collect();
+        let (bytes, relocs) = d.encode_init();
         let n = self.dsd_consts.len() + self.dsd_site_copies;
         let Some(p) = self.prog.as_mut() else {
             return Err(self.not_comptime(span));
@@ -1870,17 +1879,10 @@ impl Sema {
             if save {
                 d.flags |= flags::SAVE_ADDRESS;
             }
-            let (bytes, reloc) = d.encode();
+            let (bytes, relocs) = d.encode_init();
             if let Some(p) = self.prog.as_mut() {
                 p.globals[g].init = bytes;
-                p.globals[g].relocs = reloc
-                    .map(|(offset, target, addend)| crate::ir::Reloc {
-                        offset,
-                        target,
-                        addend,
-                    })
-                    .into_iter()
-                    .collect();
+                p.globals[g].relocs = relocs;
             }
             return Ok(Val::Ct(Value::Void));
         }
