@@ -37,6 +37,7 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         nmax: None,
         npair: None,
         max_cycles: 500_000_000,
+        samples_per_launch: device::SAMPLES_PER_LAUNCH,
     }
 }
 
@@ -164,4 +165,18 @@ fn a_halo_overflow_is_reported_without_a_fault() {
     cfg.nmax = Some(3);
     let e = device::run(&lj108(), &cfg).err().unwrap_or_default();
     assert!(e.contains("nmax = 3") && !e.contains("internal"), "{e}");
+}
+
+#[test]
+fn a_run_split_over_several_launches_continues_exactly() {
+    // 5 steps in launches of 2, 2 and 1 samples: the device keeps its state between
+    // launches, and the rows match the reference as one launch does.
+    let mut cfg = config([8, 8, 4, 2], 5, Arch::Wse2);
+    cfg.samples_per_launch = 2;
+    let out = run(&lj108(), &cfg);
+    assert_eq!(
+        out.energies.iter().map(|r| r.step).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4, 5]
+    );
+    check(&out.energies);
 }

@@ -35,6 +35,8 @@ pub struct Config {
     pub npair: Option<u32>,
     /// Simulated-cycle bound of the run.
     pub max_cycles: u64,
+    /// Samples per launch of the device program (see [`SAMPLES_PER_LAUNCH`]).
+    pub samples_per_launch: u32,
 }
 
 /// The capacities the device program was compiled with.
@@ -47,6 +49,11 @@ pub struct Capacities {
     /// Pair-list entries per PE.
     pub npair: u32,
 }
+
+/// Samples (energy records) per launch of the device program by default: longer runs are
+/// split into several launches, which keeps the record arrays small whatever the number
+/// of steps.
+pub const SAMPLES_PER_LAUNCH: u32 = 50;
 
 /// Words of the device's `icfg` array (see md.csl).
 const ICFG_LEN: usize = 22;
@@ -329,8 +336,10 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     if cfg.nsample == 0 {
         return Err("nsample must be at least 1".into());
     }
-    let frames = cfg.steps / cfg.nsample + 1;
-    let out = compile(g, caps, frames, cfg.arch)?;
+    // Long runs go in chunks of whole samples, so that the record arrays stay small.
+    let samples = cfg.steps / cfg.nsample;
+    let chunk = samples.clamp(1, cfg.samples_per_launch.max(1));
+    let out = compile(g, caps, chunk + 1, cfg.arch)?;
     let (w, h) = (g.width(), g.height());
     let npe = w * h;
     let rings = rings::build(g)?;
@@ -406,18 +415,64 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     put(&mut rt, "fcfg", &fcfg, 21)?;
     put(&mut rt, "pos", &pos, 4 * nmax)?;
     put(&mut rt, "vel", &vel, 3 * nloc)?;
-    rt.launch("run_md", &[], false).map_err(host_err)?;
     let get = |rt: &mut SdkRuntime, name: &str, per: usize| -> Result<Vec<u32>, String> {
         let mut v = vec![0u32; npe * per];
         transfer(rt, name, &mut v, region, per, false)?;
         Ok(v)
     };
-    let fr = frames as usize;
-    let epot = get(&mut rt, "epot", fr)?;
-    let ekin = get(&mut rt, "ekin", fr)?;
-    let tstamp = get(&mut rt, "tstamp", 3 * fr)?;
+    let val = |v: u32| f64::from(f32::from_bits(v));
+    let every = u64::from(cfg.nsample * cfg.ninner);
+    let mut energies = Vec::new();
+    let mut span = 0u64;
+    let mut prof_sum = vec![0u64; npe * 8];
+    let mut done = 0u32;
+    loop {
+        let n = (samples - done).min(chunk);
+        // Each launch continues from the device's state (it keeps its own atom count in
+        // icfg[0]); only the number of outer iterations changes.
+        let mut ic = get(&mut rt, "icfg", ICFG_LEN)?;
+        for p in 0..npe {
+            ic[p * ICFG_LEN + 1] = n * cfg.nsample;
+        }
+        put(&mut rt, "icfg", &ic, ICFG_LEN)?;
+        rt.launch("run_md", &[], false).map_err(host_err)?;
+        let fr = n as usize + 1;
+        let per = chunk as usize + 1;
+        let epot = get(&mut rt, "epot", per)?;
+        let ekin = get(&mut rt, "ekin", per)?;
+        let tstamp = get(&mut rt, "tstamp", 3 * per)?;
+        let prof = get(&mut rt, "prof", 8)?;
+        // A continuation's frame 0 repeats the previous launch's last frame.
+        let first = if done == 0 { 0 } else { 1 };
+        for k in first..fr {
+            let pot: f64 = (0..npe).map(|p| val(epot[p * per + k])).sum();
+            let kin: f64 = (0..npe).map(|p| val(ekin[p * per + k])).sum();
+            energies.push(EnergyRow {
+                step: (u64::from(done) + k as u64) * every,
+                potential: pot,
+                kinetic: kin,
+                total: pot + kin,
+            });
+        }
+        let stamp = |p: usize, k: usize| -> u64 {
+            let t = &tstamp[p * 3 * per + 3 * k..p * 3 * per + 3 * k + 3];
+            u64::from(t[0] & 0xffff)
+                | (u64::from(t[1] & 0xffff) << 16)
+                | (u64::from(t[2] & 0xffff) << 32)
+        };
+        span += (0..npe)
+            .map(|p| stamp(p, fr - 1).saturating_sub(stamp(p, 0)))
+            .max()
+            .unwrap_or(0);
+        for (acc, &v) in prof_sum.iter_mut().zip(&prof) {
+            *acc += u64::from(v);
+        }
+        done += n;
+        if done >= samples {
+            break;
+        }
+    }
     let diag_words = get(&mut rt, "diag", DIAG_LEN)?;
-    let prof = get(&mut rt, "prof", 8)?;
     let pos_out = get(&mut rt, "pos", 4 * nmax)?;
     let vel_out = get(&mut rt, "vel", 3 * nloc)?;
     rt.stop().map_err(host_err)?;
@@ -443,34 +498,11 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             return Err(overflow_message(dg[0], p % w, p / w, caps));
         }
     }
-    let val = |v: u32| f64::from(f32::from_bits(v));
-    let energies = (0..fr)
-        .map(|k| {
-            let pot: f64 = (0..npe).map(|p| val(epot[p * fr + k])).sum();
-            let kin: f64 = (0..npe).map(|p| val(ekin[p * fr + k])).sum();
-            EnergyRow {
-                step: k as u64 * u64::from(cfg.nsample * cfg.ninner),
-                potential: pot,
-                kinetic: kin,
-                total: pot + kin,
-            }
-        })
-        .collect();
-    let stamp = |p: usize, k: usize| -> u64 {
-        let t = &tstamp[p * 3 * fr + 3 * k..p * 3 * fr + 3 * k + 3];
-        u64::from(t[0] & 0xffff)
-            | (u64::from(t[1] & 0xffff) << 16)
-            | (u64::from(t[2] & 0xffff) << 32)
-    };
-    let span = (0..npe)
-        .map(|p| stamp(p, fr - 1).saturating_sub(stamp(p, 0)))
-        .max()
-        .unwrap_or(0);
-    let timesteps = ((fr as u64 - 1) * u64::from(cfg.nsample * cfg.ninner)).max(1);
+    let timesteps = (u64::from(samples) * every).max(1);
     let cycles_per_step = span as f64 / timesteps as f64;
     let mut phase_cycles = [0.0f64; 7];
     for (k, c) in phase_cycles.iter_mut().enumerate() {
-        let sum: u64 = (0..npe).map(|p| u64::from(prof[p * 8 + k])).sum();
+        let sum: u64 = (0..npe).map(|p| prof_sum[p * 8 + k]).sum();
         *c = sum as f64 / npe as f64 / timesteps as f64;
     }
 

@@ -140,6 +140,7 @@ fn real_main() -> Result<(), String> {
         nmax: a.caps[1],
         npair: a.caps[2],
         max_cycles: a.max_cycles,
+        samples_per_launch: device::SAMPLES_PER_LAUNCH,
     };
     println!(
         "mdlj: {} atoms, {nx}x{ny}x{} cells on a {}x{} PE rectangle ({}), {} steps",
@@ -212,8 +213,17 @@ fn real_main() -> Result<(), String> {
         // device run.
         let every = u64::from(a.nsample * a.ninner);
         let mut sys = System::<f64>::from_dump(&d);
-        let rows = sys.run(u64::from(a.steps * a.ninner), &Params { dt: a.dt, rcut: a.rcut });
-        checks.push(("the host's f64 integrator", rows.into_iter().filter(|r| r.step % every == 0).collect()));
+        let rows = sys.run(
+            u64::from(a.steps * a.ninner),
+            &Params {
+                dt: a.dt,
+                rcut: a.rcut,
+            },
+        );
+        checks.push((
+            "the host's f64 integrator",
+            rows.into_iter().filter(|r| r.step % every == 0).collect(),
+        ));
     }
     for (what, r) in checks {
         print!("against {what}: ");
