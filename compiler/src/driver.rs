@@ -21,6 +21,8 @@ pub struct Options {
     pub fabric_offsets: (u32, u32),
     /// `--params=NAME:VALUE`, in order.
     pub params: Vec<(String, String)>,
+    /// `--colors=NAME:ID`, in order: colour-typed params of the top-level file.
+    pub colors: Vec<(String, u32)>,
     /// `--memcpy`.
     pub memcpy: bool,
     /// `--channels`.
@@ -44,6 +46,7 @@ impl Default for Options {
             fabric_dims: (64, 64),
             fabric_offsets: (4, 1),
             params: Vec::new(),
+            colors: Vec::new(),
             memcpy: true,
             channels: 1,
             width_west_buf: 0,
@@ -181,9 +184,11 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     }
     // --params: bind the top-level file's params.
     let mut params = BTreeMap::new();
+    let declared = |name: &str| {
+        ast.decls.iter().any(|d| matches!(&d.kind, crate::syntax::ast::DeclKind::Param { name: n, .. } if n.name == name))
+    };
     for (name, raw) in &opts.params {
-        let declared = ast.decls.iter().any(|d| matches!(&d.kind, crate::syntax::ast::DeclKind::Param { name: n, .. } if n.name == *name));
-        if !declared {
+        if !declared(name) {
             sema.report(
                 Diagnostic::global(
                     codes::BAD_ARGUMENT,
@@ -198,6 +203,34 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
             continue;
         }
         params.insert(name.clone(), parse_param(raw, &sema.types));
+    }
+    // --colors: the same, for params of type `color`, given by colour number.
+    for (name, id) in &opts.colors {
+        if !declared(name) {
+            sema.report(
+                Diagnostic::global(
+                    codes::BAD_ARGUMENT,
+                    format!(
+                        "--colors names `{name}`, but the top-level file declares no such param"
+                    ),
+                )
+                .with_help(format!(
+                    "declare it with `param {name}: color;` or remove it from --colors"
+                )),
+            );
+            continue;
+        }
+        if *id >= u32::from(csl_arch::fabric::NUM_COLORS) {
+            sema.report(Diagnostic::global(
+                codes::BAD_ARGUMENT,
+                format!(
+                    "--colors gives `{name}` color {id}, but routable colors are 0 to {}",
+                    csl_arch::fabric::NUM_COLORS - 1
+                ),
+            ));
+            continue;
+        }
+        params.insert(name.clone(), Value::Color(*id as u8));
     }
     let top_mod = sema.instantiate(top, params, String::new());
     let plan = sema.run_layout(top_mod)?;
