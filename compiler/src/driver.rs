@@ -324,7 +324,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         exports,
         classes,
     };
-    let metadata = metadata_json(&image);
+    let metadata = metadata_json(&image, &opts.colors);
     Some(Output { image, metadata })
 }
 
@@ -370,14 +370,18 @@ fn parse_param(raw: &str, types: &crate::sema::types::TypeStore) -> Value {
     }
 }
 
-/// The compile metadata in the shape host scripts read: `params` (strings) and the RPC
-/// symbol table.
-pub fn metadata_json(image: &Image) -> serde_json::Value {
+/// The compile metadata in the shape host scripts read: `params` and `colors` (the
+/// `--params` and `--colors` bindings, values as strings) and the RPC symbol table.
+pub fn metadata_json(image: &Image, colors: &[(String, u32)]) -> serde_json::Value {
     let params: serde_json::Map<String, serde_json::Value> = image
         .meta
         .params
         .iter()
         .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
+    let colors: serde_json::Map<String, serde_json::Value> = colors
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.to_string())))
         .collect();
     let symbols: Vec<serde_json::Value> = image
         .exports
@@ -395,6 +399,7 @@ pub fn metadata_json(image: &Image) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "params": params,
+        "colors": colors,
         "arch": image.meta.arch.name(),
         "fabric": { "width": image.meta.fabric_width, "height": image.meta.fabric_height },
         "offsets": { "x": image.meta.offset_x, "y": image.meta.offset_y },

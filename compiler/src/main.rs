@@ -59,6 +59,9 @@ struct Cli {
     /// Print the disassembly of every program class.
     #[arg(long = "emit-asm")]
     emit_asm: bool,
+    /// Print a summary of what was compiled (program classes and their PEs) to stderr.
+    #[arg(long)]
+    verbose: bool,
 }
 
 fn main() -> ExitCode {
@@ -92,6 +95,34 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(1);
     };
+    if cli.verbose {
+        let m = &out.image.meta;
+        eprintln!(
+            "cslc: {} program class(es) for a {}x{} rectangle at ({},{}) of a {}x{} {} fabric",
+            out.image.classes.len(),
+            m.width,
+            m.height,
+            m.offset_x,
+            m.offset_y,
+            m.fabric_width,
+            m.fabric_height,
+            m.arch.name()
+        );
+        for (i, c) in out.image.classes.iter().enumerate() {
+            let pes = out
+                .image
+                .placement
+                .iter()
+                .filter(|&&p| p == i as u32)
+                .count();
+            eprintln!(
+                "cslc:   class {i}: {} ({} PE(s), {} instructions)",
+                c.info.name,
+                pes,
+                c.code.len()
+            );
+        }
+    }
     if cli.emit_asm {
         let mut text = String::new();
         for (i, c) in out.image.classes.iter().enumerate() {

@@ -5,6 +5,7 @@ cslc is found through the CSLC environment variable, else the repository's
 target/release/cslc (build it with `cargo build --release -p cslc`), else PATH.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -78,6 +79,9 @@ def test_colors_flag_binds_colour_params(tmp_path):
     """`cslc --colors=NAME:ID` gives a colour-typed top-level param its colour."""
     out = compile_program(COLORS, tmp_path / "out", "--fabric-dims=9,3", "--fabric-offsets=4,1",
                           "--colors=link:5")
+    # The compile metadata lists the bindings under "colors" (host scripts read it).
+    meta = json.loads((out / "out.json").read_text())
+    assert meta["colors"] == {"link": "5"}
     rt = running(out)
     rt.launch("pass", np.uint32(41), nonblock=False)
     got = np.zeros(4, np.uint32)
@@ -94,6 +98,16 @@ def test_colors_flag_binds_colour_params(tmp_path):
                "--memcpy", "-o", str(tmp_path / "bad")]
         r = subprocess.run(cmd, cwd=COLORS, capture_output=True, text=True)
         assert r.returncode == 1 and says in r.stderr, r.stderr
+
+
+def test_verbose_flag_is_accepted(tmp_path):
+    """`cslc --verbose` (the vendor flag, used by some scripts) compiles and reports."""
+    cmd = [find_cslc(), "--arch=wse2", "./layout.csl", "--fabric-dims=9,4",
+           "--fabric-offsets=4,1", "--verbose", "--memcpy", "-o", str(tmp_path / "out")]
+    r = subprocess.run(cmd, cwd=MULTI, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "program class(es) for a 2x2 rectangle" in r.stderr
+    assert (tmp_path / "out" / "out.elf").is_file()
 
 
 def running(path, **kw):
