@@ -249,3 +249,28 @@ fn task_priorities_from_tile_config() {
         assert_eq!(out, vec![12, 10, 11], "{arch}");
     }
 }
+
+#[test]
+fn task_picker_takes_turns_above_the_last_task() {
+    use cslsim::host::SdkRuntime;
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("round-robin-{arch}"));
+        csl_tests::compile_to(
+            "tests/programs/round_robin/layout.csl",
+            arch,
+            (8, 3),
+            &[],
+            &dir,
+        );
+        let mut rt = SdkRuntime::new(&dir).unwrap();
+        rt.load().unwrap();
+        rt.run().unwrap();
+        rt.launch("go", &[], false).unwrap();
+        let id = rt.get_id("order").unwrap();
+        let mut out = vec![0u32; 3];
+        csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 3);
+        rt.stop().unwrap();
+        // Task 15 ran last: 20 is the next id above it, then the picker wraps to 9 and 12.
+        assert_eq!(out, vec![20, 9, 12], "{arch}");
+    }
+}

@@ -522,3 +522,15 @@ fn wse3_message_lost_at_a_pe_without_message_passing_is_a_fault() {
         }
     );
 }
+
+#[test]
+fn tally_library_counts_to_the_corner() {
+    for arch in ARCHS {
+        let mut rt = build("tally", arch, (10, 4));
+        rt.launch("go", &[], false).unwrap();
+        let got = d2h_u32(&mut rt, "result", 3, 1, 2);
+        rt.stop().unwrap();
+        // Row 0, row-major: the corner (x = 2) holds the total 1+2+3 + 2+4+6 = 18, once.
+        assert_eq!(&got[4..6], &[18, 1], "{arch}");
+    }
+}

@@ -21,6 +21,8 @@ pub struct Options {
     pub fabric_offsets: (u32, u32),
     /// `--params=NAME:VALUE`, in order.
     pub params: Vec<(String, String)>,
+    /// `--colors=NAME:ID`, in order: colour-typed params of the top-level file.
+    pub colors: Vec<(String, u32)>,
     /// `--memcpy`.
     pub memcpy: bool,
     /// `--channels`.
@@ -44,6 +46,7 @@ impl Default for Options {
             fabric_dims: (64, 64),
             fabric_offsets: (4, 1),
             params: Vec::new(),
+            colors: Vec::new(),
             memcpy: true,
             channels: 1,
             width_west_buf: 0,
@@ -181,9 +184,11 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     }
     // --params: bind the top-level file's params.
     let mut params = BTreeMap::new();
+    let declared = |name: &str| {
+        ast.decls.iter().any(|d| matches!(&d.kind, crate::syntax::ast::DeclKind::Param { name: n, .. } if n.name == name))
+    };
     for (name, raw) in &opts.params {
-        let declared = ast.decls.iter().any(|d| matches!(&d.kind, crate::syntax::ast::DeclKind::Param { name: n, .. } if n.name == *name));
-        if !declared {
+        if !declared(name) {
             sema.report(
                 Diagnostic::global(
                     codes::BAD_ARGUMENT,
@@ -198,6 +203,34 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
             continue;
         }
         params.insert(name.clone(), parse_param(raw, &sema.types));
+    }
+    // --colors: the same, for params of type `color`, given by colour number.
+    for (name, id) in &opts.colors {
+        if !declared(name) {
+            sema.report(
+                Diagnostic::global(
+                    codes::BAD_ARGUMENT,
+                    format!(
+                        "--colors names `{name}`, but the top-level file declares no such param"
+                    ),
+                )
+                .with_help(format!(
+                    "declare it with `param {name}: color;` or remove it from --colors"
+                )),
+            );
+            continue;
+        }
+        if *id >= u32::from(csl_arch::fabric::NUM_COLORS) {
+            sema.report(Diagnostic::global(
+                codes::BAD_ARGUMENT,
+                format!(
+                    "--colors gives `{name}` color {id}, but routable colors are 0 to {}",
+                    csl_arch::fabric::NUM_COLORS - 1
+                ),
+            ));
+            continue;
+        }
+        params.insert(name.clone(), Value::Color(*id as u8));
     }
     let top_mod = sema.instantiate(top, params, String::new());
     let plan = sema.run_layout(top_mod)?;
@@ -291,7 +324,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         exports,
         classes,
     };
-    let metadata = metadata_json(&image);
+    let metadata = metadata_json(&image, &opts.colors);
     Some(Output { image, metadata })
 }
 
@@ -337,14 +370,18 @@ fn parse_param(raw: &str, types: &crate::sema::types::TypeStore) -> Value {
     }
 }
 
-/// The compile metadata in the shape host scripts read: `params` (strings) and the RPC
-/// symbol table.
-pub fn metadata_json(image: &Image) -> serde_json::Value {
+/// The compile metadata in the shape host scripts read: `params` and `colors` (the
+/// `--params` and `--colors` bindings, values as strings) and the RPC symbol table.
+pub fn metadata_json(image: &Image, colors: &[(String, u32)]) -> serde_json::Value {
     let params: serde_json::Map<String, serde_json::Value> = image
         .meta
         .params
         .iter()
         .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
+    let colors: serde_json::Map<String, serde_json::Value> = colors
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.to_string())))
         .collect();
     let symbols: Vec<serde_json::Value> = image
         .exports
@@ -362,6 +399,7 @@ pub fn metadata_json(image: &Image) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "params": params,
+        "colors": colors,
         "arch": image.meta.arch.name(),
         "fabric": { "width": image.meta.fabric_width, "height": image.meta.fabric_height },
         "offsets": { "x": image.meta.offset_x, "y": image.meta.offset_y },

@@ -28,6 +28,9 @@ struct Cli {
     /// Top-level params, `NAME:VALUE[,NAME:VALUE]` (repeatable).
     #[arg(long = "params")]
     params: Vec<String>,
+    /// Colour params of the top-level file, `NAME:ID[,NAME:ID]` (repeatable).
+    #[arg(long = "colors")]
+    colors: Vec<String>,
     /// Include the host-transfer (memcpy) infrastructure.
     #[arg(long)]
     memcpy: bool,
@@ -56,6 +59,9 @@ struct Cli {
     /// Print the disassembly of every program class.
     #[arg(long = "emit-asm")]
     emit_asm: bool,
+    /// Print a summary of what was compiled (program classes and their PEs) to stderr.
+    #[arg(long)]
+    verbose: bool,
 }
 
 fn main() -> ExitCode {
@@ -89,6 +95,34 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(1);
     };
+    if cli.verbose {
+        let m = &out.image.meta;
+        eprintln!(
+            "cslc: {} program class(es) for a {}x{} rectangle at ({},{}) of a {}x{} {} fabric",
+            out.image.classes.len(),
+            m.width,
+            m.height,
+            m.offset_x,
+            m.offset_y,
+            m.fabric_width,
+            m.fabric_height,
+            m.arch.name()
+        );
+        for (i, c) in out.image.classes.iter().enumerate() {
+            let pes = out
+                .image
+                .placement
+                .iter()
+                .filter(|&&p| p == i as u32)
+                .count();
+            eprintln!(
+                "cslc:   class {i}: {} ({} PE(s), {} instructions)",
+                c.info.name,
+                pes,
+                c.code.len()
+            );
+        }
+    }
     if cli.emit_asm {
         let mut text = String::new();
         for (i, c) in out.image.classes.iter().enumerate() {
@@ -184,6 +218,23 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
             params.push((name.to_string(), value.trim().to_string()));
         }
     }
+    let mut colors = Vec::new();
+    for group in &cli.colors {
+        for item in group.split(',').filter(|s| !s.trim().is_empty()) {
+            let parsed = item
+                .split_once(':')
+                .and_then(|(n, v)| Some((n.trim(), v.trim().parse::<u32>().ok()?)));
+            let Some((name, id)) = parsed else {
+                return Err(bad(format!(
+                    "--colors expects NAME:ID with a colour number, got `{item}`"
+                )));
+            };
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(bad(format!("`{name}` is not a param name")));
+            }
+            colors.push((name.to_string(), id));
+        }
+    }
     if cli.channels == 0 || cli.channels > 16 {
         return Err(bad(format!(
             "--channels must be between 1 and 16, got {}",
@@ -206,6 +257,7 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
         fabric_dims: dims,
         fabric_offsets: offsets,
         params,
+        colors,
         memcpy: cli.memcpy,
         channels: cli.channels,
         width_west_buf: cli.width_west_buf,

@@ -32,6 +32,14 @@ const LIBS: &[(&str, &str)] = &[
         include_str!("../../stdlib/collectives_2d/pe.csl"),
     ),
     (
+        "kernels/tally/layout",
+        include_str!("../../stdlib/kernels/tally/layout.csl"),
+    ),
+    (
+        "kernels/tally/pe",
+        include_str!("../../stdlib/kernels/tally/pe.csl"),
+    ),
+    (
         "memcpy/get_params",
         include_str!("../../stdlib/memcpy/get_params.csl"),
     ),

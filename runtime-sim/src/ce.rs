@@ -256,13 +256,20 @@ fn pick(pe: &mut Pe, class: &Class, now: u64, out: &mut CeOut) -> Result<(), Fau
     if cand == 0 {
         return Ok(());
     }
-    // High-priority ids first, then the lowest id (documented in SIMULATOR.md).
+    // High-priority ids first; within a class, round robin: the lowest id above the one
+    // started last, else the lowest id (documented in SIMULATOR.md).
     let high = cand & pe.high_priority;
-    let id = if high != 0 {
-        high.trailing_zeros()
+    let pool = if high != 0 { high } else { cand };
+    let above = pe
+        .last_picked
+        .and_then(|l| u64::MAX.checked_shl(u32::from(l) + 1))
+        .unwrap_or(u64::MAX);
+    let id = if pool & above != 0 {
+        (pool & above).trailing_zeros()
     } else {
-        cand.trailing_zeros()
+        pool.trailing_zeros()
     } as u8;
+    pe.last_picked = Some(id);
     out.progressed = true;
     out.started = Some(id);
     let Some(func) = class.binding(id) else {

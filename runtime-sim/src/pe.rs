@@ -89,6 +89,8 @@ pub struct Pe {
     pub(crate) ctrl_seen: Vec<u32>,
     /// Bit `i`: task id `i` has high priority (the `TASK_PRIORITY` register).
     pub(crate) high_priority: u64,
+    /// The id the task picker started last: the next pick looks above it first.
+    pub(crate) last_picked: Option<u8>,
     /// The `<simprint>` line being built.
     pub(crate) print_buf: Vec<u8>,
     /// Finished `<simprint>` lines with the cycle each ended at.
@@ -212,6 +214,7 @@ impl Pe {
             cmd_unblocked: false,
             ctrl_seen: vec![0; 32],
             high_priority: 0,
+            last_picked: None,
             print_buf: Vec::new(),
             log: Vec::new(),
             inq: vec![Ring::default(); n],

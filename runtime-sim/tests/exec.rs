@@ -461,7 +461,7 @@ fn log_fn(a: &mut Asm) -> u32 {
 }
 
 #[test]
-fn task_picker_runs_lowest_runnable_id_first() {
+fn task_picker_takes_runnable_ids_in_turn() {
     let mut a = Asm::new("t");
     let log = log_fn(&mut a);
     // Task 2 logs 2 and activates task 7.
@@ -519,8 +519,9 @@ fn task_picker_runs_lowest_runnable_id_first() {
     let m = mem(&sim);
     let n = read16(m, 0x100) as usize;
     let order: Vec<u16> = (0..n).map(|i| read16(m, 0x200 + 2 * i)).collect();
-    // 2 first; 4 is blocked so 6 runs and unblocks it; 4 < 7.
-    assert_eq!(order, vec![2, 6, 4, 7]);
+    // 2 first; 4 is blocked so 6 runs and unblocks it; then 7, the next id above 6, before
+    // the picker wraps around to 4.
+    assert_eq!(order, vec![2, 6, 7, 4]);
     let pe = sim.pe(0, 0).expect("pe");
     assert_eq!(pe.active(), 1 << 6, "task 6 is activated but blocked");
     assert_eq!(pe.blocked(), 1 << 6);

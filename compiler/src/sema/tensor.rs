@@ -184,7 +184,10 @@ impl Sema {
                     ));
                 }
             }
-            // The index must stay inside the array's extent for every point of the box.
+            // The index should stay inside the array's extent for every point of the box.
+            // Only a warning: a common idiom builds a placeholder DSD over a tiny array and
+            // replaces its base address and length before use (`@set_dsd_base_addr`,
+            // `@set_dsd_length`); a DSD really used out of range faults at run time.
             let lo = a.iter().zip(&ext).fold(c, |acc, (x, e)| {
                 acc.saturating_add(x.saturating_mul(e - 1).min(0))
             });
@@ -193,7 +196,7 @@ impl Sema {
             });
             if lo < 0 || hi >= i128::from(dims[k] as i64) {
                 let bad = if lo < 0 { lo } else { hi };
-                return Err(self.report(
+                self.report(
                     Diagnostic::error(
                         codes::COMPTIME_INDEX,
                         format!(
@@ -205,8 +208,10 @@ impl Sema {
                     )
                     .with_note(format!(
                         "over the given extents this index takes values {lo} to {hi}"
-                    )),
-                ));
+                    ))
+                    .with_help("fine if the DSD's base address and length are replaced before use")
+                    .warning(),
+                );
             }
             let row: i128 = dims[k + 1..]
                 .iter()
