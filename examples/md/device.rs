@@ -33,6 +33,8 @@ pub struct Config {
     pub npair: Option<u32>,
     /// Simulated-cycle bound of the run.
     pub max_cycles: u64,
+    /// Run the compiler's IR optimiser (`-O0` turns it off).
+    pub optimize: bool,
 }
 
 /// The capacities the device program was compiled with.
@@ -211,7 +213,7 @@ fn host_err(e: cslsim::host::HostError) -> String {
 }
 
 /// Compiles the device program for `g` and `caps`.
-fn compile(g: &Geometry, caps: Capacities, frames: u32, arch: Arch) -> Result<cslc::driver::Output, String> {
+fn compile(g: &Geometry, caps: Capacities, frames: u32, cfg: &Config) -> Result<cslc::driver::Output, String> {
     let layout = Path::new(env!("CARGO_MANIFEST_DIR")).join("md/layout.csl");
     let params = [
         ("nx", g.nx as u32),
@@ -224,7 +226,8 @@ fn compile(g: &Geometry, caps: Capacities, frames: u32, arch: Arch) -> Result<cs
         ("nframes", frames),
     ];
     let opts = cslc::driver::Options {
-        arch,
+        arch: cfg.arch,
+        optimize: cfg.optimize,
         fabric_dims: (g.width() as u32 + 7, g.height() as u32 + 2),
         fabric_offsets: (4, 1),
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
@@ -251,7 +254,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         npair: cfg.npair.unwrap_or(auto.npair),
     };
     let frames = cfg.steps + 1;
-    let out = compile(g, caps, frames, cfg.arch)?;
+    let out = compile(g, caps, frames, cfg)?;
     let (w, h) = (g.width(), g.height());
     let npe = w * h;
     let rings = rings::build(g)?;

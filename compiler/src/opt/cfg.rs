@@ -1,0 +1,109 @@
+//! Control-flow simplification: trivial branches, jump threading and block merging.
+
+use super::reachable;
+use crate::ir::{BlockId, Function, Term};
+use cranelift_entity::EntityRef;
+
+/// Simplifies the reachable part of `f`'s CFG; `frozen` blocks (unreachable from the
+/// start) are neither changed nor merged. Returns whether anything changed.
+pub fn simplify(f: &mut Function, frozen: &[bool]) -> bool {
+    let mut changed = false;
+    let live = reachable(f);
+    let n = f.blocks.len();
+    // Branches whose targets agree, and jump threading through empty jump-only blocks.
+    for i in 0..n {
+        if !live[i] {
+            continue;
+        }
+        let b = BlockId::new(i);
+        let mut term = f.blocks[b].term.clone();
+        if let Term::Branch {
+            then, otherwise, ..
+        } = term
+            && then == otherwise
+        {
+            term = Term::Jump(then);
+        }
+        match &mut term {
+            Term::Jump(t) => *t = thread(f, *t),
+            Term::Branch {
+                then, otherwise, ..
+            } => {
+                *then = thread(f, *then);
+                *otherwise = thread(f, *otherwise);
+            }
+            _ => {}
+        }
+        if !same_term(&term, &f.blocks[b].term) {
+            f.blocks[b].term = term;
+            changed = true;
+        }
+    }
+    // Merge a block into its predecessor when that predecessor jumps to it and nothing else
+    // reaches it.
+    let live = reachable(f);
+    let mut preds = vec![0u32; n];
+    for i in 0..n {
+        if live[i] {
+            for s in f.blocks[BlockId::new(i)].term.succs() {
+                preds[s.index()] += 1;
+            }
+        }
+    }
+    for i in 0..n {
+        if !live[i] {
+            continue;
+        }
+        let a = BlockId::new(i);
+        loop {
+            let Term::Jump(t) = f.blocks[a].term else {
+                break;
+            };
+            let ti = t.index();
+            if t == a || ti == 0 || preds[ti] != 1 || frozen[ti] {
+                break;
+            }
+            let moved = std::mem::take(&mut f.blocks[t].insts);
+            let term = std::mem::replace(&mut f.blocks[t].term, Term::Unreachable);
+            f.blocks[a].insts.extend(moved);
+            f.blocks[a].term = term;
+            preds[ti] = 0;
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// The block control really continues at when jumping to `t`: empty blocks that only jump
+/// are skipped (a cycle of them is left alone).
+fn thread(f: &Function, mut t: BlockId) -> BlockId {
+    for _ in 0..f.blocks.len() {
+        let block = &f.blocks[t];
+        match block.term {
+            Term::Jump(next) if block.insts.is_empty() && next != t => t = next,
+            _ => break,
+        }
+    }
+    t
+}
+
+fn same_term(a: &Term, b: &Term) -> bool {
+    match (a, b) {
+        (Term::Jump(x), Term::Jump(y)) => x == y,
+        (
+            Term::Branch {
+                cond: c1,
+                then: t1,
+                otherwise: o1,
+            },
+            Term::Branch {
+                cond: c2,
+                then: t2,
+                otherwise: o2,
+            },
+        ) => c1 == c2 && t1 == t2 && o1 == o2,
+        (Term::Ret(x), Term::Ret(y)) => x == y,
+        (Term::Unreachable, Term::Unreachable) | (Term::Open, Term::Open) => true,
+        _ => false,
+    }
+}
