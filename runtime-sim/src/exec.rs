@@ -225,48 +225,61 @@ fn store(
     now: u64,
 ) -> Result<(), FaultKind> {
     if a >= mmio::BASE {
-        match a {
-            mmio::HOST_CMD_UNBLOCK => {
-                if !pe.cmd_unblocked {
-                    pe.cmd_unblocked = true;
-                    out.unblocked = true;
-                }
-            }
-            a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a) && a % 2 == 0 => {
-                let shift = (a - mmio::TASK_PRIORITY) * 8;
-                pe.high_priority =
-                    (pe.high_priority & !(0xffff << shift)) | (u64::from(v & 0xffff) << shift);
-            }
-            mmio::PRINT_CHAR => {
-                let b = (v & 0xff) as u8;
-                if b == b'\n' || pe.print_buf.len() >= PRINT_LINE_MAX {
-                    let line = String::from_utf8_lossy(&pe.print_buf).into_owned();
-                    pe.log.push((now, line));
-                    pe.print_buf.clear();
-                }
-                if b != b'\n' {
-                    pe.print_buf.push(b);
-                }
-            }
-            mmio::TEARDOWN_EXIT => {
-                let c = (v & 0xff) as u8;
-                if c < NUM_COLORS {
-                    router.teardown_pending &= !(1 << c);
-                    if let Some(cs) = router.color_mut(c) {
-                        cs.teardown = false;
-                    }
-                    out.wake_router = true;
-                }
-            }
-            _ => {
-                return Err(FaultKind::UnknownMmio {
-                    addr: a,
-                    write: true,
-                });
+        mmio_write(pe, router, out, a, v, now)
+    } else {
+        mem_write(&mut pe.mem, a, w, v)
+    }
+}
+
+/// A store to the memory-mapped register window (kept out of line: rare and large).
+#[inline(never)]
+fn mmio_write(
+    pe: &mut Pe,
+    router: &mut Router,
+    out: &mut CeOut,
+    a: u32,
+    v: u32,
+    now: u64,
+) -> Result<(), FaultKind> {
+    match a {
+        mmio::HOST_CMD_UNBLOCK => {
+            if !pe.cmd_unblocked {
+                pe.cmd_unblocked = true;
+                out.unblocked = true;
             }
         }
-    } else {
-        mem_write(&mut pe.mem, a, w, v)?;
+        a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a) && a % 2 == 0 => {
+            let shift = (a - mmio::TASK_PRIORITY) * 8;
+            pe.high_priority =
+                (pe.high_priority & !(0xffff << shift)) | (u64::from(v & 0xffff) << shift);
+        }
+        mmio::PRINT_CHAR => {
+            let b = (v & 0xff) as u8;
+            if b == b'\n' || pe.print_buf.len() >= PRINT_LINE_MAX {
+                let line = String::from_utf8_lossy(&pe.print_buf).into_owned();
+                pe.log.push((now, line));
+                pe.print_buf.clear();
+            }
+            if b != b'\n' {
+                pe.print_buf.push(b);
+            }
+        }
+        mmio::TEARDOWN_EXIT => {
+            let c = (v & 0xff) as u8;
+            if c < NUM_COLORS {
+                router.teardown_pending &= !(1 << c);
+                if let Some(cs) = router.color_mut(c) {
+                    cs.teardown = false;
+                }
+                out.wake_router = true;
+            }
+        }
+        _ => {
+            return Err(FaultKind::UnknownMmio {
+                addr: a,
+                write: true,
+            });
+        }
     }
     Ok(())
 }

@@ -11,10 +11,7 @@ pub fn simplify(f: &mut Function, frozen: &[bool]) -> bool {
     let live = reachable(f);
     let n = f.blocks.len();
     // Branches whose targets agree, and jump threading through empty jump-only blocks.
-    for i in 0..n {
-        if !live[i] {
-            continue;
-        }
+    for (i, _) in live.iter().enumerate().filter(|(_, l)| **l) {
         let b = BlockId::new(i);
         let mut term = f.blocks[b].term.clone();
         if let Term::Branch {
@@ -43,22 +40,14 @@ pub fn simplify(f: &mut Function, frozen: &[bool]) -> bool {
     // reaches it.
     let live = reachable(f);
     let mut preds = vec![0u32; n];
-    for i in 0..n {
-        if live[i] {
-            for s in f.blocks[BlockId::new(i)].term.succs() {
-                preds[s.index()] += 1;
-            }
+    for (i, _) in live.iter().enumerate().filter(|(_, l)| **l) {
+        for s in f.blocks[BlockId::new(i)].term.succs() {
+            preds[s.index()] += 1;
         }
     }
-    for i in 0..n {
-        if !live[i] {
-            continue;
-        }
+    for (i, _) in live.iter().enumerate().filter(|(_, l)| **l) {
         let a = BlockId::new(i);
-        loop {
-            let Term::Jump(t) = f.blocks[a].term else {
-                break;
-            };
+        while let Term::Jump(t) = f.blocks[a].term {
             let ti = t.index();
             if t == a || ti == 0 || preds[ti] != 1 || frozen[ti] {
                 break;

@@ -612,7 +612,7 @@ fn bin_imm(
         let bits = m.count_ones();
         let identity = match op {
             BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor => c == 0,
-            BinOp::Shl | BinOp::Shr => c % bits == 0,
+            BinOp::Shl | BinOp::Shr => c.is_multiple_of(bits),
             BinOp::Mul | BinOp::Div => c == 1,
             BinOp::And => c == m,
             BinOp::Rem => false,
@@ -718,11 +718,11 @@ fn widths(f: &Function) -> Vec<u32> {
                     },
                     _ => u32::MAX,
                 };
-                if let Some(slot) = w.get_mut(d.index()) {
-                    if *slot | bits != *slot {
-                        *slot |= bits;
-                        changed = true;
-                    }
+                if let Some(slot) = w.get_mut(d.index())
+                    && *slot | bits != *slot
+                {
+                    *slot |= bits;
+                    changed = true;
                 }
             }
         }
