@@ -4,10 +4,11 @@
 //! * Memory: globals are placed from address 0 upward in creation order, each at its
 //!   alignment; the top [`STACK_BYTES`] are the stack. A program that does not fit is a
 //!   diagnostic naming the largest globals.
-//! * Code: blocks are laid out in order; a branch whose `then` target is the next block
-//!   becomes one `br_false`. Call arguments are copied into consecutive scratch registers
-//!   above the function's own, as the ISA passes them, unless they already are consecutive
-//!   (the optimiser places them so).
+//! * Code: blocks are laid out in order (empty unreachable blocks nothing names are left
+//!   out); a branch whose `then` target is the next block becomes one `br_false`, one whose
+//!   `otherwise` target is next one `br_true`. Call arguments are copied into consecutive
+//!   scratch registers above the function's own, as the ISA passes them, unless they
+//!   already are consecutive (the optimiser places them so).
 
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{FuncId, ImmVal, Inst, Program, Term};
@@ -60,7 +61,7 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
         };
         let mut starts: SecondaryMap<crate::ir::BlockId, u32> = SecondaryMap::new();
         let mut fixups: Vec<(usize, crate::ir::BlockId)> = Vec::new();
-        let order: Vec<_> = f.blocks.keys().collect();
+        let order = layout(f);
         for (pos, &b) in order.iter().enumerate() {
             starts[b] = code.len() as u32;
             let block = &f.blocks[b];
@@ -251,6 +252,17 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                     cond,
                     then,
                     otherwise,
+                } if Some(*otherwise) == next && *then != *otherwise => {
+                    fixups.push((code.len(), *then));
+                    code.push(Op::BrTrue {
+                        cond: reg(*cond),
+                        target: 0,
+                    });
+                }
+                Term::Branch {
+                    cond,
+                    then,
+                    otherwise,
                 } => {
                     fixups.push((code.len(), *otherwise));
                     code.push(Op::BrFalse {
@@ -335,6 +347,27 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             blocked_queues: Vec::new(),
         },
     })
+}
+
+/// The blocks in code order: all of them in order, except empty unreachable blocks that no
+/// terminator names (the leftovers of optimisation and of code after a `return`).
+fn layout(f: &crate::ir::Function) -> Vec<crate::ir::BlockId> {
+    let mut named = vec![false; f.blocks.len()];
+    for b in f.blocks.values() {
+        for s in b.term.succs() {
+            named[s.index()] = true;
+        }
+    }
+    f.blocks
+        .iter()
+        .filter(|(id, b)| {
+            id.index() == 0
+                || named[id.index()]
+                || !b.insts.is_empty()
+                || !matches!(b.term, Term::Unreachable)
+        })
+        .map(|(id, _)| id)
+        .collect()
 }
 
 /// Whether call arguments already sit in consecutive registers, as the ISA passes them.

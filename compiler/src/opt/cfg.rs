@@ -1,4 +1,5 @@
-//! Control-flow simplification: trivial branches, jump threading and block merging.
+//! Control-flow simplification: trivial branches, jump threading, block merging, and
+//! loop rotation (a jump back to a small loop header becomes a copy of the header).
 
 use super::reachable;
 use crate::ir::{BlockId, Function, Term};
@@ -60,8 +61,32 @@ pub fn simplify(f: &mut Function, frozen: &[bool]) -> bool {
             changed = true;
         }
     }
+    // A jump back to a small block that ends in a branch (a loop header) becomes a copy
+    // of that block: the loop then tests its condition at the bottom, and the jump is gone.
+    for (i, _) in live.iter().enumerate().filter(|(_, l)| **l) {
+        let p = BlockId::new(i);
+        let Term::Jump(h) = f.blocks[p].term else {
+            continue;
+        };
+        let header = &f.blocks[h];
+        if h.index() > i
+            || h == p
+            || frozen[h.index()]
+            || header.insts.len() > ROTATE_MAX
+            || !matches!(header.term, Term::Branch { .. })
+        {
+            continue;
+        }
+        let (insts, term) = (header.insts.clone(), header.term.clone());
+        f.blocks[p].insts.extend(insts);
+        f.blocks[p].term = term;
+        changed = true;
+    }
     changed
 }
+
+/// The largest loop header (in instructions) copied into the jumps back to it.
+const ROTATE_MAX: usize = 4;
 
 /// The block control really continues at when jumping to `t`: empty blocks that only jump
 /// are skipped (a cycle of them is left alone).
