@@ -1,7 +1,7 @@
 //! Call arguments in place: the ISA passes a call's arguments in consecutive registers of
 //! the caller. Code generation copies them there unless they already are; this pass gives
 //! every function a block of argument registers and moves each call's arguments into them
-//! in the IR, where [`super::local`] and [`super::dce`] can compute each argument directly
+//! in the IR, where `local` and `dce` can compute each argument directly
 //! into its register instead of copying it.
 
 use crate::ir::{Function, Inst, VReg};

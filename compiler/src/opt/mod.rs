@@ -3,20 +3,20 @@
 //!
 //! Lowering is deliberately naive: every constant is a fresh `imm`, every variable read a
 //! `mov`, every address `base + index * size` computed from scratch. The simulator charges
-//! a cycle per instruction, so this pass pays directly. After [`args`] has moved call
+//! a cycle per instruction, so this pass pays directly. After `args` has moved call
 //! arguments into per-function argument registers, it repeats, until nothing changes,
 //!
-//! * [`cfg`]: branches on the same block become jumps, jumps to empty jump-only blocks are
+//! * `cfg`: branches on the same block become jumps, jumps to empty jump-only blocks are
 //!   threaded, a block reached only by a jump is merged into its predecessor, and a jump
 //!   back to a small loop header becomes a copy of it (the loop tests at the bottom);
-//! * [`local`]: forward propagation through each extended basic block: copy propagation,
+//! * `local`: forward propagation through each extended basic block: copy propagation,
 //!   reuse of a register that already holds a constant or address, constant folding with
 //!   the simulator's own ALU ([`csl_arch::alu`], integers only: floats are never folded),
 //!   algebraic identities, common subexpressions, constant branch conditions, reassociation
 //!   of constant additions, facts of registers written once (in the blocks their
 //!   definition dominates), and selection of the register–immediate instructions
 //!   (`bin_imm`, `cmp_imm`, `load_off`, `store_off`);
-//! * [`dce`]: liveness over the CFG, removal of instructions without side effects whose
+//! * `dce`: liveness over the CFG, removal of instructions without side effects whose
 //!   result is never read, and `t = ...; v = t` rewritten to compute into `v`.
 //!
 //! Everything is exact: the optimised function computes the same register and memory
