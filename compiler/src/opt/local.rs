@@ -606,6 +606,23 @@ fn bin_imm(
         a = base;
         k = sum;
     }
+    // (base + k1) * c is base * c + k1 * c modulo the width: reuse a register that already
+    // holds base * c (address arithmetic `a[i + 1]` next to `a[i]`).
+    if op == BinOp::Mul
+        && let ImmVal::Const(c) = k
+        && let Some(Fact::AddK {
+            base,
+            k: ImmVal::Const(k1),
+            ty: t1,
+        }) = st.facts.get(&a).copied()
+        && t1 == ty
+        && let Some(&h) = st
+            .exprs
+            .get(&Expr::BinImm(BinOp::Mul, ty, base, ImmVal::Const(c & m)))
+    {
+        let sum = ImmVal::Const(k1.wrapping_mul(c) & m);
+        return bin_imm(st, width, BinOp::Add, ty, dst, h, sum);
+    }
     if let ImmVal::Const(c) = k {
         let c = c & m;
         k = ImmVal::Const(c);

@@ -13,7 +13,8 @@
 //!   reuse of a register that already holds a constant or address, constant folding with
 //!   the simulator's own ALU ([`csl_arch::alu`], integers only: floats are never folded),
 //!   algebraic identities, common subexpressions, constant branch conditions, reassociation
-//!   of constant additions, facts of registers written once (in the blocks their
+//!   of constant additions (and `(x + k) * c` as `x * c + k * c` when `x * c` is at hand),
+//!   facts of registers written once (in the blocks their
 //!   definition dominates), and selection of the register–immediate instructions
 //!   (`bin_imm`, `cmp_imm`, `load_off`, `store_off`);
 //! * `dce`: liveness over the CFG, removal of instructions without side effects whose

@@ -616,3 +616,46 @@ proptest! {
         prop_assert_eq!(before, after, "before:\n{}\nafter:\n{}", show(&f), show(&g));
     }
 }
+
+/// `a[i]` and `a[i + k]` in one block: the second index reuses the first product.
+fn scaled_pair(ty: NumTy, scale: u32, k: u32) -> Function {
+    func(
+        1,
+        7,
+        vec![(
+            vec![
+                imm(1, scale),
+                bin(BinOp::Mul, ty, 2, 0, 1),
+                imm(3, k),
+                bin(BinOp::Add, ty, 4, 0, 3),
+                bin(BinOp::Mul, ty, 5, 4, 1),
+                bin(BinOp::Xor, NumTy::U32, 6, 5, 2),
+            ],
+            Term::Ret(Some(v(6))),
+        )],
+    )
+}
+
+#[test]
+fn scaled_offsets_reuse_the_product() {
+    let out = opt(scaled_pair(NumTy::U16, 4, 1));
+    assert!(
+        out.contains("BinImm { op: Add, ty: U16, dst: v5, a: v2, imm: Const(4) }"),
+        "{out}"
+    );
+}
+
+proptest! {
+    #[test]
+    fn scaled_offsets_compute_the_same(
+        ty in prop::sample::select(vec![NumTy::I8, NumTy::U8, NumTy::I16, NumTy::U16, NumTy::I32, NumTy::U32]),
+        scale in constant(),
+        k in constant(),
+        x in constant(),
+    ) {
+        let f = scaled_pair(ty, scale, k);
+        let mut g = scaled_pair(ty, scale, k);
+        optimize_function(&mut g);
+        prop_assert_eq!(interpret(&f, &[x], FUEL), interpret(&g, &[x], FUEL), "{}", show(&g));
+    }
+}
