@@ -139,7 +139,7 @@ pub struct Block {
 
 /// A straight-line instruction.
 #[allow(missing_docs)]
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Inst {
     Imm {
         dst: VReg,
@@ -416,7 +416,7 @@ impl Term {
 }
 
 /// A block terminator.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Term {
     /// Not yet terminated (only while building).
     Open,

@@ -32,7 +32,7 @@ pub fn simplify(f: &mut Function, frozen: &[bool]) -> bool {
             }
             _ => {}
         }
-        if !same_term(&term, &f.blocks[b].term) {
+        if term != f.blocks[b].term {
             f.blocks[b].term = term;
             changed = true;
         }
@@ -99,25 +99,4 @@ fn thread(f: &Function, mut t: BlockId) -> BlockId {
         }
     }
     t
-}
-
-fn same_term(a: &Term, b: &Term) -> bool {
-    match (a, b) {
-        (Term::Jump(x), Term::Jump(y)) => x == y,
-        (
-            Term::Branch {
-                cond: c1,
-                then: t1,
-                otherwise: o1,
-            },
-            Term::Branch {
-                cond: c2,
-                then: t2,
-                otherwise: o2,
-            },
-        ) => c1 == c2 && t1 == t2 && o1 == o2,
-        (Term::Ret(x), Term::Ret(y)) => x == y,
-        (Term::Unreachable, Term::Unreachable) | (Term::Open, Term::Open) => true,
-        _ => false,
-    }
 }

@@ -270,7 +270,7 @@ pub fn run(f: &mut Function) -> bool {
             Term::Ret(Some(r)) => *r = st.resolve(*r),
             _ => {}
         }
-        changed |= !same_insts(&old, &insts);
+        changed |= old != insts;
         block.insts = insts;
         done[i] = true;
         if block.term.succs().iter().any(|s| preds[s.index()] == 1) {
@@ -750,12 +750,4 @@ fn widths(f: &Function) -> Vec<u32> {
         }
     }
     w
-}
-
-/// Whether two instruction lists are the same (the pass changed nothing).
-fn same_insts(a: &[Inst], b: &[Inst]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| format!("{x:?}") == format!("{y:?}"))
 }
