@@ -2,7 +2,8 @@
 //! of the language each (structs, enums, switch expressions, generic functions, labelled
 //! blocks, function pointers, multi-dimensional arrays). Each is compiled with the
 //! compiler library, run on the simulator through the host runtime (a launched function
-//! `run` fills the exported array `out`), and compared with values worked out by hand.
+//! `run` fills the exported array `out`), and compared with values worked out by hand —
+//! once with the IR optimiser and once without (`-O0`), so the two must agree.
 
 #![allow(clippy::unwrap_used)]
 
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 
 /// Compiles `tests/programs/lang/<name>/layout.csl`, runs `run` on the 1x1 rectangle and
 /// returns the first `n` words of `out`.
-fn run(name: &str, arch: Arch, n: usize) -> Vec<i32> {
+fn run(name: &str, arch: Arch, optimize: bool, n: usize) -> Vec<i32> {
     let root = csl_tests::repo_root();
     let layout = root
         .join("tests/programs/lang")
@@ -23,6 +24,7 @@ fn run(name: &str, arch: Arch, n: usize) -> Vec<i32> {
         arch,
         fabric_dims: (8, 3),
         fabric_offsets: (4, 1),
+        optimize,
         ..Options::default()
     };
     let comp = compile_file(&layout, &opts);
@@ -30,7 +32,8 @@ fn run(name: &str, arch: Arch, n: usize) -> Vec<i32> {
     let out = comp
         .output
         .unwrap_or_else(|| panic!("{name} does not compile on {arch}:\n{rendered}"));
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("lang-{name}-{arch}"));
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("lang-{name}-{arch}-{optimize}"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("out.elf"), out.image.to_elf().unwrap()).unwrap();
     std::fs::write(dir.join("out.json"), out.metadata.to_string()).unwrap();
@@ -47,7 +50,10 @@ fn run(name: &str, arch: Arch, n: usize) -> Vec<i32> {
 
 fn both(name: &str, n: usize, want: &[i32]) {
     for arch in [Arch::Wse2, Arch::Wse3] {
-        assert_eq!(run(name, arch, n), want, "{name} on {arch}");
+        for optimize in [true, false] {
+            let o = if optimize { "" } else { " -O0" };
+            assert_eq!(run(name, arch, optimize, n), want, "{name} on {arch}{o}");
+        }
     }
 }
 

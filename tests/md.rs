@@ -38,6 +38,7 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         npair: None,
         max_cycles: 500_000_000,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
+        optimize: true,
     }
 }
 

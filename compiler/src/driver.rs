@@ -37,6 +37,8 @@ pub struct Options {
     pub analyse_all: bool,
     /// `--fp16-format`: the type `@fp16()` names (`f16`, `bf16` or `cb16`).
     pub fp16_format: String,
+    /// Run the IR optimiser ([`crate::opt`]); `-O0` turns it off.
+    pub optimize: bool,
 }
 
 impl Default for Options {
@@ -54,6 +56,7 @@ impl Default for Options {
             fuel: 10_000_000,
             analyse_all: false,
             fp16_format: "f16".into(),
+            optimize: true,
         }
     }
 }
@@ -263,12 +266,15 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     let mut classes = Vec::new();
     let mut local_routes: Vec<Vec<ColorConfig>> = Vec::new();
     for (file, tile) in &class_src {
-        let Some(prog) = sema.compile_class(*file, &tile.params) else {
+        let Some(mut prog) = sema.compile_class(*file, &tile.params) else {
             continue;
         };
         local_routes.push(prog.local_routes.clone());
         if sema.diags.iter().any(Diagnostic::is_error) {
             return None;
+        }
+        if opts.optimize {
+            crate::opt::optimize(&mut prog);
         }
         let name = class_name(sema, *file, &tile.params);
         match crate::codegen::emit_class(&prog, &name) {

@@ -139,7 +139,7 @@ pub struct Block {
 
 /// A straight-line instruction.
 #[allow(missing_docs)]
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Inst {
     Imm {
         dst: VReg,
@@ -175,10 +175,40 @@ pub enum Inst {
         dst: VReg,
         src: VReg,
     },
+    /// `dst = a <op> imm` (selected by the optimiser; `imm` holds raw register bits).
+    BinImm {
+        op: BinOp,
+        ty: NumTy,
+        dst: VReg,
+        a: VReg,
+        imm: ImmVal,
+    },
+    /// `dst = a <op> imm` as a comparison (selected by the optimiser).
+    CmpImm {
+        op: CmpOp,
+        ty: NumTy,
+        dst: VReg,
+        a: VReg,
+        imm: ImmVal,
+    },
     Load {
         w: Width,
         dst: VReg,
         addr: VReg,
+    },
+    /// Load from `(addr + off) mod 2^16` (selected by the optimiser).
+    LoadOff {
+        w: Width,
+        dst: VReg,
+        addr: VReg,
+        off: ImmVal,
+    },
+    /// Store to `(addr + off) mod 2^16` (selected by the optimiser).
+    StoreOff {
+        w: Width,
+        addr: VReg,
+        off: ImmVal,
+        src: VReg,
     },
     Store {
         w: Width,
@@ -249,8 +279,144 @@ pub enum Inst {
     },
 }
 
+/// An immediate operand whose value may only be known once globals are placed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ImmVal {
+    /// Raw register bits.
+    Const(u32),
+    /// The address of a global plus an offset (wrapping), as [`Inst::GlobalAddr`] gives.
+    Global(GlobalId, u32),
+}
+
+impl Inst {
+    /// The register the instruction writes, if any.
+    pub fn def(&self) -> Option<VReg> {
+        match self {
+            Inst::Imm { dst, .. }
+            | Inst::Mov { dst, .. }
+            | Inst::Bin { dst, .. }
+            | Inst::BinImm { dst, .. }
+            | Inst::Cmp { dst, .. }
+            | Inst::CmpImm { dst, .. }
+            | Inst::Un { dst, .. }
+            | Inst::Conv { dst, .. }
+            | Inst::Load { dst, .. }
+            | Inst::LoadOff { dst, .. }
+            | Inst::FrameAddr { dst, .. }
+            | Inst::GlobalAddr { dst, .. }
+            | Inst::FuncAddr { dst, .. } => Some(*dst),
+            Inst::Call { dst, .. } | Inst::CallInd { dst, .. } => *dst,
+            Inst::Store { .. }
+            | Inst::StoreOff { .. }
+            | Inst::Activate { .. }
+            | Inst::Block { .. }
+            | Inst::Unblock { .. }
+            | Inst::Trap { .. }
+            | Inst::Copy { .. }
+            | Inst::DsdOp { .. }
+            | Inst::DsdSet { .. } => None,
+        }
+    }
+
+    /// The register the instruction writes, to rewrite.
+    pub fn def_mut(&mut self) -> Option<&mut VReg> {
+        match self {
+            Inst::Imm { dst, .. }
+            | Inst::Mov { dst, .. }
+            | Inst::Bin { dst, .. }
+            | Inst::BinImm { dst, .. }
+            | Inst::Cmp { dst, .. }
+            | Inst::CmpImm { dst, .. }
+            | Inst::Un { dst, .. }
+            | Inst::Conv { dst, .. }
+            | Inst::Load { dst, .. }
+            | Inst::LoadOff { dst, .. }
+            | Inst::FrameAddr { dst, .. }
+            | Inst::GlobalAddr { dst, .. }
+            | Inst::FuncAddr { dst, .. } => Some(dst),
+            Inst::Call { dst, .. } | Inst::CallInd { dst, .. } => dst.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on every register the instruction reads (it may rewrite them).
+    pub fn uses_mut(&mut self, mut f: impl FnMut(&mut VReg)) {
+        match self {
+            Inst::Imm { .. }
+            | Inst::FrameAddr { .. }
+            | Inst::GlobalAddr { .. }
+            | Inst::FuncAddr { .. }
+            | Inst::Trap { .. } => {}
+            Inst::Mov { src, .. } | Inst::Conv { src, .. } => f(src),
+            Inst::Bin { a, b, .. } | Inst::Cmp { a, b, .. } => {
+                f(a);
+                f(b);
+            }
+            Inst::BinImm { a, .. } | Inst::CmpImm { a, .. } | Inst::Un { a, .. } => f(a),
+            Inst::Load { addr, .. } | Inst::LoadOff { addr, .. } => f(addr),
+            Inst::Store { addr, src, .. } | Inst::StoreOff { addr, src, .. } => {
+                f(addr);
+                f(src);
+            }
+            Inst::Call { args, .. } => args.iter_mut().for_each(f),
+            Inst::CallInd { fptr, args, .. } => {
+                f(fptr);
+                args.iter_mut().for_each(f);
+            }
+            Inst::Activate { id } | Inst::Block { id } | Inst::Unblock { id } => f(id),
+            Inst::Copy { dst, src, .. } => {
+                f(dst);
+                f(src);
+            }
+            Inst::DsdOp { operands, idx, .. } => {
+                for (_, r) in operands.iter_mut() {
+                    if let Some(r) = r {
+                        f(r);
+                    }
+                }
+                if let Some(r) = idx {
+                    f(r);
+                }
+            }
+            Inst::DsdSet { desc, val, .. } => {
+                f(desc);
+                f(val);
+            }
+        }
+    }
+
+    /// Calls `f` on every register the instruction reads.
+    pub fn uses(&self, mut f: impl FnMut(VReg)) {
+        // `uses_mut` on a copy keeps one list of operands; instructions are small.
+        let mut copy = self.clone();
+        copy.uses_mut(|r| f(*r));
+    }
+}
+
+impl Term {
+    /// The register the terminator reads, if any.
+    pub fn use_reg(&self) -> Option<VReg> {
+        match self {
+            Term::Branch { cond, .. } => Some(*cond),
+            Term::Ret(r) => *r,
+            Term::Open | Term::Jump(_) | Term::Unreachable => None,
+        }
+    }
+
+    /// The successor blocks.
+    pub fn succs(&self) -> Vec<BlockId> {
+        match self {
+            Term::Jump(t) => vec![*t],
+            Term::Branch {
+                then, otherwise, ..
+            } => vec![*then, *otherwise],
+            Term::Open | Term::Ret(_) | Term::Unreachable => Vec::new(),
+        }
+    }
+}
+
 /// A block terminator.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Term {
     /// Not yet terminated (only while building).
     Open,

@@ -2,7 +2,8 @@
 //!
 //! Pipeline: [`syntax`] (lex + parse into an AST with spans) → [`sema`] (name resolution,
 //! type checking and comptime evaluation, including the layout block, producing a fabric
-//! plan and one [`ir::Program`] per distinct (file, params) pair) → [`codegen`] (IR → PE
+//! plan and one [`ir::Program`] per distinct (file, params) pair) → [`opt`] (IR → faster IR,
+//! unless `-O0`) → [`codegen`] (IR → PE
 //! instructions, memory placement) → a [`csl_arch::image::Image`]. [`driver`] strings the
 //! phases together.
 //!
@@ -14,6 +15,7 @@ pub mod codegen;
 pub mod diag;
 pub mod driver;
 pub mod ir;
+pub mod opt;
 pub mod sema;
 pub mod source;
 pub mod stdlib;

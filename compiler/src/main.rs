@@ -62,6 +62,9 @@ struct Cli {
     /// Print a summary of what was compiled (program classes and their PEs) to stderr.
     #[arg(long)]
     verbose: bool,
+    /// Optimisation level: 0 turns the IR optimiser off, 1 (the default) runs it.
+    #[arg(short = 'O', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
+    opt_level: u8,
 }
 
 fn main() -> ExitCode {
@@ -263,6 +266,7 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
         width_west_buf: cli.width_west_buf,
         width_east_buf: cli.width_east_buf,
         analyse_all: cli.check_all,
+        optimize: cli.opt_level > 0,
         fp16_format: match cli.fp16_format.as_str() {
             f @ ("f16" | "bf16" | "cb16") => f.to_string(),
             other => {

@@ -37,6 +37,8 @@ pub struct Config {
     pub max_cycles: u64,
     /// Samples per launch of the device program (see [`SAMPLES_PER_LAUNCH`]).
     pub samples_per_launch: u32,
+    /// Run the compiler's IR optimiser (`-O0` turns it off).
+    pub optimize: bool,
 }
 
 /// The capacities the device program was compiled with.
@@ -286,7 +288,7 @@ fn compile(
     g: &Geometry,
     caps: Capacities,
     frames: u32,
-    arch: Arch,
+    cfg: &Config,
 ) -> Result<cslc::driver::Output, String> {
     let layout = Path::new(env!("CARGO_MANIFEST_DIR")).join("md/layout.csl");
     let params = [
@@ -300,7 +302,8 @@ fn compile(
         ("nframes", frames),
     ];
     let opts = cslc::driver::Options {
-        arch,
+        arch: cfg.arch,
+        optimize: cfg.optimize,
         fabric_dims: (g.width() as u32 + 7, g.height() as u32 + 2),
         fabric_offsets: (4, 1),
         params: params
@@ -339,7 +342,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     // Long runs go in chunks of whole samples, so that the record arrays stay small.
     let samples = cfg.steps / cfg.nsample;
     let chunk = samples.clamp(1, cfg.samples_per_launch.max(1));
-    let out = compile(g, caps, chunk + 1, cfg.arch)?;
+    let out = compile(g, caps, chunk + 1, cfg)?;
     let (w, h) = (g.width(), g.height());
     let npe = w * h;
     let rings = rings::build(g)?;

@@ -13,7 +13,7 @@ const CLOCK_HZ: f64 = 850e6;
 
 const USAGE: &str = "usage: mdlj --dump PATH [--nx N --ny N --nzx N --nzy N] [--steps N] [--ninner N] [--nsample N] \
 [--dt DT] [--rcut R] [--arch wse2|wse3] [--energies OUT.tsv] [--check REF.tsv] [--check-host] [--dump-out PATH] \
-[--nloc N] [--nmax N] [--npair N] [--max-cycles N]";
+[--nloc N] [--nmax N] [--npair N] [--max-cycles N] [-O0]";
 
 struct Args {
     dump: String,
@@ -30,6 +30,7 @@ struct Args {
     dump_out: Option<String>,
     caps: [Option<u32>; 3],
     max_cycles: u64,
+    optimize: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -48,6 +49,7 @@ fn parse_args() -> Result<Args, String> {
         dump_out: None,
         caps: [None; 3],
         max_cycles: 2_000_000_000,
+        optimize: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -93,6 +95,7 @@ fn parse_args() -> Result<Args, String> {
             "--nmax" => a.caps[1] = Some(num(value()?)? as u32),
             "--npair" => a.caps[2] = Some(num(value()?)? as u32),
             "--max-cycles" => a.max_cycles = num(value()?)?,
+            "-O0" => a.optimize = false,
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -141,6 +144,7 @@ fn real_main() -> Result<(), String> {
         npair: a.caps[2],
         max_cycles: a.max_cycles,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
+        optimize: a.optimize,
     };
     println!(
         "mdlj: {} atoms, {nx}x{ny}x{} cells on a {}x{} PE rectangle ({}), {} steps",

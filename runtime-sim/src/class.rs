@@ -157,10 +157,12 @@ fn regs_needed(op: &Op) -> u32 {
         Op::Imm { dst, .. } | Op::FrameAddr { dst, .. } => r(dst),
         Op::Mov { dst, src } => r(dst).max(r(src)),
         Op::Bin { dst, a, b, .. } | Op::Cmp { dst, a, b, .. } => r(dst).max(r(a)).max(r(b)),
-        Op::Un { dst, a, .. } => r(dst).max(r(a)),
+        Op::Un { dst, a, .. } | Op::BinImm { dst, a, .. } | Op::CmpImm { dst, a, .. } => {
+            r(dst).max(r(a))
+        }
         Op::Conv { dst, src, .. } => r(dst).max(r(src)),
-        Op::Load { dst, addr, .. } => r(dst).max(r(addr)),
-        Op::Store { addr, src, .. } => r(addr).max(r(src)),
+        Op::Load { dst, addr, .. } | Op::LoadOff { dst, addr, .. } => r(dst).max(r(addr)),
+        Op::Store { addr, src, .. } | Op::StoreOff { addr, src, .. } => r(addr).max(r(src)),
         Op::BrTrue { cond, .. } | Op::BrFalse { cond, .. } => r(cond),
         // `dst` is checked when a value is returned into it (a void call may name any).
         Op::Call { args, nargs, .. } => span(args, nargs),

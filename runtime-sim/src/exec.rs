@@ -117,67 +117,34 @@ pub(crate) fn step(
         }
         Op::Imm { dst, imm } => r!(dst) = imm,
         Op::Mov { dst, src } => r!(dst) = r!(src),
-        Op::Bin { op, ty, dst, a, b } => r!(dst) = alu::bin(op, ty, r!(a), r!(b))?,
+        Op::Bin { op, ty, dst, a, b } => {
+            r!(dst) = alu::bin(op, ty, r!(a), r!(b)).map_err(|_| FaultKind::DivisionByZero)?
+        }
         Op::Cmp { op, ty, dst, a, b } => r!(dst) = u32::from(alu::cmp(op, ty, r!(a), r!(b))),
         Op::Un { op, ty, dst, a } => r!(dst) = alu::un(op, ty, r!(a)),
         Op::Conv { to, from, dst, src } => r!(dst) = alu::conv(to, from, r!(src)),
-        Op::Load { w, dst, addr } => {
-            let a = r!(addr);
-            let v = if a >= mmio::BASE {
-                mmio_read(pe, router, a, now)?
-            } else {
-                mem_read(&pe.mem, a, w)?
-            };
-            r!(dst) = v & width_mask(w);
+        Op::BinImm {
+            op,
+            ty,
+            dst,
+            a,
+            imm,
+        } => r!(dst) = alu::bin(op, ty, r!(a), imm).map_err(|_| FaultKind::DivisionByZero)?,
+        Op::CmpImm {
+            op,
+            ty,
+            dst,
+            a,
+            imm,
+        } => r!(dst) = u32::from(alu::cmp(op, ty, r!(a), imm)),
+        Op::Load { w, dst, addr } => r!(dst) = load(pe, router, r!(addr), w, now)?,
+        Op::LoadOff { w, dst, addr, off } => {
+            r!(dst) = load(pe, router, offset_addr(r!(addr), off), w, now)?
         }
-        Op::Store { w, addr, src } => {
-            let (a, v) = (r!(addr), r!(src));
-            if a >= mmio::BASE {
-                match a {
-                    mmio::HOST_CMD_UNBLOCK => {
-                        if !pe.cmd_unblocked {
-                            pe.cmd_unblocked = true;
-                            out.unblocked = true;
-                        }
-                    }
-                    a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a)
-                        && a % 2 == 0 =>
-                    {
-                        let shift = (a - mmio::TASK_PRIORITY) * 8;
-                        pe.high_priority = (pe.high_priority & !(0xffff << shift))
-                            | (u64::from(v & 0xffff) << shift);
-                    }
-                    mmio::PRINT_CHAR => {
-                        let b = (v & 0xff) as u8;
-                        if b == b'\n' || pe.print_buf.len() >= PRINT_LINE_MAX {
-                            let line = String::from_utf8_lossy(&pe.print_buf).into_owned();
-                            pe.log.push((now, line));
-                            pe.print_buf.clear();
-                        }
-                        if b != b'\n' {
-                            pe.print_buf.push(b);
-                        }
-                    }
-                    mmio::TEARDOWN_EXIT => {
-                        let c = (v & 0xff) as u8;
-                        if c < NUM_COLORS {
-                            router.teardown_pending &= !(1 << c);
-                            if let Some(cs) = router.color_mut(c) {
-                                cs.teardown = false;
-                            }
-                            out.wake_router = true;
-                        }
-                    }
-                    _ => {
-                        return Err(FaultKind::UnknownMmio {
-                            addr: a,
-                            write: true,
-                        });
-                    }
-                }
-            } else {
-                mem_write(&mut pe.mem, a, w, v)?;
-            }
+        Op::Store { w, addr, src } => store(pe, router, out, r!(addr), w, r!(src), now)?,
+        Op::StoreOff { w, addr, off, src } => {
+            let a = offset_addr(r!(addr), off);
+            store(pe, router, out, a, w, r!(src), now)?
         }
         Op::FrameAddr { dst, off } => r!(dst) = pe.cur.sp + u32::from(off),
         Op::Jump { target } => next = target,
@@ -226,6 +193,95 @@ pub(crate) fn step(
     }
     pe.cur.pc = next;
     Ok(true)
+}
+
+/// The address `addr + off` of a `load_off`/`store_off`: 16-bit arithmetic.
+#[inline]
+fn offset_addr(addr: u32, off: u16) -> u32 {
+    addr.wrapping_add(u32::from(off)) & 0xffff
+}
+
+/// A load of width `w` from byte address `a` (SRAM or a memory-mapped register).
+#[inline]
+fn load(pe: &mut Pe, router: &Router, a: u32, w: Width, now: u64) -> Result<u32, FaultKind> {
+    let v = if a >= mmio::BASE {
+        mmio_read(pe, router, a, now)?
+    } else {
+        mem_read(&pe.mem, a, w)?
+    };
+    Ok(v & width_mask(w))
+}
+
+/// A store of the low `w` bytes of `v` to byte address `a` (SRAM or a memory-mapped
+/// register).
+#[inline]
+fn store(
+    pe: &mut Pe,
+    router: &mut Router,
+    out: &mut CeOut,
+    a: u32,
+    w: Width,
+    v: u32,
+    now: u64,
+) -> Result<(), FaultKind> {
+    if a >= mmio::BASE {
+        mmio_write(pe, router, out, a, v, now)
+    } else {
+        mem_write(&mut pe.mem, a, w, v)
+    }
+}
+
+/// A store to the memory-mapped register window (kept out of line: rare and large).
+#[inline(never)]
+fn mmio_write(
+    pe: &mut Pe,
+    router: &mut Router,
+    out: &mut CeOut,
+    a: u32,
+    v: u32,
+    now: u64,
+) -> Result<(), FaultKind> {
+    match a {
+        mmio::HOST_CMD_UNBLOCK => {
+            if !pe.cmd_unblocked {
+                pe.cmd_unblocked = true;
+                out.unblocked = true;
+            }
+        }
+        a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a) && a % 2 == 0 => {
+            let shift = (a - mmio::TASK_PRIORITY) * 8;
+            pe.high_priority =
+                (pe.high_priority & !(0xffff << shift)) | (u64::from(v & 0xffff) << shift);
+        }
+        mmio::PRINT_CHAR => {
+            let b = (v & 0xff) as u8;
+            if b == b'\n' || pe.print_buf.len() >= PRINT_LINE_MAX {
+                let line = String::from_utf8_lossy(&pe.print_buf).into_owned();
+                pe.log.push((now, line));
+                pe.print_buf.clear();
+            }
+            if b != b'\n' {
+                pe.print_buf.push(b);
+            }
+        }
+        mmio::TEARDOWN_EXIT => {
+            let c = (v & 0xff) as u8;
+            if c < NUM_COLORS {
+                router.teardown_pending &= !(1 << c);
+                if let Some(cs) = router.color_mut(c) {
+                    cs.teardown = false;
+                }
+                out.wake_router = true;
+            }
+        }
+        _ => {
+            return Err(FaultKind::UnknownMmio {
+                addr: a,
+                write: true,
+            });
+        }
+    }
+    Ok(())
 }
 
 #[inline]

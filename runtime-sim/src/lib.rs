@@ -13,7 +13,7 @@
 //!
 //! Architecture invariant: this crate depends on `csl-arch`, never on the compiler.
 
-pub mod alu;
+pub use csl_arch::alu;
 pub mod bench;
 mod ce;
 pub mod class;

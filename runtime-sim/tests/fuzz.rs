@@ -178,14 +178,14 @@ fn op(len: u32, nfuncs: u32) -> impl Strategy<Value = Op> {
         Just(Op::Nop {}),
         (reg(), value()).prop_map(|(dst, imm)| Op::Imm { dst, imm }),
         (reg(), reg()).prop_map(|(dst, src)| Op::Mov { dst, src }),
-        (binop, numty(), reg(), reg(), reg()).prop_map(|(op, ty, dst, a, b)| Op::Bin {
+        (binop.clone(), numty(), reg(), reg(), reg()).prop_map(|(op, ty, dst, a, b)| Op::Bin {
             op,
             ty,
             dst,
             a,
             b
         }),
-        (cmpop, numty(), reg(), reg(), reg()).prop_map(|(op, ty, dst, a, b)| Op::Cmp {
+        (cmpop.clone(), numty(), reg(), reg(), reg()).prop_map(|(op, ty, dst, a, b)| Op::Cmp {
             op,
             ty,
             dst,
@@ -197,6 +197,36 @@ fn op(len: u32, nfuncs: u32) -> impl Strategy<Value = Op> {
             to,
             from,
             dst,
+            src
+        }),
+        (binop, numty(), reg(), reg(), any::<u32>()).prop_map(|(op, ty, dst, a, imm)| {
+            Op::BinImm {
+                op,
+                ty,
+                dst,
+                a,
+                imm,
+            }
+        }),
+        (cmpop, numty(), reg(), reg(), any::<u32>()).prop_map(|(op, ty, dst, a, imm)| {
+            Op::CmpImm {
+                op,
+                ty,
+                dst,
+                a,
+                imm,
+            }
+        }),
+        (width(), reg(), reg(), any::<u16>()).prop_map(|(w, dst, addr, off)| Op::LoadOff {
+            w,
+            dst,
+            addr,
+            off
+        }),
+        (width(), reg(), reg(), any::<u16>()).prop_map(|(w, addr, src, off)| Op::StoreOff {
+            w,
+            addr,
+            off,
             src
         }),
         (width(), reg(), reg()).prop_map(|(w, dst, addr)| Op::Load { w, dst, addr }),

@@ -4,12 +4,14 @@
 //! * Memory: globals are placed from address 0 upward in creation order, each at its
 //!   alignment; the top [`STACK_BYTES`] are the stack. A program that does not fit is a
 //!   diagnostic naming the largest globals.
-//! * Code: blocks are laid out in order; a branch whose `then` target is the next block
-//!   becomes one `br_false`. Call arguments are copied into consecutive scratch registers
-//!   above the function's own, as the ISA passes them.
+//! * Code: blocks are laid out in order (empty unreachable blocks nothing names are left
+//!   out); a branch whose `then` target is the next block becomes one `br_false`, one whose
+//!   `otherwise` target is next one `br_true`. Call arguments are copied into consecutive
+//!   scratch registers above the function's own, as the ISA passes them, unless they
+//!   already are consecutive (the optimiser places them so).
 
 use crate::diag::{Diagnostic, codes};
-use crate::ir::{FuncId, Inst, Program, Term};
+use crate::ir::{FuncId, ImmVal, Inst, Program, Term};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use csl_arch::fabric::{PE_MEMORY_BYTES, STACK_BYTES};
 use csl_arch::image::{
@@ -29,7 +31,9 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             .values()
             .flat_map(|b| b.insts.iter())
             .map(|i| match i {
-                Inst::Call { args, .. } | Inst::CallInd { args, .. } => args.len() as u32,
+                Inst::Call { args, .. } | Inst::CallInd { args, .. } if !consecutive(args) => {
+                    args.len() as u32
+                }
                 _ => 0,
             })
             .max()
@@ -51,9 +55,13 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             ));
         }
         let reg = |v: crate::ir::VReg| Reg(v.index() as u16);
+        let imm = |v: ImmVal| match v {
+            ImmVal::Const(c) => c,
+            ImmVal::Global(g, off) => addrs[g].wrapping_add(off),
+        };
         let mut starts: SecondaryMap<crate::ir::BlockId, u32> = SecondaryMap::new();
         let mut fixups: Vec<(usize, crate::ir::BlockId)> = Vec::new();
-        let order: Vec<_> = f.blocks.keys().collect();
+        let order = layout(f);
         for (pos, &b) in order.iter().enumerate() {
             starts[b] = code.len() as u32;
             let block = &f.blocks[b];
@@ -93,6 +101,44 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                         dst: reg(*dst),
                         src: reg(*src),
                     }),
+                    Inst::BinImm {
+                        op,
+                        ty,
+                        dst,
+                        a,
+                        imm: i,
+                    } => code.push(Op::BinImm {
+                        op: *op,
+                        ty: *ty,
+                        dst: reg(*dst),
+                        a: reg(*a),
+                        imm: imm(*i),
+                    }),
+                    Inst::CmpImm {
+                        op,
+                        ty,
+                        dst,
+                        a,
+                        imm: i,
+                    } => code.push(Op::CmpImm {
+                        op: *op,
+                        ty: *ty,
+                        dst: reg(*dst),
+                        a: reg(*a),
+                        imm: imm(*i),
+                    }),
+                    Inst::LoadOff { w, dst, addr, off } => code.push(Op::LoadOff {
+                        w: *w,
+                        dst: reg(*dst),
+                        addr: reg(*addr),
+                        off: imm(*off) as u16,
+                    }),
+                    Inst::StoreOff { w, addr, off, src } => code.push(Op::StoreOff {
+                        w: *w,
+                        addr: reg(*addr),
+                        off: imm(*off) as u16,
+                        src: reg(*src),
+                    }),
                     Inst::Load { w, dst, addr } => code.push(Op::Load {
                         w: *w,
                         dst: reg(*dst),
@@ -113,36 +159,26 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                         offset,
                     } => code.push(Op::Imm {
                         dst: reg(*dst),
-                        imm: addrs[*global] + offset,
+                        imm: addrs[*global].wrapping_add(*offset),
                     }),
                     Inst::FuncAddr { dst, func } => code.push(Op::Imm {
                         dst: reg(*dst),
                         imm: func.index() as u32,
                     }),
                     Inst::Call { func, args, dst } => {
-                        for (i, a) in args.iter().enumerate() {
-                            code.push(Op::Mov {
-                                dst: Reg((scratch + i as u32) as u16),
-                                src: reg(*a),
-                            });
-                        }
+                        let at = place_args(&mut code, args, scratch);
                         code.push(Op::Call {
                             func: func.index() as u32,
-                            args: Reg(scratch as u16),
+                            args: at,
                             nargs: args.len() as u8,
                             dst: dst.map_or(Reg(0), reg),
                         });
                     }
                     Inst::CallInd { fptr, args, dst } => {
-                        for (i, a) in args.iter().enumerate() {
-                            code.push(Op::Mov {
-                                dst: Reg((scratch + i as u32) as u16),
-                                src: reg(*a),
-                            });
-                        }
+                        let at = place_args(&mut code, args, scratch);
                         code.push(Op::CallInd {
                             fptr: reg(*fptr),
-                            args: Reg(scratch as u16),
+                            args: at,
                             nargs: args.len() as u8,
                             dst: dst.map_or(Reg(0), reg),
                         });
@@ -211,6 +247,17 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                         fixups.push((code.len(), *t));
                         code.push(Op::Jump { target: 0 });
                     }
+                }
+                Term::Branch {
+                    cond,
+                    then,
+                    otherwise,
+                } if Some(*otherwise) == next && *then != *otherwise => {
+                    fixups.push((code.len(), *then));
+                    code.push(Op::BrTrue {
+                        cond: reg(*cond),
+                        target: 0,
+                    });
                 }
                 Term::Branch {
                     cond,
@@ -300,6 +347,51 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             blocked_queues: Vec::new(),
         },
     })
+}
+
+/// The blocks in code order: all of them in order, except empty unreachable blocks that no
+/// terminator names (the leftovers of optimisation and of code after a `return`).
+fn layout(f: &crate::ir::Function) -> Vec<crate::ir::BlockId> {
+    let mut named = vec![false; f.blocks.len()];
+    for b in f.blocks.values() {
+        for s in b.term.succs() {
+            named[s.index()] = true;
+        }
+    }
+    f.blocks
+        .iter()
+        .filter(|(id, b)| {
+            id.index() == 0
+                || named[id.index()]
+                || !b.insts.is_empty()
+                || !matches!(b.term, Term::Unreachable)
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// Whether call arguments already sit in consecutive registers, as the ISA passes them.
+fn consecutive(args: &[crate::ir::VReg]) -> bool {
+    args.iter()
+        .enumerate()
+        .all(|(i, a)| a.index() == args[0].index() + i)
+}
+
+/// The first register of a call's arguments: where they already are if consecutive, else
+/// the scratch registers above the function's own, after copying them there.
+fn place_args(code: &mut Vec<Op>, args: &[crate::ir::VReg], scratch: u32) -> Reg {
+    match args.first() {
+        Some(first) if consecutive(args) => Reg(first.index() as u16),
+        _ => {
+            for (i, a) in args.iter().enumerate() {
+                code.push(Op::Mov {
+                    dst: Reg((scratch + i as u32) as u16),
+                    src: Reg(a.index() as u16),
+                });
+            }
+            Reg(scratch as u16)
+        }
+    }
 }
 
 fn func_index(f: FuncId) -> u32 {

@@ -15,6 +15,11 @@
 //! * Branch targets and the program counter count instructions (not bytes) from the start
 //!   of the program class's code.
 //! * Integer arithmetic wraps (two's complement). Division by zero traps.
+//! * Register–immediate forms ([`Op::BinImm`], [`Op::CmpImm`]) behave exactly like the
+//!   register forms with the immediate's bits in the second operand register;
+//!   [`Op::LoadOff`] and [`Op::StoreOff`] add a 16-bit offset to the address register
+//!   modulo 2^16 (PE addresses are 16 bits), as a 16-bit `add` would. Every instruction
+//!   takes one cycle except `copy` and synchronous DSD operations.
 //!
 //! # Encoding
 //!
@@ -280,6 +285,15 @@ macro_rules! for_each_op {
             dsd_set = DsdSet { field: DsdField, desc: Reg, val: Reg };
             /// Copy `bytes` bytes of memory from address `src` to address `dst`.
             copy = Copy { dst: Reg, src: Reg, bytes: u16 };
+            /// `dst = a <op> imm`: [`Op::Bin`] with the raw bits `imm` as second operand.
+            bin_imm = BinImm { op: BinOp, ty: NumTy, dst: Reg, a: Reg, imm: u32 };
+            /// `dst = (a <op> imm) ? 1 : 0`: [`Op::Cmp`] with the raw bits `imm` as second
+            /// operand.
+            cmp_imm = CmpImm { op: CmpOp, ty: NumTy, dst: Reg, a: Reg, imm: u32 };
+            /// [`Op::Load`] from byte address `(addr + off) mod 2^16`.
+            load_off = LoadOff { w: Width, dst: Reg, addr: Reg, off: u16 };
+            /// [`Op::Store`] to byte address `(addr + off) mod 2^16`.
+            store_off = StoreOff { w: Width, addr: Reg, off: u16, src: Reg };
         }
     };
 }
@@ -611,6 +625,28 @@ mod tests {
                 }
             }),
             (reg(), any::<u32>()).prop_map(|(cond, target)| Op::BrFalse { cond, target }),
+            (
+                prop::sample::select(BinOp::ALL.to_vec()),
+                numty(),
+                reg(),
+                reg(),
+                any::<u32>()
+            )
+                .prop_map(|(op, ty, dst, a, imm)| Op::BinImm {
+                    op,
+                    ty,
+                    dst,
+                    a,
+                    imm
+                }),
+            (reg(), reg(), any::<u16>(), any::<u16>()).prop_map(|(addr, src, off, _)| {
+                Op::StoreOff {
+                    w: Width::W16,
+                    addr,
+                    off,
+                    src,
+                }
+            }),
             any::<u16>().prop_map(|code| Op::Trap { code }),
         ]
     }

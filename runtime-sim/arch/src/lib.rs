@@ -3,6 +3,8 @@
 //!
 //! * [`fabric`]: hardware constants per architecture (memory size, colours, task-id ranges,
 //!   memory-mapped registers, reserved resources).
+//! * [`alu`]: scalar arithmetic semantics (the simulator executes it, the compiler folds
+//!   constants with it).
 //! * [`isa`]: the PE instruction set as one declarative table ([`for_each_op!`]) that the
 //!   encoder, decoder, disassembler (here) and the simulator's interpreter all expand.
 //! * [`dsd`]: the in-memory DSD descriptor layout and the DSD operation table.
@@ -10,6 +12,7 @@
 //!
 //! Architecture invariant: this crate depends on nothing of the compiler or the simulator.
 
+pub mod alu;
 pub mod dsd;
 pub mod fabric;
 pub mod image;

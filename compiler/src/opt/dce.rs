@@ -1,0 +1,186 @@
+//! Liveness over the CFG and dead-code elimination.
+//!
+//! Only instructions without side effects are removed: constants, moves, arithmetic that
+//! cannot trap, comparisons, conversions and address computations. Loads (which may read
+//! memory-mapped registers or fault), stores, calls, task and DSD operations stay.
+
+use super::rpo;
+use crate::ir::{Function, ImmVal, Inst, VReg};
+use cranelift_entity::EntityRef;
+use csl_arch::isa::BinOp;
+
+/// A set of registers.
+#[derive(Clone, PartialEq, Eq)]
+struct RegSet(Vec<u64>);
+
+impl RegSet {
+    fn new(n: usize) -> RegSet {
+        RegSet(vec![0; n.div_ceil(64)])
+    }
+    fn insert(&mut self, r: VReg) {
+        let i = r.index();
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
+    }
+    fn remove(&mut self, r: VReg) {
+        let i = r.index();
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w &= !(1 << (i % 64));
+        }
+    }
+    fn contains(&self, r: VReg) -> bool {
+        let i = r.index();
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    fn union_with(&mut self, o: &RegSet) {
+        for (a, b) in self.0.iter_mut().zip(&o.0) {
+            *a |= b;
+        }
+    }
+}
+
+/// Whether removing `inst` (when its result is unused) changes nothing observable.
+pub fn is_pure(inst: &Inst) -> bool {
+    match inst {
+        Inst::Imm { .. }
+        | Inst::Mov { .. }
+        | Inst::Cmp { .. }
+        | Inst::CmpImm { .. }
+        | Inst::Un { .. }
+        | Inst::Conv { .. }
+        | Inst::FrameAddr { .. }
+        | Inst::GlobalAddr { .. }
+        | Inst::FuncAddr { .. } => true,
+        // Integer division by a register may trap.
+        Inst::Bin { op, ty, .. } => ty.is_float() || !matches!(op, BinOp::Div | BinOp::Rem),
+        Inst::BinImm { op, ty, imm, .. } => {
+            ty.is_float()
+                || !matches!(op, BinOp::Div | BinOp::Rem)
+                || matches!(imm, ImmVal::Const(c) if c & csl_arch::alu::mask(*ty) != 0)
+        }
+        _ => false,
+    }
+}
+
+/// How far back [`coalesce_site`] looks.
+const COALESCE_WINDOW: usize = 32;
+
+/// The index in `before` of the instruction that computes `t` for a following `v = t`, if
+/// it can write `v` instead: nothing in between reads `t` or touches `v`.
+fn coalesce_site(before: &[Inst], v: VReg, t: VReg) -> Option<usize> {
+    for (k, inst) in before.iter().enumerate().rev().take(COALESCE_WINDOW) {
+        if inst.def() == Some(t) {
+            return Some(k);
+        }
+        let mut touches = inst.def() == Some(v);
+        inst.uses(|r| touches |= r == v || r == t);
+        if touches {
+            return None;
+        }
+    }
+    None
+}
+
+/// Registers live on entry to each block (indexed by block), for the reachable blocks.
+fn live_in(f: &Function) -> Vec<RegSet> {
+    let n = f.nregs as usize;
+    let order = rpo(f);
+    let nb = f.blocks.len();
+    // use/def per block.
+    let mut gen_ = vec![RegSet::new(n); nb];
+    let mut kill = vec![RegSet::new(n); nb];
+    for &b in &order {
+        let (g, k) = (&mut gen_[b.index()], &mut kill[b.index()]);
+        let block = &f.blocks[b];
+        for inst in &block.insts {
+            inst.uses(|r| {
+                if !k.contains(r) {
+                    g.insert(r);
+                }
+            });
+            if let Some(d) = inst.def() {
+                k.insert(d);
+            }
+        }
+        if let Some(r) = block.term.use_reg()
+            && !k.contains(r)
+        {
+            g.insert(r);
+        }
+    }
+    let mut live = vec![RegSet::new(n); nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order.iter().rev() {
+            let mut out = RegSet::new(n);
+            for s in f.blocks[b].term.succs() {
+                out.union_with(&live[s.index()]);
+            }
+            // in = gen ∪ (out − kill)
+            let i = b.index();
+            for ((o, k), g) in out.0.iter_mut().zip(&kill[i].0).zip(&gen_[i].0) {
+                *o = (*o & !k) | g;
+            }
+            if out != live[i] {
+                live[i] = out;
+                changed = true;
+            }
+        }
+    }
+    live
+}
+
+/// Removes pure instructions whose results are dead. Returns whether anything changed.
+pub fn run(f: &mut Function) -> bool {
+    let live_in = live_in(f);
+    let n = f.nregs as usize;
+    let mut changed = false;
+    for b in rpo(f) {
+        let mut live = RegSet::new(n);
+        for s in f.blocks[b].term.succs() {
+            live.union_with(&live_in[s.index()]);
+        }
+        let block = &mut f.blocks[b];
+        if let Some(r) = block.term.use_reg() {
+            live.insert(r);
+        }
+        let mut keep = vec![true; block.insts.len()];
+        for i in (0..block.insts.len()).rev() {
+            // `t = ...; v = t` with `t` dead afterwards: compute into `v` directly.
+            if let Inst::Mov { dst: v, src: t } = block.insts[i]
+                && v != t
+                && !live.contains(t)
+                && let Some(at) = coalesce_site(&block.insts[..i], v, t)
+            {
+                if let Some(d) = block.insts[at].def_mut() {
+                    *d = v;
+                }
+                keep[i] = false;
+                continue;
+            }
+            let inst = &block.insts[i];
+            let dead = match inst.def() {
+                Some(d) => !live.contains(d) && is_pure(inst),
+                None => false,
+            };
+            // A self-move does nothing either way.
+            let self_move = matches!(inst, Inst::Mov { dst, src } if dst == src);
+            if dead || self_move {
+                keep[i] = false;
+                continue;
+            }
+            if let Some(d) = inst.def() {
+                live.remove(d);
+            }
+            inst.uses(|r| live.insert(r));
+        }
+        if keep.iter().any(|k| !k) {
+            changed = true;
+            let mut it = keep.iter();
+            block.insts.retain(|_| it.next().copied().unwrap_or(true));
+        }
+    }
+    changed
+}
