@@ -32,6 +32,29 @@ fn serde_json_string(v: &impl std::fmt::Display) -> String {
     v.to_string()
 }
 
+/// Compiles `layout`, launches `go` and reads `name` back from the `region` (width,
+/// height, words per PE).
+fn read_back(
+    layout: &str,
+    arch: Arch,
+    dims: (u32, u32),
+    name: &str,
+    region: (u32, u32, u32),
+) -> Vec<u32> {
+    let tag = layout
+        .trim_start_matches("tests/programs/")
+        .replace('/', "-");
+    let run = csl_tests::Run {
+        layout,
+        arch,
+        dims,
+        launch: "go",
+        read: name,
+        region,
+    };
+    csl_tests::launch_and_read(&run, &PathBuf::from(env!("CARGO_TARGET_TMPDIR")), &tag)
+}
+
 fn gemv(arch: Arch) {
     gemv_tutorial(arch, "01-gemv");
 }
@@ -104,18 +127,14 @@ fn local_tasks_and_control_flow_wse3() {
 
 #[test]
 fn layout_and_time_libraries() {
-    use cslsim::host::SdkRuntime;
     for arch in [Arch::Wse2, Arch::Wse3] {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("libs-{arch}"));
-        csl_tests::compile_to("tests/programs/libs/layout.csl", arch, (10, 4), &[], &dir);
-        let mut rt = SdkRuntime::new(&dir).unwrap();
-        rt.load().unwrap();
-        rt.run().unwrap();
-        rt.launch("go", &[], false).unwrap();
-        let id = rt.get_id("out").unwrap();
-        let mut out = vec![0u32; 3 * 2 * 4];
-        csl_tests::d2h_into(&mut rt, &mut out, id, 3, 2, 4);
-        rt.stop().unwrap();
+        let out = read_back(
+            "tests/programs/libs/layout.csl",
+            arch,
+            (10, 4),
+            "out",
+            (3, 2, 4),
+        );
         for y in 0..2u32 {
             for x in 0..3u32 {
                 let o = &out[((y * 3 + x) * 4) as usize..][..4];
@@ -130,18 +149,14 @@ fn layout_and_time_libraries() {
 
 #[test]
 fn map_over_memory_dsds() {
-    use cslsim::host::SdkRuntime;
     for arch in [Arch::Wse2, Arch::Wse3] {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("map-{arch}"));
-        csl_tests::compile_to("tests/programs/map/layout.csl", arch, (8, 3), &[], &dir);
-        let mut rt = SdkRuntime::new(&dir).unwrap();
-        rt.load().unwrap();
-        rt.run().unwrap();
-        rt.launch("go", &[], false).unwrap();
-        let id = rt.get_id("out").unwrap();
-        let mut out = vec![0u32; 6];
-        csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 6);
-        rt.stop().unwrap();
+        let out = read_back(
+            "tests/programs/map/layout.csl",
+            arch,
+            (8, 3),
+            "out",
+            (1, 1, 6),
+        );
         let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
         let want: Vec<f32> = (0..6)
             .map(|i| ((i + 1) as f32).powi(2) + (2 * i) as f32 * 0.5)
@@ -183,40 +198,26 @@ fn simprint_writes_the_simulator_log() {
 
 #[test]
 fn map_reduction_into_a_pointer_and_flat_view_of_a_2d_array() {
-    use cslsim::host::SdkRuntime;
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("map-reduce");
-    csl_tests::compile_to(
+    let out = read_back(
         "tests/programs/map_reduce/layout.csl",
         Arch::Wse2,
         (8, 3),
-        &[],
-        &dir,
+        "sum",
+        (1, 1, 1),
     );
-    let mut rt = SdkRuntime::new(&dir).unwrap();
-    rt.load().unwrap();
-    rt.run().unwrap();
-    rt.launch("go", &[], false).unwrap();
-    let id = rt.get_id("sum").unwrap();
-    let mut out = vec![0u32; 1];
-    csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 1);
-    rt.stop().unwrap();
     assert_eq!(f32::from_bits(out[0]), (0..25).sum::<i32>() as f32);
 }
 
 #[test]
 fn explicit_dsrs_with_save_address() {
-    use cslsim::host::SdkRuntime;
     for arch in [Arch::Wse2, Arch::Wse3] {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("dsr-{arch}"));
-        csl_tests::compile_to("tests/programs/dsr/layout.csl", arch, (8, 3), &[], &dir);
-        let mut rt = SdkRuntime::new(&dir).unwrap();
-        rt.load().unwrap();
-        rt.run().unwrap();
-        rt.launch("go", &[], false).unwrap();
-        let id = rt.get_id("out").unwrap();
-        let mut out = vec![0u32; 8];
-        csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 8);
-        rt.stop().unwrap();
+        let out = read_back(
+            "tests/programs/dsr/layout.csl",
+            arch,
+            (8, 3),
+            "out",
+            (1, 1, 8),
+        );
         let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
         assert_eq!(
             got,
@@ -228,48 +229,28 @@ fn explicit_dsrs_with_save_address() {
 
 #[test]
 fn task_priorities_from_tile_config() {
-    use cslsim::host::SdkRuntime;
     for arch in [Arch::Wse2, Arch::Wse3] {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("priority-{arch}"));
-        csl_tests::compile_to(
+        let out = read_back(
             "tests/programs/priority/layout.csl",
             arch,
             (8, 3),
-            &[],
-            &dir,
+            "order",
+            (1, 1, 3),
         );
-        let mut rt = SdkRuntime::new(&dir).unwrap();
-        rt.load().unwrap();
-        rt.run().unwrap();
-        rt.launch("go", &[], false).unwrap();
-        let id = rt.get_id("order").unwrap();
-        let mut out = vec![0u32; 3];
-        csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 3);
-        rt.stop().unwrap();
         assert_eq!(out, vec![12, 10, 11], "{arch}");
     }
 }
 
 #[test]
 fn task_picker_takes_turns_above_the_last_task() {
-    use cslsim::host::SdkRuntime;
     for arch in [Arch::Wse2, Arch::Wse3] {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("round-robin-{arch}"));
-        csl_tests::compile_to(
+        let out = read_back(
             "tests/programs/round_robin/layout.csl",
             arch,
             (8, 3),
-            &[],
-            &dir,
+            "order",
+            (1, 1, 3),
         );
-        let mut rt = SdkRuntime::new(&dir).unwrap();
-        rt.load().unwrap();
-        rt.run().unwrap();
-        rt.launch("go", &[], false).unwrap();
-        let id = rt.get_id("order").unwrap();
-        let mut out = vec![0u32; 3];
-        csl_tests::d2h_into(&mut rt, &mut out, id, 1, 1, 3);
-        rt.stop().unwrap();
         // Task 15 ran last: 20 is the next id above it, then the picker wraps to 9 and 12.
         assert_eq!(out, vec![20, 9, 12], "{arch}");
     }

@@ -147,3 +147,43 @@ pub fn d2h_u32(rt: &mut cslsim::host::SdkRuntime, name: &str, w: u32, h: u32, n:
     d2h_into(rt, &mut out, id, w, h, n);
     out
 }
+
+/// What [`launch_and_read`] runs: a program, where it is built, and what it reads back.
+pub struct Run<'a> {
+    /// The layout file, relative to the repository root.
+    pub layout: &'a str,
+    /// Target architecture.
+    pub arch: Arch,
+    /// Fabric dimensions (the rectangle sits at offsets 4,1).
+    pub dims: (u32, u32),
+    /// The function to launch.
+    pub launch: &'a str,
+    /// The exported array to read back.
+    pub read: &'a str,
+    /// The region read, from the rectangle's origin: width, height, and words per PE.
+    pub region: (u32, u32, u32),
+}
+
+/// Compiles `r.layout` into a directory of its own under `tmp` (named `tag`), loads it,
+/// launches `r.launch`, and returns the words of `r.read` (row-major, copy mode), panicking
+/// with a clear message on any failure.
+pub fn launch_and_read(r: &Run, tmp: &Path, tag: &str) -> Vec<u32> {
+    let dir = tmp.join(format!("{tag}-{}", r.arch));
+    compile_to(r.layout, r.arch, r.dims, &[], &dir);
+    let mut rt = match cslsim::host::SdkRuntime::new(&dir) {
+        Ok(rt) => rt,
+        Err(e) => panic!("{}: cannot open the image: {e}", r.layout),
+    };
+    let step = |what: &str, res: Result<(), cslsim::host::HostError>| {
+        if let Err(e) = res {
+            panic!("{} on {}: {what}: {e}", r.layout, r.arch);
+        }
+    };
+    step("load", rt.load());
+    step("run", rt.run());
+    step("launch", rt.launch(r.launch, &[], false));
+    let (w, h, n) = r.region;
+    let out = d2h_u32(&mut rt, r.read, w, h, n);
+    step("stop", rt.stop());
+    out
+}
