@@ -39,6 +39,7 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         max_cycles: 500_000_000,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: true,
+        progress: false,
     }
 }
 

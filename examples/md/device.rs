@@ -39,6 +39,8 @@ pub struct Config {
     pub samples_per_launch: u32,
     /// Run the compiler's IR optimiser (`-O0` turns it off).
     pub optimize: bool,
+    /// Print the steps done after each launch to standard error (for terminals).
+    pub progress: bool,
 }
 
 /// The capacities the device program was compiled with.
@@ -471,6 +473,16 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             *acc += u64::from(v);
         }
         done += n;
+        if cfg.progress {
+            eprint!(
+                "\r  {} of {} steps simulated",
+                u64::from(done) * every,
+                u64::from(samples) * every
+            );
+            if done >= samples {
+                eprintln!();
+            }
+        }
         if done >= samples {
             break;
         }

@@ -145,6 +145,7 @@ fn real_main() -> Result<(), String> {
         max_cycles: a.max_cycles,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: a.optimize,
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     println!(
         "mdlj: {} atoms, {nx}x{ny}x{} cells on a {}x{} PE rectangle ({}), {} steps",
