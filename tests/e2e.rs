@@ -115,6 +115,37 @@ fn tasks(arch: Arch) {
     }
 }
 
+fn task_param(arch: Arch) {
+    use cslsim::host::SdkRuntime;
+    let dir = compile_to_dir("tests/programs/task_param/layout.csl", arch, "task_param");
+    let mut rt = SdkRuntime::new(&dir).unwrap();
+    rt.load().unwrap();
+    rt.run().unwrap();
+    rt.launch("start", &[], false).unwrap();
+    let id = rt.get_id("out").unwrap();
+    let mut out = vec![0u32; 2 * 4];
+    csl_tests::d2h_into(&mut rt, &mut out, id, 2, 1, 4);
+    rt.stop().unwrap();
+    for x in 0..2usize {
+        let k = (x + 2) as f32;
+        let got: Vec<f32> = out[x * 4..x * 4 + 4]
+            .iter()
+            .map(|&v| f32::from_bits(v))
+            .collect();
+        assert_eq!(
+            got,
+            vec![k, 2.0 * k, 3.0 * k, 4.0 * k + 100.0],
+            "PE {x} on {arch}"
+        );
+    }
+}
+
+#[test]
+fn task_param_activated_by_named_dsd_settings() {
+    task_param(Arch::Wse2);
+    task_param(Arch::Wse3);
+}
+
 #[test]
 fn local_tasks_and_control_flow_wse2() {
     tasks(Arch::Wse2);

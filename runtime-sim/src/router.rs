@@ -253,12 +253,18 @@ impl ColorState {
         s.configured = true;
         s.routes[0] = Some(pos0);
         if let Some(sw) = &cfg.switches {
+            // Positions compose: a side a position leaves out is the one in force at the
+            // position before it (so `pos1 = tx`, `pos2 = rx` changes both sides in two steps).
+            let mut prev = pos0;
             for (i, p) in sw.positions.iter().enumerate() {
                 if let Some(slot) = s.routes.get_mut(i + 1) {
                     *slot = p.is_valid().then(|| Route {
-                        rx: p.rx.map_or(pos0.rx, |d| 1 << d.index()),
-                        tx: p.tx.as_deref().map_or(pos0.tx, dir_mask),
+                        rx: p.rx.map_or(prev.rx, |d| 1 << d.index()),
+                        tx: p.tx.as_deref().map_or(prev.tx, dir_mask),
                     });
+                    if let Some(r) = *slot {
+                        prev = r;
+                    }
                 }
             }
             s.cur = sw.current.min(3);

@@ -1050,6 +1050,59 @@ fn a_fabout_with_advance_switch_flips_its_route_after_the_last_wavelet() {
 }
 
 #[test]
+fn switch_positions_compose_one_side_at_a_time() {
+    // PE 1 turns from sending EAST to sending WEST in one step (pos1 = tx WEST), then
+    // re-states its input (pos2 = rx RAMP). pos2 keeps pos1's output, not pos0's: three
+    // 2-wavelet messages with `advance_switch` go EAST, WEST, WEST.
+    let c = 3;
+    let mut sender = main_task("sender", |a| {
+        for v in 1..=3 {
+            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)], 0, 0, 0, None, 0);
+        }
+    });
+    sender.fabout(0x40, c, 3, 2, flags::ADVANCE_SWITCH);
+    let mut recv = Asm::new("recv");
+    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
+        a.log(0, 2)
+    });
+    let mut mid = route(1, 0, c, &[Ramp], &[East]);
+    mid.switches = Some(SwitchConfig {
+        positions: [
+            SwitchPos {
+                rx: None,
+                tx: Some(vec![West]),
+            },
+            SwitchPos {
+                rx: Some(Ramp),
+                tx: None,
+            },
+            SwitchPos::default(),
+        ],
+        ..SwitchConfig::default()
+    });
+    let routes = vec![
+        mid,
+        route(0, 0, c, &[East], &[Ramp]),
+        route(2, 0, c, &[West], &[Ramp]),
+    ];
+    let img = fabric_image(
+        Arch::Wse2,
+        3,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![1, 0, 1],
+        routes,
+    );
+    let sim = run(&img);
+    assert_eq!(read_log(mem(&sim, 2, 0)), vec![1, 1]);
+    assert_eq!(read_log(mem(&sim, 0, 0)), vec![2, 2, 3, 3]);
+    assert_eq!(
+        sim.router(1, 0).expect("router").switch_position(c),
+        Some(2)
+    );
+}
+
+#[test]
 fn colour_swap_alternates_colours_every_hop() {
     // topic-14: colours 2 and 3 both swap on the x axis; a wavelet sent on 2 is handled as
     // 3 at PE 1, as 2 at PE 2, as 3 at PE 3.

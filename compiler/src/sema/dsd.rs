@@ -170,6 +170,21 @@ use csl_arch::dsd::{DsdField, DsdOpcode, Elem, OperandKind, cfg as opcfg, flags}
 use std::rc::Rc;
 
 /// A DSD operand after analysis.
+/// A setting of an operation's configuration, written in place (`.{ .async = true }`) or
+/// taken from a comptime struct (`const props = .{ ... }; @fmovs(dst, src, props)`).
+#[derive(Clone)]
+enum SettingVal {
+    Expr(ExprId),
+    Ct(Value, Span),
+}
+
+/// A named setting.
+struct Setting {
+    name: String,
+    name_span: Span,
+    val: SettingVal,
+}
+
 enum Operand {
     Desc(Val),
     Scalar(Val),
@@ -579,21 +594,21 @@ impl Sema {
     fn completion_setting(
         &mut self,
         env: &mut Env,
-        f: &crate::syntax::ast::FieldInit,
+        f: &Setting,
         cfg: &mut u8,
         done: &mut u8,
         done_task: &mut Option<crate::ir::FuncId>,
     ) -> R<bool> {
-        match f.name.name.as_str() {
+        match f.name.as_str() {
             "async" => {
-                if self.bool_prop(env, f.value)? {
+                if self.setting_bool(env, &f.val)? {
                     *cfg |= opcfg::ASYNC;
                 }
             }
             "activate" | "unblock" => {
-                let v = self.eval_comptime(env, f.value)?;
-                let vspan = self.span(env, f.value);
-                *cfg |= if f.name.name == "activate" {
+                let v = self.setting_ct(env, &f.val)?;
+                let vspan = self.setting_span(env, &f.val);
+                *cfg |= if f.name == "activate" {
                     opcfg::ON_DONE_ACTIVATE
                 } else {
                     opcfg::ON_DONE_UNBLOCK
@@ -605,12 +620,67 @@ impl Sema {
                 }
             }
             "on_control" => {
-                self.eval_comptime(env, f.value)?;
+                self.setting_ct(env, &f.val)?;
                 *cfg |= opcfg::ON_CONTROL_TERMINATE;
             }
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// The settings of a configuration argument: a struct literal, or any comptime struct
+    /// (`None` if `e` is neither).
+    fn settings(&mut self, env: &mut Env, e: ExprId) -> R<Option<Vec<Setting>>> {
+        let ast = env.ast.clone();
+        if let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[e].kind {
+            return Ok(Some(
+                fields
+                    .iter()
+                    .map(|f| Setting {
+                        name: f.name.name.clone(),
+                        name_span: f.name.span,
+                        val: SettingVal::Expr(f.value),
+                    })
+                    .collect(),
+            ));
+        }
+        let span = self.span(env, e);
+        match self.eval_comptime(env, e)? {
+            Value::Struct(fs) => Ok(Some(
+                fs.iter()
+                    .map(|(n, v)| Setting {
+                        name: n.clone(),
+                        name_span: span,
+                        val: SettingVal::Ct(v.clone(), span),
+                    })
+                    .collect(),
+            )),
+            _ => Ok(None),
+        }
+    }
+
+    fn setting_ct(&mut self, env: &mut Env, v: &SettingVal) -> R<Value> {
+        match v {
+            SettingVal::Expr(e) => self.eval_comptime(env, *e),
+            SettingVal::Ct(v, _) => Ok(v.clone()),
+        }
+    }
+
+    fn setting_span(&self, env: &Env, v: &SettingVal) -> Span {
+        match v {
+            SettingVal::Expr(e) => self.span(env, *e),
+            SettingVal::Ct(_, s) => *s,
+        }
+    }
+
+    fn setting_bool(&mut self, env: &mut Env, v: &SettingVal) -> R<bool> {
+        match self.setting_ct(env, v)? {
+            Value::Bool(b) => Ok(b),
+            _ => {
+                let s = self.setting_span(env, v);
+                Err(self.err(codes::TYPE_MISMATCH, "expected a comptime bool", s, "here"))
+            }
+        }
     }
 
     fn bool_prop(&mut self, env: &mut Env, e: ExprId) -> R<bool> {
@@ -966,20 +1036,21 @@ impl Sema {
         if op == DsdOpcode::Dfilt {
             return self.b_dfilt(env, args, span);
         }
-        // A trailing `.{ ... }` is the configuration.
+        // A trailing `.{ ... }` is the configuration; so is a trailing comptime struct
+        // (`const props = .{ ... }`) one argument past the operands.
         let ast = env.ast.clone();
+        let nsrc = op.src_elems().len();
         let (operands, config) = match args.split_last() {
             Some((last, rest))
                 if matches!(
                     &ast.exprs[*last].kind,
                     ExprKind::AnonInit(InitList::Fields(_))
-                ) =>
+                ) || rest.len() == nsrc + 1 =>
             {
                 (rest, Some(*last))
             }
             _ => (args, None),
         };
-        let nsrc = op.src_elems().len();
         if operands.len() != nsrc + 1 {
             return Err(self.report(
                 Diagnostic::error(codes::BUILTIN_ARGS, format!("`@{}` takes a destination and {nsrc} source{}, but {} operand{} given", op.name(), if nsrc == 1 { "" } else { "s" }, operands.len(), if operands.len() == 1 { " was" } else { "s were" }), span, "wrong number of operands")
@@ -1041,25 +1112,37 @@ impl Sema {
         let (mut cfg, mut done, mut ut, mut idx) = (0u8, 0u8, None::<u8>, None);
         let mut done_task = None;
         if let Some(c) = config {
-            let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[c].kind else {
-                return Err(Reported);
+            let Some(fields) = self.settings(env, c)? else {
+                let s = self.span(env, c);
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    format!(
+                        "the last argument of `@{}` is not a configuration struct",
+                        op.name()
+                    ),
+                    s,
+                    "expected `.{ .name = value, ... }`",
+                ));
             };
-            for f in fields {
-                let fspan = f.name.span;
+            for f in &fields {
+                let fspan = f.name_span;
                 if self.completion_setting(env, f, &mut cfg, &mut done, &mut done_task)? {
                     continue;
                 }
-                match f.name.name.as_str() {
+                match f.name.as_str() {
                     "index" => {
-                        let v = self.expr(env, f.value)?;
-                        let vspan = self.span(env, f.value);
+                        let v = match &f.val {
+                            SettingVal::Expr(e) => self.expr(env, *e)?,
+                            SettingVal::Ct(v, _) => Val::Ct(v.clone()),
+                        };
+                        let vspan = self.setting_span(env, &f.val);
                         let u16t = self.types.common.u16;
                         let v = self.coerce_int_to(env, v, u16t, vspan)?;
                         idx = Some(self.materialize(env, v, vspan)?);
                         cfg |= opcfg::HAS_INDEX;
                     }
                     "priority" => {
-                        if let Value::Struct(fs) = self.eval_comptime(env, f.value)? {
+                        if let Value::Struct(fs) = self.setting_ct(env, &f.val)? {
                             let level = fs
                                 .iter()
                                 .find(|(_, v)| matches!(v, Value::Bool(true)))
@@ -1072,13 +1155,13 @@ impl Sema {
                             cfg |= p << opcfg::PRIORITY_SHIFT;
                         }
                     }
-                    "ut_id" => match self.eval_comptime(env, f.value)? {
+                    "ut_id" => match self.setting_ct(env, &f.val)? {
                         Value::Int(n, _) => ut = Some(n as u8),
                         other => {
                             if let Some(n) = self.ut_of(&other) {
                                 ut = Some(n);
                             } else {
-                                let vspan = self.span(env, f.value);
+                                let vspan = self.setting_span(env, &f.val);
                                 return Err(self.err(
                                     codes::TYPE_MISMATCH,
                                     "ut_id must be `@get_ut_id(n)`",
@@ -1835,8 +1918,7 @@ impl Sema {
         }
         let (mut c, mut done, mut done_task, mut ut, mut save) = (0u8, 0u8, None, None, false);
         if let Some(cfg) = args.get(2) {
-            let ast = env.ast.clone();
-            let ExprKind::AnonInit(InitList::Fields(fields)) = &ast.exprs[*cfg].kind else {
+            let Some(fields) = self.settings(env, *cfg)? else {
                 let s = self.span(env, *cfg);
                 return Err(self.err(
                     codes::BUILTIN_ARGS,
@@ -1845,22 +1927,22 @@ impl Sema {
                     "here",
                 ));
             };
-            for f in fields {
+            for f in &fields {
                 if self.completion_setting(env, f, &mut c, &mut done, &mut done_task)? {
                     continue;
                 }
-                match f.name.name.as_str() {
+                match f.name.as_str() {
                     "ut_id" => {
-                        let fv = self.eval_comptime(env, f.value)?;
+                        let fv = self.setting_ct(env, &f.val)?;
                         ut = self.ut_of(&fv);
                     }
-                    "save_address" => save = self.bool_prop(env, f.value)?,
+                    "save_address" => save = self.setting_bool(env, &f.val)?,
                     "single_step" => {
-                        self.bool_prop(env, f.value)?;
+                        self.setting_bool(env, &f.val)?;
                     }
                     other => {
                         return Err(self.report(
-                            Diagnostic::error(codes::BUILTIN_ARGS, format!("`{other}` is not a @load_to_dsr setting"), f.name.span, "unknown setting")
+                            Diagnostic::error(codes::BUILTIN_ARGS, format!("`{other}` is not a @load_to_dsr setting"), f.name_span, "unknown setting")
                                 .with_help("settings are async, activate, unblock, on_control, ut_id, save_address, single_step"),
                         ));
                     }

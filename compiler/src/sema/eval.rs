@@ -408,6 +408,13 @@ impl Sema {
                     self.types.intern(Type::Fn { params: ps, ret }),
                 )))
             }
+            ExprKind::TaskType { params, ret } => {
+                for p in params {
+                    self.eval_type(env, *p)?;
+                }
+                self.eval_type(env, *ret)?;
+                Ok(Val::Ct(Value::Type(self.types.common.task)))
+            }
             ExprKind::StructType(fields) => {
                 Ok(Val::Ct(Value::Type(self.struct_type_expr(env, e, fields)?)))
             }

@@ -519,6 +519,14 @@ pub enum ExprKind {
         /// Return type.
         ret: ExprId,
     },
+    /// `task() void`: the type of a task passed as a value (a module parameter bound to a
+    /// task, activated through `.activate = t`).
+    TaskType {
+        /// Parameter types.
+        params: Vec<ExprId>,
+        /// Return type.
+        ret: ExprId,
+    },
     /// `struct { a: T, b: U = default }`.
     StructType(Vec<StructField>),
     /// `enum(T) { a, b = 4 }`.

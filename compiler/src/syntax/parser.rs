@@ -689,6 +689,7 @@ const EXPR_START: &[&str] = &[
     "&",
     "comptime",
     "fn",
+    "task",
     "struct",
     "enum",
     "if",

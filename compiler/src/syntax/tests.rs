@@ -102,6 +102,9 @@ impl Printer<'_> {
             ExprKind::FnType { params, ret } => {
                 format!("(fn-type [{}] {})", list(params), self.e(*ret))
             }
+            ExprKind::TaskType { params, ret } => {
+                format!("(task-type [{}] {})", list(params), self.e(*ret))
+            }
             ExprKind::StructType(fields) => {
                 let fs: Vec<String> = fields
                     .iter()
@@ -613,6 +616,7 @@ fn types() {
     assert_eq!(expr("*const [4]u8"), "(ptr-const (array [4] u8))");
     assert_eq!(expr("[M, N]f32"), "(array [M N] f32)");
     assert_eq!(expr("fn(x: i16) void"), "(fn-type [i16] void)");
+    assert_eq!(expr("task() void"), "(task-type [] void)");
     assert_eq!(expr("enum { a, b }"), "(enum _ a b)");
     assert_eq!(expr("struct {}"), "(struct )");
     assert_eq!(
