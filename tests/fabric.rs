@@ -50,22 +50,8 @@ fn fabric_dsd_chain_sums_vectors_along_a_row() {
         let mut rt = build("chain", arch, (11, 3));
         let (w, n) = (4usize, 8usize);
         let v: Vec<f32> = (0..w * n).map(|i| (i as f32) * 0.5 - 3.0).collect();
-        let id = rt.get_id("v").unwrap();
         let bits: Vec<u32> = v.iter().map(|f| f.to_bits()).collect();
-        rt.memcpy_h2d(
-            id,
-            &bits,
-            0,
-            0,
-            w as u32,
-            1,
-            n as u32,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .unwrap();
+        csl_tests::h2d_u32(&mut rt, "v", &bits, w as u32, 1, n as u32);
         rt.launch("compute", &[], false).unwrap();
         let total = d2h_u32(&mut rt, "total", w as u32, 1, n as u32);
         rt.stop().unwrap();
@@ -86,22 +72,8 @@ fn broadcast_down_a_column() {
     for arch in ARCHS {
         let mut rt = build("broadcast", arch, (8, 6));
         let (h, n) = (4u32, 5u32);
-        let id = rt.get_id("buf").unwrap();
         let root: Vec<u32> = (0..n).map(|i| 7 * i + 1).collect();
-        rt.memcpy_h2d(
-            id,
-            &root,
-            0,
-            0,
-            1,
-            1,
-            n,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .unwrap();
+        csl_tests::h2d_u32(&mut rt, "buf", &root, 1, 1, n);
         rt.launch("go", &[], false).unwrap();
         let got = d2h_u32(&mut rt, "buf", 1, h, n);
         rt.stop().unwrap();
@@ -178,23 +150,9 @@ fn fifo_between_two_async_operations() {
         let mut rt = build("fifo", arch, (10, 3));
         let n = 6usize;
         let v: Vec<f32> = (0..n).map(|i| i as f32 * 1.5 - 2.0).collect();
-        let id = rt.get_id("v").unwrap();
         let bits: Vec<u32> = v.iter().map(|f| f.to_bits()).collect();
         // Only PE 0's vector matters; the others are overwritten or unused.
-        rt.memcpy_h2d(
-            id,
-            &bits,
-            0,
-            0,
-            1,
-            1,
-            n as u32,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .unwrap();
+        csl_tests::h2d_u32(&mut rt, "v", &bits, 1, 1, n as u32);
         rt.launch("start", &[], false).unwrap();
         let got = d2h_u32(&mut rt, "v", 3, 1, n as u32);
         rt.stop().unwrap();
@@ -353,21 +311,7 @@ fn simd_round_trip(mode: &str) {
     for arch in ARCHS {
         let mut rt = build_with("simd_fabric", arch, (9, 3), &[("mode", mode)]);
         h2d16(&mut rt, "src", 0, &src);
-        let id = rt.get_id("packed").unwrap();
-        rt.memcpy_h2d(
-            id,
-            &packed,
-            0,
-            0,
-            1,
-            1,
-            w as u32,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .unwrap();
+        csl_tests::h2d_u32(&mut rt, "packed", &packed, 1, 1, w as u32);
         rt.launch("start", &[], false).unwrap();
         let raw = d2h_u32(&mut rt, "raw", 2, 1, w as u32);
         let got = d2h16(&mut rt, "got", 1, n);

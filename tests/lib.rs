@@ -187,3 +187,24 @@ pub fn launch_and_read(r: &Run, tmp: &Path, tag: &str) -> Vec<u32> {
     step("stop", rt.stop());
     out
 }
+
+/// Copies the 32-bit words `data` into the exported tensor `name` of the `w`×`h` region at
+/// the rectangle's origin, `n` per PE, row-major (copy mode), panicking on a host error.
+pub fn h2d_u32(
+    rt: &mut cslsim::host::SdkRuntime,
+    name: &str,
+    data: &[u32],
+    w: u32,
+    h: u32,
+    n: u32,
+) {
+    use cslsim::host::{MemcpyDataType, MemcpyOrder};
+    let id = match rt.get_id(name) {
+        Ok(id) => id,
+        Err(e) => panic!("no symbol `{name}`: {e}"),
+    };
+    let (ty, order) = (MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+    if let Err(e) = rt.memcpy_h2d(id, data, 0, 0, w, h, n, false, ty, order, false) {
+        panic!("memcpy_h2d of {w}x{h}x{n} words into `{name}`: {e}");
+    }
+}
