@@ -1000,63 +1000,17 @@ fn teardown_holds_a_colour_until_the_teardown_task_exits_it() {
     assert!(!sim.router(1, 0).expect("router").in_teardown(c));
 }
 
-#[test]
-fn a_fabout_with_advance_switch_flips_its_route_after_the_last_wavelet() {
-    // PE 1 sends two 2-wavelet messages on colour 3 with `advance_switch`: the first goes
-    // EAST (position 0), the second WEST (position 1).
+/// PE 1 of a 3×1 row sends `messages` 2-wavelet messages (values 1, 2, …, each sent twice)
+/// on colour 3 with `advance_switch`, through its router's switch `positions` (position 0
+/// sends EAST); PEs 2 and 0 log what reaches them. Returns (east log, west log, the final
+/// switch position).
+fn advance_switch_run(
+    messages: u32,
+    positions: [SwitchPos; 3],
+) -> (Vec<u32>, Vec<u32>, Option<u8>) {
     let c = 3;
     let mut sender = main_task("sender", |a| {
-        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1)], 0, 0, 0, None, 0);
-        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(2)], 0, 0, 0, None, 0);
-    });
-    sender.fabout(0x40, c, 3, 2, flags::ADVANCE_SWITCH);
-    let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
-        a.log(0, 2)
-    });
-    let mut mid = route(1, 0, c, &[Ramp], &[East]);
-    mid.switches = Some(SwitchConfig {
-        positions: [
-            SwitchPos {
-                rx: None,
-                tx: Some(vec![West]),
-            },
-            SwitchPos::default(),
-            SwitchPos::default(),
-        ],
-        ..SwitchConfig::default()
-    });
-    let routes = vec![
-        mid,
-        route(0, 0, c, &[East], &[Ramp]),
-        route(2, 0, c, &[West], &[Ramp]),
-    ];
-    let img = fabric_image(
-        Arch::Wse2,
-        3,
-        1,
-        vec![sender.build(), recv.build()],
-        vec![1, 0, 1],
-        routes,
-    );
-    let sim = run(&img);
-    assert_eq!(read_log(mem(&sim, 2, 0)), vec![1, 1]);
-    assert_eq!(read_log(mem(&sim, 0, 0)), vec![2, 2]);
-    // Advanced twice: position 1 has no successor and ring mode is off, so it stays.
-    assert_eq!(
-        sim.router(1, 0).expect("router").switch_position(c),
-        Some(1)
-    );
-}
-
-#[test]
-fn switch_positions_compose_one_side_at_a_time() {
-    // PE 1 turns from sending EAST to sending WEST in one step (pos1 = tx WEST), then
-    // re-states its input (pos2 = rx RAMP). pos2 keeps pos1's output, not pos0's: three
-    // 2-wavelet messages with `advance_switch` go EAST, WEST, WEST.
-    let c = 3;
-    let mut sender = main_task("sender", |a| {
-        for v in 1..=3 {
+        for v in 1..=messages {
             a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)], 0, 0, 0, None, 0);
         }
     });
@@ -1067,17 +1021,7 @@ fn switch_positions_compose_one_side_at_a_time() {
     });
     let mut mid = route(1, 0, c, &[Ramp], &[East]);
     mid.switches = Some(SwitchConfig {
-        positions: [
-            SwitchPos {
-                rx: None,
-                tx: Some(vec![West]),
-            },
-            SwitchPos {
-                rx: Some(Ramp),
-                tx: None,
-            },
-            SwitchPos::default(),
-        ],
+        positions,
         ..SwitchConfig::default()
     });
     let routes = vec![
@@ -1094,12 +1038,49 @@ fn switch_positions_compose_one_side_at_a_time() {
         routes,
     );
     let sim = run(&img);
-    assert_eq!(read_log(mem(&sim, 2, 0)), vec![1, 1]);
-    assert_eq!(read_log(mem(&sim, 0, 0)), vec![2, 2, 3, 3]);
-    assert_eq!(
-        sim.router(1, 0).expect("router").switch_position(c),
-        Some(2)
-    );
+    let position = sim.router(1, 0).expect("router").switch_position(c);
+    (
+        read_log(mem(&sim, 2, 0)),
+        read_log(mem(&sim, 0, 0)),
+        position,
+    )
+}
+
+#[test]
+fn a_fabout_with_advance_switch_flips_its_route_after_the_last_wavelet() {
+    // Two messages: the first goes EAST (position 0), the second WEST (position 1).
+    let west = SwitchPos {
+        rx: None,
+        tx: Some(vec![West]),
+    };
+    let (east, west_log, pos) =
+        advance_switch_run(2, [west, SwitchPos::default(), SwitchPos::default()]);
+    assert_eq!(east, vec![1, 1]);
+    assert_eq!(west_log, vec![2, 2]);
+    // Advanced twice: position 1 has no successor and ring mode is off, so it stays.
+    assert_eq!(pos, Some(1));
+}
+
+#[test]
+fn switch_positions_compose_one_side_at_a_time() {
+    // PE 1 turns from sending EAST to sending WEST in one step (pos1 = tx WEST), then
+    // re-states its input (pos2 = rx RAMP). pos2 keeps pos1's output, not pos0's: three
+    // messages go EAST, WEST, WEST.
+    let positions = [
+        SwitchPos {
+            rx: None,
+            tx: Some(vec![West]),
+        },
+        SwitchPos {
+            rx: Some(Ramp),
+            tx: None,
+        },
+        SwitchPos::default(),
+    ];
+    let (east, west_log, pos) = advance_switch_run(3, positions);
+    assert_eq!(east, vec![1, 1]);
+    assert_eq!(west_log, vec![2, 2, 3, 3]);
+    assert_eq!(pos, Some(2));
 }
 
 #[test]
