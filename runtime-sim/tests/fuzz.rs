@@ -132,7 +132,7 @@ fn numty() -> impl Strategy<Value = NumTy> {
 }
 
 fn width() -> impl Strategy<Value = Width> {
-    prop::sample::select(vec![Width::W8, Width::W16, Width::W32])
+    prop::sample::select(Width::ALL.to_vec())
 }
 
 fn value() -> impl Strategy<Value = u32> {
@@ -153,27 +153,9 @@ fn value() -> impl Strategy<Value = u32> {
 
 /// Any instruction; targets below `len`, static call targets below `nfuncs`.
 fn op(len: u32, nfuncs: u32) -> impl Strategy<Value = Op> {
-    let binop = prop::sample::select(vec![
-        BinOp::Add,
-        BinOp::Sub,
-        BinOp::Mul,
-        BinOp::Div,
-        BinOp::Rem,
-        BinOp::And,
-        BinOp::Or,
-        BinOp::Xor,
-        BinOp::Shl,
-        BinOp::Shr,
-    ]);
-    let cmpop = prop::sample::select(vec![
-        CmpOp::Eq,
-        CmpOp::Ne,
-        CmpOp::Lt,
-        CmpOp::Le,
-        CmpOp::Gt,
-        CmpOp::Ge,
-    ]);
-    let unop = prop::sample::select(vec![UnOp::Neg, UnOp::Not, UnOp::LNot]);
+    let binop = prop::sample::select(BinOp::ALL.to_vec());
+    let cmpop = prop::sample::select(CmpOp::ALL.to_vec());
+    let unop = prop::sample::select(UnOp::ALL.to_vec());
     prop_oneof![
         Just(Op::Nop {}),
         (reg(), value()).prop_map(|(dst, imm)| Op::Imm { dst, imm }),

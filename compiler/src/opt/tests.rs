@@ -530,28 +530,10 @@ fn constant() -> impl Strategy<Value = u32> {
 }
 
 fn inst() -> impl Strategy<Value = Inst> {
-    let binop = prop::sample::select(vec![
-        BinOp::Add,
-        BinOp::Sub,
-        BinOp::Mul,
-        BinOp::Div,
-        BinOp::Rem,
-        BinOp::And,
-        BinOp::Or,
-        BinOp::Xor,
-        BinOp::Shl,
-        BinOp::Shr,
-    ]);
-    let cmpop = prop::sample::select(vec![
-        CmpOp::Eq,
-        CmpOp::Ne,
-        CmpOp::Lt,
-        CmpOp::Le,
-        CmpOp::Gt,
-        CmpOp::Ge,
-    ]);
-    let unop = prop::sample::select(vec![UnOp::Neg, UnOp::Not, UnOp::LNot]);
-    let width = prop::sample::select(vec![Width::W8, Width::W16, Width::W32]);
+    let binop = prop::sample::select(BinOp::ALL.to_vec());
+    let cmpop = prop::sample::select(CmpOp::ALL.to_vec());
+    let unop = prop::sample::select(UnOp::ALL.to_vec());
+    let width = prop::sample::select(Width::ALL.to_vec());
     prop_oneof![
         3 => (reg(), constant()).prop_map(|(dst, imm)| Inst::Imm { dst, imm }),
         2 => (reg(), reg()).prop_map(|(dst, src)| Inst::Mov { dst, src }),

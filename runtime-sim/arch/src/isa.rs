@@ -107,7 +107,8 @@ impl NumTy {
         }
     }
 
-    const ALL: [NumTy; 9] = [
+    /// Every value, in encoding order.
+    pub const ALL: [NumTy; 9] = [
         NumTy::Bool,
         NumTy::I8,
         NumTy::U8,
@@ -140,7 +141,8 @@ impl Width {
             Width::W32 => 4,
         }
     }
-    const ALL: [Width; 3] = [Width::W8, Width::W16, Width::W32];
+    /// Every value, in encoding order.
+    pub const ALL: [Width; 3] = [Width::W8, Width::W16, Width::W32];
 }
 
 /// Binary arithmetic and bitwise operators.
@@ -169,7 +171,8 @@ pub enum BinOp {
 }
 
 impl BinOp {
-    const ALL: [BinOp; 10] = [
+    /// Every value, in encoding order.
+    pub const ALL: [BinOp; 10] = [
         BinOp::Add,
         BinOp::Sub,
         BinOp::Mul,
@@ -201,7 +204,8 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
-    const ALL: [CmpOp; 6] = [
+    /// Every value, in encoding order.
+    pub const ALL: [CmpOp; 6] = [
         CmpOp::Eq,
         CmpOp::Ne,
         CmpOp::Lt,
@@ -223,7 +227,8 @@ pub enum UnOp {
 }
 
 impl UnOp {
-    const ALL: [UnOp; 3] = [UnOp::Neg, UnOp::Not, UnOp::LNot];
+    /// Every value, in encoding order.
+    pub const ALL: [UnOp; 3] = [UnOp::Neg, UnOp::Not, UnOp::LNot];
 }
 
 /// The instruction table. Each entry is `snake_name = CamelName { field: Type, ... };`
