@@ -209,28 +209,32 @@ fn real_main() -> Result<(), String> {
         fin.atoms = out.atoms.clone();
         std::fs::write(p, fin.write()).map_err(|e| format!("cannot write {p}: {e}"))?;
     }
+    // (what, rows, whether a failure fails the run)
     let mut checks = Vec::new();
     if let Some(r) = reference {
-        checks.push(("the reference file", r));
+        checks.push(("the reference file", r, true));
     }
     if a.check_host {
-        // This repository's f64 velocity-Verlet integrator, on the host, sampled like the
-        // device run.
+        // This repository's velocity-Verlet integrator on the host, sampled like the device
+        // run: in f64 (the physics, reported), and in f32 (the device's arithmetic, which
+        // decides). Over long runs fp32 rounding alone moves the device away from f64 (on
+        // lj108 past 1e-5 around step 60), while it keeps tracking the f32 model.
         let every = u64::from(a.nsample * a.ninner);
-        let mut sys = System::<f64>::from_dump(&d);
-        let rows = sys.run(
-            u64::from(a.steps * a.ninner),
-            &Params {
-                dt: a.dt,
-                rcut: a.rcut,
-            },
-        );
-        checks.push((
-            "the host's f64 integrator",
-            rows.into_iter().filter(|r| r.step % every == 0).collect(),
-        ));
+        let params = Params {
+            dt: a.dt,
+            rcut: a.rcut,
+        };
+        let steps = u64::from(a.steps * a.ninner);
+        let sampled = |rows: Vec<energies::EnergyRow>| -> Vec<energies::EnergyRow> {
+            rows.into_iter().filter(|r| r.step % every == 0).collect()
+        };
+        let r64 = sampled(System::<f64>::from_dump(&d).run(steps, &params));
+        let r32 = sampled(System::<f32>::from_dump(&d).run(steps, &params));
+        checks.push(("the host's f64 integrator", r64, false));
+        checks.push(("the host's f32 integrator", r32, true));
     }
-    for (what, r) in checks {
+    let mut failed = false;
+    for (what, r, decides) in checks {
         print!("against {what}: ");
         let worst = energies::compare(&out.energies, &r)?;
         let ok = worst.iter().all(|&e| e <= 1e-5);
@@ -239,11 +243,16 @@ fn real_main() -> Result<(), String> {
             worst[0],
             worst[1],
             worst[2],
-            if ok { "PASS" } else { "FAIL" }
+            match (ok, decides) {
+                (true, _) => "PASS",
+                (false, true) => "FAIL",
+                (false, false) => "over the limit (fp32 drift; informational)",
+            }
         );
-        if !ok {
-            return Err("the energies differ from the reference".into());
-        }
+        failed |= !ok && decides;
+    }
+    if failed {
+        return Err("the energies differ from the reference".into());
     }
     Ok(())
 }
