@@ -2,7 +2,8 @@
 //! compare it with y = A·x + b computed here on the host.
 
 use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 /// What a run produced.
 pub struct GemvResult {
@@ -79,4 +80,44 @@ pub fn matches(device: &[f32], expected: &[f32]) -> bool {
             .iter()
             .zip(expected)
             .all(|(d, e)| (d - e).abs() <= 1e-6 * (1.0 + e.abs()))
+}
+
+/// The command line of the tutorials' host binaries (`BIN --name OUT`): runs the GEMV at
+/// OUT, prints y and `SUCCESS!` when it matches the host's reference.
+pub fn main_for(bin: &str) -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut name = PathBuf::from("out");
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--name" => match args.next() {
+                Some(v) => name = PathBuf::from(v),
+                None => {
+                    eprintln!("error: --name needs a value");
+                    return ExitCode::from(1);
+                }
+            },
+            other => {
+                eprintln!("error: unknown argument `{other}` (usage: {bin} --name OUT)");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    match run(&name) {
+        Ok(r) => {
+            println!("y (device)    = {:?}", r.device);
+            println!("y (reference) = {:?}", r.expected);
+            println!("simulated cycles: {}", r.cycles);
+            if matches(&r.device, &r.expected) {
+                println!("SUCCESS!");
+                ExitCode::SUCCESS
+            } else {
+                println!("FAIL: y differs from the reference");
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
