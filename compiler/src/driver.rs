@@ -6,8 +6,8 @@ use crate::sema::value::Value;
 use crate::sema::{Sema, SemaOptions};
 use crate::source::{FileId, SourceMap};
 use csl_arch::Arch;
-use csl_arch::image::{ColorConfig, FORMAT_VERSION, Image, Meta};
-use std::collections::{BTreeMap, HashMap};
+use csl_arch::image::{FORMAT_VERSION, Image, Meta};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Compiler options (the `cslc` flags).
@@ -245,7 +245,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     sema.export_names = plan.exports.iter().map(|(e, _)| e.clone()).collect();
 
     // One program class per distinct (file, params).
-    let mut class_of: HashMap<(FileId, String), u32> = HashMap::new();
+    let mut table = crate::link::ClassTable::default();
     let mut class_src: Vec<(FileId, crate::sema::layout::TileCode)> = Vec::new();
     let mut placement = Vec::with_capacity((w * h) as usize);
     for y in 0..h {
@@ -255,61 +255,26 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
                 tile.file,
                 Value::Struct(tile.params.clone()).canonical(&sema.types),
             );
-            let n = class_src.len() as u32;
-            let c = *class_of.entry(key).or_insert_with(|| {
-                class_src.push((tile.file, tile.clone()));
-                n
-            });
+            let c = table.intern(key);
+            if c as usize == class_src.len() {
+                class_src.push((tile.file, tile));
+            }
             placement.push(c);
         }
     }
     let mut classes = Vec::new();
-    let mut local_routes: Vec<Vec<ColorConfig>> = Vec::new();
     for (file, tile) in &class_src {
-        let Some(mut prog) = sema.compile_class(*file, &tile.params) else {
+        let Some(prog) = sema.compile_class(*file, &tile.params) else {
             continue;
         };
-        local_routes.push(prog.local_routes.clone());
         if sema.diags.iter().any(Diagnostic::is_error) {
             return None;
         }
-        if opts.optimize {
-            crate::opt::optimize(&mut prog);
-        }
-        let name = class_name(sema, *file, &tile.params);
-        match crate::codegen::emit_class(&prog, &name) {
-            Ok(c) => classes.push(c),
-            Err(d) => {
-                sema.report(*d);
-                return None;
-            }
-        }
+        classes.push(crate::link::ClassProgram {
+            name: class_name(sema, *file, &tile.params),
+            program: prog,
+        });
     }
-    let mut routes: Vec<ColorConfig> = plan.routes.iter().map(|(c, _)| c.clone()).collect();
-    // `@set_local_color_config` applies to every PE running the class.
-    for (i, &c) in placement.iter().enumerate() {
-        let (x, y) = (i as u32 % w, i as u32 / w);
-        for lr in local_routes.get(c as usize).into_iter().flatten() {
-            if let Some((_, span)) = plan
-                .routes
-                .iter()
-                .find(|(r, _)| r.x == x && r.y == y && r.color == lr.color)
-            {
-                sema.report(
-                    Diagnostic::error(
-                        codes::LAYOUT_TILE,
-                        format!("color {} of PE ({x}, {y}) is configured both in the layout and by the PE's code", lr.color),
-                        *span,
-                        "configured in the layout here",
-                    )
-                    .with_note("the PE's code also calls @set_local_color_config for this color"),
-                );
-                return None;
-            }
-            routes.push(ColorConfig { x, y, ..lr.clone() });
-        }
-    }
-    let exports: Vec<_> = plan.exports.iter().map(|(e, _)| e.clone()).collect();
     let meta = Meta {
         format_version: FORMAT_VERSION,
         arch: opts.arch,
@@ -323,12 +288,20 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         channels: opts.channels,
         params: opts.params.iter().cloned().collect(),
     };
-    let image = Image {
+    let fabric = crate::link::FabricPlan {
         meta,
         placement,
-        routes,
-        exports,
+        routes: plan.routes.iter().map(|(c, s)| (c.clone(), Some(*s))).collect(),
+        exports: plan.exports.iter().map(|(e, _)| e.clone()).collect(),
         classes,
+        optimize: opts.optimize,
+    };
+    let image = match crate::link::link(fabric) {
+        Ok(image) => image,
+        Err(d) => {
+            sema.report(*d);
+            return None;
+        }
     };
     let metadata = metadata_json(&image, &opts.colors);
     Some(Output { image, metadata })

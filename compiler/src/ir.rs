@@ -11,7 +11,7 @@
 use crate::source::Span;
 use cranelift_entity::{PrimaryMap, entity_impl};
 use csl_arch::image::TaskKind;
-use csl_arch::isa::{BinOp, CmpOp, NumTy, TrapCode, UnOp, Width};
+use csl_arch::isa::{BinOp, CmpOp, NumTy, RoundMode, TrapCode, UnOp, Width};
 
 /// A virtual register of one function.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,6 +101,28 @@ pub struct Global {
     pub relocs: Vec<Reloc>,
     /// Declaration.
     pub span: Span,
+    /// Where it goes in memory.
+    pub place: GlobalPlace,
+}
+
+/// Where a global is placed in PE memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GlobalPlace {
+    /// Wherever code generation puts it (creation order, clear of fixed globals).
+    #[default]
+    Auto,
+    /// At this byte address (Tungsten `address(0x7C46)`: registers and pinned arrays).
+    /// At or above [`csl_arch::fabric::mmio::BASE`] it names registers and takes no
+    /// memory; it must then have no initial bytes.
+    At(u32),
+    /// `offset` bytes after the start of an earlier global (Tungsten `address(&g + k)`):
+    /// an alias of, or a neighbour of, that storage.
+    After {
+        /// The global it is placed relative to (created before this one).
+        base: GlobalId,
+        /// Byte offset from `base`'s address.
+        offset: u32,
+    },
 }
 
 /// A pointer stored in a global's initial bytes.
@@ -174,6 +196,18 @@ pub enum Inst {
         from: NumTy,
         dst: VReg,
         src: VReg,
+    },
+    /// [`Inst::Conv`] rounding float sources in `mode` (see `csl_arch::isa::Op::ConvR`).
+    ConvR {
+        mode: RoundMode,
+        to: NumTy,
+        from: NumTy,
+        dst: VReg,
+        src: VReg,
+    },
+    /// Wait until the microthreads in `mask` are idle (the join of a `parallel` block).
+    UtWait {
+        mask: u8,
     },
     /// `dst = a <op> imm` (selected by the optimiser; `imm` holds raw register bits).
     BinImm {
@@ -300,6 +334,7 @@ impl Inst {
             | Inst::CmpImm { dst, .. }
             | Inst::Un { dst, .. }
             | Inst::Conv { dst, .. }
+            | Inst::ConvR { dst, .. }
             | Inst::Load { dst, .. }
             | Inst::LoadOff { dst, .. }
             | Inst::FrameAddr { dst, .. }
@@ -312,6 +347,7 @@ impl Inst {
             | Inst::Block { .. }
             | Inst::Unblock { .. }
             | Inst::Trap { .. }
+            | Inst::UtWait { .. }
             | Inst::Copy { .. }
             | Inst::DsdOp { .. }
             | Inst::DsdSet { .. } => None,
@@ -329,6 +365,7 @@ impl Inst {
             | Inst::CmpImm { dst, .. }
             | Inst::Un { dst, .. }
             | Inst::Conv { dst, .. }
+            | Inst::ConvR { dst, .. }
             | Inst::Load { dst, .. }
             | Inst::LoadOff { dst, .. }
             | Inst::FrameAddr { dst, .. }
@@ -346,8 +383,9 @@ impl Inst {
             | Inst::FrameAddr { .. }
             | Inst::GlobalAddr { .. }
             | Inst::FuncAddr { .. }
-            | Inst::Trap { .. } => {}
-            Inst::Mov { src, .. } | Inst::Conv { src, .. } => f(src),
+            | Inst::Trap { .. }
+            | Inst::UtWait { .. } => {}
+            Inst::Mov { src, .. } | Inst::Conv { src, .. } | Inst::ConvR { src, .. } => f(src),
             Inst::Bin { a, b, .. } | Inst::Cmp { a, b, .. } => {
                 f(a);
                 f(b);

@@ -4,7 +4,8 @@
 //! type checking and comptime evaluation, including the layout block, producing a fabric
 //! plan and one [`ir::Program`] per distinct (file, params) pair) → [`opt`] (IR → faster IR,
 //! unless `-O0`) → [`codegen`] (IR → PE
-//! instructions, memory placement) → a [`csl_arch::image::Image`]. [`driver`] strings the
+//! instructions, memory placement) → a [`csl_arch::image::Image`]. [`link`] is the layer
+//! below both front ends (program classes, fabric plan, image); [`driver`] strings the CSL
 //! phases together.
 //!
 //! Architecture invariant: every phase reports problems as [`diag::Diagnostic`] values and
@@ -15,6 +16,7 @@ pub mod codegen;
 pub mod diag;
 pub mod driver;
 pub mod ir;
+pub mod link;
 pub mod opt;
 pub mod sema;
 pub mod source;

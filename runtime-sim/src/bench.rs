@@ -326,5 +326,6 @@ pub fn busy_grid(arch: Arch, w: u32, h: u32, iters: u32) -> Image {
             .iter()
             .map(|&(s, r)| class(arch, s, r, chunks))
             .collect(),
+        tile_memory: Vec::new(),
     }
 }

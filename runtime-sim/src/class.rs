@@ -153,14 +153,14 @@ fn regs_needed(op: &Op) -> u32 {
         }
     };
     match *op {
-        Op::Nop {} | Op::Jump { .. } | Op::RetVoid {} | Op::Trap { .. } => 0,
+        Op::Nop {} | Op::Jump { .. } | Op::RetVoid {} | Op::Trap { .. } | Op::UtWait { .. } => 0,
         Op::Imm { dst, .. } | Op::FrameAddr { dst, .. } => r(dst),
         Op::Mov { dst, src } => r(dst).max(r(src)),
         Op::Bin { dst, a, b, .. } | Op::Cmp { dst, a, b, .. } => r(dst).max(r(a)).max(r(b)),
         Op::Un { dst, a, .. } | Op::BinImm { dst, a, .. } | Op::CmpImm { dst, a, .. } => {
             r(dst).max(r(a))
         }
-        Op::Conv { dst, src, .. } => r(dst).max(r(src)),
+        Op::Conv { dst, src, .. } | Op::ConvR { dst, src, .. } => r(dst).max(r(src)),
         Op::Load { dst, addr, .. } | Op::LoadOff { dst, addr, .. } => r(dst).max(r(addr)),
         Op::Store { addr, src, .. } | Op::StoreOff { addr, src, .. } => r(addr).max(r(src)),
         Op::BrTrue { cond, .. } | Op::BrFalse { cond, .. } => r(cond),

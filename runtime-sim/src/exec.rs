@@ -123,6 +123,20 @@ pub(crate) fn step(
         Op::Cmp { op, ty, dst, a, b } => r!(dst) = u32::from(alu::cmp(op, ty, r!(a), r!(b))),
         Op::Un { op, ty, dst, a } => r!(dst) = alu::un(op, ty, r!(a)),
         Op::Conv { to, from, dst, src } => r!(dst) = alu::conv(to, from, r!(src)),
+        Op::ConvR {
+            mode,
+            to,
+            from,
+            dst,
+            src,
+        } => {
+            r!(dst) = alu::conv_round(csl_arch::isa::RoundMode::from_u8(mode), to, from, r!(src))
+        }
+        Op::UtWait { mask } => {
+            if pe.ut_busy & mask != 0 {
+                return Ok(false);
+            }
+        }
         Op::BinImm {
             op,
             ty,

@@ -250,6 +250,15 @@ impl Pe {
     pub fn memory(&self) -> &[u8] {
         &self.mem
     }
+    /// Writes `bytes` at byte address `addr`; bytes past the end of memory are dropped.
+    pub fn write_bytes(&mut self, addr: u32, bytes: &[u8]) {
+        let start = (addr as usize).min(self.mem.len());
+        let end = start.saturating_add(bytes.len()).min(self.mem.len());
+        if let (Some(dst), Some(src)) = (self.mem.get_mut(start..end), bytes.get(..end - start)) {
+            dst.copy_from_slice(src);
+        }
+    }
+
     /// Its memory, writable (for host-side loaders and tests).
     pub fn memory_mut(&mut self) -> &mut [u8] {
         &mut self.mem

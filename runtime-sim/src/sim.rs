@@ -260,6 +260,14 @@ impl Simulator {
                 &params,
             ));
         }
+        // Per-tile memory (`miset`, core files) over the class's initial memory;
+        // `validate` checked every patch's tile and range.
+        for p in &image.tile_memory {
+            let idx = (p.y * meta.width + p.x) as usize;
+            if let Some(pe) = pes.get_mut(idx) {
+                pe.write_bytes(p.addr, &p.bytes);
+            }
+        }
         let mut per_pe: Vec<Vec<&ColorConfig>> = vec![Vec::new(); n];
         for cfg in &image.routes {
             if cfg.x >= meta.width || cfg.y >= meta.height {

@@ -11,9 +11,9 @@
 //!   already are consecutive (the optimiser places them so).
 
 use crate::diag::{Diagnostic, codes};
-use crate::ir::{FuncId, ImmVal, Inst, Program, Term};
+use crate::ir::{FuncId, GlobalPlace, ImmVal, Inst, Program, Term};
 use cranelift_entity::{EntityRef, SecondaryMap};
-use csl_arch::fabric::{PE_MEMORY_BYTES, STACK_BYTES};
+use csl_arch::fabric::{PE_MEMORY_BYTES, STACK_BYTES, mmio};
 use csl_arch::image::{
     ClassInfo, FuncInfo, GlobalInfo, ProgramClass, SymbolExport, SymbolTarget, TaskBinding,
 };
@@ -101,6 +101,20 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
                         dst: reg(*dst),
                         src: reg(*src),
                     }),
+                    Inst::ConvR {
+                        mode,
+                        to,
+                        from,
+                        dst,
+                        src,
+                    } => code.push(Op::ConvR {
+                        mode: *mode as u8,
+                        to: *to,
+                        from: *from,
+                        dst: reg(*dst),
+                        src: reg(*src),
+                    }),
+                    Inst::UtWait { mask } => code.push(Op::UtWait { mask: *mask }),
                     Inst::BinImm {
                         op,
                         ty,
@@ -401,16 +415,51 @@ fn func_index(f: FuncId) -> u32 {
 /// The byte address of every global.
 type Addresses = SecondaryMap<crate::ir::GlobalId, u32>;
 
-/// Assigns addresses and builds the initial memory image.
+/// Assigns addresses and builds the initial memory image. Fixed globals
+/// ([`GlobalPlace::At`]) keep their address; the others are placed in creation order,
+/// automatic ones clear of every fixed range, relative ones at their base plus offset.
 fn place_globals(prog: &Program, name: &str) -> Result<(Addresses, Vec<u8>), Box<Diagnostic>> {
     let mut addrs = SecondaryMap::new();
+    let in_sram = |a: u64| a < u64::from(mmio::BASE);
+    // Byte ranges of SRAM that fixed globals occupy.
+    let fixed: Vec<(u64, u64)> = prog
+        .globals
+        .values()
+        .filter_map(|gl| match gl.place {
+            GlobalPlace::At(a) if in_sram(u64::from(a)) => {
+                Some((u64::from(a), u64::from(a) + u64::from(gl.size)))
+            }
+            _ => None,
+        })
+        .collect();
     let mut next: u64 = 0;
+    let mut end: u64 = 0;
     for (g, gl) in &prog.globals {
-        let a = u64::from(gl.align.max(1));
-        next = next.div_ceil(a) * a;
-        addrs[g] = next as u32;
-        next += u64::from(gl.size);
+        let size = u64::from(gl.size);
+        let at = match gl.place {
+            GlobalPlace::At(a) => u64::from(a),
+            GlobalPlace::After { base, offset } => {
+                u64::from(addrs.get(base).copied().unwrap_or(0)) + u64::from(offset)
+            }
+            GlobalPlace::Auto => {
+                let a = u64::from(gl.align.max(1));
+                let mut at = next.div_ceil(a) * a;
+                // Skip past any fixed range the candidate overlaps.
+                while let Some(&(_, e)) = fixed.iter().find(|&&(s, e)| at < e && s < at + size) {
+                    at = e.div_ceil(a) * a;
+                }
+                at
+            }
+        };
+        addrs[g] = at as u32;
+        if in_sram(at) {
+            if !matches!(gl.place, GlobalPlace::At(_)) {
+                next = next.max(at + size);
+            }
+            end = end.max(at + size);
+        }
     }
+    let next = end;
     let limit = u64::from(PE_MEMORY_BYTES - STACK_BYTES);
     if next > limit {
         let mut by_size: Vec<_> = prog.globals.values().collect();
@@ -442,6 +491,9 @@ fn place_globals(prog: &Program, name: &str) -> Result<(Addresses, Vec<u8>), Box
     let mut data = vec![0u8; next as usize];
     for (g, gl) in &prog.globals {
         let base = addrs[g] as usize;
+        if !in_sram(base as u64) {
+            continue;
+        }
         if let Some(dst) = data.get_mut(base..base + gl.init.len()) {
             dst.copy_from_slice(&gl.init);
         }

@@ -49,6 +49,7 @@ pub fn is_pure(inst: &Inst) -> bool {
         | Inst::CmpImm { .. }
         | Inst::Un { .. }
         | Inst::Conv { .. }
+        | Inst::ConvR { .. }
         | Inst::FrameAddr { .. }
         | Inst::GlobalAddr { .. }
         | Inst::FuncAddr { .. } => true,

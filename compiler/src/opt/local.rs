@@ -727,7 +727,7 @@ fn widths(f: &Function) -> Vec<u32> {
                         alu::mask(ty)
                     }
                     Inst::Cmp { .. } | Inst::CmpImm { .. } => 1,
-                    Inst::Conv { to, .. } => alu::mask(to),
+                    Inst::Conv { to, .. } | Inst::ConvR { to, .. } => alu::mask(to),
                     Inst::Load { w: mw, .. } | Inst::LoadOff { w: mw, .. } => match mw.bytes() {
                         1 => 0xff,
                         2 => 0xffff,

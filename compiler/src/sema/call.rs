@@ -999,6 +999,7 @@ impl Sema {
                     init: vec![0u8; size as usize],
                     relocs: Vec::new(),
                     span: v.name.span,
+                    place: crate::ir::GlobalPlace::Auto,
                 }),
                 None => return Err(Reported),
             };

@@ -147,6 +147,7 @@ impl super::Sema {
             init: bytes,
             relocs,
             span,
+            place: crate::ir::GlobalPlace::Auto,
         });
         self.global_types.insert(g, d.ty);
         if shared {
@@ -1810,6 +1811,7 @@ impl Sema {
             init: vec![0; DESC_BYTES as usize],
             relocs: Vec::new(),
             span,
+            place: crate::ir::GlobalPlace::Auto,
         });
         let ty = self.types.intern(Type::Dsr(kind));
         self.global_types.insert(g, ty);

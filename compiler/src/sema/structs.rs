@@ -828,6 +828,7 @@ impl Sema {
             init: bytes,
             relocs,
             span,
+            place: crate::ir::GlobalPlace::Auto,
         });
         self.global_types.insert(g, ty);
         self.dsd_consts.insert(key, g);

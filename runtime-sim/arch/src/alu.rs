@@ -197,6 +197,32 @@ pub fn conv(to: NumTy, from: NumTy, a: u32) -> u32 {
     }
 }
 
+/// [`conv`] with an explicit rounding mode for float sources ([`crate::isa::Op::ConvR`]):
+/// float to integer rounds in `mode` and saturates (NaN gives 0); float to float of the
+/// same type rounds to an integral value; every other pair behaves as [`conv`].
+pub fn conv_round(mode: crate::isa::RoundMode, to: NumTy, from: NumTy, a: u32) -> u32 {
+    use crate::isa::RoundMode;
+    if !from.is_float() {
+        return conv(to, from, a);
+    }
+    let x = f64::from(to_f32(from, a));
+    let r = match mode {
+        RoundMode::NearestEven => x.round_ties_even(),
+        RoundMode::TowardZero => x.trunc(),
+        RoundMode::Down => x.floor(),
+        RoundMode::Up => x.ceil(),
+    };
+    match to {
+        NumTy::F16 | NumTy::F32 if to == from => from_f32(to, r as f32),
+        NumTy::F16 | NumTy::F32 | NumTy::Bool => conv(to, from, a),
+        _ => {
+            let (lo, hi) = int_range(to);
+            // `as` saturates at i64's range and maps NaN to 0; the clamp does the rest.
+            ((r as i64).clamp(lo, hi) as u32) & mask(to)
+        }
+    }
+}
+
 /// The value range of an integer type.
 fn int_range(ty: NumTy) -> (i64, i64) {
     match ty {

@@ -36,6 +36,10 @@ pub const SECTION_PLACEMENT: &str = ".csl.placement";
 pub const SECTION_ROUTES: &str = ".csl.routes";
 /// Section holding the host-visible symbol table as JSON.
 pub const SECTION_EXPORTS: &str = ".csl.exports";
+/// Optional section holding per-tile memory contents ([`TilePatch`]) in binary: for each
+/// patch, `x`, `y`, `addr` and the byte count as little-endian u32s, then the bytes,
+/// padded to a multiple of 4.
+pub const SECTION_TILE_MEMORY: &str = ".csl.tilemem";
 
 /// Name of the code section of class `n`.
 pub fn section_text(n: usize) -> String {
@@ -63,6 +67,69 @@ pub struct Image {
     pub exports: Vec<ExportName>,
     /// The distinct compiled PE programs.
     pub classes: Vec<ProgramClass>,
+    /// Memory contents of single tiles, applied over their class's initial memory in
+    /// order (written by `miset`, and by `simfabric` into a core file).
+    pub tile_memory: Vec<TilePatch>,
+}
+
+/// Bytes written into one tile's memory at load, after its class's initial memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TilePatch {
+    /// Column within the rectangle.
+    pub x: u32,
+    /// Row within the rectangle.
+    pub y: u32,
+    /// Byte address of the first byte.
+    pub addr: u32,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Encodes patches as [`SECTION_TILE_MEMORY`] holds them.
+pub fn encode_tile_memory(patches: &[TilePatch]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in patches {
+        for v in [p.x, p.y, p.addr, p.bytes.len() as u32] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&p.bytes);
+        out.resize(out.len().div_ceil(4) * 4, 0);
+    }
+    out
+}
+
+/// Decodes [`SECTION_TILE_MEMORY`]; never panics.
+pub fn decode_tile_memory(mut data: &[u8]) -> Result<Vec<TilePatch>, ImageError> {
+    let bad = |reason: &str| ImageError::BadSection {
+        section: SECTION_TILE_MEMORY.into(),
+        reason: reason.into(),
+    };
+    let mut out = Vec::new();
+    while !data.is_empty() {
+        let word = |d: &[u8], i: usize| -> Option<u32> {
+            d.get(4 * i..4 * i + 4)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_le_bytes)
+        };
+        let (Some(x), Some(y), Some(addr), Some(n)) =
+            (word(data, 0), word(data, 1), word(data, 2), word(data, 3))
+        else {
+            return Err(bad("truncated patch header"));
+        };
+        let n = n as usize;
+        let padded = n.div_ceil(4) * 4;
+        let Some(bytes) = data.get(16..16 + n) else {
+            return Err(bad("truncated patch bytes"));
+        };
+        out.push(TilePatch {
+            x,
+            y,
+            addr,
+            bytes: bytes.to_vec(),
+        });
+        data = data.get(16 + padded..).unwrap_or(&[]);
+    }
+    Ok(out)
 }
 
 /// Target and geometry of an image.
@@ -473,6 +540,14 @@ impl Image {
             SectionKind::Metadata,
             json(&self.exports)?,
         );
+        if !self.tile_memory.is_empty() {
+            add(
+                &mut obj,
+                SECTION_TILE_MEMORY,
+                SectionKind::Data,
+                encode_tile_memory(&self.tile_memory),
+            );
+        }
         for (n, class) in self.classes.iter().enumerate() {
             let text = add(
                 &mut obj,
@@ -577,12 +652,17 @@ impl Image {
             let data = section(&section_data(n))?.to_vec();
             classes.push(ProgramClass { code, data, info });
         }
+        let tile_memory = match file.section_by_name(SECTION_TILE_MEMORY) {
+            Some(_) => decode_tile_memory(section(SECTION_TILE_MEMORY)?)?,
+            None => Vec::new(),
+        };
         let image = Image {
             meta,
             placement,
             routes,
             exports,
             classes,
+            tile_memory,
         };
         image.validate()?;
         Ok(image)
@@ -678,6 +758,24 @@ impl Image {
                 }
             }
         }
+        for p in &self.tile_memory {
+            if p.x >= self.meta.width || p.y >= self.meta.height {
+                return Err(bad(
+                    SECTION_TILE_MEMORY,
+                    format!("a patch names tile ({}, {}) outside the rectangle", p.x, p.y),
+                ));
+            }
+            if u64::from(p.addr) + p.bytes.len() as u64 > u64::from(crate::fabric::PE_MEMORY_BYTES)
+            {
+                return Err(bad(
+                    SECTION_TILE_MEMORY,
+                    format!(
+                        "a patch of tile ({}, {}) at byte 0x{:x} runs past PE memory",
+                        p.x, p.y, p.addr
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -743,6 +841,7 @@ mod tests {
                     ..ClassInfo::default()
                 },
             }],
+            tile_memory: Vec::new(),
         }
     }
 

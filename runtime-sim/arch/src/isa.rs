@@ -299,8 +299,41 @@ macro_rules! for_each_op {
             load_off = LoadOff { w: Width, dst: Reg, addr: Reg, off: u16 };
             /// [`Op::Store`] to byte address `(addr + off) mod 2^16`.
             store_off = StoreOff { w: Width, addr: Reg, off: u16, src: Reg };
+            /// `dst = src` converted from `from` to `to` rounding in [`RoundMode`] `mode`;
+            /// float to integer saturates (NaN gives 0); float to the same float rounds to
+            /// an integral value (Tungsten casts and `round(x, m)`).
+            conv_r = ConvR { mode: u8, to: NumTy, from: NumTy, dst: Reg, src: Reg };
+            /// Wait until none of the microthreads in bit mask `mask` is busy (the join at
+            /// the end of a Tungsten `parallel` block). Takes one cycle once they are idle.
+            ut_wait = UtWait { mask: u8 };
         }
     };
+}
+
+/// Rounding of [`Op::ConvR`] (the `mode` operand).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum RoundMode {
+    /// To nearest, ties to even (the FP control word's default).
+    NearestEven = 0,
+    /// Toward zero (C's conversion; Tungsten `round(x, 1)`).
+    TowardZero = 1,
+    /// Toward negative infinity.
+    Down = 2,
+    /// Toward positive infinity.
+    Up = 3,
+}
+
+impl RoundMode {
+    /// Decodes a mode operand (only the low two bits count).
+    pub fn from_u8(m: u8) -> RoundMode {
+        match m & 3 {
+            0 => RoundMode::NearestEven,
+            1 => RoundMode::TowardZero,
+            2 => RoundMode::Down,
+            _ => RoundMode::Up,
+        }
+    }
 }
 
 /// Why a [`Op::Trap`] instruction stops the PE.
@@ -621,6 +654,16 @@ mod tests {
                 dst,
                 src
             }),
+            (0..4u8, numty(), numty(), reg(), reg()).prop_map(|(mode, to, from, dst, src)| {
+                Op::ConvR {
+                    mode,
+                    to,
+                    from,
+                    dst,
+                    src,
+                }
+            }),
+            any::<u8>().prop_map(|mask| Op::UtWait { mask }),
             (any::<u32>(), reg(), any::<u8>(), reg()).prop_map(|(func, args, nargs, dst)| {
                 Op::Call {
                     func,

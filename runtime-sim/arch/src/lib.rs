@@ -9,6 +9,8 @@
 //!   encoder, decoder, disassembler (here) and the simulator's interpreter all expand.
 //! * [`dsd`]: the in-memory DSD descriptor layout and the DSD operation table.
 //! * [`image`]: the compiled image (an ELF file) and its manifest types.
+//! * [`symmap`]: the symbol map of named regions that `paint` writes and `miset`/`miget`
+//!   read.
 //!
 //! Architecture invariant: this crate depends on nothing of the compiler or the simulator.
 
@@ -17,6 +19,7 @@ pub mod dsd;
 pub mod fabric;
 pub mod image;
 pub mod isa;
+pub mod symmap;
 
 pub use fabric::Arch;
 pub use isa::{BinOp, CmpOp, DecodeError, NumTy, Op, Reg, UnOp, Width};

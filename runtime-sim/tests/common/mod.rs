@@ -176,6 +176,7 @@ pub fn image(
         routes: vec![],
         exports,
         classes,
+        tile_memory: Vec::new(),
     };
     // Everything goes through the ELF encoding, as a compiled image would.
     Image::from_elf(&img.to_elf().expect("encode")).expect("decode")

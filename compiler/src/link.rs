@@ -1,0 +1,141 @@
+//! The layer both front ends share below their own analysis: program classes, the fabric
+//! plan, optimisation and code generation of each class, and the image.
+//!
+//! A front end (CSL's layout block, or a Paint floorplan) decides which program runs on
+//! each tile and which colours each router carries. It gives every tile a class key
+//! ([`ClassTable`] numbers distinct keys), compiles one [`crate::ir::Program`] per class,
+//! and hands a [`FabricPlan`] to [`link`], which optimises and emits every class, applies
+//! program-local colour configuration to every tile running the program, and assembles and
+//! validates the [`Image`]. Nothing below this point knows which language a program was
+//! written in.
+
+use crate::diag::{Diagnostic, codes};
+use crate::ir::Program;
+use crate::source::Span;
+use csl_arch::image::{ColorConfig, ExportName, Image, Meta};
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Numbers distinct class keys in first-seen order: one program class per key.
+pub struct ClassTable<K> {
+    ids: HashMap<K, u32>,
+    keys: Vec<K>,
+}
+
+impl<K: Clone + Eq + Hash> Default for ClassTable<K> {
+    fn default() -> Self {
+        ClassTable {
+            ids: HashMap::new(),
+            keys: Vec::new(),
+        }
+    }
+}
+
+impl<K: Clone + Eq + Hash> ClassTable<K> {
+    /// The class number of `key`, adding it if new.
+    pub fn intern(&mut self, key: K) -> u32 {
+        if let Some(&id) = self.ids.get(&key) {
+            return id;
+        }
+        let id = self.keys.len() as u32;
+        self.keys.push(key.clone());
+        self.ids.insert(key, id);
+        id
+    }
+
+    /// The keys, indexed by class number.
+    pub fn keys(&self) -> &[K] {
+        &self.keys
+    }
+}
+
+/// One compiled class, ready for code generation.
+pub struct ClassProgram {
+    /// Human-readable origin (e.g. `pe.csl {M=4}` or `relay.w {N=8}`).
+    pub name: String,
+    /// The program.
+    pub program: Program,
+}
+
+/// Everything a front end decided about the fabric.
+pub struct FabricPlan {
+    /// Target and geometry.
+    pub meta: Meta,
+    /// Class number of each tile of the rectangle, row-major.
+    pub placement: Vec<u32>,
+    /// Colour configuration of the layout (with where it was written, if known).
+    pub routes: Vec<(ColorConfig, Option<Span>)>,
+    /// Host-visible names.
+    pub exports: Vec<ExportName>,
+    /// The programs, indexed by class number.
+    pub classes: Vec<ClassProgram>,
+    /// Run the IR optimiser on every class.
+    pub optimize: bool,
+}
+
+/// Optimises and emits every class, applies each program's own colour configuration
+/// (`Program::local_routes`) to every tile running it, and assembles the image, checked
+/// with the same [`Image::validate`] the loader runs, so whatever links also loads.
+pub fn link(plan: FabricPlan) -> Result<Image, Box<Diagnostic>> {
+    let FabricPlan {
+        meta,
+        placement,
+        routes: layout_routes,
+        exports,
+        classes: programs,
+        optimize,
+    } = plan;
+    let w = meta.width.max(1);
+    let mut classes = Vec::with_capacity(programs.len());
+    let mut local_routes: Vec<Vec<ColorConfig>> = Vec::with_capacity(programs.len());
+    for mut c in programs {
+        if optimize {
+            crate::opt::optimize(&mut c.program);
+        }
+        local_routes.push(c.program.local_routes.clone());
+        classes.push(crate::codegen::emit_class(&c.program, &c.name)?);
+    }
+    let mut routes: Vec<ColorConfig> = layout_routes.iter().map(|(c, _)| c.clone()).collect();
+    for (i, &c) in placement.iter().enumerate() {
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        for lr in local_routes.get(c as usize).into_iter().flatten() {
+            if let Some((_, span)) = layout_routes
+                .iter()
+                .find(|(r, _)| r.x == x && r.y == y && r.color == lr.color)
+            {
+                let message = format!(
+                    "color {} of PE ({x}, {y}) is configured both in the layout and by the PE's code",
+                    lr.color
+                );
+                let d = match span {
+                    Some(s) => {
+                        Diagnostic::error(codes::LAYOUT_TILE, message, *s, "configured in the layout here")
+                    }
+                    None => Diagnostic::global(codes::LAYOUT_TILE, message),
+                };
+                return Err(Box::new(d.with_note(
+                    "the PE's code also calls @set_local_color_config for this color",
+                )));
+            }
+            routes.push(ColorConfig { x, y, ..lr.clone() });
+        }
+    }
+    let image = Image {
+        meta,
+        placement,
+        routes,
+        exports,
+        classes,
+        tile_memory: Vec::new(),
+    };
+    if let Err(e) = image.validate() {
+        return Err(Box::new(
+            Diagnostic::global(
+                codes::LAYOUT_FABRIC,
+                format!("the linked image is not loadable: {e}"),
+            )
+            .with_note("this is a compiler bug unless the layout names resources the target lacks; please report it"),
+        ));
+    }
+    Ok(image)
+}
