@@ -291,7 +291,11 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     let fabric = crate::link::FabricPlan {
         meta,
         placement,
-        routes: plan.routes.iter().map(|(c, s)| (c.clone(), Some(*s))).collect(),
+        routes: plan
+            .routes
+            .iter()
+            .map(|(c, s)| (c.clone(), Some(*s)))
+            .collect(),
         exports: plan.exports.iter().map(|(e, _)| e.clone()).collect(),
         classes,
         optimize: opts.optimize,

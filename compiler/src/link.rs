@@ -108,9 +108,12 @@ pub fn link(plan: FabricPlan) -> Result<Image, Box<Diagnostic>> {
                     lr.color
                 );
                 let d = match span {
-                    Some(s) => {
-                        Diagnostic::error(codes::LAYOUT_TILE, message, *s, "configured in the layout here")
-                    }
+                    Some(s) => Diagnostic::error(
+                        codes::LAYOUT_TILE,
+                        message,
+                        *s,
+                        "configured in the layout here",
+                    ),
                     None => Diagnostic::global(codes::LAYOUT_TILE, message),
                 };
                 return Err(Box::new(d.with_note(

@@ -129,9 +129,7 @@ pub(crate) fn step(
             from,
             dst,
             src,
-        } => {
-            r!(dst) = alu::conv_round(csl_arch::isa::RoundMode::from_u8(mode), to, from, r!(src))
-        }
+        } => r!(dst) = alu::conv_round(csl_arch::isa::RoundMode::from_u8(mode), to, from, r!(src)),
         Op::UtWait { mask } => {
             if pe.ut_busy & mask != 0 {
                 return Ok(false);

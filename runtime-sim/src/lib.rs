@@ -26,6 +26,7 @@ pub mod pe;
 mod ring;
 pub mod router;
 pub mod sim;
+pub mod tools;
 pub mod trace;
 mod worklist;
 

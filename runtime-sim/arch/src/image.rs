@@ -762,7 +762,10 @@ impl Image {
             if p.x >= self.meta.width || p.y >= self.meta.height {
                 return Err(bad(
                     SECTION_TILE_MEMORY,
-                    format!("a patch names tile ({}, {}) outside the rectangle", p.x, p.y),
+                    format!(
+                        "a patch names tile ({}, {}) outside the rectangle",
+                        p.x, p.y
+                    ),
                 ));
             }
             if u64::from(p.addr) + p.bytes.len() as u64 > u64::from(crate::fabric::PE_MEMORY_BYTES)

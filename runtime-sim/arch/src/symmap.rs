@@ -171,7 +171,11 @@ impl Order {
                             Axis::Word => w = word_ix[n],
                         }
                     }
-                    if region.tiles.binary_search_by(|t| (t.1, t.0).cmp(&(y, x))).is_ok() {
+                    if region
+                        .tiles
+                        .binary_search_by(|t| (t.1, t.0).cmp(&(y, x)))
+                        .is_ok()
+                    {
                         out.push(((x, y), w));
                     }
                 }

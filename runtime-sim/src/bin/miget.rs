@@ -1,0 +1,60 @@
+//! `miget`: reads a symbol of every tile of a named region from an image or a core file
+//! (`simfabric`'s final state), as the experimental Tungsten SDK's tool of that name does
+//! (SIMULATOR.md §14).
+//!
+//! Exit status: 0 on success, 1 with a one-line message on any failure.
+
+use cslsim::tools::{
+    DEFAULT_ORDER, KeyArgs, SymbolTarget, ToolError, get_symbol, process_args, read_image,
+    read_map, wants_help, write_words,
+};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const HELP: &str = "\
+miget: read a symbol of every tile of a region from an image or core file
+
+usage: miget image=CORE map=MAP symbol=REGION.SYM [order=\"y x _word\"] data=FILE
+
+  image=CORE   a core file written by simfabric (or any image: its memory at load)
+  map=MAP      the symbol map `paint` wrote next to the image
+  symbol=R.S   symbol S of the program on region R (name('R) in Paint)
+  order=O      how FILE walks the region: `y`, `x` and `_word`, outermost first
+               (default \"y x _word\": rows, then columns, then the symbol's words)
+  data=FILE    written: 16-bit little-endian words, (tiles of R) x (words of S)
+
+The reserved symbols `router` and `switch` are not supported yet.
+";
+
+fn main() -> ExitCode {
+    let args = match process_args() {
+        Ok(a) => a,
+        Err(e) => return fail(&e),
+    };
+    if wants_help(&args) {
+        print!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &ToolError) -> ExitCode {
+    eprintln!("miget: error: {e}");
+    ExitCode::FAILURE
+}
+
+fn run(args: &[String]) -> Result<(), ToolError> {
+    let a = KeyArgs::parse(args, &["image", "map", "symbol", "order", "data"])?;
+    let image_path = PathBuf::from(a.require("image", "CORE")?);
+    let map_path = PathBuf::from(a.require("map", "MAP")?);
+    let symbol = a.require("symbol", "REGION.SYM")?;
+    let data = PathBuf::from(a.require("data", "FILE")?);
+    let order = a.get("order").unwrap_or(DEFAULT_ORDER);
+    let image = read_image(&image_path)?;
+    let map = read_map(&map_path)?;
+    let target = SymbolTarget::resolve(&map, &image, symbol, order)?;
+    write_words(&data, &get_symbol(&image, &target))
+}

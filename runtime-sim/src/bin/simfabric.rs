@@ -1,0 +1,144 @@
+//! `simfabric`: runs an image on the fabric simulator until a cycle budget or until
+//! nothing can move, reports what the run left behind (orphan wavelets, blocked tiles) and
+//! writes the final state as a core file that `miget` reads, as the experimental Tungsten
+//! SDK's tool of that name does (SIMULATOR.md §14).
+//!
+//! Exit status: 0 when the run stopped on quiescence or on the budget (leftovers are
+//! warnings), 1 with a message on a fault, a routing error or a bad argument or file.
+
+use cslsim::tools::{
+    FabricRun, KeyArgs, Stop, ToolError, core_image, default_core_path, process_args, read_image,
+    run_fabric, sim_error_hint, wants_help, write_image,
+};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const HELP: &str = "\
+simfabric: simulate an image on the fabric and write its final state (a core file)
+
+usage: simfabric image=IMG cycles=N [threads=T] [core=OUT.core] [log=OUT.log]
+
+  image=IMG      the image (after miset, if the program needs data)
+  cycles=N       cycle budget: the run stops after N cycles if it has not stopped before
+  threads=T      accepted for compatibility; the simulator is single-threaded and
+                 deterministic (same image, same result, whatever T)
+  core=OUT.core  where to write the final state (default: STEM-sim.core next to IMG)
+  log=OUT.log    write the <simprint> log and the end-of-run report there (without it,
+                 log lines go to standard output)
+
+The run stops when nothing in the fabric can move any more (exact quiescence: the
+vendor's \"no data movement\") or when the budget runs out. It then warns about every
+wavelet left unconsumed in a router buffer or CE input queue (orphan wavelets: tile,
+colour, count and the oldest payloads) and every tile still blocked in a send or
+receive. A fault or routing error (a message reaching a tile without mp() included)
+is an error naming tile, function, pc and cycle; the core is written anyway.
+Read the core with: miget image=STEM-sim.core map=... symbol=REGION.SYM data=FILE
+";
+
+fn main() -> ExitCode {
+    let args = match process_args() {
+        Ok(a) => a,
+        Err(e) => return fail(&e),
+    };
+    if wants_help(&args) {
+        print!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &ToolError) -> ExitCode {
+    eprintln!("simfabric: error: {e}");
+    ExitCode::FAILURE
+}
+
+fn run(args: &[String]) -> Result<ExitCode, ToolError> {
+    let a = KeyArgs::parse(args, &["image", "cycles", "threads", "core", "log"])?;
+    let image_path = PathBuf::from(a.require("image", "IMG")?);
+    a.require("cycles", "N")?;
+    let cycles = a.number("cycles")?.unwrap_or(0);
+    if a.number("threads")? == Some(0) {
+        return Err(ToolError::Usage(
+            "`threads=0`: give at least one thread".into(),
+        ));
+    }
+    let core_path = a
+        .path("core")
+        .unwrap_or_else(|| default_core_path(&image_path));
+    let log_path = a.path("log");
+    let image = read_image(&image_path)?;
+    let FabricRun { sim, stop, report } = run_fabric(&image, &image_path, cycles)?;
+
+    let cycle = sim.cycle();
+    let mut summary = Vec::new();
+    match &stop {
+        Stop::Quiescent => summary.push(format!(
+            "stopped at cycle {cycle}: quiescent (nothing in the fabric can move)"
+        )),
+        Stop::Budget => summary.push(format!(
+            "stopped at cycle {cycle}: the cycle budget (cycles={cycles}) ran out while the \
+             fabric was still active"
+        )),
+        Stop::Failed(e) => {
+            summary.push(format!("error: {e}"));
+            if let Some(h) = sim_error_hint(e) {
+                summary.push(format!("help: {h}"));
+            }
+        }
+    }
+    let report_lines = report.lines(&stop);
+
+    // The core: the final state, also after a failure (for post-mortem reads).
+    write_image(&core_path, &core_image(&image, &sim))?;
+
+    let log = sim.log_lines();
+    if let Some(path) = &log_path {
+        write_log(path, &log, &summary, &report_lines)?;
+    } else {
+        for l in &log {
+            println!("{l}");
+        }
+    }
+    match &stop {
+        Stop::Failed(_) => {
+            for l in &summary {
+                eprintln!("simfabric: {l}");
+            }
+            eprintln!(
+                "simfabric: the state at the failure was written to `{}`",
+                core_path.display()
+            );
+            Ok(ExitCode::FAILURE)
+        }
+        _ => {
+            for l in &summary {
+                println!("simfabric: {l}");
+            }
+            for l in &report_lines {
+                eprintln!("simfabric: {l}");
+            }
+            println!("simfabric: core written to `{}`", core_path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn write_log(
+    path: &Path,
+    log: &[String],
+    summary: &[String],
+    report: &[String],
+) -> Result<(), ToolError> {
+    let mut text = String::new();
+    for l in log.iter().chain(summary).chain(report) {
+        text.push_str(l);
+        text.push('\n');
+    }
+    std::fs::write(path, text).map_err(|source| ToolError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
