@@ -177,6 +177,12 @@ fn every_diagnostic_code_has_a_ui_case() {
     for f in csl_tests::files_with_ext(&root.join("tests/ui"), "csl") {
         all_cases.push_str(&read(&f));
     }
+    for f in csl_tests::files_with_ext(&root.join("tests/ui"), "w") {
+        all_cases.push_str(&read(&f));
+    }
+    for f in csl_tests::files_with_ext(&root.join("tests/ui"), "paint") {
+        all_cases.push_str(&read(&f));
+    }
     let missing: Vec<&str> = cslc::diag::codes::ALL
         .iter()
         .map(|(c, _)| *c)

@@ -18,10 +18,12 @@ pub mod driver;
 pub mod ir;
 pub mod link;
 pub mod opt;
+pub mod paint;
 pub mod sema;
 pub mod source;
 pub mod stdlib;
 pub mod syntax;
+pub mod tungsten;
 
 pub use diag::Diagnostic;
 pub use driver::{Compilation, Options, compile_file};

@@ -116,4 +116,129 @@ codes! {
     OUT_OF_MEMORY = "E0601";
     /// A bad command-line argument.
     BAD_ARGUMENT = "E0901";
+    // --- Tungsten (`.w`): E10xx lexing and parsing, E11xx names, types, casts, sockets.
+    // (Tungsten codes go here, in order.)
+    /// Tungsten: a character that starts no token.
+    TUNG_STRAY_CHAR = "E1001";
+    /// Tungsten: a malformed number literal.
+    TUNG_BAD_NUMBER = "E1002";
+    /// Tungsten: an unexpected token.
+    TUNG_UNEXPECTED_TOKEN = "E1003";
+    /// Tungsten: the file ended in the middle of a construct.
+    TUNG_UNEXPECTED_EOF = "E1004";
+    /// Tungsten: a block comment or string without its end.
+    TUNG_UNTERMINATED = "E1005";
+    /// Tungsten: brackets nested too deep.
+    TUNG_TOO_DEEP = "E1006";
+    /// Tungsten: an imported file that cannot be found or read.
+    TUNG_IMPORT = "E1007";
+    /// Tungsten: an unknown `#pragma` (a warning).
+    TUNG_PRAGMA = "E1008";
+    /// Tungsten: a file without an entry block, or with more than one.
+    TUNG_ENTRY = "E1009";
+    /// Tungsten: a name that is not declared.
+    TUNG_UNDEFINED = "E1101";
+    /// Tungsten: a name declared twice.
+    TUNG_DUPLICATE = "E1102";
+    /// Tungsten: a value of the wrong type or shape.
+    TUNG_TYPE_MISMATCH = "E1103";
+    /// Tungsten: an unsigned integer converted to a float (SDR has no such instruction).
+    TUNG_UNSIGNED_TO_FLOAT = "E1104";
+    /// Tungsten: a bitcast between types of different widths.
+    TUNG_BITCAST_WIDTH = "E1105";
+    /// Tungsten: a 64-bit value stored, copied or bitcast.
+    TUNG_NO_64BIT = "E1106";
+    /// Tungsten: a `:TYPE` suffix on something other than a plain literal.
+    TUNG_TYPED_SUFFIX = "E1107";
+    /// Tungsten: a value that must be known at compile time is not.
+    TUNG_NOT_CONST = "E1108";
+    /// Tungsten: a bad param declaration or param override.
+    TUNG_PARAM = "E1109";
+    /// Tungsten: a socket used where a value is needed, or a value used as a socket.
+    TUNG_SOCKET_MISUSE = "E1110";
+    /// Tungsten: a socket read whose type nothing fixes.
+    TUNG_SOCKET_READ_TYPE = "E1111";
+    /// Tungsten: a socket that Paint does not bind, or more sockets than queues.
+    TUNG_SOCKET_BINDING = "E1112";
+    /// Tungsten: `flip` not directly after a send on the same socket.
+    TUNG_FLIP = "E1113";
+    /// Tungsten: `.index`/`.data` of a socket outside the one loop form that allows it.
+    TUNG_INDEX_HALF = "E1114";
+    /// Tungsten: more socket statements in one `parallel` block than microthreads.
+    TUNG_PARALLEL = "E1115";
+    /// Tungsten: a function that calls itself, directly or not.
+    TUNG_RECURSION = "E1116";
+    /// Tungsten: a bad call or return.
+    TUNG_CALL = "E1117";
+    /// Tungsten: an assignment to something that is not a variable or element.
+    TUNG_NOT_LVALUE = "E1118";
+    /// Tungsten: a bad `address(...)`.
+    TUNG_ADDRESS = "E1119";
+    /// Tungsten: a construct this compiler does not support.
+    TUNG_UNSUPPORTED = "E1120";
+    /// Tungsten: `∞` or `NAN` where it cannot be used.
+    TUNG_SPECIAL_CONST = "E1121";
+    /// Tungsten: an initialiser that does not fit its variable.
+    TUNG_INIT = "E1122";
+    /// Tungsten: `control(w)` anywhere but as the value of a send.
+    TUNG_CONTROL = "E1123";
+    // --- Paint (`.paint`): E12xx.
+    /// Paint: a character that starts no token.
+    PAINT_STRAY_CHAR = "E1201";
+    /// Paint: a malformed number literal.
+    PAINT_BAD_NUMBER = "E1202";
+    /// Paint: a `(* ... *)` comment or a string without its end.
+    PAINT_UNTERMINATED = "E1203";
+    /// Paint: an unexpected token.
+    PAINT_UNEXPECTED_TOKEN = "E1204";
+    /// Paint: an item that ends in the middle of a construct.
+    PAINT_UNEXPECTED_EOF = "E1205";
+    /// Paint: an item or evaluation nested too deep.
+    PAINT_TOO_DEEP = "E1206";
+    /// Paint: an included file that cannot be found or read, or that includes itself.
+    PAINT_INCLUDE = "E1207";
+    /// Paint: a name that is neither bound by `let` nor given on the command line.
+    PAINT_UNDEFINED = "E1208";
+    /// Paint: a name bound twice, or a function named like a builtin.
+    PAINT_DUPLICATE = "E1209";
+    /// Paint: a value of the wrong kind (a region where a number is needed, ...).
+    PAINT_TYPE = "E1210";
+    /// Paint: a call with the wrong number of arguments.
+    PAINT_ARGS = "E1211";
+    /// Paint: a division by zero or an overflow.
+    PAINT_ARITH = "E1212";
+    /// Paint: a colour number outside 0..=23, or no colour left for `color()`.
+    PAINT_BAD_COLOR = "E1213";
+    /// Paint: `color(N)` of a colour another `color()` or `color(N)` already took.
+    PAINT_COLOR_TAKEN = "E1214";
+    /// Paint: a malformed route or edge suppression in `paint()`.
+    PAINT_ROUTE_SYNTAX = "E1215";
+    /// Paint: routes of one colour on one tile that one switch position cannot express.
+    PAINT_ROUTE_CONFLICT = "E1216";
+    /// Paint: a route that sends toward a side where the layout has no tile.
+    PAINT_OFF_EDGE = "E1217";
+    /// Paint: a bad rectangle, or a region outside the layout.
+    PAINT_BAD_REGION = "E1218";
+    /// Paint: a file whose last expression is not the layout region.
+    PAINT_NO_LAYOUT = "E1219";
+    /// Paint: `colorpair(a b)` of two colours that are not a hardware pair (c, c^1).
+    PAINT_COLORPAIR = "E1220";
+    /// Paint: two `code()` actions on one tile.
+    PAINT_CODE_TWICE = "E1221";
+    /// Paint: a `code()` program that cannot be found or read.
+    PAINT_PROGRAM_NOT_FOUND = "E1222";
+    /// Paint: a bad socket binding or param override in `code()`.
+    PAINT_BINDING = "E1223";
+    /// Paint: a bad `name()` (before `code()`, twice, or over tiles whose symbols differ).
+    PAINT_NAME = "E1224";
+    /// Paint: a bad `mp()` (on wse2, or on a painted colour).
+    PAINT_MP = "E1225";
+    /// Paint: a construct this compiler does not support yet.
+    PAINT_UNSUPPORTED = "E1226";
+    /// Paint: Paint functions that call each other without end.
+    PAINT_RECURSION = "E1227";
+    /// Paint: an expression whose value is not used (a warning).
+    PAINT_UNUSED = "E1228";
+    /// Paint: a bad `paint` command-line argument.
+    PAINT_ARGUMENT = "E1229";
 }

@@ -1,0 +1,254 @@
+//! The tokens of Paint (`.paint`) and the logos rules that recognise them.
+//!
+//! A call is a name written directly before `(` (`rect(`, `union(`): that is one token,
+//! [`Token::Call`], so that `x (y)` inside an argument list is two arguments while `x(y)`
+//! is a call. `'prog` (a quoted name, as in `code('relay ...)`) is one token, and so is a
+//! `"string"` (only `include` uses one). `(* ... *)` comments do not nest. [`tokenize`]
+//! never fails: malformed numbers become stand-in tokens and errors are collected.
+
+use logos::{Lexer, Logos};
+use std::fmt;
+
+/// What went wrong while lexing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum LexErrorKind {
+    /// A character that starts no token.
+    #[default]
+    StrayChar,
+    /// A malformed number literal, with the reason.
+    BadNumber(&'static str),
+    /// A `(* ... *)` comment or a string without its end.
+    Unterminated(&'static str),
+}
+
+/// A lexical error with its byte span.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LexError {
+    /// What went wrong.
+    pub kind: LexErrorKind,
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+/// One token.
+#[derive(Logos, Clone, Debug, PartialEq)]
+#[logos(skip r"[ \t\r\n\f]+")]
+#[logos(error = LexError)]
+pub enum Token<'a> {
+    /// A name (variable, route word such as `CXR`, socket or param name).
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
+    Ident(&'a str),
+    /// A name directly followed by `(`: the start of a call. The payload is the name.
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*\(", |lex| { let s = lex.slice(); s.get(..s.len() - 1).unwrap_or("") })]
+    Call(&'a str),
+    /// `'name`: a quoted name (a program in `code()`, a region name in `name()`).
+    #[regex(r"'[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().get(1..).unwrap_or(""))]
+    Quote(&'a str),
+    /// Integer literal (decimal or `0x`).
+    #[regex(r"[0-9]+|0[xX][0-9a-fA-F]+", lex_int, priority = 10)]
+    Int(i64),
+    /// Float literal `1.5`, `2.5e-3`, `1e3`.
+    #[regex(
+        r"[0-9]+\.[0-9]+([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+",
+        lex_float,
+        priority = 10
+    )]
+    Float(f64),
+    /// A digit-led word that is no number (`12abc`, `0x`). Never produced.
+    #[regex(r"[0-9][0-9a-zA-Z_]*(\.[0-9a-zA-Z_]*)?", bad_number, priority = 1)]
+    BadNumber,
+    /// String literal (`include "f.paint"`).
+    #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); s.get(1..s.len() - 1).unwrap_or("") })]
+    Str(&'a str),
+    /// A string without its closing quote. Never produced.
+    #[regex(r#""[^"\n]*"#, unterminated_string)]
+    BadStr,
+    /// `(* ... *)` (skipped by [`tokenize`]).
+    #[token("(*", block_comment)]
+    Comment,
+
+    /// `let`
+    #[token("let")]
+    Let,
+    /// `define`
+    #[token("define")]
+    Define,
+    /// `include`
+    #[token("include")]
+    Include,
+
+    /// `(`
+    #[token("(")]
+    LParen,
+    /// `)`
+    #[token(")")]
+    RParen,
+    /// `[`
+    #[token("[")]
+    LBracket,
+    /// `]`
+    #[token("]")]
+    RBracket,
+    /// `:`
+    #[token(":")]
+    Colon,
+    /// `=`
+    #[token("=")]
+    Assign,
+    /// `|`
+    #[token("|")]
+    Pipe,
+    /// `+`
+    #[token("+")]
+    Plus,
+    /// `-`
+    #[token("-")]
+    Minus,
+    /// `*`
+    #[token("*")]
+    Star,
+    /// `/`
+    #[token("/")]
+    Slash,
+    /// `%`
+    #[token("%")]
+    Percent,
+}
+
+fn err<'a>(lex: &Lexer<'a, Token<'a>>, kind: LexErrorKind) -> LexError {
+    LexError {
+        kind,
+        start: lex.span().start,
+        end: lex.span().end,
+    }
+}
+
+fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<i64, LexError> {
+    let text = lex.slice();
+    let (radix, digits) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None => (10, text),
+    };
+    i64::from_str_radix(digits, radix).map_err(|_| {
+        err(
+            lex,
+            LexErrorKind::BadNumber("integer literal is too large (the limit is 2^63 - 1)"),
+        )
+    })
+}
+
+fn lex_float<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<f64, LexError> {
+    match lex.slice().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(err(
+            lex,
+            LexErrorKind::BadNumber("float literal is out of range"),
+        )),
+    }
+}
+
+fn unterminated_string<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
+    Err(err(lex, LexErrorKind::Unterminated("string literal")))
+}
+
+fn bad_number<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
+    let text = lex.slice();
+    let why = if text.eq_ignore_ascii_case("0x") {
+        "missing digits after `0x`"
+    } else {
+        "invalid character in number literal"
+    };
+    Err(err(lex, LexErrorKind::BadNumber(why)))
+}
+
+fn block_comment<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
+    let rest = lex.remainder();
+    match rest.find("*)") {
+        Some(i) => {
+            lex.bump(i + 2);
+            Ok(())
+        }
+        None => {
+            let e = err(lex, LexErrorKind::Unterminated("comment"));
+            lex.bump(rest.len());
+            Err(e)
+        }
+    }
+}
+
+/// A token with its byte span, as lalrpop wants it.
+pub type Spanned<'a> = (usize, Token<'a>, usize);
+
+/// Lexes the whole text, never failing: the tokens (comments dropped, a malformed number
+/// replaced by `0`) and the errors in source order (runs of stray characters merged).
+pub fn tokenize(text: &str) -> (Vec<Spanned<'_>>, Vec<LexError>) {
+    let mut tokens = Vec::new();
+    let mut errors: Vec<LexError> = Vec::new();
+    for (result, span) in Token::lexer(text).spanned() {
+        match result {
+            Ok(Token::Comment) => {}
+            Ok(t) => tokens.push((span.start, t, span.end)),
+            Err(mut e) => {
+                if e.start == e.end {
+                    e.start = span.start;
+                    e.end = span.end;
+                }
+                match e.kind {
+                    LexErrorKind::StrayChar => {
+                        if let Some(last) = errors.last_mut()
+                            && last.kind == LexErrorKind::StrayChar
+                            && last.end == e.start
+                        {
+                            last.end = e.end;
+                            continue;
+                        }
+                    }
+                    LexErrorKind::BadNumber(_) => {
+                        tokens.push((span.start, Token::Int(0), span.end));
+                    }
+                    LexErrorKind::Unterminated(_) => {}
+                }
+                errors.push(e);
+            }
+        }
+    }
+    (tokens, errors)
+}
+
+impl fmt::Display for Token<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Token::Ident(s) => write!(f, "name `{s}`"),
+            Token::Call(s) => write!(f, "call `{s}(`"),
+            Token::Quote(s) => write!(f, "`'{s}`"),
+            Token::Int(v) => write!(f, "integer `{v}`"),
+            Token::Float(v) => write!(f, "float `{v}`"),
+            Token::Str(s) => write!(f, "string \"{s}\""),
+            other => write!(f, "`{}`", spelling(other)),
+        }
+    }
+}
+
+/// The fixed spelling of a punctuation or keyword token.
+pub fn spelling(t: &Token<'_>) -> &'static str {
+    match t {
+        Token::Let => "let",
+        Token::Define => "define",
+        Token::Include => "include",
+        Token::LParen => "(",
+        Token::RParen => ")",
+        Token::LBracket => "[",
+        Token::RBracket => "]",
+        Token::Colon => ":",
+        Token::Assign => "=",
+        Token::Pipe => "|",
+        Token::Plus => "+",
+        Token::Minus => "-",
+        Token::Star => "*",
+        Token::Slash => "/",
+        Token::Percent => "%",
+        _ => "?",
+    }
+}

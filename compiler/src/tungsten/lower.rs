@@ -1,0 +1,1728 @@
+//! The Tungsten lowering state, values and places, and expressions: one walker that
+//! type-checks and emits IR at once (as the CSL front end does), folding literals exactly
+//! by the rules of tungsten.md §4 with `csl_arch::alu`, so folding is bit-exact with the
+//! simulator.
+//!
+//! Values ([`Val`]) are untyped integer literals (exact, `i128`), typed compile-time
+//! constants (raw bits), or registers. Local scalars live in virtual registers; local
+//! arrays, unions and structs in the frame; file-scope variables in globals named by their
+//! Tungsten name.
+
+use super::ast::{self, Expr, ExprKind, TypeKind, TypeRef};
+use super::types::{Aggregate, CoerceError, Scalar, Ty, common};
+use super::{ClassSpec, SocketBinding};
+use crate::diag::{Diagnostic, codes};
+use crate::ir::{FuncId, GlobalId, Inst, Program, Term, VReg};
+use crate::sema::lower::FnBuilder;
+use crate::source::Span;
+use csl_arch::alu;
+use csl_arch::isa::{BinOp, CmpOp, NumTy, RoundMode, UnOp};
+use std::collections::HashMap;
+
+/// An error already recorded in the diagnostics.
+#[derive(Debug)]
+pub(crate) struct Reported;
+/// Result of an analysis step.
+pub(crate) type R<T> = Result<T, Reported>;
+
+/// A value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Val {
+    /// An untyped integer literal (exact).
+    Int(i128),
+    /// A typed compile-time constant (raw bits; `u64` uses all 64).
+    Const { bits: u64, ty: Scalar },
+    /// A register.
+    Reg { r: VReg, ty: Scalar },
+}
+
+impl Val {
+    /// The type, `None` for an untyped literal.
+    pub fn ty(&self) -> Option<Scalar> {
+        match self {
+            Val::Int(_) => None,
+            Val::Const { ty, .. } | Val::Reg { ty, .. } => Some(*ty),
+        }
+    }
+}
+
+/// Where a value lives.
+#[derive(Clone, Debug)]
+pub(crate) enum Place {
+    /// A local scalar in a register.
+    Reg { r: VReg, ty: Scalar },
+    /// Memory: a global or the frame, a static byte offset and a dynamic one.
+    Mem {
+        base: Base,
+        off: u32,
+        dynoff: Option<VReg>,
+        ty: Ty,
+    },
+}
+
+/// The base of a memory place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Base {
+    /// A global.
+    Global(GlobalId),
+    /// The frame's stack area.
+    Frame,
+}
+
+/// A file-scope name.
+#[derive(Clone, Debug)]
+pub(crate) enum Sym {
+    /// A variable.
+    Global { g: GlobalId, ty: Ty, span: Span },
+    /// A param (a compile-time constant).
+    Const { val: Val, span: Span },
+    /// A socket (index into `sockets`).
+    Socket(usize),
+}
+
+/// A declared socket.
+#[derive(Clone, Debug)]
+pub(crate) struct Socket {
+    pub name: String,
+    pub span: Span,
+    /// Input and output queue id.
+    pub queue: u8,
+    pub binding: Option<SocketBinding>,
+}
+
+/// A function's signature.
+#[derive(Clone, Debug)]
+pub(crate) struct FuncSig {
+    pub name: String,
+    pub id: FuncId,
+    pub params: Vec<Scalar>,
+    pub ret: Option<Scalar>,
+    pub span: Span,
+}
+
+/// A local name.
+#[derive(Clone, Debug)]
+pub(crate) enum Local {
+    /// A scalar in a register.
+    Var { r: VReg, ty: Scalar },
+    /// An aggregate in the frame at byte `off`.
+    Mem { off: u32, ty: Ty },
+    /// A `let i in [a, b);` index.
+    Let(ast::Range),
+}
+
+/// The send a `flip` may mark.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LastSend {
+    pub socket: usize,
+    /// The descriptor of the send, if it is one operation.
+    pub desc: Option<GlobalId>,
+    pub span: Span,
+}
+
+/// State of the `parallel` block being lowered.
+#[derive(Debug, Default)]
+pub(crate) struct Par {
+    /// Microthreads in use.
+    pub uts: u8,
+    /// Receives into registers, done through a frame slot: (slot, register, type).
+    pub fixups: Vec<(u32, VReg, Scalar)>,
+    /// Socket statements so far.
+    pub count: usize,
+}
+
+/// The lowering state of one program class.
+pub(crate) struct Lower<'a> {
+    pub spec: &'a ClassSpec,
+    pub diags: Vec<Diagnostic>,
+    pub prog: Program,
+    pub aggs: Vec<Aggregate>,
+    pub agg_names: HashMap<String, usize>,
+    pub globals: HashMap<String, Sym>,
+    pub funcs: Vec<FuncSig>,
+    pub func_names: HashMap<String, usize>,
+    pub sockets: Vec<Socket>,
+    /// Call edges (caller, callee, call site) for the recursion check.
+    pub calls: Vec<(usize, usize, Span)>,
+    pub fb: FnBuilder,
+    pub scopes: Vec<HashMap<String, Local>>,
+    pub cur_func: Option<usize>,
+    /// Return type of the function being lowered (`None`: void or the entry block).
+    pub ret_ty: Option<Scalar>,
+    pub last_send: Option<LastSend>,
+    pub par: Option<Par>,
+    /// The statement being lowered is directly inside a `parallel` block.
+    pub par_direct: bool,
+    /// Descriptor globals made so far.
+    pub ndesc: u32,
+}
+
+/// Integer value of a constant's bits in its type (signed types sign-extended).
+pub(crate) fn const_int(bits: u64, ty: Scalar) -> i128 {
+    match ty {
+        Scalar::Xp | Scalar::S16 => i128::from(bits as u16 as i16),
+        Scalar::S32 => i128::from(bits as u32 as i32),
+        Scalar::U64 => i128::from(bits),
+        _ => i128::from(bits as u32),
+    }
+}
+
+/// Float value of a float constant's bits.
+pub(crate) fn const_float(bits: u64, ty: Scalar) -> f64 {
+    match ty {
+        Scalar::Hp => half::f16::from_bits(bits as u16).to_f64(),
+        _ => f64::from(f32::from_bits(bits as u32)),
+    }
+}
+
+/// The bits of an exact integer in type `ty` (wrapping; floats get the nearest value).
+pub(crate) fn wrap_int(n: i128, ty: Scalar) -> u64 {
+    match ty {
+        Scalar::Sp => u64::from((n as f64 as f32).to_bits()),
+        Scalar::Hp => u64::from(half::f16::from_f64(n as f64).to_bits()),
+        Scalar::Bool => u64::from(n != 0),
+        Scalar::U64 => n as u64,
+        _ => (n as u64) & u64::from(alu::mask(ty.nt())),
+    }
+}
+
+/// The bits of a float value in float type `ty`.
+pub(crate) fn float_bits(v: f64, ty: Scalar) -> u64 {
+    match ty {
+        Scalar::Hp => u64::from(half::f16::from_f64(v).to_bits()),
+        _ => u64::from((v as f32).to_bits()),
+    }
+}
+
+fn describe_const(bits: u64, ty: Scalar) -> String {
+    if ty.is_float() {
+        format!("{}", const_float(bits, ty))
+    } else {
+        format!("{}", const_int(bits, ty))
+    }
+}
+
+impl<'a> Lower<'a> {
+    /// Records an error.
+    pub fn err(
+        &mut self,
+        code: &'static str,
+        msg: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Reported {
+        self.diags.push(Diagnostic::error(code, msg, span, label));
+        Reported
+    }
+
+    /// Records a diagnostic.
+    pub fn report(&mut self, d: Diagnostic) -> Reported {
+        self.diags.push(d);
+        Reported
+    }
+
+    /// A register holding `bits`.
+    pub fn imm(&mut self, bits: u32) -> VReg {
+        let r = self.fb.reg();
+        self.fb.emit(Inst::Imm { dst: r, imm: bits });
+        r
+    }
+
+    // ---- names ----
+
+    /// Looks up a local name (innermost scope first).
+    pub fn local(&self, name: &str) -> Option<Local> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
+    }
+
+    /// Declares a local name in the innermost scope.
+    pub fn declare_local(&mut self, id: &ast::Ident, l: Local) -> R<()> {
+        if self.scopes.last().is_some_and(|s| s.contains_key(&id.name)) {
+            return Err(self.err(
+                codes::TUNG_DUPLICATE,
+                format!("`{}` is declared twice in this block", id.name),
+                id.span,
+                "declared again here",
+            ));
+        }
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(id.name.clone(), l);
+        }
+        Ok(())
+    }
+
+    /// The type a [`TypeRef`] names.
+    pub fn type_of(&mut self, t: &TypeRef) -> R<Ty> {
+        match &t.kind {
+            TypeKind::Scalar(s) => Ok(Ty::Scalar(*s)),
+            TypeKind::Union(n) | TypeKind::Struct(n) => {
+                let want_union = matches!(t.kind, TypeKind::Union(_));
+                match self.agg_names.get(&n.name) {
+                    Some(&i) if self.aggs.get(i).is_some_and(|a| a.is_union == want_union) => {
+                        Ok(Ty::Agg(i))
+                    }
+                    Some(_) => Err(self.err(
+                        codes::TUNG_TYPE_MISMATCH,
+                        format!(
+                            "`{}` is a {}, not a {}",
+                            n.name,
+                            if want_union { "struct" } else { "union" },
+                            if want_union { "union" } else { "struct" }
+                        ),
+                        t.span,
+                        "here",
+                    )),
+                    None => Err(self.err(
+                        codes::TUNG_UNDEFINED,
+                        format!(
+                            "no {} named `{}`",
+                            if want_union { "union" } else { "struct" },
+                            n.name
+                        ),
+                        n.span,
+                        "not declared",
+                    )),
+                }
+            }
+        }
+    }
+
+    /// A scalar type, rejecting aggregates.
+    pub fn scalar_type(&mut self, t: &TypeRef, what: &str) -> R<Scalar> {
+        match self.type_of(t)? {
+            Ty::Scalar(s) => Ok(s),
+            other => {
+                let d = other.describe(&self.aggs);
+                Err(self.err(
+                    codes::TUNG_TYPE_MISMATCH,
+                    format!("{what} must be a scalar type, not `{d}`"),
+                    t.span,
+                    "not a scalar",
+                ))
+            }
+        }
+    }
+
+    // ---- constants ----
+
+    /// Evaluates an expression that must be a compile-time constant.
+    pub fn eval_const(&mut self, e: &Expr, what: &str) -> R<Val> {
+        // Anything emitted goes to a throw-away function.
+        let saved = std::mem::replace(&mut self.fb, FnBuilder::sink());
+        let v = self.expr(e);
+        self.fb = saved;
+        match v? {
+            Val::Reg { .. } => Err(self.err(
+                codes::TUNG_NOT_CONST,
+                format!("{what} must be known at compile time"),
+                e.span,
+                "not a constant",
+            )),
+            v => Ok(v),
+        }
+    }
+
+    /// A constant integer (array lengths, addresses, round modes).
+    pub fn const_int(&mut self, e: &Expr, what: &str) -> R<i128> {
+        match self.eval_const(e, what)? {
+            Val::Int(n) => Ok(n),
+            Val::Const { bits, ty } if !ty.is_float() => Ok(const_int(bits, ty)),
+            _ => Err(self.err(
+                codes::TUNG_TYPE_MISMATCH,
+                format!("{what} must be an integer"),
+                e.span,
+                "a float",
+            )),
+        }
+    }
+
+    // ---- conversions ----
+
+    fn unsigned_to_float(&mut self, from: Scalar, to: Scalar, span: Span, how: &str) -> Reported {
+        self.report(
+            Diagnostic::error(
+                codes::TUNG_UNSIGNED_TO_FLOAT,
+                format!("cannot convert unsigned `{}` to `{}`", from.name(), to.name()),
+                span,
+                format!("{how} `{}` to `{}` here", from.name(), to.name()),
+            )
+            .with_note(
+                "the SDR target has no instruction that converts an unsigned integer to a float \
+                 (the vendor compiler says `Couldn't match the instruction!`)",
+            )
+            .with_help(format!(
+                "convert through a signed integer: `({})(s32)x` is exact for u16; for u32, values of 2^31 or more come out negative",
+                to.name()
+            )),
+        )
+    }
+
+    fn no_64bit(&mut self, span: Span, what: &str) -> Reported {
+        self.report(
+            Diagnostic::error(
+                codes::TUNG_NO_64BIT,
+                format!("no 64-bit copies on this target: {what}"),
+                span,
+                "a 64-bit value",
+            )
+            .with_note("`u64` is only the type of integer literals of 2^32 or more")
+            .with_help("use a value below 2^32, or split it into two u32 halves"),
+        )
+    }
+
+    /// Converts `v` to `to` (implicit conversions and casts alike): float to integer
+    /// rounds to nearest even and saturates; unsigned to float is an error.
+    pub fn convert(&mut self, v: Val, to: Scalar, span: Span, how: &str) -> R<Val> {
+        if to == Scalar::U64 {
+            if let Val::Const {
+                ty: Scalar::U64, ..
+            } = v
+            {
+                return Ok(v);
+            }
+            return Err(self.no_64bit(span, "a `u64` value"));
+        }
+        match v {
+            Val::Int(n) => {
+                // Folded exactly; wraps in its context type.
+                Ok(Val::Const {
+                    bits: wrap_int(n, to),
+                    ty: to,
+                })
+            }
+            Val::Const {
+                ty: Scalar::U64, ..
+            } => Err(self.no_64bit(
+                span,
+                &format!("a `u64` value cannot become `{}`", to.name()),
+            )),
+            Val::Const { bits, ty } => {
+                if ty.same(to) {
+                    return Ok(Val::Const { bits, ty: to });
+                }
+                if to.is_float() && ty.is_unsigned() && ty != Scalar::Bool {
+                    return Err(self.unsigned_to_float(ty, to, span, how));
+                }
+                let out = alu::conv_round(RoundMode::NearestEven, to.nt(), ty.nt(), bits as u32);
+                Ok(Val::Const {
+                    bits: u64::from(out),
+                    ty: to,
+                })
+            }
+            Val::Reg { r, ty } => {
+                if ty.same(to) {
+                    return Ok(Val::Reg { r, ty: to });
+                }
+                if to.is_float() && ty.is_unsigned() && ty != Scalar::Bool {
+                    return Err(self.unsigned_to_float(ty, to, span, how));
+                }
+                let dst = self.fb.reg();
+                if ty.is_float() && !to.is_float() && to != Scalar::Bool {
+                    self.fb.emit(Inst::ConvR {
+                        mode: RoundMode::NearestEven,
+                        to: to.nt(),
+                        from: ty.nt(),
+                        dst,
+                        src: r,
+                    });
+                } else {
+                    self.fb.emit(Inst::Conv {
+                        to: to.nt(),
+                        from: ty.nt(),
+                        dst,
+                        src: r,
+                    });
+                }
+                Ok(Val::Reg { r: dst, ty: to })
+            }
+        }
+    }
+
+    /// The value in a register of type `ty` (converting first).
+    pub fn materialize(&mut self, v: Val, ty: Scalar, span: Span) -> R<VReg> {
+        match self.convert(v, ty, span, "converting")? {
+            Val::Reg { r, .. } => Ok(r),
+            Val::Const { bits, .. } => Ok(self.imm(bits as u32)),
+            Val::Int(_) => Err(Reported),
+        }
+    }
+
+    /// The value in a register of its own type (untyped literals become `xp`).
+    pub fn in_own_reg(&mut self, v: Val, span: Span) -> R<(VReg, Scalar)> {
+        let ty = match v.ty() {
+            Some(Scalar::U64) => return Err(self.no_64bit(span, "a `u64` value")),
+            Some(t) => t,
+            None => Scalar::Xp,
+        };
+        Ok((self.materialize(v, ty, span)?, ty))
+    }
+
+    /// A condition as a `bool` register.
+    pub fn truth(&mut self, v: Val, span: Span) -> R<VReg> {
+        match v {
+            Val::Reg {
+                r,
+                ty: Scalar::Bool,
+            } => Ok(r),
+            Val::Int(n) => Ok(self.imm(u32::from(n != 0))),
+            Val::Const { bits, ty } => {
+                let t = if ty.is_float() {
+                    const_float(bits, ty) != 0.0
+                } else {
+                    bits != 0
+                };
+                Ok(self.imm(u32::from(t)))
+            }
+            Val::Reg { r, ty } => {
+                let z = self.imm(0);
+                let dst = self.fb.reg();
+                self.fb.emit(Inst::Cmp {
+                    op: CmpOp::Ne,
+                    ty: ty.nt(),
+                    dst,
+                    a: r,
+                    b: z,
+                });
+                let _ = span;
+                Ok(dst)
+            }
+        }
+    }
+
+    // ---- places ----
+
+    /// The address of a memory place in a register.
+    pub fn addr_of(&mut self, base: Base, off: u32, dynoff: Option<VReg>) -> VReg {
+        let a = self.fb.reg();
+        match base {
+            Base::Global(g) => self.fb.emit(Inst::GlobalAddr {
+                dst: a,
+                global: g,
+                offset: off,
+            }),
+            Base::Frame => self.fb.emit(Inst::FrameAddr { dst: a, off }),
+        }
+        match dynoff {
+            Some(d) => {
+                let s = self.fb.reg();
+                self.fb.emit(Inst::Bin {
+                    op: BinOp::Add,
+                    ty: NumTy::U16,
+                    dst: s,
+                    a,
+                    b: d,
+                });
+                s
+            }
+            None => a,
+        }
+    }
+
+    /// Reads a scalar place.
+    pub fn load(&mut self, p: &Place, span: Span) -> R<Val> {
+        match p {
+            Place::Reg { r, ty } => Ok(Val::Reg { r: *r, ty: *ty }),
+            Place::Mem {
+                base,
+                off,
+                dynoff,
+                ty,
+            } => {
+                let Ty::Scalar(s) = ty else {
+                    let d = ty.describe(&self.aggs);
+                    return Err(self.err(
+                        codes::TUNG_TYPE_MISMATCH,
+                        format!("`{d}` is not a scalar value"),
+                        span,
+                        "used as a value here",
+                    ));
+                };
+                if *s == Scalar::U64 {
+                    return Err(self.no_64bit(span, "a `u64` variable"));
+                }
+                let a = self.addr_of(*base, *off, *dynoff);
+                let dst = self.fb.reg();
+                self.fb.emit(Inst::Load {
+                    w: s.nt().width(),
+                    dst,
+                    addr: a,
+                });
+                Ok(Val::Reg { r: dst, ty: *s })
+            }
+        }
+    }
+
+    /// Writes a value (converted to the place's type) to a scalar place.
+    pub fn store(&mut self, p: &Place, v: Val, span: Span) -> R<()> {
+        match p {
+            Place::Reg { r, ty } => {
+                let src = self.materialize(v, *ty, span)?;
+                self.fb.emit(Inst::Mov { dst: *r, src });
+                Ok(())
+            }
+            Place::Mem {
+                base,
+                off,
+                dynoff,
+                ty,
+            } => {
+                let Ty::Scalar(s) = ty else {
+                    let d = ty.describe(&self.aggs);
+                    return Err(self.err(
+                        codes::TUNG_TYPE_MISMATCH,
+                        format!("cannot assign a scalar to `{d}`"),
+                        span,
+                        "assigned here",
+                    ));
+                };
+                let src = self.materialize(v, *s, span)?;
+                let a = self.addr_of(*base, *off, *dynoff);
+                self.fb.emit(Inst::Store {
+                    w: s.nt().width(),
+                    addr: a,
+                    src,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// The scalar type of a place, if it is one.
+    pub fn place_scalar(&self, p: &Place) -> Option<Scalar> {
+        match p {
+            Place::Reg { ty, .. } => Some(*ty),
+            Place::Mem { ty, .. } => ty.scalar(),
+        }
+    }
+
+    /// Evaluates an expression as a place (variable, element, member).
+    pub fn place(&mut self, e: &Expr) -> R<Place> {
+        match &e.kind {
+            ExprKind::Name(id) => {
+                if let Some(l) = self.local(&id.name) {
+                    return match l {
+                        Local::Var { r, ty } => Ok(Place::Reg { r, ty }),
+                        Local::Mem { off, ty } => Ok(Place::Mem {
+                            base: Base::Frame,
+                            off,
+                            dynoff: None,
+                            ty,
+                        }),
+                        Local::Let(_) => Err(self.err(
+                            codes::TUNG_NOT_LVALUE,
+                            format!("`{}` is a `let` index, not a variable", id.name),
+                            id.span,
+                            "only usable under `∀`",
+                        )),
+                    };
+                }
+                match self.globals.get(&id.name).cloned() {
+                    Some(Sym::Global { g, ty, .. }) => Ok(Place::Mem {
+                        base: Base::Global(g),
+                        off: 0,
+                        dynoff: None,
+                        ty,
+                    }),
+                    Some(Sym::Const { .. }) => Err(self.err(
+                        codes::TUNG_NOT_LVALUE,
+                        format!("`{}` is a param, a compile-time constant", id.name),
+                        id.span,
+                        "cannot be assigned or addressed",
+                    )),
+                    Some(Sym::Socket(_)) => Err(self.report(
+                        Diagnostic::error(
+                            codes::TUNG_SOCKET_MISUSE,
+                            format!("`{}` is a socket, not a variable", id.name),
+                            id.span,
+                            "a socket",
+                        )
+                        .with_help(format!(
+                            "send with `{0}[] <- v;`, receive with `v <- {0}[];`",
+                            id.name
+                        )),
+                    )),
+                    None => Err(self.undefined(id)),
+                }
+            }
+            ExprKind::Index(base, Some(idx)) => {
+                let p = self.place(base)?;
+                let Place::Mem {
+                    base: b,
+                    off,
+                    dynoff,
+                    ty: Ty::Array(elem, n),
+                } = p
+                else {
+                    return Err(self.err(
+                        codes::TUNG_TYPE_MISMATCH,
+                        "only arrays can be indexed",
+                        base.span,
+                        "not an array",
+                    ));
+                };
+                let esize = elem.size(&self.aggs);
+                let iv = self.expr(idx)?;
+                match iv {
+                    Val::Int(_) | Val::Const { .. } => {
+                        let k = match iv {
+                            Val::Int(k) => k,
+                            Val::Const { bits, ty } if !ty.is_float() => const_int(bits, ty),
+                            _ => {
+                                return Err(self.err(
+                                    codes::TUNG_TYPE_MISMATCH,
+                                    "an index must be an integer",
+                                    idx.span,
+                                    "a float",
+                                ));
+                            }
+                        };
+                        if k < 0 || k >= i128::from(n) {
+                            return Err(self.err(
+                                codes::TUNG_TYPE_MISMATCH,
+                                format!("index {k} is out of bounds for an array of {n}"),
+                                idx.span,
+                                "out of bounds",
+                            ));
+                        }
+                        Ok(Place::Mem {
+                            base: b,
+                            off: off + (k as u32) * esize,
+                            dynoff,
+                            ty: *elem,
+                        })
+                    }
+                    Val::Reg { ty, .. } => {
+                        if ty.is_float() {
+                            return Err(self.err(
+                                codes::TUNG_TYPE_MISMATCH,
+                                "an index must be an integer",
+                                idx.span,
+                                format!("`{}`", ty.name()),
+                            ));
+                        }
+                        let i = self.materialize(iv, Scalar::U16, idx.span)?;
+                        let scaled = if esize == 1 {
+                            i
+                        } else {
+                            let s = self.imm(esize);
+                            let d = self.fb.reg();
+                            self.fb.emit(Inst::Bin {
+                                op: BinOp::Mul,
+                                ty: NumTy::U16,
+                                dst: d,
+                                a: i,
+                                b: s,
+                            });
+                            d
+                        };
+                        let total = match dynoff {
+                            Some(prev) => {
+                                let d = self.fb.reg();
+                                self.fb.emit(Inst::Bin {
+                                    op: BinOp::Add,
+                                    ty: NumTy::U16,
+                                    dst: d,
+                                    a: prev,
+                                    b: scaled,
+                                });
+                                d
+                            }
+                            None => scaled,
+                        };
+                        Ok(Place::Mem {
+                            base: b,
+                            off,
+                            dynoff: Some(total),
+                            ty: *elem,
+                        })
+                    }
+                }
+            }
+            ExprKind::Member(base, field) => {
+                if self.is_socket_read(base) {
+                    return Err(self.index_half(e.span));
+                }
+                let p = self.place(base)?;
+                let Place::Mem {
+                    base: b,
+                    off,
+                    dynoff,
+                    ty: Ty::Agg(i),
+                } = p
+                else {
+                    return Err(self.err(
+                        codes::TUNG_TYPE_MISMATCH,
+                        format!("no field `{}`: not a union or struct", field.name),
+                        base.span,
+                        "not a union or struct",
+                    ));
+                };
+                let found = self
+                    .aggs
+                    .get(i)
+                    .and_then(|a| a.fields.iter().find(|f| f.name == field.name))
+                    .cloned();
+                match found {
+                    Some(f) => Ok(Place::Mem {
+                        base: b,
+                        off: off + f.offset,
+                        dynoff,
+                        ty: f.ty,
+                    }),
+                    None => {
+                        let d = Ty::Agg(i).describe(&self.aggs);
+                        Err(self.err(
+                            codes::TUNG_UNDEFINED,
+                            format!("`{d}` has no field `{}`", field.name),
+                            field.span,
+                            "no such field",
+                        ))
+                    }
+                }
+            }
+            ExprKind::Index(base, None) => Err(self.report(
+                Diagnostic::error(
+                    codes::TUNG_NOT_LVALUE,
+                    "a socket read is not a variable",
+                    e.span,
+                    "cannot be written or addressed",
+                )
+                .with_note(format!(
+                    "`{}` here reads the next wavelet",
+                    describe_expr(base)
+                ))
+                .with_help("to send, write `sock[] <- value;`"),
+            )),
+            _ => Err(self.err(
+                codes::TUNG_NOT_LVALUE,
+                "not a variable, element or field",
+                e.span,
+                "cannot be assigned",
+            )),
+        }
+    }
+
+    /// `undefined name` with a near-miss suggestion.
+    pub fn undefined(&mut self, id: &ast::Ident) -> Reported {
+        let mut d = Diagnostic::error(
+            codes::TUNG_UNDEFINED,
+            format!("`{}` is not declared", id.name),
+            id.span,
+            "not found",
+        );
+        let mut names: Vec<&String> = self.globals.keys().collect();
+        names.extend(self.scopes.iter().flat_map(|s| s.keys()));
+        names.extend(self.func_names.keys());
+        names.sort();
+        if let Some(best) = names
+            .into_iter()
+            .filter(|n| edit_distance(n, &id.name) <= 2 && n.len() > 1)
+            .min_by_key(|n| edit_distance(n, &id.name))
+        {
+            d = d.with_help(format!("a similar name exists: `{best}`"));
+        }
+        self.report(d)
+    }
+
+    pub fn index_half(&mut self, span: Span) -> Reported {
+        self.report(
+            Diagnostic::error(
+                codes::TUNG_INDEX_HALF,
+                "the `.index` and `.data` halves of a wavelet are only usable in one loop form",
+                span,
+                "not allowed here",
+            )
+            .with_help(
+                "write `i in [0, N) x[s[].index] <- s[].data;` as a loop of that one statement",
+            ),
+        )
+    }
+
+    /// Whether `e` is `s[]` for a socket `s`.
+    pub fn is_socket_read(&self, e: &Expr) -> bool {
+        self.socket_of_read(e).is_some()
+    }
+
+    /// The socket of `s[]`.
+    pub fn socket_of_read(&self, e: &Expr) -> Option<usize> {
+        if let ExprKind::Index(b, None) = &e.kind
+            && let ExprKind::Name(id) = &b.kind
+            && self.local(&id.name).is_none()
+            && let Some(Sym::Socket(i)) = self.globals.get(&id.name)
+        {
+            return Some(*i);
+        }
+        None
+    }
+
+    // ---- expressions ----
+
+    /// Evaluates an expression.
+    pub fn expr(&mut self, e: &Expr) -> R<Val> {
+        match &e.kind {
+            ExprKind::Int(n) => Ok(if *n >= 1u128 << 32 {
+                Val::Const {
+                    bits: *n as u64,
+                    ty: Scalar::U64,
+                }
+            } else {
+                Val::Int(*n as i128)
+            }),
+            ExprKind::Float { value, .. } => Ok(Val::Const {
+                bits: float_bits(*value, Scalar::Sp),
+                ty: Scalar::Sp,
+            }),
+            ExprKind::Typed(inner, ty, sspan) => self.typed_literal(inner, *ty, *sspan),
+            ExprKind::Inf => Err(self.err(
+                codes::TUNG_SPECIAL_CONST,
+                "`∞` is not a value",
+                e.span,
+                "only the end of a range `[a, ∞)`",
+            )),
+            ExprKind::Nan => Err(self.err(
+                codes::TUNG_SPECIAL_CONST,
+                "`NAN` is not a run-time value",
+                e.span,
+                "only in a float array's initialiser",
+            )),
+            ExprKind::Error => Err(Reported),
+            ExprKind::Name(id) => {
+                if let Some(l) = self.local(&id.name) {
+                    return match l {
+                        Local::Var { r, ty } => Ok(Val::Reg { r, ty }),
+                        Local::Let(_) => Err(self.err(
+                            codes::TUNG_TYPE_MISMATCH,
+                            format!("`{}` is a `let` index", id.name),
+                            id.span,
+                            "only usable in a statement under `∀`",
+                        )),
+                        Local::Mem { ty, .. } => {
+                            let d = ty.describe(&self.aggs);
+                            Err(self.err(
+                                codes::TUNG_TYPE_MISMATCH,
+                                format!("`{}` is a `{d}`, not a scalar value", id.name),
+                                id.span,
+                                "used as a value here",
+                            ))
+                        }
+                    };
+                }
+                match self.globals.get(&id.name).cloned() {
+                    Some(Sym::Const { val, .. }) => Ok(val),
+                    Some(Sym::Socket(_)) => Err(self.report(
+                        Diagnostic::error(
+                            codes::TUNG_SOCKET_MISUSE,
+                            format!("`{}` is a socket, not a value", id.name),
+                            id.span,
+                            "a socket",
+                        )
+                        .with_help(format!(
+                            "read the next wavelet with a typed read such as `(xp){}[]`",
+                            id.name
+                        )),
+                    )),
+                    Some(Sym::Global { .. }) => {
+                        let p = self.place(e)?;
+                        self.load(&p, e.span)
+                    }
+                    None => Err(self.undefined(id)),
+                }
+            }
+            ExprKind::Index(b, None) => {
+                if self.socket_of_read(e).is_some() {
+                    let name = describe_expr(b);
+                    return Err(self.report(
+                        Diagnostic::error(
+                            codes::TUNG_SOCKET_READ_TYPE,
+                            format!("the type of this read of `{name}` is unknown"),
+                            e.span,
+                            "how many bits to read, and as what?",
+                        )
+                        .with_help(format!(
+                            "cast the read, as in `(xp){name}[]` or `(sp){name}[]`, or assign it directly to a variable: `v <- {name}[];`"
+                        )),
+                    ));
+                }
+                Err(self.report(
+                    Diagnostic::error(
+                        codes::TUNG_SOCKET_MISUSE,
+                        format!("`{}` is not a socket", describe_expr(b)),
+                        e.span,
+                        "`[]` with no index reads a socket",
+                    )
+                    .with_help("index an array with `a[i]`"),
+                ))
+            }
+            ExprKind::Index(..) => {
+                let p = self.place(e)?;
+                self.load(&p, e.span)
+            }
+            ExprKind::Member(b, f) => {
+                if self.is_socket_read(b) {
+                    let _ = f;
+                    return Err(self.index_half(e.span));
+                }
+                let p = self.place(e)?;
+                self.load(&p, e.span)
+            }
+            ExprKind::Call(name, args) => self.call(name, args, e.span, true),
+            ExprKind::Unary(op, a) => self.unary(*op, a, e.span),
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b, e.span),
+            ExprKind::Ternary(c, a, b) => self.ternary(c, a, b, e.span),
+            ExprKind::Cast(t, inner) => {
+                let to = self.scalar_type(t, "a cast's type")?;
+                if let Some(s) = self.socket_of_read(inner) {
+                    // The cast says how to read the bits; it converts nothing.
+                    return self.receive_value(s, to, inner.span);
+                }
+                if let ExprKind::Cast(t2, inner2) = &inner.kind
+                    && let Some(s) = self.socket_of_read(inner2)
+                {
+                    let mid = self.scalar_type(t2, "a cast's type")?;
+                    let v = self.receive_value(s, mid, inner2.span)?;
+                    return self.convert(v, to, e.span, "casting");
+                }
+                let v = self.expr(inner)?;
+                if to == Scalar::U64 {
+                    return Err(self.no_64bit(t.span, "a cast to `u64`"));
+                }
+                self.convert(v, to, e.span, "casting")
+            }
+            ExprKind::Min(a, b) | ExprKind::Max(a, b) => {
+                let is_min = matches!(e.kind, ExprKind::Min(..));
+                self.min_max(is_min, a, b, e.span)
+            }
+            ExprKind::Round(x, m) => {
+                let mode = self.const_int(m, "the rounding mode of `round`")?;
+                let mode = match mode {
+                    0 => RoundMode::NearestEven,
+                    1 => RoundMode::TowardZero,
+                    2 => RoundMode::Down,
+                    3 => RoundMode::Up,
+                    _ => {
+                        return Err(self.report(
+                            Diagnostic::error(
+                                codes::TUNG_TYPE_MISMATCH,
+                                format!("rounding mode {mode} does not exist"),
+                                m.span,
+                                "not 0 to 3",
+                            )
+                            .with_note("0 = to nearest even, 1 = toward zero, 2 = down, 3 = up"),
+                        ));
+                    }
+                };
+                let v = self.expr(x)?;
+                let ty = v.ty().unwrap_or(Scalar::Xp);
+                if !ty.is_float() {
+                    return Ok(v);
+                }
+                match v {
+                    Val::Const { bits, ty } => Ok(Val::Const {
+                        bits: u64::from(alu::conv_round(mode, ty.nt(), ty.nt(), bits as u32)),
+                        ty,
+                    }),
+                    Val::Reg { r, ty } => {
+                        let dst = self.fb.reg();
+                        self.fb.emit(Inst::ConvR {
+                            mode,
+                            to: ty.nt(),
+                            from: ty.nt(),
+                            dst,
+                            src: r,
+                        });
+                        Ok(Val::Reg { r: dst, ty })
+                    }
+                    Val::Int(_) => Ok(v),
+                }
+            }
+            ExprKind::Bitcast(t, inner) => {
+                let to = self.scalar_type(t, "a bitcast's type")?;
+                if let Some(s) = self.socket_of_read(inner) {
+                    return self.receive_value(s, to, inner.span);
+                }
+                let v = self.expr(inner)?;
+                let from = v.ty();
+                if to == Scalar::U64 || from == Some(Scalar::U64) {
+                    return Err(self.no_64bit(e.span, "a 64-bit bitcast is a 64-bit copy"));
+                }
+                match v {
+                    Val::Int(n) => Ok(Val::Const {
+                        bits: wrap_int(n, if to.bits() == 16 { Scalar::U16 } else { Scalar::U32 }),
+                        ty: to,
+                    }),
+                    Val::Const { ty, .. } | Val::Reg { ty, .. } if ty.bits() != to.bits() => {
+                        Err(self.report(
+                            Diagnostic::error(
+                                codes::TUNG_BITCAST_WIDTH,
+                                format!(
+                                    "bitcast from `{}` ({} bits) to `{}` ({} bits)",
+                                    ty.name(),
+                                    ty.bits(),
+                                    to.name(),
+                                    to.bits()
+                                ),
+                                e.span,
+                                "the widths differ",
+                            )
+                            .with_help("a bitcast keeps every bit: use a cast `(T)e` to change the width, or a union to view storage at another width"),
+                        ))
+                    }
+                    Val::Const { bits, .. } => Ok(Val::Const { bits, ty: to }),
+                    Val::Reg { r, .. } => Ok(Val::Reg { r, ty: to }),
+                }
+            }
+            ExprKind::Control(_) => Err(self.report(
+                Diagnostic::error(
+                    codes::TUNG_CONTROL,
+                    "`control(w)` is only the value of a send",
+                    e.span,
+                    "not a value",
+                )
+                .with_help("send a control wavelet with `sock[] <- control(w);`"),
+            )),
+        }
+    }
+
+    fn typed_literal(&mut self, inner: &Expr, ty: Scalar, sspan: Span) -> R<Val> {
+        match &inner.kind {
+            ExprKind::Int(n) => {
+                if ty == Scalar::U64 {
+                    return Ok(Val::Const {
+                        bits: *n as u64,
+                        ty,
+                    });
+                }
+                if ty.is_float() {
+                    return Ok(Val::Const {
+                        bits: float_bits(*n as f64, ty),
+                        ty,
+                    });
+                }
+                Ok(Val::Const {
+                    bits: wrap_int(*n as i128, ty),
+                    ty,
+                })
+            }
+            ExprKind::Float { value, exponent } => {
+                if *exponent {
+                    return Err(self.report(
+                        Diagnostic::error(
+                            codes::TUNG_TYPED_SUFFIX,
+                            "an exponent literal takes no type suffix",
+                            sspan,
+                            "remove this suffix",
+                        )
+                        .with_note("a literal written with `e` or `p` is always `sp`")
+                        .with_help("write the value without an exponent, or cast it: `(hp)2.5e-3`"),
+                    ));
+                }
+                if ty == Scalar::U64 {
+                    return Err(self.no_64bit(sspan, "a `u64` float literal"));
+                }
+                if ty.is_float() {
+                    Ok(Val::Const {
+                        bits: float_bits(*value, ty),
+                        ty,
+                    })
+                } else {
+                    let f = Val::Const {
+                        bits: float_bits(*value, Scalar::Sp),
+                        ty: Scalar::Sp,
+                    };
+                    self.convert(f, ty, sspan, "reading")
+                }
+            }
+            _ => Err(self.report(
+                Diagnostic::error(
+                    codes::TUNG_TYPED_SUFFIX,
+                    format!("a `:{}` suffix only applies to a literal", ty.name()),
+                    sspan,
+                    "suffix on something that is not a literal",
+                )
+                .with_note(format!(
+                    "`{}` is not a number literal",
+                    describe_expr(inner)
+                ))
+                .with_help(format!(
+                    "to convert a value, cast it: `({}){}`",
+                    ty.name(),
+                    describe_expr(inner)
+                )),
+            )),
+        }
+    }
+
+    fn unary(&mut self, op: ast::UnOp, a: &Expr, span: Span) -> R<Val> {
+        if op == ast::UnOp::AddrOf {
+            return Err(self.err(
+                codes::TUNG_ADDRESS,
+                "`&` is only allowed in `address(&a + k)`",
+                span,
+                "address taken here",
+            ));
+        }
+        let v = self.expr(a)?;
+        match op {
+            ast::UnOp::Neg => match v {
+                Val::Int(n) => Ok(Val::Int(-n)),
+                Val::Const { bits, ty } if ty != Scalar::U64 => Ok(Val::Const {
+                    bits: u64::from(alu::un(UnOp::Neg, ty.nt(), bits as u32)),
+                    ty,
+                }),
+                Val::Const { bits, ty } => Ok(Val::Const {
+                    bits: bits.wrapping_neg(),
+                    ty,
+                }),
+                Val::Reg { ty, .. } => {
+                    let ty = if ty == Scalar::Bool { Scalar::Xp } else { ty };
+                    let r = self.materialize(v, ty, span)?;
+                    let dst = self.fb.reg();
+                    self.fb.emit(Inst::Un {
+                        op: UnOp::Neg,
+                        ty: ty.nt(),
+                        dst,
+                        a: r,
+                    });
+                    Ok(Val::Reg { r: dst, ty })
+                }
+            },
+            ast::UnOp::BitNot => {
+                if v.ty().is_some_and(Scalar::is_float) {
+                    return Err(self.err(
+                        codes::TUNG_TYPE_MISMATCH,
+                        "`~` needs an integer",
+                        span,
+                        "applied to a float",
+                    ));
+                }
+                match v {
+                    Val::Int(n) => Ok(Val::Int(!n)),
+                    Val::Const { bits, ty } => Ok(Val::Const {
+                        bits: !bits
+                            & if ty == Scalar::U64 {
+                                u64::MAX
+                            } else {
+                                u64::from(alu::mask(ty.nt()))
+                            },
+                        ty,
+                    }),
+                    Val::Reg { r, ty } => {
+                        let dst = self.fb.reg();
+                        self.fb.emit(Inst::Un {
+                            op: UnOp::Not,
+                            ty: ty.nt(),
+                            dst,
+                            a: r,
+                        });
+                        Ok(Val::Reg { r: dst, ty })
+                    }
+                }
+            }
+            _ => {
+                // `!`
+                match v {
+                    Val::Int(n) => Ok(Val::Const {
+                        bits: u64::from(n == 0),
+                        ty: Scalar::Bool,
+                    }),
+                    _ => {
+                        let t = self.truth(v, span)?;
+                        let dst = self.fb.reg();
+                        self.fb.emit(Inst::Un {
+                            op: UnOp::LNot,
+                            ty: NumTy::Bool,
+                            dst,
+                            a: t,
+                        });
+                        Ok(Val::Reg {
+                            r: dst,
+                            ty: Scalar::Bool,
+                        })
+                    }
+                }
+            }
+        }
+    }
+
+    /// Brings two operands to their common type (rules 1-6).
+    pub fn coerce_pair(&mut self, a: Val, b: Val, span: Span) -> R<(Val, Val, Option<Scalar>)> {
+        // Comparison results take part as `xp`.
+        let fix = |s: &mut Self, v: Val| -> R<Val> {
+            if v.ty() == Some(Scalar::Bool) {
+                s.convert(v, Scalar::Xp, span, "using")
+            } else {
+                Ok(v)
+            }
+        };
+        let a = fix(self, a)?;
+        let b = fix(self, b)?;
+        match (a.ty(), b.ty()) {
+            (None, None) => Ok((a, b, None)),
+            (Some(t), None) => Ok((a, self.convert(b, t, span, "using")?, Some(t))),
+            (None, Some(t)) => Ok((self.convert(a, t, span, "using")?, b, Some(t))),
+            (Some(ta), Some(tb)) => {
+                if (ta == Scalar::U64) != (tb == Scalar::U64) {
+                    return Err(self.no_64bit(span, "a `u64` operand"));
+                }
+                match common(ta, tb) {
+                    Ok(t) => Ok((
+                        self.convert(a, t, span, "using")?,
+                        self.convert(b, t, span, "using")?,
+                        Some(t),
+                    )),
+                    Err(CoerceError::UnsignedToFloat(from, to)) => {
+                        Err(self.unsigned_to_float(from, to, span, "this operation converts"))
+                    }
+                }
+            }
+        }
+    }
+
+    fn binary(&mut self, op: ast::BinOp, ea: &Expr, eb: &Expr, span: Span) -> R<Val> {
+        use ast::BinOp as B;
+        if matches!(op, B::And | B::Or) {
+            return self.logical(op == B::And, ea, eb, span);
+        }
+        let a = self.expr(ea)?;
+        let b = self.expr(eb)?;
+        if matches!(op, B::Shl | B::Shr) {
+            // The result has the left operand's type; the amount is converted to it.
+            let (a, b, _) = match (a.ty(), b.ty()) {
+                (Some(t), _) if t != Scalar::Bool => {
+                    let b = match b {
+                        Val::Int(n) => Val::Const {
+                            bits: wrap_int(n, t),
+                            ty: t,
+                        },
+                        _ => {
+                            let bt = b.ty().unwrap_or(t);
+                            if bt.is_float() {
+                                return Err(self.err(
+                                    codes::TUNG_TYPE_MISMATCH,
+                                    "a shift amount must be an integer",
+                                    eb.span,
+                                    "a float",
+                                ));
+                            }
+                            self.convert(b, t, span, "using")?
+                        }
+                    };
+                    (a, b, Some(t))
+                }
+                _ => self.coerce_pair(a, b, span)?,
+            };
+            return self.arith(op, a, b, span);
+        }
+        let (a, b, _) = self.coerce_pair(a, b, span)?;
+        self.arith(op, a, b, span)
+    }
+
+    /// `a op b` on operands of one type.
+    pub fn arith(&mut self, op: ast::BinOp, a: Val, b: Val, span: Span) -> R<Val> {
+        use ast::BinOp as B;
+        let ty = a.ty().or(b.ty());
+        if let Some(t) = ty
+            && t.is_float()
+            && matches!(op, B::BitAnd | B::BitOr | B::BitXor | B::Shl | B::Shr)
+        {
+            return Err(self.err(
+                codes::TUNG_TYPE_MISMATCH,
+                format!("`{}` needs integers", op.spelling()),
+                span,
+                format!("applied to `{}`", t.name()),
+            ));
+        }
+        let cmp = match op {
+            B::Lt => Some(CmpOp::Lt),
+            B::Le => Some(CmpOp::Le),
+            B::Gt => Some(CmpOp::Gt),
+            B::Ge => Some(CmpOp::Ge),
+            B::Eq => Some(CmpOp::Eq),
+            B::Ne => Some(CmpOp::Ne),
+            _ => None,
+        };
+        let bop = match op {
+            B::Mul => BinOp::Mul,
+            B::Div => BinOp::Div,
+            B::Rem => BinOp::Rem,
+            B::Add => BinOp::Add,
+            B::Sub => BinOp::Sub,
+            B::Shl => BinOp::Shl,
+            B::Shr => BinOp::Shr,
+            B::BitAnd => BinOp::And,
+            B::BitXor => BinOp::Xor,
+            _ => BinOp::Or,
+        };
+        // Exact folding of untyped literals.
+        if let (Val::Int(x), Val::Int(y)) = (a, b) {
+            if let Some(c) = cmp {
+                let t = match c {
+                    CmpOp::Lt => x < y,
+                    CmpOp::Le => x <= y,
+                    CmpOp::Gt => x > y,
+                    CmpOp::Ge => x >= y,
+                    CmpOp::Eq => x == y,
+                    CmpOp::Ne => x != y,
+                };
+                return Ok(Val::Const {
+                    bits: u64::from(t),
+                    ty: Scalar::Bool,
+                });
+            }
+            let lim = 1i128 << 100;
+            let r = match bop {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div | BinOp::Rem if y == 0 => {
+                    return Err(self.err(
+                        codes::TUNG_TYPE_MISMATCH,
+                        "division by zero",
+                        span,
+                        "the divisor is 0",
+                    ));
+                }
+                BinOp::Div => x.checked_div(y),
+                BinOp::Rem => x.checked_rem(y),
+                BinOp::And => Some(x & y),
+                BinOp::Or => Some(x | y),
+                BinOp::Xor => Some(x ^ y),
+                BinOp::Shl => u32::try_from(y).ok().filter(|&s| s < 64).map(|s| x << s),
+                BinOp::Shr => u32::try_from(y).ok().filter(|&s| s < 127).map(|s| x >> s),
+            };
+            return match r.filter(|v| v.abs() < lim) {
+                Some(v) => Ok(Val::Int(v)),
+                None => Err(self.err(
+                    codes::TUNG_NOT_CONST,
+                    "this constant expression overflows",
+                    span,
+                    "too large",
+                )),
+            };
+        }
+        let Some(ty) = ty else {
+            return Err(Reported);
+        };
+        if ty == Scalar::U64 {
+            if let (Val::Const { bits: x, .. }, Val::Const { bits: y, .. }) = (a, b) {
+                if let Some(c) = cmp {
+                    let t = match c {
+                        CmpOp::Lt => x < y,
+                        CmpOp::Le => x <= y,
+                        CmpOp::Gt => x > y,
+                        CmpOp::Ge => x >= y,
+                        CmpOp::Eq => x == y,
+                        CmpOp::Ne => x != y,
+                    };
+                    return Ok(Val::Const {
+                        bits: u64::from(t),
+                        ty: Scalar::Bool,
+                    });
+                }
+                let r = match bop {
+                    BinOp::Add => Some(x.wrapping_add(y)),
+                    BinOp::Sub => Some(x.wrapping_sub(y)),
+                    BinOp::Mul => Some(x.wrapping_mul(y)),
+                    BinOp::Div => x.checked_div(y),
+                    BinOp::Rem => x.checked_rem(y),
+                    BinOp::And => Some(x & y),
+                    BinOp::Or => Some(x | y),
+                    BinOp::Xor => Some(x ^ y),
+                    BinOp::Shl => Some(x.wrapping_shl(y as u32)),
+                    BinOp::Shr => Some(x.wrapping_shr(y as u32)),
+                };
+                return match r {
+                    Some(bits) => Ok(Val::Const { bits, ty }),
+                    None => Err(self.err(
+                        codes::TUNG_TYPE_MISMATCH,
+                        "division by zero",
+                        span,
+                        "the divisor is 0",
+                    )),
+                };
+            }
+            return Err(self.no_64bit(span, "a `u64` operation at run time"));
+        }
+        let nt = ty.nt();
+        if let (Val::Const { bits: x, .. }, Val::Const { bits: y, .. }) = (a, b) {
+            if let Some(c) = cmp {
+                return Ok(Val::Const {
+                    bits: u64::from(alu::cmp(c, nt, x as u32, y as u32)),
+                    ty: Scalar::Bool,
+                });
+            }
+            return match alu::bin(bop, nt, x as u32, y as u32) {
+                Ok(v) => Ok(Val::Const {
+                    bits: u64::from(v),
+                    ty,
+                }),
+                Err(_) => Err(self.err(
+                    codes::TUNG_TYPE_MISMATCH,
+                    "division by zero",
+                    span,
+                    "the divisor is 0",
+                )),
+            };
+        }
+        let ra = self.materialize(a, ty, span)?;
+        let rb = self.materialize(b, ty, span)?;
+        let dst = self.fb.reg();
+        if let Some(c) = cmp {
+            self.fb.emit(Inst::Cmp {
+                op: c,
+                ty: nt,
+                dst,
+                a: ra,
+                b: rb,
+            });
+            return Ok(Val::Reg {
+                r: dst,
+                ty: Scalar::Bool,
+            });
+        }
+        self.fb.emit(Inst::Bin {
+            op: bop,
+            ty: nt,
+            dst,
+            a: ra,
+            b: rb,
+        });
+        Ok(Val::Reg { r: dst, ty })
+    }
+
+    fn logical(&mut self, is_and: bool, ea: &Expr, eb: &Expr, span: Span) -> R<Val> {
+        let a = self.expr(ea)?;
+        let ta = self.truth(a, ea.span)?;
+        let res = self.fb.reg();
+        self.fb.emit(Inst::Mov { dst: res, src: ta });
+        let rhs = self.fb.block();
+        let join = self.fb.block();
+        let (then, otherwise) = if is_and { (rhs, join) } else { (join, rhs) };
+        self.fb.terminate(Term::Branch {
+            cond: ta,
+            then,
+            otherwise,
+        });
+        self.fb.switch_to(rhs);
+        let b = self.expr(eb)?;
+        let tb = self.truth(b, eb.span)?;
+        self.fb.emit(Inst::Mov { dst: res, src: tb });
+        self.fb.terminate(Term::Jump(join));
+        self.fb.switch_to(join);
+        let _ = span;
+        Ok(Val::Reg {
+            r: res,
+            ty: Scalar::Bool,
+        })
+    }
+
+    fn ternary(&mut self, c: &Expr, ea: &Expr, eb: &Expr, span: Span) -> R<Val> {
+        let cv = self.expr(c)?;
+        let cond = self.truth(cv, c.span)?;
+        let ba = self.fb.block();
+        let bb = self.fb.block();
+        let join = self.fb.block();
+        self.fb.terminate(Term::Branch {
+            cond,
+            then: ba,
+            otherwise: bb,
+        });
+        self.fb.switch_to(ba);
+        let va = self.expr(ea)?;
+        let end_a = self.fb.cur;
+        self.fb.switch_to(bb);
+        let vb = self.expr(eb)?;
+        let end_b = self.fb.cur;
+        let ty = match (va.ty(), vb.ty()) {
+            (None, None) => Scalar::Xp,
+            (Some(t), None) | (None, Some(t)) => t,
+            (Some(x), Some(y)) => match common(x, y) {
+                Ok(t) => t,
+                Err(CoerceError::UnsignedToFloat(f, t)) => {
+                    return Err(self.unsigned_to_float(f, t, span, "the two arms convert"));
+                }
+            },
+        };
+        let res = self.fb.reg();
+        self.fb.switch_to(end_a);
+        let ra = self.materialize(va, ty, ea.span)?;
+        self.fb.emit(Inst::Mov { dst: res, src: ra });
+        self.fb.terminate(Term::Jump(join));
+        self.fb.switch_to(end_b);
+        let rb = self.materialize(vb, ty, eb.span)?;
+        self.fb.emit(Inst::Mov { dst: res, src: rb });
+        self.fb.terminate(Term::Jump(join));
+        self.fb.switch_to(join);
+        Ok(Val::Reg { r: res, ty })
+    }
+
+    fn min_max(&mut self, is_min: bool, ea: &Expr, eb: &Expr, span: Span) -> R<Val> {
+        let a = self.expr(ea)?;
+        let b = self.expr(eb)?;
+        let (a, b, ty) = self.coerce_pair(a, b, span)?;
+        let Some(ty) = ty else {
+            if let (Val::Int(x), Val::Int(y)) = (a, b) {
+                return Ok(Val::Int(if is_min { x.min(y) } else { x.max(y) }));
+            }
+            return Err(Reported);
+        };
+        let op = if is_min { CmpOp::Lt } else { CmpOp::Gt };
+        if let (Val::Const { bits: x, .. }, Val::Const { bits: y, .. }) = (a, b)
+            && ty != Scalar::U64
+        {
+            let pick_b = alu::cmp(op, ty.nt(), y as u32, x as u32);
+            return Ok(Val::Const {
+                bits: if pick_b { y } else { x },
+                ty,
+            });
+        }
+        let ra = self.materialize(a, ty, span)?;
+        let rb = self.materialize(b, ty, span)?;
+        let res = self.fb.reg();
+        self.fb.emit(Inst::Mov { dst: res, src: ra });
+        let c = self.fb.reg();
+        self.fb.emit(Inst::Cmp {
+            op,
+            ty: ty.nt(),
+            dst: c,
+            a: rb,
+            b: ra,
+        });
+        let take = self.fb.block();
+        let join = self.fb.block();
+        self.fb.terminate(Term::Branch {
+            cond: c,
+            then: take,
+            otherwise: join,
+        });
+        self.fb.switch_to(take);
+        self.fb.emit(Inst::Mov { dst: res, src: rb });
+        self.fb.terminate(Term::Jump(join));
+        self.fb.switch_to(join);
+        Ok(Val::Reg { r: res, ty })
+    }
+
+    /// A call; `want_value` when the result is used.
+    pub fn call(
+        &mut self,
+        name: &ast::Ident,
+        args: &[Expr],
+        span: Span,
+        want_value: bool,
+    ) -> R<Val> {
+        let Some(&fi) = self.func_names.get(&name.name) else {
+            if self.local(&name.name).is_some() || self.globals.contains_key(&name.name) {
+                return Err(self.err(
+                    codes::TUNG_CALL,
+                    format!("`{}` is not a function", name.name),
+                    name.span,
+                    "called here",
+                ));
+            }
+            return Err(self.undefined(name));
+        };
+        let Some(sig) = self.funcs.get(fi).cloned() else {
+            return Err(Reported);
+        };
+        if args.len() != sig.params.len() {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::TUNG_CALL,
+                    format!(
+                        "`{}` takes {} argument{}, but {} {} given",
+                        sig.name,
+                        sig.params.len(),
+                        if sig.params.len() == 1 { "" } else { "s" },
+                        args.len(),
+                        if args.len() == 1 { "is" } else { "are" }
+                    ),
+                    span,
+                    "this call",
+                )
+                .with_label(sig.span, "declared here"),
+            ));
+        }
+        if want_value && sig.ret.is_none() {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::TUNG_CALL,
+                    format!("`{}` returns no value", sig.name),
+                    span,
+                    "used as a value",
+                )
+                .with_label(sig.span, "declared without `-> T`"),
+            ));
+        }
+        let mut regs = Vec::with_capacity(args.len());
+        for (a, &pt) in args.iter().zip(&sig.params) {
+            let v = if let Some(s) = self.socket_of_read(a) {
+                self.receive_value(s, pt, a.span)?
+            } else {
+                self.expr(a)?
+            };
+            regs.push(self.materialize(v, pt, a.span)?);
+        }
+        if let Some(caller) = self.cur_func {
+            self.calls.push((caller, fi, span));
+        }
+        let dst = sig.ret.map(|_| self.fb.reg());
+        self.fb.emit(Inst::Call {
+            func: sig.id,
+            args: regs,
+            dst,
+        });
+        Ok(match (dst, sig.ret) {
+            (Some(r), Some(ty)) => Val::Reg { r, ty },
+            _ => Val::Int(0),
+        })
+    }
+}
+
+/// A short rendering of an expression for messages.
+pub(crate) fn describe_expr(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Name(id) => id.name.clone(),
+        ExprKind::Int(n) => n.to_string(),
+        ExprKind::Float { value, .. } => format!("{value:?}"),
+        ExprKind::Index(b, None) => format!("{}[]", describe_expr(b)),
+        ExprKind::Index(b, Some(i)) => format!("{}[{}]", describe_expr(b), describe_expr(i)),
+        ExprKind::Member(b, f) => format!("{}.{}", describe_expr(b), f.name),
+        ExprKind::Call(n, _) => format!("{}(...)", n.name),
+        ExprKind::Binary(op, a, b) => {
+            format!(
+                "({} {} {})",
+                describe_expr(a),
+                op.spelling(),
+                describe_expr(b)
+            )
+        }
+        _ => "this expression".into(),
+    }
+}
+
+/// Levenshtein distance (for "did you mean").
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            let del = prev[j + 1] + 1;
+            let ins = cur[j] + 1;
+            cur.push(sub.min(del).min(ins));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[allow(dead_code)]
+pub(crate) fn describe_val(v: &Val) -> String {
+    match v {
+        Val::Int(n) => n.to_string(),
+        Val::Const { bits, ty } => format!("{}:{}", describe_const(*bits, *ty), ty.name()),
+        Val::Reg { ty, .. } => format!("a `{}` value", ty.name()),
+    }
+}

@@ -1,0 +1,507 @@
+//! The tokens of Tungsten (`.w`) and the logos rules that recognise them.
+//!
+//! Number literals are decoded by callbacks; a malformed one becomes a [`LexError`] and
+//! [`tokenize`] replaces it with a stand-in token so that parsing goes on. The `:TYPE`
+//! suffix of a typed literal (`1.0:hp`) is its own token ([`Token::TypeSuffix`], written
+//! without spaces), so that `c ? a : b` keeps its plain `:`. `∞`/`INF`, `∀`/`forall` and
+//! the arrow operators `<-` and `<+-` are single tokens.
+
+use super::types::Scalar;
+use logos::{Lexer, Logos};
+use std::fmt;
+
+/// What went wrong while lexing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum LexErrorKind {
+    /// A character that starts no token.
+    #[default]
+    StrayChar,
+    /// A malformed number literal, with the reason.
+    BadNumber(&'static str),
+    /// A `/* ... */` comment or a string without its end.
+    Unterminated(&'static str),
+}
+
+/// A lexical error with its byte span.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LexError {
+    /// What went wrong.
+    pub kind: LexErrorKind,
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+/// A float literal: its value and whether it was written with an exponent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FloatLit {
+    /// The value.
+    pub value: f64,
+    /// Written with `e` or `p` (then it is always `sp` and takes no suffix).
+    pub exponent: bool,
+}
+
+/// One token.
+#[derive(Logos, Clone, Debug, PartialEq)]
+#[logos(skip r"[ \t\r\n\f]+")]
+#[logos(skip(r"//[^\n]*", allow_greedy = true))]
+#[logos(error = LexError)]
+pub enum Token<'a> {
+    /// An identifier.
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
+    Ident(&'a str),
+    /// Integer literal (decimal or `0x`).
+    #[regex(r"[0-9]+|0[xX][0-9a-fA-F]+", lex_int, priority = 10)]
+    Int(u128),
+    /// Float literal `1.0`, `2.5e-3`, `1e3`, hex `0x1.8p3`.
+    #[regex(
+        r"[0-9]+\.[0-9]+([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|0[xX][0-9a-fA-F]+(\.[0-9a-fA-F]+)?[pP][+-]?[0-9]+",
+        lex_float,
+        priority = 10
+    )]
+    Float(FloatLit),
+    /// A digit-led word that is no number (`12abc`, `0x`). Never produced.
+    #[regex(r"[0-9][0-9a-zA-Z_]*(\.[0-9a-zA-Z_]*)?", bad_number, priority = 1)]
+    BadNumber,
+    /// String literal (only `import "f.w";` uses one).
+    #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); s.get(1..s.len() - 1).unwrap_or("") })]
+    Str(&'a str),
+    /// A string without its closing quote. Never produced.
+    #[regex(r#""[^"\n]*"#, bad_string)]
+    BadStr,
+    /// `/* ... */` (skipped by [`tokenize`]).
+    #[token("/*", block_comment)]
+    Comment,
+    /// `#pragma ...` to the end of the line; the payload is the text after `#pragma`.
+    #[regex(r"#pragma[^\n]*", |lex| lex.slice().get(7..).unwrap_or("").trim(), allow_greedy = true)]
+    Pragma(&'a str),
+    /// `:sp`, `:u32`, ...: the type suffix of a typed literal.
+    #[token(":sp", |_| Scalar::Sp)]
+    #[token(":hp", |_| Scalar::Hp)]
+    #[token(":xp", |_| Scalar::Xp)]
+    #[token(":u16", |_| Scalar::U16)]
+    #[token(":s16", |_| Scalar::S16)]
+    #[token(":u32", |_| Scalar::U32)]
+    #[token(":s32", |_| Scalar::S32)]
+    #[token(":u64", |_| Scalar::U64)]
+    #[token(":wv", |_| Scalar::Wv)]
+    TypeSuffix(Scalar),
+    /// A scalar type keyword.
+    #[token("sp", |_| Scalar::Sp)]
+    #[token("hp", |_| Scalar::Hp)]
+    #[token("xp", |_| Scalar::Xp)]
+    #[token("u16", |_| Scalar::U16)]
+    #[token("s16", |_| Scalar::S16)]
+    #[token("u32", |_| Scalar::U32)]
+    #[token("s32", |_| Scalar::S32)]
+    #[token("u64", |_| Scalar::U64)]
+    #[token("wv", |_| Scalar::Wv)]
+    Type(Scalar),
+
+    /// `socket`
+    #[token("socket")]
+    Socket,
+    /// `param`
+    #[token("param")]
+    Param,
+    /// `extern`
+    #[token("extern")]
+    Extern,
+    /// `union`
+    #[token("union")]
+    Union,
+    /// `struct`
+    #[token("struct")]
+    Struct,
+    /// `let`
+    #[token("let")]
+    Let,
+    /// `in`
+    #[token("in")]
+    In,
+    /// `forever`
+    #[token("forever")]
+    Forever,
+    /// `dispatch`
+    #[token("dispatch")]
+    Dispatch,
+    /// `wavelet`
+    #[token("wavelet")]
+    Wavelet,
+    /// `parallel`
+    #[token("parallel")]
+    Parallel,
+    /// `if`
+    #[token("if")]
+    If,
+    /// `else`
+    #[token("else")]
+    Else,
+    /// `flip`
+    #[token("flip")]
+    Flip,
+    /// `control`
+    #[token("control")]
+    Control,
+    /// `address`
+    #[token("address")]
+    Address,
+    /// `bitcast`
+    #[token("bitcast")]
+    Bitcast,
+    /// `reinterpret`
+    #[token("reinterpret")]
+    Reinterpret,
+    /// `round`
+    #[token("round")]
+    Round,
+    /// `min`
+    #[token("min")]
+    Min,
+    /// `max`
+    #[token("max")]
+    Max,
+    /// `∞` or `INF`
+    #[token("∞")]
+    #[token("INF")]
+    Inf,
+    /// `NAN`
+    #[token("NAN")]
+    Nan,
+    /// `∀` or `forall`
+    #[token("∀")]
+    #[token("forall")]
+    Forall,
+    /// `import`
+    #[token("import")]
+    Import,
+    /// `return`
+    #[token("return")]
+    Return,
+
+    /// `(`
+    #[token("(")]
+    LParen,
+    /// `)`
+    #[token(")")]
+    RParen,
+    /// `[`
+    #[token("[")]
+    LBracket,
+    /// `]`
+    #[token("]")]
+    RBracket,
+    /// `{`
+    #[token("{")]
+    LBrace,
+    /// `}`
+    #[token("}")]
+    RBrace,
+    /// `,`
+    #[token(",")]
+    Comma,
+    /// `;`
+    #[token(";")]
+    Semi,
+    /// `:`
+    #[token(":")]
+    Colon,
+    /// `?`
+    #[token("?")]
+    Question,
+    /// `.`
+    #[token(".")]
+    Dot,
+    /// `->`
+    #[token("->")]
+    Arrow,
+    /// `<-`
+    #[token("<-")]
+    LArrow,
+    /// `<+-`
+    #[token("<+-")]
+    AccArrow,
+    /// `=`
+    #[token("=")]
+    Assign,
+    /// `+`
+    #[token("+")]
+    Plus,
+    /// `-`
+    #[token("-")]
+    Minus,
+    /// `*`
+    #[token("*")]
+    Star,
+    /// `/`
+    #[token("/")]
+    Slash,
+    /// `%`
+    #[token("%")]
+    Percent,
+    /// `&`
+    #[token("&")]
+    Amp,
+    /// `|`
+    #[token("|")]
+    Pipe,
+    /// `^`
+    #[token("^")]
+    Caret,
+    /// `~`
+    #[token("~")]
+    Tilde,
+    /// `!`
+    #[token("!")]
+    Bang,
+    /// `<<`
+    #[token("<<")]
+    Shl,
+    /// `>>`
+    #[token(">>")]
+    Shr,
+    /// `==`
+    #[token("==")]
+    EqEq,
+    /// `!=`
+    #[token("!=")]
+    NotEq,
+    /// `<`
+    #[token("<")]
+    Lt,
+    /// `<=`
+    #[token("<=")]
+    Le,
+    /// `>`
+    #[token(">")]
+    Gt,
+    /// `>=`
+    #[token(">=")]
+    Ge,
+    /// `&&`
+    #[token("&&")]
+    AndAnd,
+    /// `||`
+    #[token("||")]
+    OrOr,
+}
+
+fn err<'a>(lex: &Lexer<'a, Token<'a>>, kind: LexErrorKind) -> LexError {
+    LexError {
+        kind,
+        start: lex.span().start,
+        end: lex.span().end,
+    }
+}
+
+fn bad_string<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
+    Err(err(lex, LexErrorKind::Unterminated("string literal")))
+}
+
+fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
+    let text = lex.slice();
+    let (radix, digits) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None => (10, text),
+    };
+    u128::from_str_radix(digits, radix)
+        .ok()
+        .filter(|&v| v < 1u128 << 64)
+        .ok_or_else(|| {
+            err(
+                lex,
+                LexErrorKind::BadNumber("integer literal is too large (the limit is 2^64 - 1)"),
+            )
+        })
+}
+
+fn lex_float<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<FloatLit, LexError> {
+    let text = lex.slice();
+    let hex = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"));
+    let exponent = match hex {
+        Some(_) => true,
+        None => text.contains(['e', 'E']),
+    };
+    let value = match hex {
+        Some(h) => hex_float(h),
+        None => text.parse::<f64>().ok(),
+    };
+    match value {
+        Some(value) if value.is_finite() => Ok(FloatLit { value, exponent }),
+        _ => Err(err(
+            lex,
+            LexErrorKind::BadNumber("float literal is out of range"),
+        )),
+    }
+}
+
+/// Parses the part of a hex float after `0x`: `h+[.h+]p[+-]d+`.
+fn hex_float(text: &str) -> Option<f64> {
+    let i = text.find(['p', 'P'])?;
+    let (mantissa, exp) = (text.get(..i)?, text.get(i + 1..)?.parse::<i32>().ok()?);
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut value = 0.0f64;
+    for c in int_part.chars() {
+        value = value * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in frac_part.chars() {
+        value += f64::from(c.to_digit(16)?) * scale;
+        scale /= 16.0;
+    }
+    Some(value * 2f64.powi(exp.clamp(-2000, 2000)))
+}
+
+fn bad_number<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
+    let text = lex.slice();
+    let why = if text.eq_ignore_ascii_case("0x") {
+        "missing digits after `0x`"
+    } else if text.contains(['E', 'e', 'p', 'P']) && text.contains(['+', '-']) {
+        "malformed exponent"
+    } else {
+        "invalid character in number literal"
+    };
+    Err(err(lex, LexErrorKind::BadNumber(why)))
+}
+
+fn block_comment<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
+    let rest = lex.remainder();
+    match rest.find("*/") {
+        Some(i) => {
+            lex.bump(i + 2);
+            Ok(())
+        }
+        None => {
+            let e = LexError {
+                kind: LexErrorKind::Unterminated("block comment"),
+                start: lex.span().start,
+                end: lex.span().end,
+            };
+            lex.bump(rest.len());
+            Err(e)
+        }
+    }
+}
+
+/// A token with its byte span, as lalrpop wants it.
+pub type Spanned<'a> = (usize, Token<'a>, usize);
+
+/// Lexes the whole text, never failing: the tokens (comments dropped, malformed literals
+/// replaced by stand-ins, stray characters dropped) and the errors in source order.
+pub fn tokenize(text: &str) -> (Vec<Spanned<'_>>, Vec<LexError>) {
+    let mut tokens = Vec::new();
+    let mut errors: Vec<LexError> = Vec::new();
+    for (result, span) in Token::lexer(text).spanned() {
+        match result {
+            Ok(Token::Comment) => {}
+            Ok(t) => tokens.push((span.start, t, span.end)),
+            Err(mut e) => {
+                if e.start == e.end {
+                    e.start = span.start;
+                    e.end = span.end;
+                }
+                match e.kind {
+                    LexErrorKind::StrayChar => {
+                        if let Some(last) = errors.last_mut()
+                            && last.kind == LexErrorKind::StrayChar
+                            && last.end == e.start
+                        {
+                            last.end = e.end;
+                            continue;
+                        }
+                    }
+                    LexErrorKind::BadNumber(_) => {
+                        tokens.push((span.start, Token::Int(0), span.end))
+                    }
+                    LexErrorKind::Unterminated(_) => {}
+                }
+                errors.push(e);
+            }
+        }
+    }
+    (tokens, errors)
+}
+
+impl fmt::Display for Token<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Token::Ident(s) => write!(f, "identifier `{s}`"),
+            Token::Int(v) => write!(f, "integer literal `{v}`"),
+            Token::Float(v) => write!(f, "float literal `{}`", v.value),
+            Token::Str(s) => write!(f, "string \"{s}\""),
+            Token::Pragma(_) => f.write_str("`#pragma`"),
+            Token::TypeSuffix(t) => write!(f, "`:{}`", t.name()),
+            Token::Type(t) => write!(f, "`{}`", t.name()),
+            other => write!(f, "`{}`", spelling(other)),
+        }
+    }
+}
+
+/// The fixed spelling of a punctuation or keyword token.
+pub fn spelling(t: &Token<'_>) -> &'static str {
+    match t {
+        Token::Socket => "socket",
+        Token::Param => "param",
+        Token::Extern => "extern",
+        Token::Union => "union",
+        Token::Struct => "struct",
+        Token::Let => "let",
+        Token::In => "in",
+        Token::Forever => "forever",
+        Token::Dispatch => "dispatch",
+        Token::Wavelet => "wavelet",
+        Token::Parallel => "parallel",
+        Token::If => "if",
+        Token::Else => "else",
+        Token::Flip => "flip",
+        Token::Control => "control",
+        Token::Address => "address",
+        Token::Bitcast => "bitcast",
+        Token::Reinterpret => "reinterpret",
+        Token::Round => "round",
+        Token::Min => "min",
+        Token::Max => "max",
+        Token::Inf => "∞",
+        Token::Nan => "NAN",
+        Token::Forall => "∀",
+        Token::Import => "import",
+        Token::Return => "return",
+        Token::LParen => "(",
+        Token::RParen => ")",
+        Token::LBracket => "[",
+        Token::RBracket => "]",
+        Token::LBrace => "{",
+        Token::RBrace => "}",
+        Token::Comma => ",",
+        Token::Semi => ";",
+        Token::Colon => ":",
+        Token::Question => "?",
+        Token::Dot => ".",
+        Token::Arrow => "->",
+        Token::LArrow => "<-",
+        Token::AccArrow => "<+-",
+        Token::Assign => "=",
+        Token::Plus => "+",
+        Token::Minus => "-",
+        Token::Star => "*",
+        Token::Slash => "/",
+        Token::Percent => "%",
+        Token::Amp => "&",
+        Token::Pipe => "|",
+        Token::Caret => "^",
+        Token::Tilde => "~",
+        Token::Bang => "!",
+        Token::Shl => "<<",
+        Token::Shr => ">>",
+        Token::EqEq => "==",
+        Token::NotEq => "!=",
+        Token::Lt => "<",
+        Token::Le => "<=",
+        Token::Gt => ">",
+        Token::Ge => ">=",
+        Token::AndAnd => "&&",
+        Token::OrOr => "||",
+        _ => "?",
+    }
+}

@@ -1,0 +1,176 @@
+//! End-to-end tests of the Paint front end: floorplans under `tests/programs/tungsten/paint/`
+//! with the small Tungsten programs they place are compiled with
+//! [`cslc::paint::compile_floorplan`], run on the simulator, and the memory of the named
+//! regions is read back through the symbol map, as `miget` would.
+
+#![allow(clippy::unwrap_used)]
+
+use csl_arch::Arch;
+use csl_arch::image::Image;
+use csl_arch::symmap::SymbolMap;
+use cslc::paint::{PaintOptions, compile_floorplan, compile_source};
+use cslsim::Simulator;
+use std::path::PathBuf;
+
+fn program_dir() -> PathBuf {
+    csl_tests::repo_root().join("tests/programs/tungsten/paint")
+}
+
+/// Compiles a floorplan of the program directory, panicking with the diagnostics.
+fn build(file: &str, arch: Arch, globals: &[(&str, i64)]) -> (Image, SymbolMap) {
+    let opts = PaintOptions {
+        arch,
+        globals: globals.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        ..PaintOptions::default()
+    };
+    let comp = compile_floorplan(&program_dir().join(file), &opts);
+    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    let (Some(image), Some(map)) = (comp.image, comp.map) else {
+        panic!("{file} does not compile:\n{rendered}");
+    };
+    // Whatever paint writes, the loader reads back.
+    let elf = image.to_elf().unwrap();
+    let image = Image::from_elf(&elf).unwrap();
+    let map = SymbolMap::parse(&map.to_text()).unwrap();
+    (image, map)
+}
+
+/// Runs until the fabric is idle and checks that nothing was left waiting.
+fn run(image: &Image) -> Simulator {
+    let mut sim = Simulator::new(image).unwrap();
+    sim.run_until_idle(1_000_000)
+        .unwrap_or_else(|e| panic!("the run failed: {e}"));
+    sim
+}
+
+/// The 16-bit words of `REGION.SYMBOL` on every tile of the region, rows outermost.
+fn read_words(sim: &Simulator, map: &SymbolMap, path: &str) -> Vec<Vec<u16>> {
+    let (region, sym) = map.lookup(path).unwrap();
+    region
+        .tiles
+        .iter()
+        .map(|&(x, y)| {
+            let mem = sim.pe(x, y).unwrap().memory();
+            (0..sym.words())
+                .map(|w| {
+                    let a = (sym.addr + 2 * w) as usize;
+                    u16::from_le_bytes([mem[a], mem[a + 1]])
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_row_of_relays_sums_columns_through_the_colour_pair() {
+    for n in [1i64, 2, 5] {
+        let (image, map) = build("relay_row.paint", Arch::Wse3, &[("N", n)]);
+        assert_eq!((image.meta.width, image.meta.height), (n as u32 + 2, 3));
+        // The moat runs the empty class.
+        assert_eq!(image.classes.len(), 2, "N={n}");
+        let sim = run(&image);
+        let sums = read_words(&sim, &map, "row.sum");
+        let expect: Vec<Vec<u16>> = (1..=n as u16).map(|x| vec![(1..=x).sum()]).collect();
+        assert_eq!(sums, expect, "N={n}");
+    }
+}
+
+#[test]
+fn the_relay_row_also_runs_on_wse2() {
+    let (image, map) = build("relay_row.paint", Arch::Wse2, &[("N", 4)]);
+    let sim = run(&image);
+    assert_eq!(
+        read_words(&sim, &map, "row.sum"),
+        vec![vec![1], vec![3], vec![6], vec![10]]
+    );
+}
+
+#[test]
+fn the_moat_turns_wavelets_around_onto_the_partner_colour() {
+    for n in [2i64, 4] {
+        let (image, map) = build("turnaround.paint", Arch::Wse3, &[("N", n), ("K", 4)]);
+        let sim = run(&image);
+        assert_eq!(
+            read_words(&sim, &map, "first.got"),
+            vec![vec![100, 101, 102, 103]],
+            "N={n}"
+        );
+    }
+}
+
+#[test]
+fn a_routing_only_floorplan_loads_and_idles() {
+    let src = "let c = color()\nlet r = rect(0 0 3 2)\nr : paint(c [L|LXR|R])\nunion(r)";
+    let comp = compile_source("idle.paint", src, &PaintOptions::default());
+    assert!(!comp.has_errors());
+    let image = comp.image.unwrap();
+    assert_eq!(image.classes.len(), 1);
+    assert!(image.classes[0].code.is_empty());
+    let sim = run(&image);
+    assert_eq!(sim.cycle(), 0);
+}
+
+#[test]
+fn the_map_lists_named_regions_and_their_symbols() {
+    let (_, map) = build("relay_row.paint", Arch::Wse3, &[("N", 3)]);
+    let text = map.to_text();
+    assert!(text.contains("fabric 5 3 wse3"), "{text}");
+    assert!(text.contains("region row rect 1 1 3 1"), "{text}");
+    assert!(text.contains("symbol row.sum addr="), "{text}");
+    // Memory-mapped registers are not data the host can set.
+    assert!(!text.contains("row.col"), "{text}");
+}
+
+#[test]
+fn without_the_colour_swap_the_moat_cannot_turn_wavelets_around() {
+    // The same floorplan without `colorpair` on the moat tile: the wavelet tagged `a`
+    // reaches a router that has no route for `a`, and the run fails.
+    let dir = program_dir();
+    let text = std::fs::read_to_string(dir.join("turnaround.paint")).unwrap();
+    let text: String = text
+        .lines()
+        .filter(|l| !l.contains("colorpair"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let display = dir.join("no_swap.paint").to_string_lossy().into_owned();
+    let opts = PaintOptions {
+        globals: vec![("N".into(), 2), ("K".into(), 4)],
+        ..PaintOptions::default()
+    };
+    let comp = compile_source(&display, &text, &opts);
+    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    let image = comp.image.unwrap_or_else(|| panic!("{rendered}"));
+    let mut sim = Simulator::new(&image).unwrap();
+    let err = sim.run_until_idle(1_000_000).unwrap_err();
+    assert!(
+        matches!(err, cslsim::SimError::Routing { .. }),
+        "expected a routing error, got {err}"
+    );
+}
+
+#[test]
+fn message_passing_colours_load_on_wse3() {
+    let dir = program_dir();
+    let text = std::fs::read_to_string(dir.join("relay_row.paint"))
+        .unwrap()
+        .replace("row : name('row)", "row : name('row)\nrow : mp()");
+    let display = dir.join("mp.paint").to_string_lossy().into_owned();
+    let opts = PaintOptions {
+        globals: vec![("N".into(), 3)],
+        ..PaintOptions::default()
+    };
+    let comp = compile_source(&display, &text, &opts);
+    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    let image = comp.image.unwrap_or_else(|| panic!("{rendered}"));
+    // The relays route both socket colours themselves except where `|L`/`|R` dropped a
+    // route: the first relay has no route for `a`, the last none for `ap`.
+    let mp: Vec<(u32, u8)> = image
+        .routes
+        .iter()
+        .filter(|r| r.message_passing)
+        .map(|r| (r.x, r.color))
+        .collect();
+    assert_eq!(mp, vec![(1, 0)]);
+    let sim = run(&image);
+    let _ = sim;
+}

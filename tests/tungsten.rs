@@ -1,0 +1,487 @@
+//! End-to-end tests of the Tungsten front end: small `.w` programs are compiled with
+//! `cslc::tungsten::compile_class`, linked into an image with `cslc::link`, run on the
+//! simulator, and their globals read back and compared with host-computed answers.
+
+use csl_arch::Arch;
+use csl_arch::fabric::Direction;
+use csl_arch::image::{ColorConfig, FORMAT_VERSION, Image, Meta};
+use cslc::diag::render_all;
+use cslc::link::{ClassProgram, FabricPlan, link};
+use cslc::source::SourceMap;
+use cslc::tungsten::{ClassSpec, SocketBinding, compile_class};
+use cslsim::sim::Simulator;
+use std::collections::BTreeMap;
+
+/// Compiles one program (panics with the rendered diagnostics on error).
+fn compile(src: &str, spec: &ClassSpec) -> cslc::ir::Program {
+    let mut sources = SourceMap::new();
+    let file = sources.add("test.w".into(), None, src.to_string());
+    let mut diags = Vec::new();
+    let prog = compile_class(&mut sources, file, spec, &mut diags);
+    let rendered = render_all(&diags, &sources, false);
+    assert!(
+        !diags.iter().any(|d| d.is_error()),
+        "compile errors:\n{rendered}"
+    );
+    prog.expect("a program")
+}
+
+/// A route of `color` on tile (x, y).
+fn route(x: u32, y: u32, color: u8, rx: Vec<Direction>, tx: Vec<Direction>) -> ColorConfig {
+    ColorConfig {
+        x,
+        y,
+        color,
+        rx,
+        tx,
+        switches: None,
+        filter: None,
+        teardown: false,
+        color_swap_x: false,
+        color_swap_y: false,
+        message_passing: false,
+    }
+}
+
+/// Links programs (one class each) placed on a `w` x `h` rectangle.
+fn image(
+    arch: Arch,
+    w: u32,
+    h: u32,
+    progs: Vec<cslc::ir::Program>,
+    placement: Vec<u32>,
+    routes: Vec<ColorConfig>,
+    optimize: bool,
+) -> Image {
+    let meta = Meta {
+        format_version: FORMAT_VERSION,
+        arch,
+        fabric_width: w,
+        fabric_height: h,
+        offset_x: 0,
+        offset_y: 0,
+        width: w,
+        height: h,
+        memcpy: false,
+        channels: 1,
+        params: BTreeMap::new(),
+    };
+    let classes = progs
+        .into_iter()
+        .enumerate()
+        .map(|(i, program)| ClassProgram {
+            name: format!("class{i}"),
+            program,
+        })
+        .collect();
+    link(FabricPlan {
+        meta,
+        placement,
+        routes: routes.into_iter().map(|r| (r, None)).collect(),
+        exports: Vec::new(),
+        classes,
+        optimize,
+    })
+    .unwrap_or_else(|d| panic!("link failed: {}", d.message))
+}
+
+fn run(image: &Image) -> Simulator {
+    let mut sim = Simulator::new(image).expect("image loads");
+    sim.run_until_idle(2_000_000).expect("run ends cleanly");
+    sim
+}
+
+/// The bytes of global `name` on tile (x, y).
+fn global(sim: &Simulator, image: &Image, x: u32, y: u32, name: &str) -> Vec<u8> {
+    let class = image.placement[(y * image.meta.width + x) as usize] as usize;
+    let g = image.classes[class]
+        .info
+        .globals
+        .iter()
+        .find(|g| g.name == name)
+        .unwrap_or_else(|| panic!("no global {name}"));
+    let mem = sim.pe(x, y).expect("tile").memory();
+    mem[g.addr as usize..(g.addr + g.size) as usize].to_vec()
+}
+
+fn u16_of(b: &[u8]) -> u16 {
+    u16::from_le_bytes([b[0], b[1]])
+}
+fn u32_of(b: &[u8]) -> u32 {
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+fn f32_of(b: &[u8]) -> f32 {
+    f32::from_bits(u32_of(b))
+}
+
+/// Compiles and runs one program on one tile, both archs, optimised or not; calls
+/// `check` with a reader of globals.
+fn one_tile(
+    src: &str,
+    sockets: &[(&str, u8, u8)],
+    routes: &[(u8, Direction, Direction)],
+    check: impl Fn(&dyn Fn(&str) -> Vec<u8>),
+) {
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        for optimize in [false, true] {
+            let mut spec = ClassSpec::new(arch);
+            for (n, rx, tx) in sockets {
+                spec.sockets
+                    .push((n.to_string(), SocketBinding { rx: *rx, tx: *tx }));
+            }
+            let prog = compile(src, &spec);
+            let rs = routes
+                .iter()
+                .map(|(c, i, o)| route(0, 0, *c, vec![*i], vec![*o]))
+                .collect();
+            let img = image(arch, 1, 1, vec![prog], vec![0], rs, optimize);
+            let sim = run(&img);
+            check(&|name| global(&sim, &img, 0, 0, name));
+        }
+    }
+}
+
+#[test]
+fn seed_003_conversion_values() {
+    let src = r#"
+        xp a; xp b; xp c; xp d; xp e;
+        xp ra; xp rb; xp rc; xp rd;
+        u16 cmp; u32 r; sp hs; u16 us; s32 w;
+        sp sum_hs;
+        {
+            a = (xp)2.7; b = (xp)2.5; c = (xp)40000.0; d = (xp)-2.5; e = (xp)-1e9;
+            sp f = 2.7; ra = (xp)f;
+            f = 2.5; rb = (xp)f;
+            f = 40000.0; rc = (xp)f;
+            f = -1e9; rd = (xp)f;
+            u16 u = 1; xp s = -1;
+            if (u > s) cmp = 1; else cmp = 2;
+            r = 0xFFFFFFFF + 2;
+            hp h = 1.5; sp g = 2.25;
+            sum_hs = h + g;
+            u16 x = 3; s16 y = 0xFFFF;
+            us = x + y;
+            w = 1 - 2;
+        }
+    "#;
+    one_tile(src, &[], &[], |g| {
+        assert_eq!(u16_of(&g("a")), 3);
+        assert_eq!(u16_of(&g("b")), 2);
+        assert_eq!(u16_of(&g("c")), 32767);
+        assert_eq!(u16_of(&g("d")) as i16, -2);
+        assert_eq!(u16_of(&g("e")) as i16, -32768);
+        assert_eq!(u16_of(&g("ra")), 3);
+        assert_eq!(u16_of(&g("rb")), 2);
+        assert_eq!(u16_of(&g("rc")), 32767);
+        assert_eq!(u16_of(&g("rd")) as i16, -32768);
+        assert_eq!(u16_of(&g("cmp")), 2, "u16 1 > xp -1 is false");
+        assert_eq!(u32_of(&g("r")), 1);
+        assert_eq!(f32_of(&g("sum_hs")), 3.75);
+        assert_eq!(u16_of(&g("us")), 2, "u16 3 + s16 -1 wraps in u16");
+        assert_eq!(u32_of(&g("w")) as i32, -1);
+    });
+}
+
+#[test]
+fn socket_casts_read_bits_or_convert() {
+    // One tile sends to itself on colour 3 (ramp to ramp).
+    let src = r#"
+        socket s;
+        hp conv; hp raw; xp plain;
+        {
+            xp three = 3;
+            s[] <- three;
+            s[] <- three;
+            s[] <- three;
+            conv = (hp)(xp)s[];
+            raw = (hp)s[];
+            plain <- s[];
+        }
+    "#;
+    one_tile(
+        src,
+        &[("s", 3, 3)],
+        &[(3, Direction::Ramp, Direction::Ramp)],
+        |g| {
+            assert_eq!(u16_of(&g("conv")), 0x4200);
+            assert_eq!(u16_of(&g("raw")), 0x0003);
+            assert_eq!(u16_of(&g("plain")), 3);
+        },
+    );
+}
+
+/// The lowered entry function of a program.
+fn main_fn(p: &cslc::ir::Program) -> &cslc::ir::Function {
+    p.functions
+        .values()
+        .find(|f| f.name == "main")
+        .expect("main")
+}
+
+fn dsd_ops(f: &cslc::ir::Function) -> Vec<csl_arch::dsd::DsdOpcode> {
+    f.blocks
+        .values()
+        .flat_map(|b| b.insts.iter())
+        .filter_map(|i| match i {
+            cslc::ir::Inst::DsdOp { op, .. } => Some(*op),
+            _ => None,
+        })
+        .collect()
+}
+
+const FORALL: &str = r#"
+    sp a[16]; sp b[16]; sp c[16]; sp d[16]; sp e[16];
+    xp x[16]; xp y[16]; xp z[16];
+    {
+        i in [0, 16) {
+            b[i] = (sp)i;
+            c[i] = (sp)(2 * i);
+            x[i] = 3 * i;
+            y[i] = i;
+        }
+        let i in [0, 16);
+        sp k = 1.5;
+        ∀i a[i] = b[i] * k + c[i];
+        ∀i d[i] = b[i] - c[i];
+        ∀i e[i] = c[i];
+        ∀i e[i] <+- b[i];
+        ∀i z[i] = x[i] - y[i];
+        forall i z[i] <+- 1;
+    }
+"#;
+
+#[test]
+fn forall_lowers_to_dsd_vector_ops() {
+    let prog = compile(FORALL, &ClassSpec::new(Arch::Wse2));
+    let ops = dsd_ops(main_fn(&prog));
+    use csl_arch::dsd::DsdOpcode as O;
+    assert_eq!(
+        ops,
+        vec![O::Fmacs, O::Fsubs, O::Fmovs, O::Fadds, O::Sub16, O::Add16],
+        "each ∀ statement is one DSD op"
+    );
+}
+
+#[test]
+fn forall_kernel_matches_the_host() {
+    one_tile(FORALL, &[], &[], |g| {
+        let (a, d, e, z) = (g("a"), g("d"), g("e"), g("z"));
+        for i in 0..16usize {
+            let b = i as f32;
+            let c = 2.0 * i as f32;
+            assert_eq!(f32_of(&a[4 * i..]), b.mul_add(1.5, c), "a[{i}]");
+            assert_eq!(f32_of(&d[4 * i..]), b - c, "d[{i}]");
+            assert_eq!(f32_of(&e[4 * i..]), c + b, "e[{i}]");
+            assert_eq!(u16_of(&z[2 * i..]), (2 * i + 1) as u16, "z[{i}]");
+        }
+    });
+}
+
+#[test]
+fn if_after_a_plain_copy_is_never_dropped() {
+    // The vendor's register allocation could drop a predicated select that follows a
+    // plain copy, so the `if` body silently never ran.
+    let src = r#"
+        xp inp = 5; xp out; xp out2; sp fout;
+        {
+            xp v = inp;
+            xp r = v;
+            if (v > 3) r = 7;
+            out = r;
+            xp q = v;
+            if (v > 100) q = 1; else q = q + 1;
+            out2 = q;
+            sp f = 1.0;
+            if (v == 5) f = 2.5;
+            fout = f;
+        }
+    "#;
+    one_tile(src, &[], &[], |g| {
+        assert_eq!(u16_of(&g("out")), 7);
+        assert_eq!(u16_of(&g("out2")), 6);
+        assert_eq!(f32_of(&g("fout")), 2.5);
+    });
+}
+
+/// Two tiles that each send 32 values to the other and then receive 32: with the sends
+/// and receives in one `parallel` block this completes; done one after the other, both
+/// tiles block on their sends once the fabric buffers are full.
+fn exchange(
+    arch: Arch,
+    parallel: bool,
+) -> Result<(Vec<Vec<u8>>, Option<cslc::ir::Program>), String> {
+    let body = "i in [0, 32) nb[] <- mine[i];\n i in [0, 32) theirs[i] <- nb[];";
+    let src = format!(
+        r#"
+        socket nb;
+        xp col_id[1] address(0x7C46);
+        sp mine[32]; sp theirs[32];
+        {{
+            xp me = col_id[0];
+            i in [0, 32) mine[i] = (sp)(me * 100 + i);
+            {}
+        }}
+    "#,
+        if parallel {
+            format!("parallel {{ {body} }}")
+        } else {
+            format!("{{ {body} }}")
+        }
+    );
+    let mut progs = Vec::new();
+    for (rx, tx) in [(2u8, 1u8), (1, 2)] {
+        let mut spec = ClassSpec::new(arch);
+        spec.sockets.push(("nb".into(), SocketBinding { rx, tx }));
+        progs.push(compile(&src, &spec));
+    }
+    let first = Some(compile(&src, &{
+        let mut spec = ClassSpec::new(arch);
+        spec.sockets
+            .push(("nb".into(), SocketBinding { rx: 2, tx: 1 }));
+        spec
+    }));
+    use Direction::*;
+    let routes = vec![
+        route(0, 0, 1, vec![Ramp], vec![East]),
+        route(1, 0, 1, vec![West], vec![Ramp]),
+        route(1, 0, 2, vec![Ramp], vec![West]),
+        route(0, 0, 2, vec![East], vec![Ramp]),
+    ];
+    let img = image(arch, 2, 1, progs, vec![0, 1], routes, true);
+    let mut sim = Simulator::new(&img).expect("loads");
+    sim.run_until_idle(1_000_000).map_err(|e| format!("{e}"))?;
+    let out = (0..2).map(|x| global(&sim, &img, x, 0, "theirs")).collect();
+    Ok((out, first))
+}
+
+#[test]
+fn neighbour_exchange_in_parallel_does_not_deadlock() {
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let (got, prog) = exchange(arch, true).expect("the parallel exchange finishes");
+        for (x, theirs) in got.iter().enumerate() {
+            let other = 1 - x;
+            for i in 0..32 {
+                assert_eq!(
+                    f32_of(&theirs[4 * i..]),
+                    (other * 100 + i) as f32,
+                    "{arch:?} tile {x} [{i}]"
+                );
+            }
+        }
+        // Both transfers are asynchronous, on different microthreads, joined once.
+        let f = main_fn(prog.as_ref().expect("program"));
+        let insts: Vec<_> = f.blocks.values().flat_map(|b| b.insts.iter()).collect();
+        let uts: Vec<u8> = insts
+            .iter()
+            .filter_map(|i| match i {
+                cslc::ir::Inst::DsdOp { cfg, ut, .. } if cfg & csl_arch::dsd::cfg::ASYNC != 0 => {
+                    Some(*ut)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(uts.len(), 2, "{arch:?}");
+        assert_ne!(uts[0], uts[1]);
+        assert!(
+            insts
+                .iter()
+                .any(|i| matches!(i, cslc::ir::Inst::UtWait { .. }))
+        );
+        // Without `parallel`, both tiles block on their sends.
+        assert!(
+            exchange(arch, false).is_err(),
+            "{arch:?}: the serial exchange deadlocks"
+        );
+    }
+}
+
+#[test]
+fn functions_round_unions_and_index_halves() {
+    // Loopback on colour 5: raw 32-bit wavelets built with a union carry an index in the
+    // high half and data in the low half.
+    let src = r#"
+        socket s;
+        union word { u32 u; xp w[2]; };
+        xp x[n=8];
+        xp fr; sp r0; sp r1; sp r2; sp r3; u32 raw; xp lo; xp col;
+        xp col_id[1] address(0x7C46);
+        toxp(sp v) -> xp { return v * 2.0; }
+        {
+            fr = toxp(1.25);
+            sp f = -2.5;
+            r0 = round(f, 0); r1 = round(f, 1); r2 = round(f, 2); r3 = round(f, 3);
+            union word w;
+            i in [0, 4) {
+                w.w[0] = 10 * i;
+                w.w[1] = 7 - i;
+                s[] <- w.u;
+            }
+            i in [0, 4) x[s[].index] <- s[].data;
+            w.w[0] = 0x1234; w.w[1] = 0x5678;
+            s[] <- w.u;
+            union word back;
+            back.u <- s[];
+            raw = back.u;
+            lo = back.w[0];
+            col = col_id[0];
+        }
+    "#;
+    one_tile(
+        src,
+        &[("s", 5, 5)],
+        &[(5, Direction::Ramp, Direction::Ramp)],
+        |g| {
+            assert_eq!(u16_of(&g("fr")), 2, "2.5 rounds to nearest even");
+            assert_eq!(f32_of(&g("r0")), -2.0);
+            assert_eq!(f32_of(&g("r1")), -2.0);
+            assert_eq!(f32_of(&g("r2")), -3.0);
+            assert_eq!(f32_of(&g("r3")), -2.0);
+            let x = g("x");
+            for i in 0..4usize {
+                assert_eq!(u16_of(&x[2 * (7 - i)..]), (10 * i) as u16, "x[{}]", 7 - i);
+            }
+            assert_eq!(u32_of(&g("raw")), 0x5678_1234);
+            assert_eq!(u16_of(&g("lo")), 0x1234);
+            assert_eq!(u16_of(&g("col")), 0);
+        },
+    );
+}
+
+/// Every `.w` program of the examples and test programs compiles (sockets bound to
+/// arbitrary colours), on both generations.
+#[test]
+fn example_programs_compile() {
+    let root = csl_tests::repo_root();
+    let mut files = csl_tests::files_with_ext(&root.join("examples"), "w");
+    files.extend(csl_tests::files_with_ext(&root.join("tests/programs"), "w"));
+    for f in files {
+        let src = std::fs::read_to_string(&f).unwrap();
+        for arch in [Arch::Wse2, Arch::Wse3] {
+            let mut spec = ClassSpec::new(arch);
+            for line in src.lines() {
+                if let Some(rest) = line.trim().strip_prefix("socket ") {
+                    for name in rest.split(';').next().unwrap_or("").split(',') {
+                        let n = spec.sockets.len() as u8;
+                        spec.sockets.push((
+                            name.trim().to_string(),
+                            SocketBinding {
+                                rx: 2 * n,
+                                tx: 2 * n + 1,
+                            },
+                        ));
+                    }
+                }
+            }
+            let mut sources = SourceMap::new();
+            let file = sources.add(f.display().to_string(), Some(f.clone()), src.clone());
+            let mut diags = Vec::new();
+            let prog = compile_class(&mut sources, file, &spec, &mut diags);
+            assert!(
+                prog.is_some(),
+                "{}:\n{}",
+                f.display(),
+                render_all(&diags, &sources, false)
+            );
+        }
+    }
+}

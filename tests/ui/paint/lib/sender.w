@@ -1,0 +1,5 @@
+// Sends one value on its socket.
+socket out;
+{
+  out[] <- 1;
+}

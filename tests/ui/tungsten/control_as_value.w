@@ -1,0 +1,5 @@
+//@ expect: E1123
+u32 w;
+{
+    w = control(3);
+}

@@ -1,0 +1,4 @@
+//@ expect: E1102
+xp a;
+sp a;
+{ }

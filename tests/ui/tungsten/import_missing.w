@@ -1,0 +1,3 @@
+//@ expect: E1007
+import "nowhere.w";
+{ }

@@ -1,0 +1,3 @@
+//@ expect: E1002
+xp a = 12abc;
+{ }

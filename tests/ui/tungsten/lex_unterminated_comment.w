@@ -1,0 +1,3 @@
+//@ expect: E1005
+{ }
+/* this comment never ends

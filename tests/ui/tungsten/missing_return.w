@@ -1,0 +1,5 @@
+//@ expect: E1117
+f(xp a) -> xp {
+    if (a > 0) return 1;
+}
+{ }

@@ -1,0 +1,3 @@
+//@ expect: E1109
+xp param N;
+{ }

@@ -1,0 +1,5 @@
+//@ expect: E1112
+socket tx;
+{
+    tx[] <- 1;
+}

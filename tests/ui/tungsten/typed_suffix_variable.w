@@ -1,0 +1,6 @@
+//@ expect: E1107
+xp a = 1;
+sp f;
+{
+    f = a:sp;
+}

@@ -1,0 +1,5 @@
+//@ expect: E1101
+xp total;
+{
+    totl = 3;
+}

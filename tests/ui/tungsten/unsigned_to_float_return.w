@@ -1,0 +1,3 @@
+//@ expect: E1104
+half(u16 u) -> hp { return u; }
+{ }

@@ -1,0 +1,104 @@
+//! Diagnostic snapshot tests of the Tungsten front end: every `ui/tungsten/*.w` file is
+//! compiled with `cslc::tungsten::compile_class`, and its source and rendered diagnostics
+//! are compared with a committed insta snapshot.
+//!
+//! Header lines (`//@ key: value`) at the top of a case:
+//! * `expect: E1101 E1104` — codes that must be reported (none: the case must compile
+//!   without errors);
+//! * `arch: wse3` — target (default wse2);
+//! * `sockets: tx=3 rx=4:5` — socket bindings `NAME=RX[:TX]` (TX defaults to RX);
+//! * `params: N=4 X=1.5` — param overrides (integers or floats).
+//!
+//! Bless with `INSTA_UPDATE=always cargo test -p csl-tests --test ui_tungsten`, then
+//! review every changed `.snap` file.
+
+use csl_arch::Arch;
+use cslc::diag::render_all;
+use cslc::source::SourceMap;
+use cslc::tungsten::{ClassSpec, ParamValue, SocketBinding, compile_class};
+
+/// The spec a case's header asks for.
+fn spec_of(src: &str) -> (ClassSpec, Vec<String>) {
+    let mut spec = ClassSpec::new(Arch::Wse2);
+    let mut expect = Vec::new();
+    for line in src.lines() {
+        let Some(rest) = line.trim().strip_prefix("//@") else {
+            continue;
+        };
+        let Some((key, value)) = rest.split_once(':') else {
+            continue;
+        };
+        let words = value.split_whitespace().map(str::to_string);
+        match key.trim() {
+            "expect" => expect.extend(words),
+            "arch" => spec.arch = Arch::from_name(value.trim()).unwrap_or(Arch::Wse2),
+            "sockets" => {
+                for w in words {
+                    let (name, cols) = w.split_once('=').unwrap();
+                    let (rx, tx) = cols.split_once(':').unwrap_or((cols, cols));
+                    spec.sockets.push((
+                        name.to_string(),
+                        SocketBinding {
+                            rx: rx.parse().unwrap(),
+                            tx: tx.parse().unwrap(),
+                        },
+                    ));
+                }
+            }
+            "params" => {
+                for w in words {
+                    let (name, v) = w.split_once('=').unwrap();
+                    let v = match v.parse::<i64>() {
+                        Ok(i) => ParamValue::Int(i),
+                        Err(_) => ParamValue::Float(v.parse().unwrap()),
+                    };
+                    spec.params.push((name.to_string(), v));
+                }
+            }
+            _ => {}
+        }
+    }
+    (spec, expect)
+}
+
+#[test]
+fn ui_tungsten() {
+    insta::glob!("ui/tungsten/*.w", |path| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        let src = std::fs::read_to_string(path).unwrap();
+        let (mut spec, expect) = spec_of(&src);
+        spec.lib_dirs.push(root.join("ui/tungsten/lib"));
+        let mut sources = SourceMap::new();
+        let file = sources.add(
+            rel.display().to_string(),
+            Some(path.to_path_buf()),
+            src.clone(),
+        );
+        let mut diags = Vec::new();
+        let prog = compile_class(&mut sources, file, &spec, &mut diags);
+        let rendered = render_all(&diags, &sources, false);
+        for code in &expect {
+            assert!(
+                diags.iter().any(|d| d.code == code),
+                "{}: expected {code}, got:\n{rendered}",
+                rel.display()
+            );
+        }
+        if expect.is_empty() {
+            assert!(
+                prog.is_some() && !diags.iter().any(|d| d.is_error()),
+                "{}: unexpected errors:\n{rendered}",
+                rel.display()
+            );
+        }
+        insta::assert_snapshot!(format!(
+            "----- SOURCE\n{src}\n----- DIAGNOSTICS\n{}",
+            if rendered.is_empty() {
+                "(none)\n"
+            } else {
+                &rendered
+            }
+        ));
+    });
+}
