@@ -44,6 +44,43 @@ impl Header {
     }
 }
 
+/// Checks a diagnostic snapshot case and returns the text its snapshot holds: every code
+/// in `expect` must be among `diags`, and a case that expects none must compile without
+/// errors (`compiled` says whether the front end produced its output). The text is the
+/// case's source and its rendered diagnostics (`(none)` when there are none).
+pub fn ui_snapshot(
+    case: &Path,
+    src: &str,
+    expect: &[String],
+    diags: &[cslc::Diagnostic],
+    sources: &cslc::SourceMap,
+    compiled: bool,
+) -> String {
+    let rendered = cslc::diag::render_all(diags, sources, false);
+    for code in expect {
+        assert!(
+            diags.iter().any(|d| d.code == code),
+            "{}: expected {code}, got:\n{rendered}",
+            case.display()
+        );
+    }
+    if expect.is_empty() {
+        assert!(
+            compiled && !diags.iter().any(cslc::Diagnostic::is_error),
+            "{}: unexpected errors (or no output):\n{rendered}",
+            case.display()
+        );
+    }
+    format!(
+        "----- SOURCE\n{src}\n----- DIAGNOSTICS\n{}",
+        if rendered.is_empty() {
+            "(none)\n"
+        } else {
+            &rendered
+        }
+    )
+}
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

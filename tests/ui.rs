@@ -11,7 +11,6 @@
 //! ui`, then review every changed `.snap` file.
 
 use csl_arch::Arch;
-use cslc::diag::render_all;
 use cslc::driver::{Options, compile_file};
 
 #[test]
@@ -30,26 +29,14 @@ fn ui() {
         };
         // Compile relative to the crate directory so that paths in messages are stable.
         let comp = compile_file(rel, &opts);
-        let rendered = render_all(&comp.diagnostics, &comp.sources, false);
-        for code in &header.expect {
-            assert!(
-                comp.diagnostics.iter().any(|d| d.code == code),
-                "{}: expected {code}, got:\n{rendered}",
-                rel.display()
-            );
-        }
-        assert!(
-            !header.expect.is_empty() || !comp.has_errors(),
-            "{}: unexpected errors:\n{rendered}",
-            rel.display()
-        );
-        insta::assert_snapshot!(format!(
-            "----- SOURCE\n{src}\n----- DIAGNOSTICS\n{}",
-            if rendered.is_empty() {
-                "(none)\n"
-            } else {
-                &rendered
-            }
+        let compiled = comp.output.is_some();
+        insta::assert_snapshot!(csl_tests::ui_snapshot(
+            rel,
+            &src,
+            &header.expect,
+            &comp.diagnostics,
+            &comp.sources,
+            compiled
         ));
     });
 }

@@ -14,7 +14,6 @@
 #![allow(clippy::unwrap_used)]
 
 use csl_arch::Arch;
-use cslc::diag::render_all;
 use cslc::paint::{PaintOptions, compile_floorplan};
 use std::path::PathBuf;
 
@@ -67,31 +66,14 @@ fn ui_paint() {
         };
         // Compile relative to the crate directory so that paths in messages are stable.
         let comp = compile_floorplan(rel, &opts);
-        let rendered = render_all(&comp.diagnostics, &comp.sources, false);
-        for code in &h.expect {
-            assert!(
-                comp.diagnostics.iter().any(|d| d.code == code),
-                "{}: expected {code}, got:\n{rendered}",
-                rel.display()
-            );
-        }
-        assert!(
-            !h.expect.is_empty() || !comp.has_errors(),
-            "{}: unexpected errors:\n{rendered}",
-            rel.display()
-        );
-        assert!(
-            comp.has_errors() || (comp.image.is_some() && comp.map.is_some()),
-            "{}: no errors but no image",
-            rel.display()
-        );
-        insta::assert_snapshot!(format!(
-            "----- SOURCE\n{src}\n----- DIAGNOSTICS\n{}",
-            if rendered.is_empty() {
-                "(none)\n"
-            } else {
-                &rendered
-            }
+        let compiled = comp.image.is_some() && comp.map.is_some();
+        insta::assert_snapshot!(csl_tests::ui_snapshot(
+            rel,
+            &src,
+            &h.expect,
+            &comp.diagnostics,
+            &comp.sources,
+            compiled
         ));
     });
 }

@@ -13,7 +13,6 @@
 //! review every changed `.snap` file.
 
 use csl_arch::Arch;
-use cslc::diag::render_all;
 use cslc::source::SourceMap;
 use cslc::tungsten::{ClassSpec, ParamValue, SocketBinding, compile_class};
 
@@ -77,28 +76,13 @@ fn ui_tungsten() {
         );
         let mut diags = Vec::new();
         let prog = compile_class(&mut sources, file, &spec, &mut diags);
-        let rendered = render_all(&diags, &sources, false);
-        for code in &expect {
-            assert!(
-                diags.iter().any(|d| d.code == code),
-                "{}: expected {code}, got:\n{rendered}",
-                rel.display()
-            );
-        }
-        if expect.is_empty() {
-            assert!(
-                prog.is_some() && !diags.iter().any(|d| d.is_error()),
-                "{}: unexpected errors:\n{rendered}",
-                rel.display()
-            );
-        }
-        insta::assert_snapshot!(format!(
-            "----- SOURCE\n{src}\n----- DIAGNOSTICS\n{}",
-            if rendered.is_empty() {
-                "(none)\n"
-            } else {
-                &rendered
-            }
+        insta::assert_snapshot!(csl_tests::ui_snapshot(
+            rel,
+            &src,
+            &expect,
+            &diags,
+            &sources,
+            prog.is_some()
         ));
     });
 }
