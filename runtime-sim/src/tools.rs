@@ -134,6 +134,27 @@ pub fn process_args() -> Result<Vec<String>, ToolError> {
         .collect()
 }
 
+/// The `main` of a tool called `name`: reads the arguments, prints `help` when asked, runs
+/// `run`, and turns an error into one `NAME: error: ...` line and exit status 1.
+pub fn tool_main(
+    name: &str,
+    help: &str,
+    run: impl FnOnce(&[String]) -> Result<std::process::ExitCode, ToolError>,
+) -> std::process::ExitCode {
+    let result = process_args().and_then(|args| {
+        if wants_help(&args) {
+            print!("{help}");
+            Ok(std::process::ExitCode::SUCCESS)
+        } else {
+            run(&args)
+        }
+    });
+    result.unwrap_or_else(|e| {
+        eprintln!("{name}: error: {e}");
+        std::process::ExitCode::FAILURE
+    })
+}
+
 /// Whether the command line asks for help (`--help`, `-h` or `help`).
 pub fn wants_help(args: &[String]) -> bool {
     args.iter()

@@ -5,8 +5,8 @@
 //! Exit status: 0 on success, 1 with a one-line message on any failure.
 
 use cslsim::tools::{
-    DEFAULT_ORDER, KeyArgs, SymbolTarget, ToolError, get_symbol, process_args, read_image,
-    read_map, wants_help, write_words,
+    DEFAULT_ORDER, KeyArgs, SymbolTarget, ToolError, get_symbol, read_image, read_map, tool_main,
+    write_words,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,23 +27,7 @@ The reserved symbols `router` and `switch` are not supported yet.
 ";
 
 fn main() -> ExitCode {
-    let args = match process_args() {
-        Ok(a) => a,
-        Err(e) => return fail(&e),
-    };
-    if wants_help(&args) {
-        print!("{HELP}");
-        return ExitCode::SUCCESS;
-    }
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e),
-    }
-}
-
-fn fail(e: &ToolError) -> ExitCode {
-    eprintln!("miget: error: {e}");
-    ExitCode::FAILURE
+    tool_main("miget", HELP, |args| run(args).map(|()| ExitCode::SUCCESS))
 }
 
 fn run(args: &[String]) -> Result<(), ToolError> {

@@ -4,8 +4,8 @@
 //! Exit status: 0 on success, 1 with a one-line message on any failure.
 
 use cslsim::tools::{
-    DEFAULT_ORDER, KeyArgs, SymbolTarget, ToolError, process_args, read_image, read_map,
-    read_words, set_symbol, wants_help, write_image,
+    DEFAULT_ORDER, KeyArgs, SymbolTarget, ToolError, read_image, read_map, read_words, set_symbol,
+    tool_main, write_image,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,23 +29,7 @@ are not supported yet.
 ";
 
 fn main() -> ExitCode {
-    let args = match process_args() {
-        Ok(a) => a,
-        Err(e) => return fail(&e),
-    };
-    if wants_help(&args) {
-        print!("{HELP}");
-        return ExitCode::SUCCESS;
-    }
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e),
-    }
-}
-
-fn fail(e: &ToolError) -> ExitCode {
-    eprintln!("miset: error: {e}");
-    ExitCode::FAILURE
+    tool_main("miset", HELP, |args| run(args).map(|()| ExitCode::SUCCESS))
 }
 
 fn run(args: &[String]) -> Result<(), ToolError> {

@@ -7,8 +7,8 @@
 //! warnings), 1 with a message on a fault, a routing error or a bad argument or file.
 
 use cslsim::tools::{
-    FabricRun, KeyArgs, Stop, ToolError, core_image, default_core_path, process_args, read_image,
-    run_fabric, sim_error_hint, wants_help, write_image,
+    FabricRun, KeyArgs, Stop, ToolError, core_image, default_core_path, read_image, run_fabric,
+    sim_error_hint, tool_main, write_image,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -36,23 +36,7 @@ Read the core with: miget image=STEM-sim.core map=... symbol=REGION.SYM data=FIL
 ";
 
 fn main() -> ExitCode {
-    let args = match process_args() {
-        Ok(a) => a,
-        Err(e) => return fail(&e),
-    };
-    if wants_help(&args) {
-        print!("{HELP}");
-        return ExitCode::SUCCESS;
-    }
-    match run(&args) {
-        Ok(code) => code,
-        Err(e) => fail(&e),
-    }
-}
-
-fn fail(e: &ToolError) -> ExitCode {
-    eprintln!("simfabric: error: {e}");
-    ExitCode::FAILURE
+    tool_main("simfabric", HELP, run)
 }
 
 fn run(args: &[String]) -> Result<ExitCode, ToolError> {
