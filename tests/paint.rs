@@ -174,3 +174,39 @@ fn message_passing_colours_load_on_wse3() {
     let sim = run(&image);
     let _ = sim;
 }
+
+#[test]
+fn switch_positions_let_senders_take_turns_on_one_colour() {
+    // flip (round 1) and an "advance" control wavelet (round 2) hand the colour on; a
+    // "reset" control wavelet from the farthest sender re-arms every switch in between.
+    for (arch, n) in [(Arch::Wse3, 2i64), (Arch::Wse3, 4), (Arch::Wse2, 3)] {
+        let k = 3i64;
+        let (image, map) = build("drain.paint", arch, &[("N", n), ("K", k)]);
+        let sim = run(&image);
+        let mut want = Vec::new();
+        for round in [0u16, 100] {
+            for x in (0..n as u16).rev() {
+                want.extend((0..k as u16).map(|i| round + 10 * x + i));
+            }
+        }
+        assert_eq!(
+            read_words(&sim, &map, "collector.got"),
+            vec![want],
+            "{arch:?} N={n}"
+        );
+    }
+}
+
+#[test]
+fn the_disassembly_lists_every_class() {
+    let (image, _) = build("drain.paint", Arch::Wse3, &[("N", 2), ("K", 2)]);
+    let text = cslc::link::disassembly(&image);
+    assert!(
+        text.contains("; class 0: ") && text.contains("; class 1: "),
+        "{text}"
+    );
+    assert!(text.contains("drain.w {out=0, K=2}"), "{text}");
+    assert!(text.contains("collect.w {inp=0, M=8}"), "{text}");
+    assert!(text.contains(";   fn main at 0"), "{text}");
+    assert!(text.contains("dsd_op op=mov16"), "{text}");
+}

@@ -73,6 +73,23 @@ pub struct FabricPlan {
     pub optimize: bool,
 }
 
+/// The disassembly of every class of an image, as `cslc --emit-asm` and `paint asm=FILE`
+/// print it: a `; class N: NAME` line, one `;   fn` line per function, then the code.
+pub fn disassembly(image: &Image) -> String {
+    let mut text = String::new();
+    for (i, c) in image.classes.iter().enumerate() {
+        text.push_str(&format!("; class {i}: {}\n", c.info.name));
+        for f in &c.info.functions {
+            text.push_str(&format!(
+                ";   fn {} at {} ({} regs, {} frame bytes)\n",
+                f.name, f.entry, f.nregs, f.frame_bytes
+            ));
+        }
+        text.push_str(&csl_arch::isa::disassemble(&c.code));
+    }
+    text
+}
+
 /// Optimises and emits every class, applies each program's own colour configuration
 /// (`Program::local_routes`) to every tile running it, and assembles the image, checked
 /// with the same [`Image::validate`] the loader runs, so whatever links also loads.

@@ -127,17 +127,7 @@ fn main() -> ExitCode {
         }
     }
     if cli.emit_asm {
-        let mut text = String::new();
-        for (i, c) in out.image.classes.iter().enumerate() {
-            text.push_str(&format!("; class {i}: {}\n", c.info.name));
-            for f in &c.info.functions {
-                text.push_str(&format!(
-                    ";   fn {} at {} ({} regs, {} frame bytes)\n",
-                    f.name, f.entry, f.nregs, f.frame_bytes
-                ));
-            }
-            text.push_str(&csl_arch::isa::disassemble(&c.code));
-        }
+        let text = cslc::link::disassembly(&out.image);
         // A closed pipe (e.g. `| head`) is not an error worth a panic.
         let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
     }

@@ -2,7 +2,7 @@
 //! image and a symbol map, in the experimental SDK's `key=value` argument style:
 //!
 //! ```text
-//! paint FILE.paint [lib=DIR]... [arch=sdr|wse3|wse2] [NAME=VALUE]... [out=X.obj] [map=X.map] [-O0]
+//! paint FILE.paint [lib=DIR]... [arch=sdr|wse3|wse2] [NAME=VALUE]... [out=X.obj] [map=X.map] [asm=X.asm] [-O0]
 //! ```
 //!
 //! Exit codes: 0 success, 1 errors in the floorplan, a program or the command line.
@@ -45,6 +45,16 @@ fn main() -> ExitCode {
     if let Err(e) = std::fs::write(&inv.map, map.to_text()) {
         eprintln!("paint: cannot write `{}`: {e}", inv.map.display());
         return ExitCode::from(1);
+    }
+    if let Some(path) = &inv.asm {
+        let text = cslc::link::disassembly(&image);
+        if path.as_os_str() == "-" {
+            // A closed pipe (e.g. `| head`) is not an error worth a panic.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
+        } else if let Err(e) = std::fs::write(path, text) {
+            eprintln!("paint: cannot write `{}`: {e}", path.display());
+            return ExitCode::from(1);
+        }
     }
     ExitCode::SUCCESS
 }

@@ -241,4 +241,7 @@ codes! {
     PAINT_UNUSED = "E1228";
     /// Paint: a bad `paint` command-line argument.
     PAINT_ARGUMENT = "E1229";
+    /// Paint: a bad `switch()` (position or option syntax, no `paint()` of the colour on a
+    /// tile, a position that sends where the layout has no tile).
+    PAINT_SWITCH = "E1230";
 }

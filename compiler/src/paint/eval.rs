@@ -39,7 +39,7 @@ const MAX_RECTS: usize = 1 << 16;
 /// The builtins that make values.
 const BUILTINS: &[&str] = &["color", "rect", "tile", "union", "ring"];
 /// The actions (`R : action(...)`).
-const ACTIONS: &[&str] = &["paint", "colorpair", "code", "name", "mp"];
+const ACTIONS: &[&str] = &["paint", "colorpair", "code", "name", "mp", "switch"];
 /// Published keywords this compiler does not implement yet.
 const UNSUPPORTED: &[&str] = &["hstack", "vstack", "rep", "split"];
 
@@ -112,6 +112,20 @@ pub enum ActionKind {
     Name(String),
     /// `mp()` (`None`) or `mp(c ...)`.
     Mp(Option<Vec<u8>>),
+    /// `switch(c [POS1] [POS2] [POS3] [OPTIONS])`: switch positions 1..=3 of colour `c`
+    /// (position 0 is what `paint()` routes on the tile).
+    Switch {
+        /// The colour.
+        color: u8,
+        /// Positions 1.. in order: one input side and the output sides each.
+        positions: Vec<(Side, Sides)>,
+        /// `ring`: advancing past the last position wraps to 0.
+        ring: bool,
+        /// `no_pop` (the default), `always_pop`, `pop_on_advance`, `pop_on_advance_nop`.
+        pop: csl_arch::image::PopMode,
+        /// `start:N`: the position at reset (default 0).
+        start: u8,
+    },
 }
 
 /// One action applied to a region.
@@ -1295,10 +1309,162 @@ impl<'a> Eval<'a> {
                     ActionKind::Mp(Some(cs))
                 }
             }
+            "switch" => self.switch(f, args, &vals, span)?,
             _ => return Err(Reported),
         };
         self.out.actions.push(Action { kind, region, span });
         Ok(())
+    }
+
+    /// `switch(c [POS1] ... [OPTIONS])`: each position is a bracket holding one route with
+    /// one input side; an options bracket holds `ring`, a pop mode and `start:N`.
+    fn switch(
+        &mut self,
+        f: &Ident,
+        args: &[Expr],
+        vals: &[(Value, Span)],
+        span: Span,
+    ) -> R<ActionKind> {
+        use csl_arch::image::PopMode;
+        let usage = "`R : switch(c [LXR] [RXC] [ring pop_on_advance start:1])`";
+        if !(2..=5).contains(&args.len()) {
+            self.arg_count(f, args, &[2, 3, 4, 5], usage)?;
+        }
+        let Some(((c, cs), rest)) = vals.split_first() else {
+            return Err(Reported);
+        };
+        let color = self.color(c, *cs)?;
+        let mut positions = Vec::new();
+        let (mut ring, mut pop, mut start) = (false, PopMode::NoPop, 0u8);
+        let mut start_span = None;
+        let bad = |msg: String, at: Span, label: &str| {
+            Diagnostic::error(codes::PAINT_SWITCH, msg, at, label.to_string()).with_help(
+                format!("a position is one route with one input, e.g. `[LXR]`; options go in their own bracket: {usage}"),
+            )
+        };
+        for (v, vs) in rest {
+            let Value::List(items) = v else {
+                return Err(self.report(bad(
+                    "switch() takes its positions and options in brackets".into(),
+                    *vs,
+                    &format!("this is {}", v.describe()),
+                )));
+            };
+            let routes: Vec<_> = items
+                .iter()
+                .filter_map(|i| match i {
+                    ListItem::Word(w, ws) if w.contains('X') => Some((w.clone(), *ws)),
+                    _ => None,
+                })
+                .collect();
+            if !routes.is_empty() {
+                let [(w, ws)] = routes.as_slice() else {
+                    return Err(self.report(bad(
+                        "one switch position per bracket".into(),
+                        *vs,
+                        "several routes in one bracket",
+                    )));
+                };
+                if items.len() != 1 {
+                    return Err(self.report(bad(
+                        "a switch position holds one route and nothing else".into(),
+                        *vs,
+                        "more than the route",
+                    )));
+                }
+                let (ins, outs) = w.split_once('X').unwrap_or_default();
+                let inputs = self.sides(ins, *ws, "inputs")?;
+                let outputs = self.sides(outs, *ws, "outputs")?;
+                let mut it = inputs.iter();
+                let (Some(input), None) = (it.next(), it.next()) else {
+                    return Err(self.report(bad(
+                        format!("switch position `{w}` has more than one input"),
+                        *ws,
+                        "a position receives from one side",
+                    )));
+                };
+                if positions.len() == 3 {
+                    return Err(self.report(bad(
+                        "a switch has at most 3 positions besides position 0".into(),
+                        *vs,
+                        "a fourth one",
+                    )));
+                }
+                positions.push((input, outputs));
+                continue;
+            }
+            for it in items.iter() {
+                match it {
+                    ListItem::Word(w, ws) => match w.as_str() {
+                        "ring" => ring = true,
+                        "no_pop" => pop = PopMode::NoPop,
+                        "always_pop" => pop = PopMode::AlwaysPop,
+                        "pop_on_advance" => pop = PopMode::PopOnAdvance,
+                        "pop_on_advance_nop" => pop = PopMode::PopOnAdvanceNop,
+                        _ => {
+                            return Err(self.report(bad(
+                                format!("`{w}` is not a switch option"),
+                                *ws,
+                                "the options are ring, no_pop, always_pop, pop_on_advance, pop_on_advance_nop and start:N",
+                            )));
+                        }
+                    },
+                    ListItem::Bind(k, val, ks) if k.name == "start" => match val {
+                        Value::Int(n) if (0..=3).contains(n) => {
+                            start = *n as u8;
+                            start_span = Some(*ks);
+                        }
+                        _ => {
+                            return Err(self.report(bad(
+                                "`start:` takes a position, 0 to 3".into(),
+                                *ks,
+                                "not a position",
+                            )));
+                        }
+                    },
+                    ListItem::Bind(k, _, _) => {
+                        return Err(self.report(bad(
+                            format!("`{}:` is not a switch option", k.name),
+                            k.span,
+                            "unknown option",
+                        )));
+                    }
+                    ListItem::Bar(b) => {
+                        return Err(self.report(bad(
+                            "edge suppression `|` is not available in switch()".into(),
+                            *b,
+                            "here",
+                        )));
+                    }
+                }
+            }
+        }
+        if positions.is_empty() {
+            return Err(self.report(bad(
+                "switch() without a position".into(),
+                span,
+                "no route in these brackets",
+            )));
+        }
+        if let Some(ss) = start_span
+            && usize::from(start) > positions.len()
+        {
+            return Err(self.report(bad(
+                format!(
+                    "`start:{start}` names a position this switch does not have (0 to {})",
+                    positions.len()
+                ),
+                ss,
+                "no such position",
+            )));
+        }
+        Ok(ActionKind::Switch {
+            color,
+            positions,
+            ring,
+            pop,
+            start,
+        })
     }
 
     /// Parses the bracket of `paint()`: routes and edge suppressions.

@@ -154,11 +154,13 @@ pub struct Invocation {
     pub out: PathBuf,
     /// `map=`: the symbol map (default `STEM.map`).
     pub map: PathBuf,
+    /// `asm=`: where to write the disassembly of every class (`-`: standard output).
+    pub asm: Option<PathBuf>,
 }
 
 /// The usage text of `paint`.
 pub const USAGE: &str = "\
-usage: paint FILE.paint [lib=DIR]... [arch=sdr|wse3|wse2] [NAME=VALUE]... [out=X.obj] [map=X.map] [-O0]
+usage: paint FILE.paint [lib=DIR]... [arch=sdr|wse3|wse2] [NAME=VALUE]... [out=X.obj] [map=X.map] [asm=X.asm] [-O0]
 
 Compiles a Paint floorplan and every Tungsten program it places with code('prog) into a
 fabric image (out=, default STEM.obj) and a symbol map for miset/miget (map=, default
@@ -169,6 +171,8 @@ STEM.map).
   NAME=VALUE     an integer global of the Paint file (e.g. NX=8)
   out=FILE       where to write the image
   map=FILE       where to write the symbol map
+  asm=FILE       also write the disassembly of every program class (as cslc --emit-asm
+                 prints it; asm=- prints it on standard output)
   -O0            do not optimise the programs
   --help         print this text";
 
@@ -178,6 +182,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Invocation>, String> {
     let mut opts = PaintOptions::default();
     let mut out = None;
     let mut map = None;
+    let mut asm = None;
     for a in args {
         if a == "--help" || a == "-h" || a == "help" {
             return Ok(None);
@@ -205,6 +210,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Invocation>, String> {
             }
             Some(("out", v)) => out = Some(PathBuf::from(v)),
             Some(("map", v)) => map = Some(PathBuf::from(v)),
+            Some(("asm", v)) => asm = Some(PathBuf::from(v)),
             Some((name, v)) => {
                 let ident = name
                     .chars()
@@ -249,6 +255,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Invocation>, String> {
     Ok(Some(Invocation {
         out: out.unwrap_or_else(|| PathBuf::from(format!("{stem}.obj"))),
         map: map.unwrap_or_else(|| PathBuf::from(format!("{stem}.map"))),
+        asm,
         file,
         options: opts,
     }))

@@ -18,6 +18,8 @@
 //!   as `a` here (and the other way round). A socket bound to `a` receives on `a` and
 //!   sends on `b`; when both axes swap, the router also swaps what the core sends, so the
 //!   socket then sends on `a` and the router turns it into `b`.
+//! * `switch(c [POS] ...)` adds positions 1..=3 to colour `c`'s configuration on each
+//!   tile of its region, whose position 0 is the tile's `paint()` routes of `c` (required).
 //! * `mp()` gives every tile of its region a message-passing configuration for each colour
 //!   that any `code()` binds to a socket and that the tile configures no other way;
 //!   `mp(c ...)` names the colours instead (painting one of them is an error).
@@ -27,7 +29,7 @@ use super::region::{Axis, Route, Side, Sides};
 use crate::diag::{Diagnostic, codes};
 use crate::source::Span;
 use crate::tungsten::SocketBinding;
-use csl_arch::image::ColorConfig;
+use csl_arch::image::{ColorConfig, SwitchConfig, SwitchPos};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The program placed on one tile.
@@ -103,6 +105,7 @@ struct TileState {
     pairs: BTreeMap<u8, (u8, Span)>,
     code: Option<(usize, Span)>,
     mp: Vec<(Option<Vec<u8>>, Span)>,
+    switches: BTreeMap<u8, (SwitchConfig, Vec<Side>, Span)>,
 }
 
 /// The first tile where routes failed to merge: the tile, the earlier routes' action, and
@@ -278,7 +281,7 @@ pub fn resolve(ev: Evaluated, diags: &mut Vec<Diagnostic>) -> Option<Floorplan> 
                         all.letters(),
                         got.letters()
                     ))
-                    .with_help("use another colour for one of the routes, or drop a route on the tiles that do not need it (edge suppression `|R`)");
+                    .with_help("paint one position and give the colour a switch for the other (`switch(c [LXC])`, positions taken in turn), use another colour for one of the routes, or drop a route on the tiles that do not need it (edge suppression `|R`)");
                     if first != action.span {
                         d = d.with_label(first, "the tile's earlier routes of this colour");
                     }
@@ -357,6 +360,59 @@ pub fn resolve(ev: Evaluated, diags: &mut Vec<Diagnostic>) -> Option<Floorplan> 
                     t.mp.push((cs.clone(), action.span));
                 }
             }
+            ActionKind::Switch {
+                color,
+                positions,
+                ring,
+                pop,
+                start,
+            } => {
+                let mut sw = SwitchConfig {
+                    current: *start,
+                    ring_mode: *ring,
+                    pop_mode: *pop,
+                    ..SwitchConfig::default()
+                };
+                for (slot, (input, outputs)) in sw.positions.iter_mut().zip(positions) {
+                    *slot = SwitchPos {
+                        rx: Some(input.direction()),
+                        tx: Some(outputs.iter().map(Side::direction).collect()),
+                    };
+                }
+                let inputs: Vec<Side> = positions.iter().map(|(i, _)| *i).collect();
+                let mut problem: Option<String> = None;
+                for &(x, y) in &region_tiles {
+                    let off = positions.iter().find_map(|(i, o)| {
+                        o.iter()
+                            .find(|&s| s != Side::C && !present(s.neighbour(x, y)))
+                            .map(|s| (*i, *o, s))
+                    });
+                    if let Some((i, o, s)) = off {
+                        problem.get_or_insert(format!(
+                            "position `{}X{}` sends toward {} from tile ({x}, {y}), where the layout has no tile",
+                            i.letter(),
+                            o.letters(),
+                            s.letter()
+                        ));
+                        continue;
+                    }
+                    let t = tiles.entry(idx(x, y)).or_default();
+                    if t.switches.contains_key(color) {
+                        problem.get_or_insert(format!(
+                            "colour {color} of tile ({x}, {y}) gets a second switch()"
+                        ));
+                        continue;
+                    }
+                    t.switches
+                        .insert(*color, (sw.clone(), inputs.clone(), action.span));
+                }
+                if let Some(p) = problem {
+                    diags.push(
+                        Diagnostic::error(codes::PAINT_SWITCH, p, action.span, "in this switch()")
+                            .with_help("a colour has one switch per tile; its positions may only send to tiles of the layout"),
+                    );
+                }
+            }
         }
     }
 
@@ -364,6 +420,8 @@ pub fn resolve(ev: Evaluated, diags: &mut Vec<Diagnostic>) -> Option<Floorplan> 
     let mut routes: Vec<(ColorConfig, Span)> = Vec::new();
     let mut codes_out: Vec<Option<TileCode>> = vec![None; (w * h) as usize];
     let mut socket_colors: BTreeSet<u8> = BTreeSet::new();
+    // One "switch without paint()" error per switch() action.
+    let mut unpainted: Vec<Span> = Vec::new();
     for (&i, t) in &tiles {
         let (x, y) = (i as u32 % w, i as u32 / w);
         let mut cfgs: BTreeMap<u8, (ColorConfig, Span)> = BTreeMap::new();
@@ -381,22 +439,45 @@ pub fn resolve(ev: Evaluated, diags: &mut Vec<Diagnostic>) -> Option<Floorplan> 
             cfg.tx = outs.iter().map(Side::direction).collect();
             cfgs.insert(c, (cfg, cr.span));
         }
+        for (&c, (sw, _, span)) in &t.switches {
+            match cfgs.get_mut(&c) {
+                Some((cfg, _)) => cfg.switches = Some(sw.clone()),
+                None if unpainted.contains(span) => {}
+                None => {
+                    unpainted.push(*span);
+                    diags.push(
+                    Diagnostic::error(
+                        codes::PAINT_SWITCH,
+                        format!("switch() on colour {c} of tile ({x}, {y}), which no paint() routes there (the first such tile)"),
+                        *span,
+                        "positions 1 and up of this switch",
+                    )
+                    .with_help(format!("position 0 is what paint() routes: add e.g. `paint({c} [CXR])` on the same tiles")),
+                    );
+                }
+            }
+        }
         let mut both_axes: BTreeSet<u8> = BTreeSet::new();
         for (&a, &(b, span)) in &t.pairs {
             let mut axes = (false, false);
             for c in [a, b] {
-                for r in t
+                let routed = t
                     .routes
                     .get(&c)
                     .map(|cr| cr.routes.as_slice())
                     .unwrap_or(&[])
-                {
-                    for s in r.inputs.iter() {
-                        match s.axis() {
-                            Some(Axis::X) => axes.0 = true,
-                            Some(Axis::Y) => axes.1 = true,
-                            None => {}
-                        }
+                    .iter()
+                    .flat_map(|r| r.inputs.iter());
+                let switched = t
+                    .switches
+                    .get(&c)
+                    .into_iter()
+                    .flat_map(|s| s.1.iter().copied());
+                for s in routed.chain(switched) {
+                    match s.axis() {
+                        Some(Axis::X) => axes.0 = true,
+                        Some(Axis::Y) => axes.1 = true,
+                        None => {}
                     }
                 }
             }

@@ -442,6 +442,9 @@ fn arguments_parse_in_key_value_style() {
         .unwrap();
     assert_eq!(inv.options.arch, Arch::Wse2);
     assert_eq!(inv.out, PathBuf::from("x.elf"));
+    assert_eq!(inv.asm, None);
+    let inv = args(&["f.paint", "asm=f.asm"]).unwrap().unwrap();
+    assert_eq!(inv.asm, Some(PathBuf::from("f.asm")));
 }
 
 #[test]
@@ -462,4 +465,84 @@ fn exponential_evaluation_runs_out_of_fuel() {
     }
     src.push_str("union(f39(tile()))\n");
     assert_eq!(error_codes(&src, &[]), vec!["E1227"]);
+}
+
+#[test]
+fn switch_adds_positions_to_the_painted_routes() {
+    use csl_arch::image::{PopMode, SwitchPos};
+    let p = plan(
+        "let c = color()
+let senders = rect(0 0 3 1)
+senders : paint(c [CXR])
+rect(1 0 2 1) : switch(c [LXR] [RXC] [ring pop_on_advance start:1])
+tile(3 0) : paint(c [LXC])
+union(senders tile(3 0))",
+        &[],
+    );
+    // The farthest sender has position 0 only.
+    assert!(p.config(0, 0, 0).unwrap().switches.is_none());
+    for x in 1..3 {
+        let cfg = p.config(x, 0, 0).unwrap();
+        assert_eq!((cfg.rx.clone(), cfg.tx.clone()), (vec![Ramp], vec![East]));
+        let sw = cfg.switches.as_ref().unwrap();
+        assert_eq!(
+            sw.positions,
+            [
+                SwitchPos {
+                    rx: Some(West),
+                    tx: Some(vec![East])
+                },
+                SwitchPos {
+                    rx: Some(East),
+                    tx: Some(vec![Ramp])
+                },
+                SwitchPos::default()
+            ]
+        );
+        assert!(sw.ring_mode);
+        assert_eq!(sw.pop_mode, PopMode::PopOnAdvance);
+        assert_eq!(sw.current, 1);
+    }
+}
+
+#[test]
+fn switch_positions_count_for_the_colour_swap() {
+    // Position 0 receives from the core only; position 1 receives from the west, so the
+    // pair swaps on x.
+    let p = plan(
+        "let a = color()
+let ap = color()
+let t = tile(1 0)
+t : paint(ap [CXR])
+t : switch(ap [LXR])
+t : colorpair(a ap)
+union(rect(0 0 3 1))",
+        &[],
+    );
+    assert!(p.config(1, 0, 1).unwrap().color_swap_x);
+    assert!(p.config(1, 0, 0).unwrap().color_swap_x);
+}
+
+#[test]
+fn bad_switches_are_e1230() {
+    let cases = [
+        // No paint() of the colour: position 0 is missing.
+        "let c = color()\ntile() : switch(c [LXR])\nunion(rect(0 0 2 1))",
+        // Two inputs in one position.
+        "let c = color()\ntile(1 0) : paint(c [CXR])\ntile(1 0) : switch(c [LUXR])\nunion(rect(0 0 3 2))",
+        // Two routes in one bracket.
+        "let c = color()\ntile(1 0) : paint(c [CXR])\ntile(1 0) : switch(c [LXR RXL])\nunion(rect(0 0 3 1))",
+        // Four positions.
+        "let c = color()\ntile(1 0) : paint(c [CXR])\ntile(1 0) : switch(c [LXR] [LXC] [RXC] [CXL])\nunion(rect(0 0 3 1))",
+        // An unknown option, and a start position the switch lacks.
+        "let c = color()\ntile(1 0) : paint(c [CXR])\ntile(1 0) : switch(c [LXR] [spin])\nunion(rect(0 0 3 1))",
+        "let c = color()\ntile(1 0) : paint(c [CXR])\ntile(1 0) : switch(c [LXR] [start:2])\nunion(rect(0 0 3 1))",
+        // A position that sends off the layout.
+        "let c = color()\ntile(1 0) : paint(c [CXR])\ntile(1 0) : switch(c [RXU])\nunion(rect(0 0 3 1))",
+        // Two switches of one colour on a tile.
+        "let c = color()\ntile(1 0) : paint(c [CXR])\ntile(1 0) : switch(c [LXR])\ntile(1 0) : switch(c [RXC])\nunion(rect(0 0 3 1))",
+    ];
+    for src in cases {
+        assert_eq!(error_codes(src, &[]), vec!["E1230"], "{src}");
+    }
 }

@@ -845,35 +845,22 @@ impl<'a> Lower<'a> {
         match ty {
             Ty::Scalar(Scalar::U64) => Err(self.no_64bit_decl(d)),
             Ty::Scalar(s) => {
-                let v = match &d.init {
-                    Some(Init::Expr(e)) => {
-                        if let Some(sk) = self.socket_of_read(e) {
-                            self.receive_value(sk, s, e.span)?
-                        } else if let ExprKind::Cast(t, inner) = &e.kind
-                            && let Some(sk) = self.socket_of_read(inner)
-                        {
-                            let ct = self.scalar_type(t, "a cast's type")?;
-                            let v = self.receive_value(sk, ct, inner.span)?;
-                            self.convert(v, s, e.span, "initialising")?
-                        } else {
-                            let v = self.expr(e)?;
-                            self.convert(v, s, e.span, "initialising")?
-                        }
-                    }
-                    Some(Init::List(_, sp)) => {
-                        return Err(self.err(
-                            codes::TUNG_INIT,
-                            "a scalar takes one value, not a list",
-                            *sp,
-                            "a list",
-                        ));
-                    }
-                    None => Val::Const { bits: 0, ty: s },
+                // A bad initialiser is reported once: the variable is still declared (as
+                // 0), so its later uses do not add "not declared" errors.
+                let init = self
+                    .scalar_init(d, s)
+                    .and_then(|v| self.materialize(v, s, d.span));
+                let (src, failed) = match init {
+                    Ok(src) => (src, None),
+                    Err(r) => match self.materialize(Val::Const { bits: 0, ty: s }, s, d.span) {
+                        Ok(zero) => (zero, Some(r)),
+                        Err(_) => return Err(r),
+                    },
                 };
-                let src = self.materialize(v, s, d.span)?;
                 let r = self.fb.reg();
                 self.fb.emit(Inst::Mov { dst: r, src });
-                self.declare_local(&d.name, Local::Var { r, ty: s })
+                self.declare_local(&d.name, Local::Var { r, ty: s })?;
+                failed.map_or(Ok(()), Err)
             }
             ty => {
                 let size = ty.size(&self.aggs);
@@ -930,6 +917,35 @@ impl<'a> Lower<'a> {
                 }
             }
         }
+    }
+
+    /// The initial value of a scalar local declaration (0 without an initialiser).
+    fn scalar_init(&mut self, d: &ast::VarDecl, s: Scalar) -> R<Val> {
+        Ok(match &d.init {
+            Some(Init::Expr(e)) => {
+                if let Some(sk) = self.socket_of_read(e) {
+                    self.receive_value(sk, s, e.span)?
+                } else if let ExprKind::Cast(t, inner) = &e.kind
+                    && let Some(sk) = self.socket_of_read(inner)
+                {
+                    let ct = self.scalar_type(t, "a cast's type")?;
+                    let v = self.receive_value(sk, ct, inner.span)?;
+                    self.convert(v, s, e.span, "initialising")?
+                } else {
+                    let v = self.expr(e)?;
+                    self.convert(v, s, e.span, "initialising")?
+                }
+            }
+            Some(Init::List(_, sp)) => {
+                return Err(self.err(
+                    codes::TUNG_INIT,
+                    "a scalar takes one value, not a list",
+                    *sp,
+                    "a list",
+                ));
+            }
+            None => Val::Const { bits: 0, ty: s },
+        })
     }
 
     /// The "no 64-bit" error for a `u64` declaration.
