@@ -277,6 +277,53 @@ fn forall_kernel_matches_the_host() {
     });
 }
 
+const REDUCTIONS: &str = r#"
+    sp x[16]; sp y[16]; xp n[16];
+    sp dot[1]; sp sum[1]; sp scaled[1]; xp isum[1];
+    {
+        i in [0, 16) {
+            x[i] = 0.25 * (sp)i;
+            y[i] = (sp)(i + 1);
+            n[i] = 2 * i;
+        }
+        let i in [0, 16);
+        sp d = 1.0;
+        ∀i d <+- x[i] * y[i];
+        dot[0] = d;
+        sum[0] = 0.5;
+        ∀i sum[0] <+- y[i];
+        sp k = 3.0;
+        ∀i scaled[0] <+- x[i] * k;
+        ∀i isum[0] <+- n[i];
+    }
+"#;
+
+#[test]
+fn forall_reductions_are_one_dsd_op_each() {
+    let prog = compile(REDUCTIONS, &ClassSpec::new(Arch::Wse2));
+    use csl_arch::dsd::DsdOpcode as O;
+    assert_eq!(
+        dsd_ops(main_fn(&prog)),
+        vec![O::Fmacs, O::Fadds, O::Fmacs, O::Add16],
+        "each ∀ reduction is one DSD op"
+    );
+    one_tile(REDUCTIONS, &[], &[], |g| {
+        // The same sums in the same order, with the multiply-add fused as fmacs is.
+        let (mut dot, mut sum, mut scaled, mut isum) = (1.0f32, 0.5f32, 0.0f32, 0u16);
+        for i in 0..16 {
+            let (x, y) = (0.25 * i as f32, (i + 1) as f32);
+            dot = x.mul_add(y, dot);
+            sum += y;
+            scaled = x.mul_add(3.0, scaled);
+            isum = isum.wrapping_add(2 * i as u16);
+        }
+        assert_eq!(f32_of(&g("dot")), dot, "dot product into a register variable");
+        assert_eq!(f32_of(&g("sum")), sum, "sum into an array element");
+        assert_eq!(f32_of(&g("scaled")), scaled, "product with a scalar");
+        assert_eq!(u16_of(&g("isum")), isum, "16-bit sum");
+    });
+}
+
 #[test]
 fn if_after_a_plain_copy_is_never_dropped() {
     // The vendor's register allocation could drop a predicated select that follows a

@@ -533,6 +533,12 @@ impl<'a> Lower<'a> {
             )?;
             return Ok(Some(Some(d)));
         }
+        if *op == AssignOp::Acc
+            && self.arr_operand(lhs, v, lo, len).is_none()
+            && !mentions(lhs, v)
+        {
+            return self.try_reduction(lhs, rhs, v, lo, len, span);
+        }
         let Some((dst, dname)) = self.arr_operand(lhs, v, lo, len) else {
             return Ok(None);
         };
@@ -593,6 +599,105 @@ impl<'a> Lower<'a> {
         }
         let d = self.mem_desc(dst, &dname, n16, span);
         self.emit_dsd(opcode, Opnd::Desc(d), &ops, fabric, span)?;
+        Ok(Some(None))
+    }
+
+    /// `s <+- rhs` over the loop, with `s` a scalar that does not depend on the index: one
+    /// DSD reduction into `*&s` (`faddh`/`fadds`/`add16` of an array, `fmach`/`fmacs` of a
+    /// product of an array and an array or a loop-invariant scalar). `s` is read once
+    /// before and written once after; a register variable goes through a frame slot.
+    fn try_reduction(
+        &mut self,
+        lhs: &Expr,
+        rhs: &Expr,
+        v: &str,
+        lo: i128,
+        len: i128,
+        span: Span,
+    ) -> R<Option<Option<GlobalId>>> {
+        use ast::BinOp as B;
+        let Some(place) = self.quietly(|s| s.place(lhs)) else {
+            return Ok(None);
+        };
+        let Some(t) = self.place_scalar(&place) else {
+            return Ok(None);
+        };
+        let mut srcs: Vec<VSrc<'_>> = Vec::new();
+        let opcode = match (&rhs.kind, class_of(t)) {
+            (ExprKind::Binary(B::Mul, x, y), Class::Sp | Class::Hp) => {
+                let (Some(a), Some(b)) = (
+                    self.vsrc(x, v, lo, len, t),
+                    self.vsrc(y, v, lo, len, t),
+                ) else {
+                    return Ok(None);
+                };
+                // fmac's scalar operand is its last.
+                let (a, b) = match (a, b) {
+                    (VSrc::Scalar(_), _) => return Ok(None),
+                    pair => pair,
+                };
+                srcs.push(a);
+                srcs.push(b);
+                if t == Scalar::Sp {
+                    DsdOpcode::Fmacs
+                } else {
+                    DsdOpcode::Fmach
+                }
+            }
+            (_, class) => {
+                let Some(VSrc::Arr(a, n)) = self.vsrc(rhs, v, lo, len, t) else {
+                    return Ok(None);
+                };
+                srcs.push(VSrc::Arr(a, n));
+                match class {
+                    Class::Sp => DsdOpcode::Fadds,
+                    Class::Hp => DsdOpcode::Faddh,
+                    Class::I16 => DsdOpcode::Add16,
+                    Class::W32 => return Ok(None),
+                }
+            }
+        };
+        let n16 = len as u16;
+        let mut ops = Vec::new();
+        for s in &srcs {
+            ops.push(match s {
+                VSrc::Arr(a, name) => Opnd::Desc(self.mem_desc(*a, name, n16, span)),
+                VSrc::Scalar(e) => {
+                    let val = self.expr(e)?;
+                    Opnd::Scalar(self.materialize(val, t, e.span)?)
+                }
+                VSrc::Fabin(_) => return Ok(None),
+            });
+        }
+        let (addr, back) = match &place {
+            Place::Mem {
+                base, off, dynoff, ..
+            } => (self.addr_of(*base, *off, *dynoff), None),
+            Place::Reg { r, .. } => {
+                let off = self.fb.frame_slot(4, 4);
+                let a = self.fb.reg();
+                self.fb.emit(Inst::FrameAddr { dst: a, off });
+                self.fb.emit(Inst::Store {
+                    w: t.nt().width(),
+                    addr: a,
+                    src: *r,
+                });
+                (a, Some(*r))
+            }
+        };
+        let mut all = vec![Opnd::Ptr(addr)];
+        all.extend(ops);
+        let saved = std::mem::replace(&mut self.par_direct, false);
+        let r = self.emit_dsd(opcode, Opnd::Ptr(addr), &all, None, span);
+        self.par_direct = saved;
+        r?;
+        if let Some(r) = back {
+            self.fb.emit(Inst::Load {
+                w: t.nt().width(),
+                dst: r,
+                addr,
+            });
+        }
         Ok(Some(None))
     }
 
