@@ -317,7 +317,11 @@ fn forall_reductions_are_one_dsd_op_each() {
             scaled = x.mul_add(3.0, scaled);
             isum = isum.wrapping_add(2 * i as u16);
         }
-        assert_eq!(f32_of(&g("dot")), dot, "dot product into a register variable");
+        assert_eq!(
+            f32_of(&g("dot")),
+            dot,
+            "dot product into a register variable"
+        );
         assert_eq!(f32_of(&g("sum")), sum, "sum into an array element");
         assert_eq!(f32_of(&g("scaled")), scaled, "product with a scalar");
         assert_eq!(u16_of(&g("isum")), isum, "16-bit sum");

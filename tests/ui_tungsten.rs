@@ -33,23 +33,29 @@ fn spec_of(src: &str) -> (ClassSpec, Vec<String>) {
             "arch" => spec.arch = Arch::from_name(value.trim()).unwrap_or(Arch::Wse2),
             "sockets" => {
                 for w in words {
-                    let (name, cols) = w.split_once('=').unwrap();
+                    let (name, cols) = w
+                        .split_once('=')
+                        .unwrap_or_else(|| panic!("`{w}`: a socket is NAME=RX[:TX]"));
                     let (rx, tx) = cols.split_once(':').unwrap_or((cols, cols));
                     spec.sockets.push((
                         name.to_string(),
                         SocketBinding {
-                            rx: rx.parse().unwrap(),
-                            tx: tx.parse().unwrap(),
+                            rx: rx.parse().unwrap_or_else(|e| panic!("`{w}`: {e}")),
+                            tx: tx.parse().unwrap_or_else(|e| panic!("`{w}`: {e}")),
                         },
                     ));
                 }
             }
             "params" => {
                 for w in words {
-                    let (name, v) = w.split_once('=').unwrap();
+                    let (name, v) = w
+                        .split_once('=')
+                        .unwrap_or_else(|| panic!("`{w}`: a param is NAME=VALUE"));
                     let v = match v.parse::<i64>() {
                         Ok(i) => ParamValue::Int(i),
-                        Err(_) => ParamValue::Float(v.parse().unwrap()),
+                        Err(_) => {
+                            ParamValue::Float(v.parse().unwrap_or_else(|e| panic!("`{w}`: {e}")))
+                        }
                     };
                     spec.params.push((name.to_string(), v));
                 }

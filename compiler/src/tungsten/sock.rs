@@ -533,9 +533,7 @@ impl<'a> Lower<'a> {
             )?;
             return Ok(Some(Some(d)));
         }
-        if *op == AssignOp::Acc
-            && self.arr_operand(lhs, v, lo, len).is_none()
-            && !mentions(lhs, v)
+        if *op == AssignOp::Acc && self.arr_operand(lhs, v, lo, len).is_none() && !mentions(lhs, v)
         {
             return self.try_reduction(lhs, rhs, v, lo, len, span);
         }
@@ -625,10 +623,8 @@ impl<'a> Lower<'a> {
         let mut srcs: Vec<VSrc<'_>> = Vec::new();
         let opcode = match (&rhs.kind, class_of(t)) {
             (ExprKind::Binary(B::Mul, x, y), Class::Sp | Class::Hp) => {
-                let (Some(a), Some(b)) = (
-                    self.vsrc(x, v, lo, len, t),
-                    self.vsrc(y, v, lo, len, t),
-                ) else {
+                let (Some(a), Some(b)) = (self.vsrc(x, v, lo, len, t), self.vsrc(y, v, lo, len, t))
+                else {
                     return Ok(None);
                 };
                 // fmac's scalar operand is its last.
