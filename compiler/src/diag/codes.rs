@@ -88,6 +88,11 @@ codes! {
     COMPTIME_DIV_ZERO = "E0304";
     /// Index out of range at comptime.
     COMPTIME_INDEX = "E0305";
+    /// A `comptime_int` value beyond the 128-bit range the compiler computes exactly.
+    COMPTIME_INT_RANGE = "E0306";
+    /// Expressions or statements nested deeper than `--max-nesting-depth`, or analysis
+    /// nested deeper than its stack allows.
+    TOO_DEEP = "E0307";
     /// The top-level file has no layout block, or more than one.
     LAYOUT_MISSING = "E0401";
     /// `@set_rectangle` called twice, or not before `@set_tile_code`.

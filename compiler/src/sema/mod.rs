@@ -72,8 +72,15 @@ pub struct SemaOptions {
     pub fabric: (u32, u32),
     /// Rectangle offset.
     pub offsets: (u32, u32),
-    /// Comptime evaluation budget (statements and loop iterations).
+    /// Comptime evaluation budget (statements and loop iterations; `--comptime-fuel`).
     pub fuel: u64,
+    /// Deepest nesting of expressions and statements in one body (`--max-nesting-depth`).
+    pub max_nesting: u32,
+    /// Most module instances (`--max-module-instances`).
+    pub max_modules: u32,
+    /// Stack bytes nested analysis may use before it stops with a diagnostic (see
+    /// [`Sema::stack_guard`]); the driver derives it from the analysis thread's stack.
+    pub stack_budget: usize,
     /// Whether the memcpy infrastructure (and its reserved resources) is present.
     pub memcpy: bool,
     /// Analyse every non-generic function and task of every module, not only those a
@@ -137,15 +144,12 @@ pub struct Sema {
     stack_base: Option<usize>,
 }
 
-/// Stack bytes that nested calls (comptime recursion, generic instances, inlining) may
-/// use before analysis stops with a diagnostic. The driver runs analysis on a thread with
-/// a 64 MiB stack (`driver::COMPILE_STACK_BYTES`); unoptimised builds use large frames.
-const STACK_BUDGET: usize = 48 << 20;
-
 impl Sema {
     /// A fresh analysis over `sources` (which holds at least the top-level file).
     pub fn new(opts: SemaOptions, sources: SourceMap) -> Sema {
         let fuel = opts.fuel;
+        let marker = 0u8;
+        let stack_base = Some(std::ptr::addr_of!(marker) as usize);
         Sema {
             opts,
             sources,
@@ -170,7 +174,7 @@ impl Sema {
             globals_in_progress: HashSet::new(),
             dsr_cfgs: HashMap::new(),
             teardown_handlers: Vec::new(),
-            stack_base: None,
+            stack_base,
         }
     }
 
@@ -192,19 +196,53 @@ impl Sema {
     }
 
     /// Stops runaway nesting (recursive comptime calls, generic instances that make new
-    /// instances, recursive inline functions) before the compiler's own stack runs out.
+    /// instances, recursive inline functions, deeply nested expressions) before the
+    /// compiler's own stack runs out.
     pub fn stack_guard(&mut self, span: Span, what: &str) -> R<()> {
         let marker = 0u8;
         let here = std::ptr::addr_of!(marker) as usize;
         let base = *self.stack_base.get_or_insert(here);
-        if base.abs_diff(here) > STACK_BUDGET {
+        if base.abs_diff(here) > self.opts.stack_budget {
+            let mib = self.opts.stack_budget >> 20;
             return Err(self.report(
-                Diagnostic::error(codes::COMPTIME_FUEL, format!("{what} nest too deeply"), span, "while analysing this call")
-                    .with_note("each nested call is analysed inside the previous one; this looks like unbounded recursion")
-                    .with_help("make sure the recursion stops for the arguments given"),
+                Diagnostic::error(codes::TOO_DEEP, format!("{what} nest too deeply"), span, "while analysing this")
+                    .with_note(format!("each nested call or expression is analysed inside the previous one, and analysis used its whole stack ({mib} MiB); this looks like unbounded recursion"))
+                    .with_help("make sure the recursion stops for the arguments given; `cslc --max-nesting-depth N` with a larger N also gives analysis a larger stack"),
             ));
         }
         Ok(())
+    }
+
+    /// Reports a `comptime_int` value (`what`) outside the signed 128-bit range that the
+    /// compiler computes exactly.
+    pub fn ct_int_range(&mut self, span: Span, what: &str) -> Reported {
+        self.report(
+            Diagnostic::error(
+                codes::COMPTIME_INT_RANGE,
+                format!("{what} does not fit in a 128-bit comptime_int"),
+                span,
+                "beyond the comptime integer range",
+            )
+            .with_note("this compiler computes comptime_int exactly between -2^127 and 2^127 - 1, and refuses to wrap values outside")
+            .with_help("keep intermediate comptime values within 128 bits (for example, shift or divide earlier)"),
+        )
+    }
+
+    /// Reports an expression or statement nested deeper than `--max-nesting-depth`.
+    pub fn too_deep(&mut self, span: Span) -> Reported {
+        let limit = self.opts.max_nesting;
+        self.report(
+            Diagnostic::error(
+                codes::TOO_DEEP,
+                "expressions nest too deeply",
+                span,
+                format!("this is nested more than {limit} levels deep"),
+            )
+            .with_note(format!(
+                "the nesting depth limit is {limit} (operands of operators, arguments, blocks and statements each add a level)"
+            ))
+            .with_help("split the expression with intermediate constants, or raise the limit with `cslc --max-nesting-depth N`"),
+        )
     }
 
     /// Consumes one unit of comptime fuel.
@@ -221,9 +259,9 @@ impl Sema {
                         "still running here",
                     )
                     .with_note(format!(
-                        "the comptime interpreter stopped after {budget} steps"
+                        "the comptime fuel limit is {budget} steps (statements and loop iterations), and this program used them all"
                     ))
-                    .with_help("check the loop condition; comptime loops must terminate"),
+                    .with_help("check the loop condition; if the loop does terminate, raise the limit with `cslc --comptime-fuel N`"),
                 ));
             }
             return Err(Reported);
