@@ -36,8 +36,8 @@ pub struct Options {
     /// Deepest nesting of expressions and statements analysed (`--max-nesting-depth`);
     /// the analysis thread's stack grows with it.
     pub max_nesting: u32,
-    /// Most module instances (`@import_module` calls evaluated, plus one root per program
-    /// class) one compilation may create (`--max-module-instances`).
+    /// Most module instances (`@import_module` calls evaluated, plus the root) one program
+    /// class may create (`--max-module-instances`).
     pub max_modules: u32,
     /// Analyse every function and task, reached or not (`--check-all`).
     pub analyse_all: bool,
@@ -52,7 +52,7 @@ pub const DEFAULT_FUEL: u64 = 10_000_000;
 /// Default of [`Options::max_nesting`].
 pub const DEFAULT_MAX_NESTING: u32 = 10_000;
 /// Default of [`Options::max_modules`].
-pub const DEFAULT_MAX_MODULES: u32 = 10_000;
+pub const DEFAULT_MAX_MODULES: u32 = 2_000;
 
 impl Default for Options {
     fn default() -> Self {
@@ -261,7 +261,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         }
         params.insert(name.clone(), Value::Color(*id as u8));
     }
-    let top_mod = sema.instantiate(top, params, String::new());
+    let top_mod = sema.instantiate(top, params, String::new(), None);
     let plan = sema.run_layout(top_mod)?;
     if !plan.tiles.values().any(|t| t.file == top) {
         sema.run_layout_file_comptime(top_mod);

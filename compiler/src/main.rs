@@ -71,8 +71,8 @@ struct Cli {
     #[arg(long = "max-nesting-depth", default_value_t = cslc::driver::DEFAULT_MAX_NESTING,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     max_nesting_depth: u32,
-    /// Most module instances one compilation may create (`@import_module` calls
-    /// evaluated, plus one per program class).
+    /// Most module instances one program class may create (`@import_module` calls
+    /// evaluated, plus its root file).
     #[arg(long = "max-module-instances", default_value_t = cslc::driver::DEFAULT_MAX_MODULES,
           value_parser = clap::value_parser!(u32).range(1..))]
     max_module_instances: u32,

@@ -44,6 +44,11 @@ codes! {
     UNBOUND_PARAM = "E0107";
     /// A param given to a module that declares no such param (a warning).
     UNKNOWN_PARAM = "E0108";
+    /// A module that imports itself, directly or through other modules, with the same
+    /// params.
+    IMPORT_CYCLE = "E0109";
+    /// More module instances than `--max-module-instances` allows.
+    TOO_MANY_MODULES = "E0110";
     /// Operand types do not match.
     TYPE_MISMATCH = "E0201";
     /// A call with the wrong number of arguments.

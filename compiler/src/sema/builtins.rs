@@ -812,7 +812,8 @@ impl Sema {
                 format!("{parent}.{stem}#{n}")
             }
         };
-        let m = self.instantiate(file, map, prefix);
+        self.check_import(file, &map, env.module, span)?;
+        let m = self.instantiate(file, map, prefix, Some((env.module, span)));
         // A field that names no param of the module is probably a typo.
         let ast = self.mods[m].ast.clone();
         let declared: Vec<&str> = ast

@@ -151,26 +151,19 @@ impl Sema {
         self.dsr_cfgs.clear();
         self.teardown_handlers.clear();
         let first = self.mods.len();
+        self.class_first_mod = first;
         let map: BTreeMap<String, Value> = params.iter().cloned().collect();
-        let root = self.instantiate(file, map, String::new());
+        let root = self.instantiate(file, map, String::new(), None);
         // Run the comptime blocks of the root and of every module it imports (eagerly
         // instantiating `const m = @import_module(...)` declarations), to a fixpoint.
-        let mut done = std::collections::HashSet::new();
-        loop {
-            let pending: Vec<_> = self
-                .mods
-                .keys()
-                .skip(first)
-                .filter(|m| !done.contains(m))
-                .collect();
-            if pending.is_empty() {
-                break;
-            }
-            for m in pending {
-                done.insert(m);
-                self.instantiate_imports(m);
-                self.run_top_comptime(m);
-            }
+        // Instances are only ever appended, so one cursor visits each once, in creation
+        // order (linear in the number of instances).
+        let mut next = first;
+        while next < self.mods.len() {
+            let m = <super::module::ModId as cranelift_entity::EntityRef>::new(next);
+            next += 1;
+            self.instantiate_imports(m);
+            self.run_top_comptime(m);
         }
         let _ = root;
         self.build_teardown_task();

@@ -139,6 +139,9 @@ pub struct Sema {
     pub teardown_handlers: Vec<(crate::ir::FuncId, u8, Span)>,
     /// `var` declarations whose global is being created (cycle detection).
     pub globals_in_progress: HashSet<DeclRef>,
+    /// The first module instance of the program class being compiled (instances are
+    /// counted per class against `--max-module-instances`).
+    pub class_first_mod: usize,
     /// Approximate stack address of the outermost nested analysis (see
     /// [`Sema::stack_guard`]).
     stack_base: Option<usize>,
@@ -175,6 +178,7 @@ impl Sema {
             dsr_cfgs: HashMap::new(),
             teardown_handlers: Vec::new(),
             stack_base,
+            class_first_mod: 0,
         }
     }
 
@@ -371,7 +375,9 @@ impl Sema {
         file: FileId,
         params: BTreeMap<String, Value>,
         prefix: String,
+        importer: Option<(ModId, Span)>,
     ) -> ModId {
+        let param_key = self.param_key(&params);
         let ast = self.ast_of(file);
         let mut names = HashMap::new();
         let check = self.checked_files.insert(file);
@@ -411,7 +417,80 @@ impl Sema {
             mono: HashMap::new(),
             prefix,
             comptime_ran: false,
+            importer,
+            param_key,
         })
+    }
+
+    /// The canonical form of bound params (names and values).
+    fn param_key(&self, params: &BTreeMap<String, Value>) -> String {
+        let parts: Vec<String> = params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.canonical(&self.types)))
+            .collect();
+        parts.join(";")
+    }
+
+    /// Checks that importing `file` with `params` from module `from` (at `span`) neither
+    /// closes an import cycle (an instance of the same file with the same params among
+    /// `from`'s importers, which would instantiate without end) nor exceeds
+    /// `--max-module-instances`.
+    pub fn check_import(
+        &mut self,
+        file: FileId,
+        params: &BTreeMap<String, Value>,
+        from: ModId,
+        span: Span,
+    ) -> R<()> {
+        let wanted = self.param_key(params);
+        // The chain of importers, innermost first: (instance, the span importing it).
+        let mut chain: Vec<(ModId, Option<Span>)> = Vec::new();
+        let mut at = Some(from);
+        while let Some(m) = at {
+            let importer = self.mods[m].importer;
+            chain.push((m, importer.map(|(_, s)| s)));
+            if self.mods[m].file == file && self.mods[m].param_key == wanted {
+                let name =
+                    |sema: &Sema, m: ModId| sema.sources.get(sema.mods[m].file).display.clone();
+                // The files of the cycle, from the repeated one back to it.
+                let mut files: Vec<String> = chain
+                    .iter()
+                    .rev()
+                    .map(|(m, _)| format!("`{}`", name(self, *m)))
+                    .collect();
+                files.push(format!("`{}`", name(self, m)));
+                let mut d = Diagnostic::error(
+                    codes::IMPORT_CYCLE,
+                    format!("import cycle: {}", files.join(" imports ")),
+                    span,
+                    "this import closes the cycle",
+                )
+                .with_note("each @import_module call makes a new instance of the file, so a file that imports itself with the same params would be instantiated without end")
+                .with_help("move what the files share into a third module that neither imports, or stop the recursion with a param");
+                for (_, s) in chain.iter().take(chain.len() - 1) {
+                    if let Some(s) = s {
+                        d = d.with_label(*s, "imported here");
+                    }
+                }
+                return Err(self.report(d));
+            }
+            at = importer.map(|(i, _)| i);
+        }
+        let limit = self.opts.max_modules as usize;
+        let count = self.mods.len().saturating_sub(self.class_first_mod);
+        if count >= limit {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::TOO_MANY_MODULES,
+                    "too many module instances",
+                    span,
+                    format!("this would be instance number {}", count + 1),
+                )
+                .with_note(format!("the module instance limit is {limit} per program class; each evaluated @import_module call makes one, and this looks like imports that recurse without end"))
+                .with_help("make sure recursive imports stop, or raise the limit with `cslc --max-module-instances N`"),
+            ));
+        }
+        Ok(())
     }
 
     /// Looks up a top-level name of a module.
