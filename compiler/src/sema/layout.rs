@@ -377,6 +377,34 @@ impl Sema {
             "set_color_config" => {
                 let x = self.u32_arg(env, args[0])?;
                 let y = self.u32_arg(env, args[1])?;
+                // Routes live in the routers of the rectangle's PEs; the loader rejects
+                // an image with a colour configured anywhere else.
+                let Some((w, h, _)) = plan.rect else {
+                    return Err(self.report(
+                        Diagnostic::error(
+                            codes::LAYOUT_RECTANGLE,
+                            "@set_color_config before @set_rectangle",
+                            span,
+                            "no rectangle yet",
+                        )
+                        .with_help("call @set_rectangle(width, height) first"),
+                    ));
+                };
+                if x >= w || y >= h {
+                    return Err(self.report(
+                        Diagnostic::error(
+                            codes::LAYOUT_TILE,
+                            format!("PE ({x}, {y}) is outside the {w} x {h} rectangle"),
+                            span,
+                            "colour configured outside the rectangle",
+                        )
+                        .with_help(format!(
+                            "configure colours of PEs (0, 0) to ({}, {}) only",
+                            w - 1,
+                            h - 1
+                        )),
+                    ));
+                }
                 let c = match self.eval_comptime(env, args[2])? {
                     Value::Color(c) => c,
                     _ => {
