@@ -292,6 +292,5 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
                 )));
             }
         },
-        ..Options::default()
     })
 }

@@ -232,7 +232,7 @@ impl fmt::Display for HostError {
                  more than the {} MiB limit ({source}); simulate a smaller rectangle, or raise \
                  the limit with `cslsim --max-memory-mib N` (`SimParams::memory_limit_bytes`)",
                 needed >> 20,
-                needed / pes.max(&1) >> 10,
+                (needed / pes.max(&1)) >> 10,
                 limit >> 20
             ),
             HostError::Sim(e) => write!(f, "{e}"),
