@@ -72,8 +72,8 @@ fn bad_inputs_are_refused_up_front_naming_the_line_or_flag() {
             "--nloc 1 is smaller than the 2 atoms of the fullest cell",
         ),
         (
-            vec!["--dump", d, "--nmax", "2"],
-            "--nmax 2 is smaller than the 15 records",
+            vec!["--dump", d, "--nmax", "1"],
+            "--nmax 1 is smaller than the 2 atoms of the fullest cell",
         ),
         (
             vec!["--dump", d, "--energies", "/nonexistent-dir/e.tsv"],

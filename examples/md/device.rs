@@ -197,8 +197,8 @@ fn min_image(d: f64, l: f64) -> f64 {
 
 /// Capacities from the initial state: the largest cell, the largest halo, and the most
 /// pairs a PE lists (with the cutoff widened by 10 %), each with a margin.
-/// The automatic capacities (with margins for atoms that move), and the least the
-/// initial state needs (no margins; `npair` is not bounded below).
+/// The automatic capacities (with margins for atoms that move), and the least the host
+/// needs to place the initial atoms (`npair` is not bounded below).
 fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> (Capacities, Capacities) {
     let idx = |x: usize, y: usize, z: usize| (z * g.ny + y) * g.nx + x;
     let count = |x: usize, y: usize, z: usize| cells[idx(x, y, z)].len() as u32;
@@ -260,9 +260,12 @@ fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> (Capac
         nmax: maxres + maxres / 4 + 8,
         npair: maxpairs + maxpairs / 4 + 16,
     };
+    // The host writes each cell's atoms into nloc- and nmax-sized slots, so both must hold
+    // the fullest cell. (An nmax too small for the halo is the device's to report: it
+    // flags the overflow and the run ends normally, naming --nmax.)
     let least = Capacities {
         nloc: maxcell,
-        nmax: maxres.max(maxcell),
+        nmax: maxcell,
         npair: 0,
     };
     (auto, least)
@@ -349,9 +352,8 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     if cfg.nsample == 0 {
         return Err("nsample must be at least 1".into());
     }
-    // Capacities given on the command line must hold the initial state: every cell's
-    // atoms (the host writes them into nloc- and nmax-sized slots) and every PE's own plus
-    // halo records. Checked before the long compile and run.
+    // Capacities given on the command line must hold every cell's atoms (the host writes
+    // them into nloc- and nmax-sized slots). Checked before the long compile and run.
     for (flag, cap, need, what, auto) in [
         (
             "--nloc",
@@ -364,7 +366,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             "--nmax",
             caps.nmax,
             least.nmax,
-            "records (own atoms plus halo copies) of the fullest PE",
+            "atoms of the fullest cell",
             auto.nmax,
         ),
     ] {
