@@ -14,6 +14,10 @@ pub struct Header {
     pub arch: Option<Arch>,
     /// Comptime budget.
     pub fuel: Option<u64>,
+    /// Nesting depth limit (`cslc --max-nesting-depth`).
+    pub max_nesting: Option<u32>,
+    /// Module instance limit (`cslc --max-module-instances`).
+    pub max_modules: Option<u32>,
 }
 
 impl Header {
@@ -37,6 +41,8 @@ impl Header {
                 ),
                 "arch" => h.arch = Arch::from_name(value),
                 "fuel" => h.fuel = value.parse().ok(),
+                "max-nesting-depth" => h.max_nesting = value.parse().ok(),
+                "max-module-instances" => h.max_modules = value.parse().ok(),
                 _ => {}
             }
         }

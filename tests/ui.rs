@@ -6,6 +6,8 @@
 //!   rendering; the header states the intent).
 //! * `arch: wse3` — target (default wse2).
 //! * `fuel: N` — comptime budget, for cases that test the runaway-loop diagnostic.
+//! * `max-nesting-depth: N`, `max-module-instances: N` — the other analysis limits
+//!   (`cslc` flags of the same names), for cases that test their diagnostics.
 //!
 //! Bless new or changed snapshots with `INSTA_UPDATE=always cargo test -p csl-tests --test
 //! ui`, then review every changed `.snap` file.
@@ -24,7 +26,13 @@ fn ui() {
             arch: header.arch.unwrap_or(Arch::Wse2),
             fabric_dims: (64, 64),
             fabric_offsets: (4, 1),
-            fuel: header.fuel.unwrap_or(10_000_000),
+            fuel: header.fuel.unwrap_or(cslc::driver::DEFAULT_FUEL),
+            max_nesting: header
+                .max_nesting
+                .unwrap_or(cslc::driver::DEFAULT_MAX_NESTING),
+            max_modules: header
+                .max_modules
+                .unwrap_or(cslc::driver::DEFAULT_MAX_MODULES),
             ..Options::default()
         };
         // Compile relative to the crate directory so that paths in messages are stable.

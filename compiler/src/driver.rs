@@ -31,8 +31,14 @@ pub struct Options {
     pub width_west_buf: u32,
     /// `--width-east-buf`.
     pub width_east_buf: u32,
-    /// Comptime evaluation budget.
+    /// Comptime evaluation budget: statements and loop iterations (`--comptime-fuel`).
     pub fuel: u64,
+    /// Deepest nesting of expressions and statements analysed (`--max-nesting-depth`);
+    /// the analysis thread's stack grows with it.
+    pub max_nesting: u32,
+    /// Most module instances (`@import_module` calls evaluated, plus the root) one program
+    /// class may create (`--max-module-instances`).
+    pub max_modules: u32,
     /// Analyse every function and task, reached or not (`--check-all`).
     pub analyse_all: bool,
     /// `--fp16-format`: the type `@fp16()` names (`f16`, `bf16` or `cb16`).
@@ -40,6 +46,13 @@ pub struct Options {
     /// Run the IR optimiser ([`crate::opt`]); `-O0` turns it off.
     pub optimize: bool,
 }
+
+/// Default of [`Options::fuel`].
+pub const DEFAULT_FUEL: u64 = 10_000_000;
+/// Default of [`Options::max_nesting`].
+pub const DEFAULT_MAX_NESTING: u32 = 10_000;
+/// Default of [`Options::max_modules`].
+pub const DEFAULT_MAX_MODULES: u32 = 2_000;
 
 impl Default for Options {
     fn default() -> Self {
@@ -53,7 +66,9 @@ impl Default for Options {
             channels: 1,
             width_west_buf: 0,
             width_east_buf: 0,
-            fuel: 10_000_000,
+            fuel: DEFAULT_FUEL,
+            max_nesting: DEFAULT_MAX_NESTING,
+            max_modules: DEFAULT_MAX_MODULES,
             analyse_all: false,
             fp16_format: "f16".into(),
             optimize: true,
@@ -112,15 +127,23 @@ pub fn compile_file(path: &Path, opts: &Options) -> Compilation {
 }
 
 /// Stack size of the thread analysis runs on: deep comptime recursion and nested generic
-/// instances need more than a default thread's stack.
-const COMPILE_STACK_BYTES: usize = 64 << 20;
+/// instances need more than a default thread's stack. Deeper nesting limits get more.
+fn compile_stack_bytes(opts: &Options) -> usize {
+    (64usize << 20).saturating_add((opts.max_nesting as usize).saturating_mul(8 << 10))
+}
+
+/// Stack bytes the analysis may use before [`Sema::stack_guard`] stops it with a
+/// diagnostic: all but 16 MiB of the thread's stack.
+fn stack_budget(opts: &Options) -> usize {
+    compile_stack_bytes(opts) - (16 << 20)
+}
 
 /// Compiles from an already loaded top-level file, on a thread with a large stack.
 pub fn compile_sources(sources: SourceMap, top: FileId, opts: &Options) -> Compilation {
     let result = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("cslc-analysis".into())
-            .stack_size(COMPILE_STACK_BYTES)
+            .stack_size(compile_stack_bytes(opts))
             .spawn_scoped(scope, || compile_here(sources, top, opts))
             .map(|h| h.join())
     });
@@ -156,6 +179,9 @@ fn compile_here(sources: SourceMap, top: FileId, opts: &Options) -> Compilation 
         fabric: opts.fabric_dims,
         offsets: opts.fabric_offsets,
         fuel: opts.fuel,
+        max_nesting: opts.max_nesting,
+        max_modules: opts.max_modules,
+        stack_budget: stack_budget(opts),
         memcpy: opts.memcpy,
         analyse_all: opts.analyse_all,
         fp16: opts.fp16_format.clone(),
@@ -235,7 +261,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         }
         params.insert(name.clone(), Value::Color(*id as u8));
     }
-    let top_mod = sema.instantiate(top, params, String::new());
+    let top_mod = sema.instantiate(top, params, String::new(), None);
     let plan = sema.run_layout(top_mod)?;
     if !plan.tiles.values().any(|t| t.file == top) {
         sema.run_layout_file_comptime(top_mod);

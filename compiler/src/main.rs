@@ -62,6 +62,20 @@ struct Cli {
     /// Print a summary of what was compiled (program classes and their PEs) to stderr.
     #[arg(long)]
     verbose: bool,
+    /// Comptime evaluation budget: statements and loop iterations executed at compile time
+    /// before the compiler reports a runaway loop.
+    #[arg(long = "comptime-fuel", default_value_t = cslc::driver::DEFAULT_FUEL)]
+    comptime_fuel: u64,
+    /// Deepest nesting of expressions and statements analysed (a longer operator chain
+    /// is an error, not a crash); larger values also give analysis a larger stack.
+    #[arg(long = "max-nesting-depth", default_value_t = cslc::driver::DEFAULT_MAX_NESTING,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_nesting_depth: u32,
+    /// Most module instances one program class may create (`@import_module` calls
+    /// evaluated, plus its root file).
+    #[arg(long = "max-module-instances", default_value_t = cslc::driver::DEFAULT_MAX_MODULES,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    max_module_instances: u32,
     /// Optimisation level: 0 turns the IR optimiser off, 1 (the default) runs it.
     #[arg(short = 'O', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
     opt_level: u8,
@@ -257,6 +271,9 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
         width_east_buf: cli.width_east_buf,
         analyse_all: cli.check_all,
         optimize: cli.opt_level > 0,
+        fuel: cli.comptime_fuel,
+        max_nesting: cli.max_nesting_depth,
+        max_modules: cli.max_module_instances,
         fp16_format: match cli.fp16_format.as_str() {
             f @ ("f16" | "bf16" | "cb16") => f.to_string(),
             other => {
@@ -265,6 +282,5 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
                 )));
             }
         },
-        ..Options::default()
     })
 }

@@ -197,7 +197,9 @@ fn min_image(d: f64, l: f64) -> f64 {
 
 /// Capacities from the initial state: the largest cell, the largest halo, and the most
 /// pairs a PE lists (with the cutoff widened by 10 %), each with a margin.
-fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> Capacities {
+/// The automatic capacities (with margins for atoms that move), and the least the host
+/// needs to place the initial atoms (`npair` is not bounded below).
+fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> (Capacities, Capacities) {
     let idx = |x: usize, y: usize, z: usize| (z * g.ny + y) * g.nx + x;
     let count = |x: usize, y: usize, z: usize| cells[idx(x, y, z)].len() as u32;
     let maxcell = cells.iter().map(Vec::len).max().unwrap_or(0) as u32;
@@ -253,11 +255,20 @@ fn capacities(d: &Dump, g: &Geometry, cells: &[Vec<usize>], rcut: f64) -> Capaci
             }
         }
     }
-    Capacities {
+    let auto = Capacities {
         nloc: maxcell + 2 + maxcell / 2,
         nmax: maxres + maxres / 4 + 8,
         npair: maxpairs + maxpairs / 4 + 16,
-    }
+    };
+    // The host writes each cell's atoms into nloc- and nmax-sized slots, so both must hold
+    // the fullest cell. (An nmax too small for the halo is the device's to report: it
+    // flags the overflow and the run ends normally, naming --nmax.)
+    let least = Capacities {
+        nloc: maxcell,
+        nmax: maxcell,
+        npair: 0,
+    };
+    (auto, least)
 }
 
 /// A copy-mode memcpy of 32-bit words, `per` per PE, over the whole `region` (width,
@@ -332,7 +343,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         ));
     }
     let cells = bin(d, g);
-    let auto = capacities(d, g, &cells, cfg.rcut);
+    let (auto, least) = capacities(d, g, &cells, cfg.rcut);
     let caps = Capacities {
         nloc: cfg.nloc.unwrap_or(auto.nloc),
         nmax: cfg.nmax.unwrap_or(auto.nmax),
@@ -340,6 +351,30 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     };
     if cfg.nsample == 0 {
         return Err("nsample must be at least 1".into());
+    }
+    // Capacities given on the command line must hold every cell's atoms (the host writes
+    // them into nloc- and nmax-sized slots). Checked before the long compile and run.
+    for (flag, cap, need, what, auto) in [
+        (
+            "--nloc",
+            caps.nloc,
+            least.nloc,
+            "atoms of the fullest cell",
+            auto.nloc,
+        ),
+        (
+            "--nmax",
+            caps.nmax,
+            least.nmax,
+            "atoms of the fullest cell",
+            auto.nmax,
+        ),
+    ] {
+        if cap < need {
+            return Err(format!(
+                "{flag} {cap} is smaller than the {need} {what}; use at least {need} (or leave {flag} out: the automatic value is {auto})"
+            ));
+        }
     }
     // Long runs go in chunks of whole samples, so that the record arrays stay small.
     let samples = cfg.steps / cfg.nsample;

@@ -75,6 +75,8 @@ impl Dump {
         let mut natoms: Option<usize> = None;
         let mut bounds: Option<([f64; 3], [f64; 3])> = None;
         let mut atoms = Vec::new();
+        let mut ids = std::collections::HashSet::new();
+        let mut natoms_line = 0;
         let next = |i: &mut usize| -> Result<(usize, &str), DumpError> {
             let l = lines
                 .get(*i)
@@ -99,6 +101,7 @@ impl Dump {
                 );
             } else if item == "NUMBER OF ATOMS" {
                 let (ln, v) = next(&mut i)?;
+                natoms_line = ln;
                 natoms = Some(
                     v.parse()
                         .map_err(|_| err(ln, format!("bad atom count `{v}`")))?,
@@ -122,6 +125,12 @@ impl Dump {
                     let [a, b] = nums[..] else {
                         return Err(err(ln, "box bounds need two numbers"));
                     };
+                    if !a.is_finite() || !b.is_finite() {
+                        return Err(err(
+                            ln,
+                            format!("box bounds must be finite numbers, found `{v}`"),
+                        ));
+                    }
                     if b <= a {
                         return Err(err(ln, "box upper bound must exceed the lower bound"));
                     }
@@ -141,8 +150,16 @@ impl Dump {
                     })
                     .collect::<Result<_, _>>()?;
                 let n = natoms.ok_or_else(|| err(ln, "ATOMS before NUMBER OF ATOMS"))?;
-                for _ in 0..n {
-                    let (ln, v) = next(&mut i)?;
+                let count_line = natoms_line;
+                for k in 0..n {
+                    let Ok((ln, v)) = next(&mut i) else {
+                        return Err(err(
+                            count_line,
+                            format!(
+                                "NUMBER OF ATOMS says {n}, but the file has only {k} atom rows"
+                            ),
+                        ));
+                    };
                     let f: Vec<&str> = v.split_whitespace().collect();
                     if f.len() != cols.len() {
                         return Err(err(
@@ -160,12 +177,40 @@ impl Dump {
                             .parse::<u32>()
                             .map_err(|_| err(ln, format!("bad integer `{}`", f[idx[k]])))
                     };
-                    atoms.push(Atom {
+                    let atom = Atom {
                         id: int(0)?,
                         typ: int(1)?,
                         pos: [num(2)?, num(3)?, num(4)?],
                         vel: [num(5)?, num(6)?, num(7)?],
-                    });
+                    };
+                    if let Some(bad) = atom.pos.iter().chain(&atom.vel).find(|x| !x.is_finite()) {
+                        return Err(err(
+                            ln,
+                            format!(
+                                "atom {}: positions and velocities must be finite, found {bad}",
+                                atom.id
+                            ),
+                        ));
+                    }
+                    if !ids.insert(atom.id) {
+                        return Err(err(ln, format!("atom id {} appears twice", atom.id)));
+                    }
+                    atoms.push(atom);
+                }
+                // Another frame may follow; another atom row may not.
+                if let Some((k, extra)) = lines
+                    .iter()
+                    .enumerate()
+                    .skip(i)
+                    .find(|(_, l)| !l.trim().is_empty())
+                    && !extra.trim().starts_with("ITEM:")
+                {
+                    return Err(err(
+                        k + 1,
+                        format!(
+                            "more atom rows than the {n} that NUMBER OF ATOMS (line {count_line}) declares"
+                        ),
+                    ));
                 }
                 break;
             } else {
@@ -217,6 +262,37 @@ mod tests {
         assert_eq!(d.atoms.len(), 108);
         assert!((d.box_len()[0] - 10.2599).abs() < 1e-12);
         assert_eq!(Dump::parse(&d.write()).unwrap().atoms.len(), 108);
+    }
+
+    /// Issue 11: non-finite bounds and coordinates, an atom count that disagrees with the
+    /// rows, and duplicate ids are errors naming the line.
+    #[test]
+    fn inconsistent_dumps_are_rejected_with_the_line() {
+        let frame = |bounds: &str, count: usize, rows: &str| {
+            format!(
+                "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n{count}\nITEM: BOX BOUNDS pp pp pp\n{bounds}\n0 1\n0 1\nITEM: ATOMS id type x y z vx vy vz\n{rows}"
+            )
+        };
+        let two = "1 1 0.1 0.1 0.1 0 0 0\n2 1 0.5 0.5 0.5 0 0 0\n";
+        assert!(Dump::parse(&frame("0 1", 2, two)).is_ok());
+        let e = Dump::parse(&frame("0 nan", 2, two)).unwrap_err();
+        assert_eq!(e.line, 6, "{e}");
+        let e = Dump::parse(&frame("-inf 1", 2, two)).unwrap_err();
+        assert_eq!(e.line, 6, "{e}");
+        let e = Dump::parse(&frame("0 1", 2, "1 1 nan 0 0 0 0 0\n2 1 0 0 0 0 0 0\n")).unwrap_err();
+        assert_eq!(e.line, 10, "{e}");
+        let e = Dump::parse(&frame("0 1", 2, "1 1 0 0 0 inf 0 0\n2 1 0 0 0 0 0 0\n")).unwrap_err();
+        assert_eq!(e.line, 10, "{e}");
+        let e = Dump::parse(&frame("0 1", 1, two)).unwrap_err();
+        assert_eq!(e.line, 11, "{e}");
+        assert!(e.message.contains("more atom rows"), "{e}");
+        let e = Dump::parse(&frame("0 1", 3, two)).unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.message.contains("only 2 atom rows"), "{e}");
+        let e = Dump::parse(&frame("0 1", 2, "1 1 0 0 0 0 0 0\n1 1 0.5 0 0 0 0 0\n")).unwrap_err();
+        assert_eq!(e.line, 11, "{e}");
+        // A second frame after the first is fine.
+        assert!(Dump::parse(&(frame("0 1", 2, two) + &frame("0 1", 2, two))).is_ok());
     }
 
     #[test]

@@ -14,6 +14,9 @@
 /// Cells each halo reaches in every direction.
 pub const RANGE: usize = 3;
 
+/// Most PEs along either side of the rectangle (a wafer is about 1,000 PEs across).
+pub const MAX_SIDE: usize = 4096;
+
 /// A validated decomposition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Geometry {
@@ -109,6 +112,17 @@ impl Geometry {
     pub fn new(nx: usize, ny: usize, nzx: usize, nzy: usize) -> Result<Geometry, String> {
         if nx == 0 || ny == 0 || nzx == 0 || nzy == 0 {
             return Err("every dimension must be at least 1".into());
+        }
+        // One PE per cell: the rectangle must fit a wafer-sized fabric.
+        for (name, side) in [
+            ("width nx·nzx (--nx, --nzx)", nx.checked_mul(nzx)),
+            ("height ny·nzy (--ny, --nzy)", ny.checked_mul(nzy)),
+        ] {
+            if side.is_none_or(|s| s > MAX_SIDE) {
+                return Err(format!(
+                    "the rectangle's {name} is over {MAX_SIDE} PEs, larger than any fabric"
+                ));
+            }
         }
         let nz = nzx * nzy;
         for (name, n) in [("nx", nx), ("ny", ny), ("nz = nzx·nzy", nz)] {
@@ -258,6 +272,10 @@ mod tests {
     fn geometries_the_relay_cannot_serve_are_rejected() {
         assert!(Geometry::new(6, 8, 4, 2).is_err());
         assert!(Geometry::new(8, 8, 3, 3).is_err());
+        // Sides beyond any fabric, and products that overflow, are errors, not huge
+        // allocations (issue 11).
+        assert!(Geometry::new(8, 8, 1 << 20, 2).is_err());
+        assert!(Geometry::new(usize::MAX, 8, 2, 4).is_err());
         let g = Geometry::new(8, 8, 4, 2).unwrap();
         assert!(g.check_cutoff([10.26; 3], 2.5).is_ok());
         assert!(

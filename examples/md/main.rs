@@ -78,8 +78,8 @@ fn parse_args() -> Result<Args, String> {
                     .try_into()
                     .map_err(|_| "--steps is too large".to_string())?
             }
-            "--ninner" => a.ninner = num(value()?)?.clamp(1, 1000) as u32,
-            "--nsample" => a.nsample = num(value()?)?.clamp(1, 1_000_000) as u32,
+            "--ninner" => a.ninner = in_range(&flag, num(value()?)?, 1, 1000)?,
+            "--nsample" => a.nsample = in_range(&flag, num(value()?)?, 1, 1_000_000)?,
             "--dt" => a.dt = float(value()?)?,
             "--rcut" => a.rcut = float(value()?)?,
             "--arch" => {
@@ -91,9 +91,9 @@ fn parse_args() -> Result<Args, String> {
             "--check" => a.check = Some(value()?),
             "--check-host" => a.check_host = true,
             "--dump-out" => a.dump_out = Some(value()?),
-            "--nloc" => a.caps[0] = Some(num(value()?)? as u32),
-            "--nmax" => a.caps[1] = Some(num(value()?)? as u32),
-            "--npair" => a.caps[2] = Some(num(value()?)? as u32),
+            "--nloc" => a.caps[0] = Some(in_range(&flag, num(value()?)?, 1, 1 << 16)?),
+            "--nmax" => a.caps[1] = Some(in_range(&flag, num(value()?)?, 1, 1 << 16)?),
+            "--npair" => a.caps[2] = Some(in_range(&flag, num(value()?)?, 1, 1 << 20)?),
             "--max-cycles" => a.max_cycles = num(value()?)?,
             "-O0" => a.optimize = false,
             "-h" | "--help" => return Err(USAGE.into()),
@@ -103,7 +103,60 @@ fn parse_args() -> Result<Args, String> {
     if a.dump.is_empty() {
         return Err(format!("--dump is required\n{USAGE}"));
     }
+    // Everything below is checked before the run, which may take minutes.
+    if a.steps.checked_mul(a.ninner).is_none() {
+        return Err(format!(
+            "--steps {} times --ninner {} is over {} timesteps (2^32 - 1)",
+            a.steps,
+            a.ninner,
+            u32::MAX
+        ));
+    }
+    // The device computes in f32: a dt or cutoff that f32 turns into 0 or infinity would
+    // run and silently produce nothing useful.
+    for (flag, v) in [
+        ("--dt", a.dt),
+        ("--rcut", a.rcut),
+        ("--rcut (squared)", a.rcut * a.rcut),
+    ] {
+        let f = v as f32;
+        if !f.is_normal() {
+            return Err(format!(
+                "{flag}: {v:e} becomes {f} in f32 (the device's arithmetic); use a value between {:e} and {:e}",
+                f32::MIN_POSITIVE,
+                f32::MAX
+            ));
+        }
+    }
     Ok(a)
+}
+
+/// `v` as a `u32` within `lo..=hi`, or an error naming the flag and the range.
+fn in_range(flag: &str, v: u64, lo: u32, hi: u32) -> Result<u32, String> {
+    u32::try_from(v)
+        .ok()
+        .filter(|v| (lo..=hi).contains(v))
+        .ok_or_else(|| format!("{flag} must be between {lo} and {hi}, got {v}"))
+}
+
+/// Checks before the run that `path` (given with `flag`) can be written: its directory
+/// exists and the file can be opened for writing. A file created only for the check is
+/// removed again.
+fn check_writable(flag: &str, path: &str) -> Result<(), String> {
+    let p = std::path::Path::new(path);
+    let existed = p.exists();
+    if p.is_dir() {
+        return Err(format!("{flag} {path}: is a directory"));
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(p)
+        .map_err(|e| format!("{flag} {path}: cannot be written: {e}"))?;
+    if !existed {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -121,6 +174,22 @@ fn real_main() -> Result<(), String> {
     let text =
         std::fs::read_to_string(&a.dump).map_err(|e| format!("cannot read {}: {e}", a.dump))?;
     let d = Dump::parse(&text).map_err(|e| format!("{}: {e}", a.dump))?;
+    for (flag, path) in [("--energies", &a.energies), ("--dump-out", &a.dump_out)] {
+        if let Some(p) = path {
+            check_writable(flag, p)?;
+        }
+    }
+    if d.timestep
+        .checked_add(u64::from(a.steps * a.ninner))
+        .is_none()
+    {
+        return Err(format!(
+            "{}: the dump's timestep {} plus {} steps does not fit in 64 bits",
+            a.dump,
+            d.timestep,
+            a.steps * a.ninner
+        ));
+    }
     let [nx, ny, nzx, nzy] = a.dims;
     let geometry = Geometry::new(nx, ny, nzx, nzy)?;
     // Validate the reference before the (long) run.

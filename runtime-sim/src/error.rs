@@ -628,6 +628,12 @@ pub enum SimError {
         /// The limit reached.
         cycle: u64,
     },
+    /// The host's interrupt check ([`crate::sim::InterruptCheck`]) asked to stop, e.g.
+    /// Ctrl-C in Python.
+    Interrupted {
+        /// The cycle reached.
+        cycle: u64,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -693,6 +699,9 @@ impl fmt::Display for SimError {
                 "cycle limit reached: the simulation ran for {cycle} cycles without finishing \
                  (infinite loop? raise the limit with `--max-cycles` or `SdkRuntime::with_max_cycles`)"
             ),
+            SimError::Interrupted { cycle } => {
+                write!(f, "interrupted by the host at cycle {cycle}")
+            }
         }
     }
 }

@@ -56,6 +56,7 @@ pub struct SdkRuntime {
     first_pe: Vec<Option<usize>>,
     params: SimParams,
     trace: Option<Tracer>,
+    interrupt: Option<crate::sim::InterruptCheck>,
 }
 
 impl SdkRuntime {
@@ -88,12 +89,20 @@ impl SdkRuntime {
             first_pe,
             params: SimParams::default(),
             trace: None,
+            interrupt: None,
         }
     }
 
     /// Uses the given model parameters (before `load`).
     pub fn with_params(mut self, params: SimParams) -> Self {
         self.params = params;
+        self
+    }
+
+    /// Polls `check` while the fabric runs (every few thousand cycles); when it returns
+    /// `true` the command stops with [`SimError::Interrupted`] (before `load`).
+    pub fn with_interrupt(mut self, check: crate::sim::InterruptCheck) -> Self {
+        self.interrupt = Some(check);
         self
     }
 
@@ -125,8 +134,27 @@ impl SdkRuntime {
         if self.state != State::Created {
             return Err(HostError::AlreadyLoaded);
         }
+        self.params.check().map_err(HostError::BadParams)?;
+        // Refuse, with the figure, an image too large for this machine rather than abort
+        // on a failed allocation half-way through building it.
+        let needed = Simulator::memory_estimate(&self.image);
+        let (limit, source) = match self.params.memory_limit_bytes {
+            Some(l) => (Some(l), "set by the caller"),
+            None => (available_memory(), "the memory available on this machine"),
+        };
+        if let Some(limit) = limit
+            && needed > limit
+        {
+            return Err(HostError::TooLarge {
+                pes: u64::from(self.image.meta.width) * u64::from(self.image.meta.height),
+                needed,
+                limit,
+                source,
+            });
+        }
         let mut sim = Simulator::with_params(&self.image, self.params)?;
         sim.set_trace(self.trace.clone());
+        sim.set_interrupt(self.interrupt.clone());
         self.sim = Some(sim);
         self.state = State::Loaded;
         Ok(())
@@ -315,4 +343,13 @@ impl SdkRuntime {
             },
         }
     }
+}
+
+/// The memory the operating system reports available (`MemAvailable` of `/proc/meminfo`),
+/// or `None` where it reports nothing.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
 }

@@ -7,6 +7,7 @@
 //! Exit status: 0 on success, 1 with a message on any failure (bad arguments included).
 
 use clap::Parser;
+use cslsim::params::MAX_LATENCY_CYCLES;
 use cslsim::{DEFAULT_MAX_CYCLES, HostError, SdkRuntime, SimParams, TraceFilter, Tracer};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +20,7 @@ struct Cli {
     /// The image: an `.elf` file or a `cslc -o` directory containing `out.elf`.
     image: PathBuf,
     /// Stop with an error after this many simulated cycles.
-    #[arg(long, default_value_t = DEFAULT_MAX_CYCLES)]
+    #[arg(long, default_value_t = DEFAULT_MAX_CYCLES, value_parser = clap::value_parser!(u64).range(1..))]
     max_cycles: u64,
     /// Launch this exported function (no arguments) on every PE; repeatable, in order.
     #[arg(long = "launch", value_name = "NAME")]
@@ -34,14 +35,21 @@ struct Cli {
     #[arg(long, value_name = "PE|all", value_parser = parse_trace)]
     trace: Option<TraceFilter>,
     /// Router input buffer depth per (port, colour), 1..=8.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8))]
     buffer_depth: Option<u32>,
-    /// Cycles per router hop (default: 1 on WSE-2, 2 on WSE-3).
-    #[arg(long, value_name = "N")]
+    /// Cycles per router hop, 1..=65536 (default: 1 on WSE-2, 2 on WSE-3).
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_LATENCY_CYCLES)))]
     hop_latency: Option<u32>,
-    /// Setup cycles of every DSD operation.
-    #[arg(long, value_name = "N")]
+    /// Setup cycles of every DSD operation, 0..=65536.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_LATENCY_CYCLES)))]
     dsd_setup_cycles: Option<u32>,
+    /// Most memory the simulator may use, in MiB (default: what the machine reports
+    /// available). An image that needs more is refused before loading, with its estimate.
+    #[arg(long = "max-memory-mib", value_name = "MIB",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_memory_mib: Option<u64>,
 }
 
 fn parse_trace(s: &str) -> Result<TraceFilter, String> {
@@ -75,6 +83,7 @@ fn run(cli: &Cli) -> Result<(), HostError> {
         router_buffer_depth: cli.buffer_depth.unwrap_or(defaults.router_buffer_depth),
         hop_latency: cli.hop_latency.or(defaults.hop_latency),
         dsd_setup_cycles: cli.dsd_setup_cycles.unwrap_or(defaults.dsd_setup_cycles),
+        memory_limit_bytes: cli.max_memory_mib.map(|m| m.saturating_mul(1 << 20)),
         ..defaults
     };
     let mut rt = SdkRuntime::new(&cli.image)?

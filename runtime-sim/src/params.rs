@@ -33,7 +33,16 @@ pub struct SimParams {
     /// that moves its input (queue depth 4) to an output nobody drains (output queue
     /// depth 6), a 14-wavelet stream completes and a 15-wavelet one stalls.
     pub h2d_path_depth: u32,
+    /// Most bytes the simulator may allocate for an image (an estimate made before
+    /// loading: see [`crate::Simulator::memory_estimate`]); `None` = the memory the
+    /// operating system reports available (no limit where it reports nothing).
+    pub memory_limit_bytes: Option<u64>,
 }
+
+/// Most cycles [`SimParams::hop_latency`], [`SimParams::ramp_latency`] and
+/// [`SimParams::dsd_setup_cycles`] may be: far beyond any hardware figure, small enough
+/// that schedules never overflow.
+pub const MAX_LATENCY_CYCLES: u32 = 1 << 16;
 
 impl Default for SimParams {
     fn default() -> Self {
@@ -44,6 +53,7 @@ impl Default for SimParams {
             wse2_color_input_depth: 4,
             dsd_setup_cycles: 3,
             h2d_path_depth: 4,
+            memory_limit_bytes: None,
         }
     }
 }
@@ -56,6 +66,47 @@ impl SimParams {
                 .unwrap_or_else(|| arch.hop_latency())
                 .max(1),
         )
+    }
+
+    /// Checks every parameter against its documented range, naming the first one
+    /// outside it (`cslsim` flag spelling in parentheses).
+    pub fn check(&self) -> Result<(), String> {
+        let ring = MAX_RING as u32;
+        let lat = MAX_LATENCY_CYCLES;
+        let checks: [(&str, u32, u32, u32); 6] = [
+            (
+                "router_buffer_depth (--buffer-depth)",
+                self.router_buffer_depth,
+                1,
+                ring,
+            ),
+            (
+                "hop_latency (--hop-latency)",
+                self.hop_latency.unwrap_or(1),
+                1,
+                lat,
+            ),
+            ("ramp_latency", self.ramp_latency, 1, lat),
+            (
+                "wse2_color_input_depth",
+                self.wse2_color_input_depth,
+                1,
+                ring,
+            ),
+            (
+                "dsd_setup_cycles (--dsd-setup-cycles)",
+                self.dsd_setup_cycles,
+                0,
+                lat,
+            ),
+            ("h2d_path_depth", self.h2d_path_depth, 0, 1 << 20),
+        ];
+        for (name, v, lo, hi) in checks {
+            if !(lo..=hi).contains(&v) {
+                return Err(format!("{name} is {v}; it must be between {lo} and {hi}"));
+            }
+        }
+        Ok(())
     }
 
     /// The router buffer depth, clamped to `1..=MAX_RING`.

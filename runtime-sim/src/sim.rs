@@ -181,6 +181,24 @@ struct D2h {
     pending: usize,
 }
 
+/// A host callback polled while the fabric runs ([`Simulator::set_interrupt`]): returning
+/// `true` stops the run with [`SimError::Interrupted`]. The Python binding uses it to
+/// notice Ctrl-C.
+#[derive(Clone)]
+pub struct InterruptCheck(pub std::sync::Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for InterruptCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InterruptCheck")
+    }
+}
+
+/// Loop iterations (cycles, or clock jumps) between two polls of the interrupt check.
+const INTERRUPT_POLL: u32 = 4096;
+
+/// Estimated simulator bytes per PE besides its memory (registers, queues, router).
+const PE_OVERHEAD_BYTES: u64 = 4096;
+
 /// The simulated program rectangle.
 #[derive(Clone, Debug)]
 pub struct Simulator {
@@ -205,6 +223,10 @@ pub struct Simulator {
     d2h: Option<D2h>,
     trace: Option<Tracer>,
     wavelet_hops: u64,
+    /// Polled every [`INTERRUPT_POLL`] loop iterations of a run.
+    interrupt: Option<InterruptCheck>,
+    /// Iterations until the next poll.
+    poll_in: u32,
 }
 
 fn bad_routes(reason: String) -> ImageError {
@@ -315,6 +337,8 @@ impl Simulator {
             d2h: None,
             trace: None,
             wavelet_hops: 0,
+            interrupt: None,
+            poll_in: INTERRUPT_POLL,
         };
         for i in 0..n {
             if sim.pes.get(i).is_some_and(Pe::has_work) {
@@ -322,6 +346,32 @@ impl Simulator {
             }
         }
         Ok(sim)
+    }
+
+    /// Bytes the simulator needs for `image`, estimated from its PE count before anything
+    /// is allocated (each PE's memory plus [`PE_OVERHEAD_BYTES`]).
+    pub fn memory_estimate(image: &Image) -> u64 {
+        let pes = u64::from(image.meta.width) * u64::from(image.meta.height);
+        pes.saturating_mul(u64::from(csl_arch::fabric::PE_MEMORY_BYTES) + PE_OVERHEAD_BYTES)
+    }
+
+    /// Sets (or clears) the callback polled while the fabric runs.
+    pub fn set_interrupt(&mut self, check: Option<InterruptCheck>) {
+        self.interrupt = check;
+    }
+
+    /// Polls the interrupt check every [`INTERRUPT_POLL`] calls.
+    fn interrupted(&mut self) -> Result<(), SimError> {
+        self.poll_in -= 1;
+        if self.poll_in == 0 {
+            self.poll_in = INTERRUPT_POLL;
+            if let Some(check) = &self.interrupt
+                && (check.0)()
+            {
+                return Err(SimError::Interrupted { cycle: self.cycle });
+            }
+        }
+        Ok(())
     }
 
     /// The target architecture.
@@ -583,6 +633,7 @@ impl Simulator {
             if self.cycle >= max_cycles {
                 return Err(SimError::CycleLimit { cycle: self.cycle });
             }
+            self.interrupted()?;
             if !self.step_cycle()? {
                 return Ok(RunEnd::Idle);
             }
@@ -615,6 +666,7 @@ impl Simulator {
             if self.cycle >= max_cycles {
                 return Err(SimError::CycleLimit { cycle: self.cycle });
             }
+            self.interrupted()?;
             if !self.has_work() || !self.step_cycle()? {
                 self.cycle = target.min(max_cycles);
             }

@@ -116,3 +116,61 @@ fn writes_stats_and_traces_one_pe() {
     assert_eq!(code, 1);
     assert!(err.contains("neither `all` nor `X,Y`"), "{err}");
 }
+
+/// Flags outside their ranges are refused with a message naming the flag and the range
+/// (issue 11: `--buffer-depth 0` and a hop latency of 2^32 - 1 were accepted).
+#[test]
+fn out_of_range_flags_are_refused() {
+    let path = temp_file(&program());
+    let p = path.to_str().expect("utf-8 path");
+    for (flag, value, range) in [
+        ("--buffer-depth", "0", "1..=8"),
+        ("--buffer-depth", "9", "1..=8"),
+        ("--hop-latency", "4294967295", "1..=65536"),
+        ("--hop-latency", "0", "1..=65536"),
+        ("--dsd-setup-cycles", "4294967295", "0..=65536"),
+        ("--max-cycles", "0", "1.."),
+        ("--max-memory-mib", "0", "1.."),
+    ] {
+        let (code, _, err) = cslsim(&[p, flag, value, "--launch", "go"]);
+        assert_eq!(code, 1, "{flag} {value}: {err}");
+        assert!(
+            err.contains(flag) && err.contains(range),
+            "{flag} {value}: {err}"
+        );
+    }
+    let (code, _, err) = cslsim(&[
+        p,
+        "--buffer-depth",
+        "8",
+        "--hop-latency",
+        "3",
+        "--launch",
+        "go",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let _ = std::fs::remove_file(&path);
+}
+
+/// An image larger than the memory limit is refused before loading, with the estimate and
+/// the flag that raises the limit (instead of aborting on a failed allocation).
+#[test]
+fn too_large_images_say_how_much_memory_they_need() {
+    let path = temp_file(&program());
+    let p = path.to_str().expect("utf-8 path");
+    let (code, _, err) = cslsim(&[p, "--max-memory-mib", "1000", "--launch", "go"]);
+    assert_eq!(code, 0, "{err}");
+    // Two PEs need about 100 KiB: a 1 MiB limit passes, so use the library for a tiny one.
+    let img = csl_arch::image::Image::from_elf(&program()).expect("decode");
+    let params = cslsim::SimParams {
+        memory_limit_bytes: Some(64 << 10),
+        ..cslsim::SimParams::default()
+    };
+    let mut rt = cslsim::SdkRuntime::from_image(img).with_params(params);
+    let err = rt.load().expect_err("too large").to_string();
+    assert!(
+        err.contains("2 PEs need about") && err.contains("--max-memory-mib"),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(&path);
+}

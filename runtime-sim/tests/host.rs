@@ -607,3 +607,37 @@ fn launch_arguments_are_normalised_to_their_types() {
     assert_eq!(common::read32(m, 0x100), 0xffff);
     assert_eq!(common::read32(m, 0x104), 1);
 }
+
+/// The interrupt check stops a run that would otherwise go on until the cycle limit (the
+/// Python binding polls Ctrl-C through it), and bad model parameters are refused at load.
+#[test]
+fn interrupt_check_stops_a_long_run_and_params_are_checked() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let polls = Arc::new(AtomicU32::new(0));
+    let seen = polls.clone();
+    let check =
+        cslsim::sim::InterruptCheck(Arc::new(move || seen.fetch_add(1, Ordering::Relaxed) >= 3));
+    let mut rt = SdkRuntime::from_image(program())
+        .with_max_cycles(u64::MAX)
+        .with_interrupt(check);
+    rt.load().expect("load");
+    rt.run().expect("run");
+    let err = rt.launch("spin", &[], true).expect_err("interrupted");
+    assert!(
+        matches!(err, HostError::Sim(SimError::Interrupted { .. })),
+        "{err}"
+    );
+    assert_eq!(polls.load(Ordering::Relaxed), 4);
+
+    let params = cslsim::SimParams {
+        router_buffer_depth: 0,
+        ..cslsim::SimParams::default()
+    };
+    let mut rt = SdkRuntime::from_image(program()).with_params(params);
+    let err = rt.load().expect_err("bad params").to_string();
+    assert!(
+        err.contains("router_buffer_depth (--buffer-depth) is 0"),
+        "{err}"
+    );
+}

@@ -44,6 +44,11 @@ codes! {
     UNBOUND_PARAM = "E0107";
     /// A param given to a module that declares no such param (a warning).
     UNKNOWN_PARAM = "E0108";
+    /// A module that imports itself, directly or through other modules, with the same
+    /// params.
+    IMPORT_CYCLE = "E0109";
+    /// More module instances than `--max-module-instances` allows.
+    TOO_MANY_MODULES = "E0110";
     /// Operand types do not match.
     TYPE_MISMATCH = "E0201";
     /// A call with the wrong number of arguments.
@@ -88,6 +93,11 @@ codes! {
     COMPTIME_DIV_ZERO = "E0304";
     /// Index out of range at comptime.
     COMPTIME_INDEX = "E0305";
+    /// A `comptime_int` value beyond the 128-bit range the compiler computes exactly.
+    COMPTIME_INT_RANGE = "E0306";
+    /// Expressions or statements nested deeper than `--max-nesting-depth`, or analysis
+    /// nested deeper than its stack allows.
+    TOO_DEEP = "E0307";
     /// The top-level file has no layout block, or more than one.
     LAYOUT_MISSING = "E0401";
     /// `@set_rectangle` called twice, or not before `@set_tile_code`.

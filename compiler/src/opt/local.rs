@@ -80,6 +80,15 @@ impl Expr {
     }
 }
 
+/// The value a fact makes its register a candidate home for.
+fn home_of_fact(fact: Fact) -> Option<Home> {
+    match fact {
+        Fact::Imm(v) => Some(Home::Imm(v)),
+        Fact::Frame(o) => Some(Home::Frame(o)),
+        _ => None,
+    }
+}
+
 /// A value some register holds, for reuse.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Home {
@@ -206,7 +215,10 @@ pub fn run(f: &mut Function) -> bool {
     }
     let mut done = vec![false; n];
     let mut out: Vec<Option<State>> = vec![None; n];
-    let mut seeds = seeds(f, &order, preds[0] == 0);
+    // A block starts an extended basic block unless it has exactly one predecessor (which
+    // then precedes it in reverse post-order and hands it its state).
+    let root: Vec<bool> = (0..n).map(|i| i == 0 || preds[i] != 1).collect();
+    let mut seeds = seeds(f, &order, preds[0] == 0, &root, &pred_of);
     let mut changed = false;
     for &b in &order {
         let i = b.index();
@@ -284,7 +296,19 @@ pub fn run(f: &mut Function) -> bool {
 /// function, by a constant, an address or a copy of a register never written (a
 /// parameter), holds that value in every block its definition's block strictly dominates.
 /// Only sound if the entry block cannot be re-entered (`entry_alone`).
-fn seeds(f: &Function, order: &[BlockId], entry_alone: bool) -> Vec<State> {
+///
+/// Only blocks that start an extended basic block (`root`) receive seeds (the others
+/// inherit their predecessor's state), and each receives only the facts its extended block
+/// can use: those of the registers it reads and of the values it materialises (for
+/// constant reuse). Dominance is an O(1) interval test on the dominator tree, so the pass
+/// stays near-linear even when the dominator tree is a long chain (a 5,000-term `and`).
+fn seeds(
+    f: &Function,
+    order: &[BlockId],
+    entry_alone: bool,
+    root: &[bool],
+    pred_of: &[Option<BlockId>],
+) -> Vec<State> {
     let n = f.blocks.len();
     let mut seeds = vec![State::default(); n];
     if !entry_alone {
@@ -300,7 +324,10 @@ fn seeds(f: &Function, order: &[BlockId], entry_alone: bool) -> Vec<State> {
         }
     }
     let idom = dominators(f, order);
+    // Single definitions in reverse post-order, indexed by register and by value.
     let mut single: Vec<(BlockId, VReg, Fact)> = Vec::new();
+    let mut single_of: HashMap<VReg, usize> = HashMap::new();
+    let mut by_home: HashMap<Home, Vec<usize>> = HashMap::new();
     for &b in order {
         for inst in &f.blocks[b].insts {
             let Some(d) = inst.def() else { continue };
@@ -316,29 +343,115 @@ fn seeds(f: &Function, order: &[BlockId], entry_alone: bool) -> Vec<State> {
                 Inst::Mov { src, .. } if defs.get(src.index()) == Some(&0) => Fact::Copy(src),
                 _ => continue,
             };
+            let k = single.len();
+            single_of.insert(d, k);
+            if let Some(h) = home_of_fact(fact) {
+                by_home.entry(h).or_default().push(k);
+            }
             single.push((b, d, fact));
         }
     }
     if single.is_empty() {
         return seeds;
     }
-    for &b in order {
-        let st = &mut seeds[b.index()];
-        // Walk up the dominator tree from b's immediate dominator.
-        let mut dominators = Vec::new();
-        let mut x = idom[b.index()];
-        while let Some(d) = x {
-            dominators.push(d);
-            x = if d.index() == 0 {
-                None
-            } else {
-                idom[d.index()]
-            };
+    // Pre- and post-order numbers of the dominator tree: `a` dominates `b` iff
+    // pre[a] <= pre[b] && post[b] <= post[a].
+    let mut children: Vec<Vec<BlockId>> = vec![Vec::new(); n];
+    for &b in order.iter().skip(1) {
+        if let Some(d) = idom[b.index()] {
+            children[d.index()].push(b);
         }
-        for &(db, d, fact) in &single {
-            if dominators.contains(&db) {
-                st.define(d, Some(fact));
+    }
+    let (mut pre, mut post) = (vec![usize::MAX; n], vec![0usize; n]);
+    let mut clock = 0usize;
+    if let Some(&entry) = order.first() {
+        let mut stack = vec![(entry, 0usize)];
+        pre[entry.index()] = clock;
+        clock += 1;
+        while let Some((b, next)) = stack.last_mut() {
+            if let Some(&c) = children[b.index()].get(*next) {
+                *next += 1;
+                pre[c.index()] = clock;
+                clock += 1;
+                stack.push((c, 0));
+            } else {
+                post[b.index()] = clock;
+                clock += 1;
+                stack.pop();
             }
+        }
+    }
+    let strictly_dominates = |a: BlockId, b: BlockId| {
+        a != b
+            && pre[a.index()] != usize::MAX
+            && pre[b.index()] != usize::MAX
+            && pre[a.index()] <= pre[b.index()]
+            && post[b.index()] <= post[a.index()]
+    };
+    // What each extended block reads and materialises, collected at its root.
+    let mut region = vec![None::<BlockId>; n];
+    let mut regs: HashMap<BlockId, Vec<VReg>> = HashMap::new();
+    let mut homes: HashMap<BlockId, Vec<Home>> = HashMap::new();
+    for &b in order {
+        let r = if root[b.index()] {
+            b
+        } else {
+            pred_of[b.index()]
+                .and_then(|p| region[p.index()])
+                .unwrap_or(b)
+        };
+        region[b.index()] = Some(r);
+        let rs = regs.entry(r).or_default();
+        for inst in &f.blocks[b].insts {
+            inst.uses(|u| rs.push(u));
+        }
+        if let Some(u) = f.blocks[b].term.use_reg() {
+            rs.push(u);
+        }
+        let hs = homes.entry(r).or_default();
+        for inst in &f.blocks[b].insts {
+            let h = match *inst {
+                Inst::Imm { imm, .. } => Home::Imm(ImmVal::Const(imm)),
+                Inst::GlobalAddr { global, offset, .. } => {
+                    Home::Imm(ImmVal::Global(global, offset))
+                }
+                Inst::FrameAddr { off, .. } => Home::Frame(off),
+                _ => continue,
+            };
+            hs.push(h);
+        }
+    }
+    for &b in order {
+        if !root[b.index()] {
+            continue;
+        }
+        let mut picked: Vec<usize> = Vec::new();
+        let mut want_homes: Vec<Home> = homes.remove(&b).unwrap_or_default();
+        for r in regs.remove(&b).unwrap_or_default() {
+            if let Some(&k) = single_of.get(&r)
+                && strictly_dominates(single[k].0, b)
+            {
+                picked.push(k);
+                want_homes.extend(home_of_fact(single[k].2));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        want_homes.retain(|h| seen.insert(*h));
+        for h in want_homes {
+            if let Some(k) = by_home.get(&h).and_then(|ks| {
+                ks.iter()
+                    .copied()
+                    .find(|&k| strictly_dominates(single[k].0, b))
+            }) {
+                picked.push(k);
+            }
+        }
+        picked.sort_unstable();
+        picked.dedup();
+        let st = &mut seeds[b.index()];
+        for k in picked {
+            let (_, d, fact) = single[k];
+            st.define(d, Some(fact));
         }
     }
     seeds

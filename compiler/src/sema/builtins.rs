@@ -557,15 +557,22 @@ impl Sema {
                     (Value::Int(i, _), Type::ComptimeInt) => Value::Int(i, t),
                     (Value::Int(i, _), Type::Bool) => Value::Bool(i != 0),
                     (Value::Int(i, _), _) => {
-                        Value::Float(super::eval::round_to(&target, i as f64), t)
+                        Value::Float(self.round_checked(i as f64, t, vspan)?, t)
                     }
                     (Value::Float(f, _), Type::Int { .. } | Type::ComptimeInt) => {
                         let i = f.trunc();
-                        if !i.is_finite() || !self.types.int_fits(t, i as i128) {
+                        // `as i128` saturates: check the range first (2^127 is exact in f64).
+                        let in_i128 = (-(2f64.powi(127))..2f64.powi(127)).contains(&i);
+                        if !in_i128 || !self.types.int_fits(t, i as i128) {
                             let d = self.types.display(t);
+                            let shown = if f.abs() >= 1e15 {
+                                format!("{f:e}")
+                            } else {
+                                format!("{f}")
+                            };
                             return Err(self.err(
                                 codes::OUT_OF_RANGE,
-                                format!("{f} does not fit in {d}"),
+                                format!("{shown} does not fit in {d}"),
                                 vspan,
                                 "out of range",
                             ));
@@ -573,7 +580,7 @@ impl Sema {
                         Value::Int(i as i128, t)
                     }
                     (Value::Float(f, _), Type::Bool) => Value::Bool(f != 0.0),
-                    (Value::Float(f, _), _) => Value::Float(super::eval::round_to(&target, f), t),
+                    (Value::Float(f, _), _) => Value::Float(self.round_checked(f, t, vspan)?, t),
                     (Value::Bool(b), Type::Bool) => Value::Bool(b),
                     (Value::Bool(b), Type::Int { .. } | Type::ComptimeInt) => {
                         Value::Int(i128::from(b), t)
@@ -805,7 +812,8 @@ impl Sema {
                 format!("{parent}.{stem}#{n}")
             }
         };
-        let m = self.instantiate(file, map, prefix);
+        self.check_import(file, &map, env.module, span)?;
+        let m = self.instantiate(file, map, prefix, Some((env.module, span)));
         // A field that names no param of the module is probably a typo.
         let ast = self.mods[m].ast.clone();
         let declared: Vec<&str> = ast

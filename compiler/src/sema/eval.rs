@@ -110,6 +110,9 @@ pub struct Env {
     pub addr_taken: Rc<HashSet<String>>,
     /// Whether this is an inlined call's body (`return` breaks to [`INLINE_RETURN`]).
     pub inline_ret: bool,
+    /// How deeply the expression or statement being analysed is nested in this body
+    /// (checked against [`super::SemaOptions::max_nesting`]).
+    pub depth: u32,
 }
 
 impl Env {
@@ -128,6 +131,7 @@ impl Env {
             ct_labels: Vec::new(),
             addr_taken: Rc::new(HashSet::new()),
             inline_ret: false,
+            depth: 0,
         }
     }
 
@@ -308,14 +312,34 @@ impl Sema {
         }
     }
 
-    /// Analyses an expression.
+    /// Analyses an expression, counting its nesting against `--max-nesting-depth` so that
+    /// a long operator chain is a diagnostic, not a stack overflow.
     pub fn expr(&mut self, env: &mut Env, e: ExprId) -> R<Val> {
+        env.depth += 1;
+        let r = if env.depth > self.opts.max_nesting {
+            let span = self.span(env, e);
+            Err(self.too_deep(span))
+        } else {
+            let span = self.span(env, e);
+            match self.stack_guard(span, "expressions") {
+                Ok(()) => self.expr_node(env, e),
+                Err(r) => Err(r),
+            }
+        };
+        env.depth -= 1;
+        r
+    }
+
+    fn expr_node(&mut self, env: &mut Env, e: ExprId) -> R<Val> {
         let ast = env.ast.clone();
         let node = &ast.exprs[e];
         let span = node.span;
         let c = &self.types.common;
         match &node.kind {
-            ExprKind::Int(v) => Ok(Val::Ct(Value::Int(*v as i128, c.comptime_int))),
+            ExprKind::Int(v) => match i128::try_from(*v) {
+                Ok(v) => Ok(Val::Ct(Value::Int(v, c.comptime_int))),
+                Err(_) => Err(self.ct_int_range(span, &format!("the literal {v}"))),
+            },
             ExprKind::Float(v) => Ok(Val::Ct(Value::Float(*v, c.comptime_float))),
             ExprKind::Str(s) => Ok(Val::Ct(Value::Str(Rc::from(s.as_str())))),
             ExprKind::Bool(b) => Ok(Val::Ct(Value::Bool(*b))),
@@ -1551,12 +1575,12 @@ impl Sema {
             (Value::Int(i, t), Type::F16 | Type::F32 | Type::ComptimeFloat)
                 if *t == self.types.common.comptime_int =>
             {
-                Some(Value::Float(round_to(&target, *i as f64), ty))
+                Some(Value::Float(self.round_checked(*i as f64, ty, span)?, ty))
             }
             (Value::Float(f, t), Type::F16 | Type::F32)
                 if *t == self.types.common.comptime_float =>
             {
-                Some(Value::Float(round_to(&target, *f), ty))
+                Some(Value::Float(self.round_checked(*f, ty, span)?, ty))
             }
             (Value::Float(f, _), Type::ComptimeFloat) => Some(Value::Float(*f, ty)),
             (Value::Array(_, elems), Type::Array { elem, dims }) => {
@@ -1715,7 +1739,9 @@ impl Sema {
         match v {
             Val::Ct(c) => Ok(Val::Ct(match (op, c) {
                 (UnaryOp::Neg, Value::Int(i, t)) => {
-                    let r = -i;
+                    let Some(r) = i.checked_neg() else {
+                        return Err(self.ct_int_range(span, "the negation"));
+                    };
                     if !self.types.int_fits(t, r) {
                         let d = self.types.display(t);
                         return Err(self.err(
@@ -1729,10 +1755,11 @@ impl Sema {
                 }
                 (UnaryOp::Neg, Value::Float(f, t)) => Value::Float(-f, t),
                 (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
-                (UnaryOp::BitNot, Value::Int(i, t)) => {
-                    let (signed, bits) = self.types.int_info(t).unwrap_or((true, 64));
-                    Value::Int(wrap_int(!i, signed, bits), t)
-                }
+                (UnaryOp::BitNot, Value::Int(i, t)) => match self.types.int_info(t) {
+                    Some((signed, bits)) => Value::Int(wrap_int(!i, signed, bits), t),
+                    // comptime_int: `~x` is `-x - 1`, exactly.
+                    None => Value::Int(!i, t),
+                },
                 _ => return Err(Reported),
             })),
             Val::Rt { reg, ty } => {
@@ -2229,25 +2256,40 @@ impl Sema {
                                     "must be non-negative",
                                 ));
                             }
-                            let (signed, bits) = self.types.int_info(ty).unwrap_or((true, 127));
-                            if op == Shl {
-                                if self.types.int_info(ty).is_some() {
-                                    Some(wrap_int(
-                                        x.checked_shl(y.min(127) as u32).unwrap_or(0),
-                                        signed,
-                                        bits,
-                                    ))
-                                } else {
-                                    x.checked_shl(y.min(127) as u32)
+                            if let Some((_, bits)) = self.types.int_info(ty)
+                                && y >= i128::from(bits)
+                            {
+                                // The machine shifts by the amount modulo the width; a
+                                // comptime-known amount that large is a mistake.
+                                let d = self.types.display(ty);
+                                return Err(self.report(
+                                    Diagnostic::error(
+                                        codes::OUT_OF_RANGE,
+                                        format!("shift amount {y} is too large for {d}"),
+                                        rspan,
+                                        format!("must be less than {bits}"),
+                                    )
+                                    .with_help(format!("shift a {d} by 0 to {} bits", bits - 1)),
+                                ));
+                            }
+                            match (op, self.types.int_info(ty)) {
+                                // Fixed width: the bits shifted out are lost, as at run time.
+                                (Shl, Some((signed, bits))) => {
+                                    Some(wrap_int(wrap_int(x, false, bits) << y, signed, bits))
                                 }
-                            } else {
-                                Some(x >> y.min(127))
+                                // comptime_int: exact, or an overflow of the 128-bit range.
+                                (Shl, None) => exact_shl(x, y),
+                                _ => Some(x >> y.min(127)),
                             }
                         }
                         _ => None,
                     };
                     match r {
                         Some(r) if self.types.int_fits(ty, r) => Value::Int(r, ty),
+                        None if ty == self.types.common.comptime_int => {
+                            return Err(self
+                                .ct_int_range(span, &format!("the result of `{}`", op.symbol())));
+                        }
                         _ => {
                             let d = self.types.display(ty);
                             return Err(self.err(
@@ -2434,6 +2476,16 @@ fn arith_op(op: BinaryOp) -> BinOp {
     }
 }
 
+/// `x << y` exactly in `i128`, or `None` if the result does not fit (`y` >= 0).
+pub fn exact_shl(x: i128, y: i128) -> Option<i128> {
+    if x == 0 {
+        return Some(0);
+    }
+    let y = u32::try_from(y).ok().filter(|&y| y < 128)?;
+    let r = x << y;
+    (r >> y == x).then_some(r)
+}
+
 /// Wraps an integer to a fixed width.
 pub fn wrap_int(v: i128, signed: bool, bits: u8) -> i128 {
     if bits >= 127 {
@@ -2442,6 +2494,31 @@ pub fn wrap_int(v: i128, signed: bool, bits: u8) -> i128 {
     let m = 1i128 << bits;
     let r = v.rem_euclid(m);
     if signed && r >= m / 2 { r - m } else { r }
+}
+
+impl Sema {
+    /// Rounds the comptime number `v` to the float type `ty`, reporting a finite value
+    /// that becomes infinite (too large for the type) instead of silently storing `inf`.
+    pub(crate) fn round_checked(&mut self, v: f64, ty: TypeId, span: Span) -> R<f64> {
+        let r = round_to(self.types.get(ty), v);
+        if v.is_finite() && !r.is_finite() {
+            let d = self.types.display(ty);
+            let max = match self.types.get(ty) {
+                Type::F16 => "65504",
+                _ => "about 3.4e38",
+            };
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::OUT_OF_RANGE,
+                    format!("{v:e} does not fit in {d}"),
+                    span,
+                    format!("out of range for {d}"),
+                )
+                .with_help(format!("the largest finite {d} is {max}")),
+            ));
+        }
+        Ok(r)
+    }
 }
 
 /// Rounds a float to the precision of a float type.

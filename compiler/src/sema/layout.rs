@@ -151,26 +151,19 @@ impl Sema {
         self.dsr_cfgs.clear();
         self.teardown_handlers.clear();
         let first = self.mods.len();
+        self.class_first_mod = first;
         let map: BTreeMap<String, Value> = params.iter().cloned().collect();
-        let root = self.instantiate(file, map, String::new());
+        let root = self.instantiate(file, map, String::new(), None);
         // Run the comptime blocks of the root and of every module it imports (eagerly
         // instantiating `const m = @import_module(...)` declarations), to a fixpoint.
-        let mut done = std::collections::HashSet::new();
-        loop {
-            let pending: Vec<_> = self
-                .mods
-                .keys()
-                .skip(first)
-                .filter(|m| !done.contains(m))
-                .collect();
-            if pending.is_empty() {
-                break;
-            }
-            for m in pending {
-                done.insert(m);
-                self.instantiate_imports(m);
-                self.run_top_comptime(m);
-            }
+        // Instances are only ever appended, so one cursor visits each once, in creation
+        // order (linear in the number of instances).
+        let mut next = first;
+        while next < self.mods.len() {
+            let m = <super::module::ModId as cranelift_entity::EntityRef>::new(next);
+            next += 1;
+            self.instantiate_imports(m);
+            self.run_top_comptime(m);
         }
         let _ = root;
         self.build_teardown_task();
@@ -384,6 +377,34 @@ impl Sema {
             "set_color_config" => {
                 let x = self.u32_arg(env, args[0])?;
                 let y = self.u32_arg(env, args[1])?;
+                // Routes live in the routers of the rectangle's PEs; the loader rejects
+                // an image with a colour configured anywhere else.
+                let Some((w, h, _)) = plan.rect else {
+                    return Err(self.report(
+                        Diagnostic::error(
+                            codes::LAYOUT_RECTANGLE,
+                            "@set_color_config before @set_rectangle",
+                            span,
+                            "no rectangle yet",
+                        )
+                        .with_help("call @set_rectangle(width, height) first"),
+                    ));
+                };
+                if x >= w || y >= h {
+                    return Err(self.report(
+                        Diagnostic::error(
+                            codes::LAYOUT_TILE,
+                            format!("PE ({x}, {y}) is outside the {w} x {h} rectangle"),
+                            span,
+                            "colour configured outside the rectangle",
+                        )
+                        .with_help(format!(
+                            "configure colours of PEs (0, 0) to ({}, {}) only",
+                            w - 1,
+                            h - 1
+                        )),
+                    ));
+                }
                 let c = match self.eval_comptime(env, args[2])? {
                     Value::Color(c) => c,
                     _ => {

@@ -72,8 +72,15 @@ pub struct SemaOptions {
     pub fabric: (u32, u32),
     /// Rectangle offset.
     pub offsets: (u32, u32),
-    /// Comptime evaluation budget (statements and loop iterations).
+    /// Comptime evaluation budget (statements and loop iterations; `--comptime-fuel`).
     pub fuel: u64,
+    /// Deepest nesting of expressions and statements in one body (`--max-nesting-depth`).
+    pub max_nesting: u32,
+    /// Most module instances (`--max-module-instances`).
+    pub max_modules: u32,
+    /// Stack bytes nested analysis may use before it stops with a diagnostic (see
+    /// [`Sema::stack_guard`]); the driver derives it from the analysis thread's stack.
+    pub stack_budget: usize,
     /// Whether the memcpy infrastructure (and its reserved resources) is present.
     pub memcpy: bool,
     /// Analyse every non-generic function and task of every module, not only those a
@@ -132,20 +139,20 @@ pub struct Sema {
     pub teardown_handlers: Vec<(crate::ir::FuncId, u8, Span)>,
     /// `var` declarations whose global is being created (cycle detection).
     pub globals_in_progress: HashSet<DeclRef>,
+    /// The first module instance of the program class being compiled (instances are
+    /// counted per class against `--max-module-instances`).
+    pub class_first_mod: usize,
     /// Approximate stack address of the outermost nested analysis (see
     /// [`Sema::stack_guard`]).
     stack_base: Option<usize>,
 }
 
-/// Stack bytes that nested calls (comptime recursion, generic instances, inlining) may
-/// use before analysis stops with a diagnostic. The driver runs analysis on a thread with
-/// a 64 MiB stack (`driver::COMPILE_STACK_BYTES`); unoptimised builds use large frames.
-const STACK_BUDGET: usize = 48 << 20;
-
 impl Sema {
     /// A fresh analysis over `sources` (which holds at least the top-level file).
     pub fn new(opts: SemaOptions, sources: SourceMap) -> Sema {
         let fuel = opts.fuel;
+        let marker = 0u8;
+        let stack_base = Some(std::ptr::addr_of!(marker) as usize);
         Sema {
             opts,
             sources,
@@ -170,7 +177,8 @@ impl Sema {
             globals_in_progress: HashSet::new(),
             dsr_cfgs: HashMap::new(),
             teardown_handlers: Vec::new(),
-            stack_base: None,
+            stack_base,
+            class_first_mod: 0,
         }
     }
 
@@ -192,19 +200,53 @@ impl Sema {
     }
 
     /// Stops runaway nesting (recursive comptime calls, generic instances that make new
-    /// instances, recursive inline functions) before the compiler's own stack runs out.
+    /// instances, recursive inline functions, deeply nested expressions) before the
+    /// compiler's own stack runs out.
     pub fn stack_guard(&mut self, span: Span, what: &str) -> R<()> {
         let marker = 0u8;
         let here = std::ptr::addr_of!(marker) as usize;
         let base = *self.stack_base.get_or_insert(here);
-        if base.abs_diff(here) > STACK_BUDGET {
+        if base.abs_diff(here) > self.opts.stack_budget {
+            let mib = self.opts.stack_budget >> 20;
             return Err(self.report(
-                Diagnostic::error(codes::COMPTIME_FUEL, format!("{what} nest too deeply"), span, "while analysing this call")
-                    .with_note("each nested call is analysed inside the previous one; this looks like unbounded recursion")
-                    .with_help("make sure the recursion stops for the arguments given"),
+                Diagnostic::error(codes::TOO_DEEP, format!("{what} nest too deeply"), span, "while analysing this")
+                    .with_note(format!("each nested call or expression is analysed inside the previous one, and analysis used its whole stack ({mib} MiB); this looks like unbounded recursion"))
+                    .with_help("make sure the recursion stops for the arguments given; `cslc --max-nesting-depth N` with a larger N also gives analysis a larger stack"),
             ));
         }
         Ok(())
+    }
+
+    /// Reports a `comptime_int` value (`what`) outside the signed 128-bit range that the
+    /// compiler computes exactly.
+    pub fn ct_int_range(&mut self, span: Span, what: &str) -> Reported {
+        self.report(
+            Diagnostic::error(
+                codes::COMPTIME_INT_RANGE,
+                format!("{what} does not fit in a 128-bit comptime_int"),
+                span,
+                "beyond the comptime integer range",
+            )
+            .with_note("this compiler computes comptime_int exactly between -2^127 and 2^127 - 1, and refuses to wrap values outside")
+            .with_help("keep intermediate comptime values within 128 bits (for example, shift or divide earlier)"),
+        )
+    }
+
+    /// Reports an expression or statement nested deeper than `--max-nesting-depth`.
+    pub fn too_deep(&mut self, span: Span) -> Reported {
+        let limit = self.opts.max_nesting;
+        self.report(
+            Diagnostic::error(
+                codes::TOO_DEEP,
+                "expressions nest too deeply",
+                span,
+                format!("this is nested more than {limit} levels deep"),
+            )
+            .with_note(format!(
+                "the nesting depth limit is {limit} (operands of operators, arguments, blocks and statements each add a level)"
+            ))
+            .with_help("split the expression with intermediate constants, or raise the limit with `cslc --max-nesting-depth N`"),
+        )
     }
 
     /// Consumes one unit of comptime fuel.
@@ -221,9 +263,9 @@ impl Sema {
                         "still running here",
                     )
                     .with_note(format!(
-                        "the comptime interpreter stopped after {budget} steps"
+                        "the comptime fuel limit is {budget} steps (statements and loop iterations), and this program used them all"
                     ))
-                    .with_help("check the loop condition; comptime loops must terminate"),
+                    .with_help("check the loop condition; if the loop does terminate, raise the limit with `cslc --comptime-fuel N`"),
                 ));
             }
             return Err(Reported);
@@ -333,7 +375,9 @@ impl Sema {
         file: FileId,
         params: BTreeMap<String, Value>,
         prefix: String,
+        importer: Option<(ModId, Span)>,
     ) -> ModId {
+        let param_key = self.param_key(&params);
         let ast = self.ast_of(file);
         let mut names = HashMap::new();
         let check = self.checked_files.insert(file);
@@ -373,7 +417,80 @@ impl Sema {
             mono: HashMap::new(),
             prefix,
             comptime_ran: false,
+            importer,
+            param_key,
         })
+    }
+
+    /// The canonical form of bound params (names and values).
+    fn param_key(&self, params: &BTreeMap<String, Value>) -> String {
+        let parts: Vec<String> = params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.canonical(&self.types)))
+            .collect();
+        parts.join(";")
+    }
+
+    /// Checks that importing `file` with `params` from module `from` (at `span`) neither
+    /// closes an import cycle (an instance of the same file with the same params among
+    /// `from`'s importers, which would instantiate without end) nor exceeds
+    /// `--max-module-instances`.
+    pub fn check_import(
+        &mut self,
+        file: FileId,
+        params: &BTreeMap<String, Value>,
+        from: ModId,
+        span: Span,
+    ) -> R<()> {
+        let wanted = self.param_key(params);
+        // The chain of importers, innermost first: (instance, the span importing it).
+        let mut chain: Vec<(ModId, Option<Span>)> = Vec::new();
+        let mut at = Some(from);
+        while let Some(m) = at {
+            let importer = self.mods[m].importer;
+            chain.push((m, importer.map(|(_, s)| s)));
+            if self.mods[m].file == file && self.mods[m].param_key == wanted {
+                let name =
+                    |sema: &Sema, m: ModId| sema.sources.get(sema.mods[m].file).display.clone();
+                // The files of the cycle, from the repeated one back to it.
+                let mut files: Vec<String> = chain
+                    .iter()
+                    .rev()
+                    .map(|(m, _)| format!("`{}`", name(self, *m)))
+                    .collect();
+                files.push(format!("`{}`", name(self, m)));
+                let mut d = Diagnostic::error(
+                    codes::IMPORT_CYCLE,
+                    format!("import cycle: {}", files.join(" imports ")),
+                    span,
+                    "this import closes the cycle",
+                )
+                .with_note("each @import_module call makes a new instance of the file, so a file that imports itself with the same params would be instantiated without end")
+                .with_help("move what the files share into a third module that neither imports, or stop the recursion with a param");
+                for (_, s) in chain.iter().take(chain.len() - 1) {
+                    if let Some(s) = s {
+                        d = d.with_label(*s, "imported here");
+                    }
+                }
+                return Err(self.report(d));
+            }
+            at = importer.map(|(i, _)| i);
+        }
+        let limit = self.opts.max_modules as usize;
+        let count = self.mods.len().saturating_sub(self.class_first_mod);
+        if count >= limit {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::TOO_MANY_MODULES,
+                    "too many module instances",
+                    span,
+                    format!("this would be instance number {}", count + 1),
+                )
+                .with_note(format!("the module instance limit is {limit} per program class; each evaluated @import_module call makes one, and this looks like imports that recurse without end"))
+                .with_help("make sure recursive imports stop, or raise the limit with `cslc --max-module-instances N`"),
+            ));
+        }
+        Ok(())
     }
 
     /// Looks up a top-level name of a module.

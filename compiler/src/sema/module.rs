@@ -56,4 +56,9 @@ pub struct ModInst {
     pub prefix: String,
     /// Whether the top-level comptime blocks have run.
     pub comptime_ran: bool,
+    /// The instance whose `@import_module` call created this one, and that call's span
+    /// (`None` for a program class's root), for naming import cycles.
+    pub importer: Option<(ModId, crate::source::Span)>,
+    /// The params in canonical form (see [`Value::canonical`]), compared to find cycles.
+    pub param_key: String,
 }

@@ -81,6 +81,20 @@ impl Sema {
     }
 
     pub(crate) fn stmt(&mut self, env: &mut Env, s: &Stmt) -> R<Flow> {
+        env.depth += 1;
+        let r = if env.depth > self.opts.max_nesting {
+            Err(self.too_deep(s.span))
+        } else {
+            match self.stack_guard(s.span, "statements") {
+                Ok(()) => self.stmt_node(env, s),
+                Err(r) => Err(r),
+            }
+        };
+        env.depth -= 1;
+        r
+    }
+
+    fn stmt_node(&mut self, env: &mut Env, s: &Stmt) -> R<Flow> {
         match &s.kind {
             StmtKind::Local(v) => {
                 self.local(env, v, s.span)?;
@@ -515,16 +529,13 @@ impl Sema {
                         "use a typed `@range(T, ...)`",
                     ));
                 }
-                let mut v = Vec::new();
-                let mut i = start;
-                while (step > 0 && i < stop) || (step < 0 && i > stop) {
-                    v.push(Value::Int(i, elem));
-                    if v.len() > 1 << 20 {
-                        break;
-                    }
-                    i += step;
+                // Generated lazily: a comptime loop runs every iteration (or stops with the
+                // fuel diagnostic), never a silently truncated prefix.
+                let values = range_values(start, stop, step).map(move |i| Value::Int(i, elem));
+                if env.comptime {
+                    return self.ct_for(env, label, values, capture, index, body);
                 }
-                v
+                values.collect()
             }
             Val::Ct(Value::Array(_, elems)) => elems.to_vec(),
             Val::Ct(Value::Struct(fields)) => fields.iter().map(|(_, v)| v.clone()).collect(),
@@ -572,9 +583,22 @@ impl Sema {
             return Ok(Flow::Normal);
         }
         // Comptime sequence: unrolled (at comptime: executed).
+        self.ct_for(env, label, items.into_iter(), capture, index, body)
+    }
+
+    /// Executes a comptime `for` over `items`, one unit of fuel per iteration.
+    fn ct_for(
+        &mut self,
+        env: &mut Env,
+        label: Option<&Ident>,
+        items: impl Iterator<Item = Value>,
+        capture: &Ident,
+        index: Option<&Ident>,
+        body: &Block,
+    ) -> R<Flow> {
         env.ct_loops.push(label.map(|l| l.name.clone()));
         let result = (|| {
-            for (i, item) in items.into_iter().enumerate() {
+            for (i, item) in items.enumerate() {
                 self.burn(body.span)?;
                 env.scopes.push(Vec::new());
                 env.bind(&capture.name, Local::Value(item));
@@ -1145,6 +1169,13 @@ impl Sema {
         env.scopes.pop();
         out
     }
+}
+
+/// The values of `@range(start, stop, step)` in order (`step` is non-zero), stopping
+/// rather than overflowing at the ends of `i128`.
+fn range_values(start: i128, stop: i128, step: i128) -> impl Iterator<Item = i128> {
+    std::iter::successors(Some(start), move |&i| i.checked_add(step))
+        .take_while(move |&i| (step > 0 && i < stop) || (step < 0 && i > stop))
 }
 
 fn range_len(start: i128, stop: i128, step: i128) -> u128 {

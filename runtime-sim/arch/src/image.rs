@@ -702,6 +702,35 @@ impl Image {
         {
             return Err(bad(SECTION_PLACEMENT, format!("class {c} does not exist")));
         }
+        // Routes: on a PE of the rectangle, an existing colour, once per (PE, colour). The
+        // compiler's linker runs this too, so it never writes an image the loader rejects.
+        let mut seen = std::collections::HashSet::new();
+        for r in &self.routes {
+            if r.x >= self.meta.width || r.y >= self.meta.height {
+                return Err(bad(
+                    SECTION_ROUTES,
+                    format!(
+                        "colour {} is configured at ({},{}), outside the {}x{} rectangle",
+                        r.color, r.x, r.y, self.meta.width, self.meta.height
+                    ),
+                ));
+            }
+            if r.color >= crate::fabric::NUM_COLORS {
+                return Err(bad(
+                    SECTION_ROUTES,
+                    format!("colour {} does not exist", r.color),
+                ));
+            }
+            if !seen.insert((r.x, r.y, r.color)) {
+                return Err(bad(
+                    SECTION_ROUTES,
+                    format!(
+                        "colour {} is configured twice at ({},{})",
+                        r.color, r.x, r.y
+                    ),
+                ));
+            }
+        }
         if !self.meta.arch.has_message_passing()
             && let Some(r) = self.routes.iter().find(|r| r.message_passing)
         {
@@ -876,6 +905,36 @@ mod tests {
         assert!(img.validate().is_ok());
         let bytes = img.to_elf().unwrap();
         assert_eq!(Image::from_elf(&bytes).unwrap(), img);
+    }
+
+    /// A colour configured outside the rectangle, one that does not exist, or one
+    /// configured twice on a PE is rejected by `validate`, which the compiler's linker
+    /// also runs (issue 11: such an image once compiled with exit 0 and failed to load).
+    #[test]
+    fn routes_outside_the_rectangle_are_invalid() {
+        let route = |x, y, color| ColorConfig {
+            x,
+            y,
+            color,
+            rx: vec![],
+            tx: vec![],
+            switches: None,
+            filter: None,
+            teardown: false,
+            color_swap_x: false,
+            color_swap_y: false,
+            message_passing: false,
+        };
+        let mut img = sample();
+        img.routes.push(route(0, 0, 3));
+        assert!(img.validate().is_ok());
+        for bad in [route(5, 0, 3), route(0, 1, 3), route(0, 0, 24)] {
+            let mut img = sample();
+            img.routes.push(bad);
+            assert!(img.validate().is_err());
+        }
+        img.routes.push(route(0, 0, 3));
+        assert!(img.validate().is_err());
     }
 
     #[test]

@@ -9,17 +9,20 @@
 //! progress line, keep running) and catches panics, so a bug in the simulator becomes a
 //! Python exception (`cslsim.errors.InternalError`) instead of killing the interpreter.
 //! Errors are raised as the exception classes of `cslsim.errors`, chosen from the
-//! [`HostError`] / [`SimError`] variant.
+//! [`HostError`] / [`SimError`] variant. While the fabric runs, Python's signal handlers
+//! are run every 50 ms (`Python::check_signals`), so Ctrl-C stops a long `launch()` or
+//! memcpy promptly with `KeyboardInterrupt`.
 
 use csl_arch::image::{ExportKind, Image};
 use cslsim::SimError;
 use cslsim::host::{HostError, MemcpyDataType, MemcpyOrder, SdkRuntime};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use cslsim::sim::InterruptCheck;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A failure on the Rust side: the name of the `cslsim.errors` class and the message.
 type Failure = (&'static str, String);
@@ -63,7 +66,13 @@ fn sim_class_of(e: &SimError) -> &'static str {
     }
 }
 
+/// The pseudo-class of a run stopped by the interrupt check (see [`signal_check`]).
+const INTERRUPTED: &str = "<interrupted>";
+
 fn host_failure(e: &HostError) -> Failure {
+    if let HostError::Sim(SimError::Interrupted { .. }) = e {
+        return (INTERRUPTED, e.to_string());
+    }
     let mut msg = e.to_string();
     if let HostError::Sim(SimError::CycleLimit { .. }) = e {
         msg.push_str(" [from Python: SdkRuntime(path, max_cycles=N)]");
@@ -138,6 +147,34 @@ struct Inner {
 #[pyclass(module = "cslsim._native", name = "Runtime", frozen)]
 struct Runtime {
     inner: Mutex<Inner>,
+    /// The exception (normally `KeyboardInterrupt`) a signal handler raised while the
+    /// fabric ran; the interrupted call re-raises it.
+    interrupt: Arc<Mutex<Option<PyErr>>>,
+}
+
+/// How often a running simulation looks at Python's signal flags: at most this often, so
+/// that the GIL is taken briefly a few times a second at most.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The interrupt check given to the simulator: every [`SIGNAL_POLL`], take the GIL and
+/// run Python's signal handlers (`Python::check_signals`); if one raised (Ctrl-C raises
+/// `KeyboardInterrupt`), keep the exception in `slot` and stop the run.
+fn signal_check(slot: Arc<Mutex<Option<PyErr>>>) -> InterruptCheck {
+    let last = Mutex::new(std::time::Instant::now());
+    InterruptCheck(Arc::new(move || {
+        let mut at = last.lock().unwrap_or_else(|p| p.into_inner());
+        if at.elapsed() < SIGNAL_POLL {
+            return false;
+        }
+        *at = std::time::Instant::now();
+        match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(e) => {
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                true
+            }
+        }
+    }))
 }
 
 impl Runtime {
@@ -168,7 +205,19 @@ impl Runtime {
                 }
             }
         });
-        r.map_err(|e| raise(py, e))
+        r.map_err(|e| {
+            // An interrupted run re-raises what the signal handler raised.
+            let pending = self
+                .interrupt
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            match pending {
+                Some(err) if e.0 == INTERRUPTED => err,
+                _ if e.0 == INTERRUPTED => PyKeyboardInterrupt::new_err(e.1),
+                _ => raise(py, e),
+            }
+        })
     }
 
     /// Like [`Runtime::with`] for calls returning a [`HostError`].
@@ -216,12 +265,16 @@ impl Runtime {
                 })?
                 .map_err(|e| host_failure(&e))
         });
-        let mut rt = r.map_err(|e| raise(py, e))?;
+        let interrupt = Arc::new(Mutex::new(None));
+        let mut rt = r
+            .map_err(|e| raise(py, e))?
+            .with_interrupt(signal_check(interrupt.clone()));
         if let Some(n) = max_cycles {
             rt = rt.with_max_cycles(n);
         }
         Ok(Runtime {
             inner: Mutex::new(Inner { rt, broken: None }),
+            interrupt,
         })
     }
 

@@ -367,6 +367,26 @@ def test_simulation_failures(multi_out):
     rt.stop()
 
 
+def test_ctrl_c_interrupts_a_long_launch(multi_out):
+    """Ctrl-C during a launch that would run for minutes raises KeyboardInterrupt within
+    a fraction of a second (the binding runs Python's signal handlers every 50 ms)."""
+    import signal
+    import threading
+    import time
+
+    rt = running(multi_out, max_cycles=10**15)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            rt.launch("spin")
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 10
+    rt.stop()
+
+
 def test_package_surface():
     assert cslsim.SdkRuntime is SdkRuntime
     assert int(MemcpyDataType.MEMCPY_16BIT) == 1 and int(MemcpyOrder.COL_MAJOR) == 1

@@ -115,6 +115,19 @@ pub enum HostError {
         /// The colour id given.
         color: u32,
     },
+    /// A simulator parameter outside its range (`SimParams::check`).
+    BadParams(String),
+    /// Simulating the image would need more memory than the limit allows.
+    TooLarge {
+        /// PEs in the program rectangle.
+        pes: u64,
+        /// Estimated bytes the simulator needs.
+        needed: u64,
+        /// The limit, in bytes.
+        limit: u64,
+        /// Where the limit comes from.
+        source: &'static str,
+    },
     /// A feature the simulator does not have yet.
     Unsupported(String),
     /// The simulation failed (fault, deadlock, cycle limit).
@@ -207,6 +220,21 @@ impl fmt::Display for HostError {
                 csl_arch::fabric::NUM_COLORS - 1
             ),
             HostError::Unsupported(what) => write!(f, "unsupported: {what}"),
+            HostError::BadParams(why) => write!(f, "bad simulator parameter: {why}"),
+            HostError::TooLarge {
+                pes,
+                needed,
+                limit,
+                source,
+            } => write!(
+                f,
+                "the image's {pes} PEs need about {} MiB of simulator memory ({} KiB per PE), \
+                 more than the {} MiB limit ({source}); simulate a smaller rectangle, or raise \
+                 the limit with `cslsim --max-memory-mib N` (`SimParams::memory_limit_bytes`)",
+                needed >> 20,
+                (needed / pes.max(&1)) >> 10,
+                limit >> 20
+            ),
             HostError::Sim(e) => write!(f, "{e}"),
         }
     }
