@@ -36,7 +36,12 @@ fn run_tungsten(name: &str, arch: Arch, globals: &[(&str, i64)], path: &str, n: 
         let mem = pe.memory();
         for k in 0..n {
             let a = sym.addr as usize + 4 * k;
-            out.push(u32::from_le_bytes([mem[a], mem[a + 1], mem[a + 2], mem[a + 3]]));
+            out.push(u32::from_le_bytes([
+                mem[a],
+                mem[a + 1],
+                mem[a + 2],
+                mem[a + 3],
+            ]));
         }
     }
     out

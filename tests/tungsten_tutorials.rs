@@ -52,7 +52,11 @@ fn every_tutorial_runs_as_written() {
         .filter(|p| p.join("commands.sh").is_file())
         .collect();
     tutorials.sort();
-    assert!(tutorials.len() >= 2, "no tutorials found in {}", root.display());
+    assert!(
+        tutorials.len() >= 2,
+        "no tutorials found in {}",
+        root.display()
+    );
     let path = format!(
         "{}:{}",
         tools.display(),
@@ -61,7 +65,10 @@ fn every_tutorial_runs_as_written() {
     let scratch = std::env::temp_dir().join(format!("tungsten-tutorials-{}", std::process::id()));
     let mut failures = Vec::new();
     for t in &tutorials {
-        let name = t.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = t
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let dir = scratch.join(&name);
         // Only the committed files: copy before anything was generated in the source tree.
         copy_dir(t, &dir);
