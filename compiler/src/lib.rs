@@ -16,6 +16,7 @@ pub mod codegen;
 pub mod diag;
 pub mod driver;
 pub mod ir;
+pub mod lexing;
 pub mod link;
 pub mod opt;
 pub mod paint;
