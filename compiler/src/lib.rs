@@ -23,6 +23,7 @@ pub mod paint;
 pub mod sema;
 pub mod source;
 pub mod stdlib;
+pub mod suggest;
 pub mod syntax;
 pub mod tungsten;
 

@@ -820,11 +820,11 @@ impl<'a> Lower<'a> {
         names.extend(self.scopes.iter().flat_map(|s| s.keys()));
         names.extend(self.func_names.keys());
         names.sort();
-        if let Some(best) = names
+        let names = names
             .into_iter()
-            .filter(|n| edit_distance(n, &id.name) <= 2 && n.len() > 1)
-            .min_by_key(|n| edit_distance(n, &id.name))
-        {
+            .map(String::as_str)
+            .filter(|n| n.len() > 1);
+        if let Some(best) = crate::suggest::closest(&id.name, names, 2) {
             d = d.with_help(format!("a similar name exists: `{best}`"));
         }
         self.report(d)
@@ -882,24 +882,6 @@ pub(crate) fn describe_expr(e: &Expr) -> String {
         }
         _ => "this expression".into(),
     }
-}
-
-/// Levenshtein distance (for "did you mean").
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            let del = prev[j + 1] + 1;
-            let ins = cur[j] + 1;
-            cur.push(sub.min(del).min(ins));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[allow(dead_code)]
