@@ -33,23 +33,23 @@ fn spec_of(src: &str) -> (ClassSpec, Vec<String>) {
             "arch" => spec.arch = Arch::from_name(value.trim()).unwrap_or(Arch::Wse2),
             "sockets" => {
                 for w in words {
-                    let (name, cols) = w.split_once('=').unwrap();
+                    let (name, cols) = w.split_once('=').expect("sockets: NAME=RX:TX");
                     let (rx, tx) = cols.split_once(':').unwrap_or((cols, cols));
                     spec.sockets.push((
                         name.to_string(),
                         SocketBinding {
-                            rx: rx.parse().unwrap(),
-                            tx: tx.parse().unwrap(),
+                            rx: rx.parse().expect("socket rx colour"),
+                            tx: tx.parse().expect("socket tx colour"),
                         },
                     ));
                 }
             }
             "params" => {
                 for w in words {
-                    let (name, v) = w.split_once('=').unwrap();
+                    let (name, v) = w.split_once('=').expect("params: NAME=VALUE");
                     let v = match v.parse::<i64>() {
                         Ok(i) => ParamValue::Int(i),
-                        Err(_) => ParamValue::Float(v.parse().unwrap()),
+                        Err(_) => ParamValue::Float(v.parse().expect("param value")),
                     };
                     spec.params.push((name.to_string(), v));
                 }

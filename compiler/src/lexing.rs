@@ -167,6 +167,8 @@ pub struct Codes {
     pub unexpected_token: &'static str,
     /// A note for stray characters (how comments are written, say).
     pub stray_note: Option<&'static str>,
+    /// Words an `expected` list of lalrpop terminal names.
+    pub describe_expected: fn(&[String]) -> String,
 }
 
 /// The diagnostic for a lexical error.
@@ -197,8 +199,7 @@ pub fn lex_diag(codes: &Codes, file: FileId, e: &LexError) -> Diagnostic {
     }
 }
 
-/// The diagnostic for a lalrpop error, where `tokens` are the tokens that were parsed and
-/// `describe` words an `expected` list. The front end shapes the two errors where it has
+/// The diagnostic for a lalrpop error, where `tokens` are the tokens that were parsed. The front end shapes the two errors where it has
 /// more to say: `eof(span, label, location)` for an unexpected end, where `span` is the
 /// last token before it and `label` says what was expected after it; and
 /// `unexpected(start, token, end, expected)` for an unexpected token.
@@ -208,7 +209,6 @@ pub fn syntax_diag<T: fmt::Display>(
     text: &str,
     tokens: &[Spanned<T>],
     e: ParseError<usize, T, LexError>,
-    describe: impl Fn(&[String]) -> String,
     eof: impl FnOnce(Span, String, usize) -> Diagnostic,
     unexpected: impl FnOnce(usize, T, usize, &[String]) -> Diagnostic,
 ) -> Diagnostic {
@@ -226,7 +226,7 @@ pub fn syntax_diag<T: fmt::Display>(
                 Some((s, _, e)) => Span::new(file, *s, *e),
                 None => Span::new(file, at, at),
             };
-            eof(span, describe(&expected), location)
+            eof(span, (codes.describe_expected)(&expected), location)
         }
         ParseError::UnrecognizedToken {
             token: (s, t, e),

@@ -188,6 +188,7 @@ const CODES: Codes = Codes {
     unexpected_eof: codes::PAINT_UNEXPECTED_EOF,
     unexpected_token: codes::PAINT_UNEXPECTED_TOKEN,
     stray_note: Some("Paint comments are written `(* ... *)`"),
+    describe_expected,
 };
 
 fn lex_diag(file: FileId, e: &LexError) -> Diagnostic {
@@ -294,13 +295,6 @@ fn parse_diag(
         d
     };
     Some(lexing::syntax_diag(
-        &CODES,
-        file,
-        text,
-        chunk,
-        e,
-        describe_expected,
-        eof,
-        unexpected,
+        &CODES, file, text, chunk, e, eof, unexpected,
     ))
 }

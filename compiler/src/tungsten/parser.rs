@@ -138,6 +138,7 @@ const CODES: Codes = Codes {
     unexpected_eof: codes::TUNG_UNEXPECTED_EOF,
     unexpected_token: codes::TUNG_UNEXPECTED_TOKEN,
     stray_note: None,
+    describe_expected,
 };
 
 fn lex_diag(file: FileId, e: &LexError) -> Diagnostic {
@@ -229,13 +230,6 @@ fn parse_diag(
         d
     };
     Some(lexing::syntax_diag(
-        &CODES,
-        file,
-        text,
-        tokens,
-        e,
-        describe_expected,
-        eof,
-        unexpected,
+        &CODES, file, text, tokens, e, eof, unexpected,
     ))
 }

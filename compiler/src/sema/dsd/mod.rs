@@ -4,7 +4,7 @@
 //! * [`get_dsd`]: `@get_dsd` and the builtins that derive or build descriptors;
 //! * [`settings`]: the configuration argument of DSD builtins;
 //! * [`ops`]: DSD operations (`@fadds`, `@mov16`, `@dfilt`, ...);
-//! * [`map`]: `@map`;
+//! * [`map`] (`@map`): a loop over memory DSDs;
 //! * [`dsr`]: data structure registers.
 
 mod desc;
