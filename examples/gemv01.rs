@@ -82,26 +82,28 @@ pub fn matches(device: &[f32], expected: &[f32]) -> bool {
             .all(|(d, e)| (d - e).abs() <= 1e-6 * (1.0 + e.abs()))
 }
 
-/// The command line of the tutorials' host binaries (`BIN --name OUT`): runs the GEMV at
-/// OUT, prints y and `SUCCESS!` when it matches the host's reference.
-pub fn main_for(bin: &str) -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let mut name = PathBuf::from("out");
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--name" => match args.next() {
-                Some(v) => name = PathBuf::from(v),
-                None => {
-                    eprintln!("error: --name needs a value");
-                    return ExitCode::from(1);
-                }
-            },
-            other => {
-                eprintln!("error: unknown argument `{other}` (usage: {bin} --name OUT)");
-                return ExitCode::from(1);
-            }
-        }
-    }
+/// The command line of the tutorials' host binaries.
+#[derive(clap::Parser)]
+struct Args {
+    /// The output directory of `cslc -o OUT`.
+    #[arg(long, value_name = "OUT", default_value = "out")]
+    name: PathBuf,
+}
+
+/// The command line of the tutorials' host binaries (`BIN --name OUT`, `BIN --help`): runs
+/// the GEMV at OUT, prints y and `SUCCESS!` when it matches the host's reference.
+pub fn main_for(bin: &'static str) -> ExitCode {
+    use clap::{CommandFactory, FromArgMatches};
+    let cli = Args::command()
+        .name(bin)
+        .about(
+            "Runs the tutorial's GEMV on the simulator and checks y against the host's reference",
+        )
+        .get_matches();
+    let name = match Args::from_arg_matches(&cli) {
+        Ok(a) => a.name,
+        Err(e) => e.exit(),
+    };
     match run(&name) {
         Ok(r) => {
             println!("y (device)    = {:?}", r.device);

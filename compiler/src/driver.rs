@@ -7,6 +7,7 @@ use crate::sema::{Sema, SemaOptions};
 use crate::source::{FileId, SourceMap};
 use csl_arch::Arch;
 use csl_arch::image::{FORMAT_VERSION, Image, Meta};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -382,40 +383,97 @@ fn parse_param(raw: &str, types: &crate::sema::types::TypeStore) -> Value {
 /// The compile metadata in the shape host scripts read: `params` and `colors` (the
 /// `--params` and `--colors` bindings, values as strings) and the RPC symbol table.
 pub fn metadata_json(image: &Image, colors: &[(String, u32)]) -> serde_json::Value {
-    let params: serde_json::Map<String, serde_json::Value> = image
-        .meta
-        .params
-        .iter()
-        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-        .collect();
-    let colors: serde_json::Map<String, serde_json::Value> = colors
-        .iter()
-        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.to_string())))
-        .collect();
-    let symbols: Vec<serde_json::Value> = image
-        .exports
-        .iter()
-        .enumerate()
-        .map(|(id, e)| match &e.kind {
-            csl_arch::image::ExportKind::Tensor { elem, mutable } => serde_json::json!({
-                "id": id, "name": e.name, "kind": "Var", "type": format!("[*]{}", elem.name()), "immutable": !mutable,
-            }),
-            csl_arch::image::ExportKind::Func { params } => serde_json::json!({
-                "id": id, "name": e.name, "kind": "Func",
-                "inputs": params.iter().map(|p| p.name()).collect::<Vec<_>>(),
-            }),
-        })
-        .collect();
-    serde_json::json!({
-        "params": params,
-        "colors": colors,
-        "arch": image.meta.arch.name(),
-        "fabric": { "width": image.meta.fabric_width, "height": image.meta.fabric_height },
-        "offsets": { "x": image.meta.offset_x, "y": image.meta.offset_y },
-        "rectangle": { "width": image.meta.width, "height": image.meta.height },
-        "memcpy": image.meta.memcpy,
-        "channels": image.meta.channels,
-        "program_classes": image.classes.len(),
-        "rpc_symbols": symbols,
-    })
+    let m = &image.meta;
+    let metadata = Metadata {
+        arch: m.arch.name(),
+        channels: m.channels,
+        colors: colors
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect(),
+        fabric: Extent {
+            height: m.fabric_height,
+            width: m.fabric_width,
+        },
+        memcpy: m.memcpy,
+        offsets: Offsets {
+            x: m.offset_x,
+            y: m.offset_y,
+        },
+        params: m.params.clone(),
+        program_classes: image.classes.len(),
+        rectangle: Extent {
+            height: m.height,
+            width: m.width,
+        },
+        rpc_symbols: image
+            .exports
+            .iter()
+            .enumerate()
+            .map(|(id, e)| match &e.kind {
+                csl_arch::image::ExportKind::Tensor { elem, mutable } => RpcSymbol::Var {
+                    id,
+                    immutable: !mutable,
+                    name: e.name.clone(),
+                    ty: format!("[*]{}", elem.name()),
+                },
+                csl_arch::image::ExportKind::Func { params } => RpcSymbol::Func {
+                    id,
+                    inputs: params.iter().map(|p| p.name()).collect(),
+                    name: e.name.clone(),
+                },
+            })
+            .collect(),
+    };
+    // Plain data: serialising it cannot fail.
+    serde_json::to_value(metadata).unwrap_or_default()
+}
+
+/// `out.json` (keys in alphabetical order, as `serde_json::Value` writes them).
+#[derive(Serialize)]
+struct Metadata {
+    arch: &'static str,
+    channels: u32,
+    /// Colour params of the top-level file: name to id (a string).
+    colors: BTreeMap<String, String>,
+    fabric: Extent,
+    memcpy: bool,
+    offsets: Offsets,
+    /// Top-level params: name to value (as given).
+    params: BTreeMap<String, String>,
+    program_classes: usize,
+    rectangle: Extent,
+    rpc_symbols: Vec<RpcSymbol>,
+}
+
+/// A width and height in PEs.
+#[derive(Serialize)]
+struct Extent {
+    height: u32,
+    width: u32,
+}
+
+/// A position on the fabric.
+#[derive(Serialize)]
+struct Offsets {
+    x: u32,
+    y: u32,
+}
+
+/// An exported symbol the host can reach (`kind` is `Var` or `Func`).
+#[derive(Serialize)]
+#[serde(tag = "kind")]
+enum RpcSymbol {
+    Var {
+        id: usize,
+        immutable: bool,
+        name: String,
+        #[serde(rename = "type")]
+        ty: String,
+    },
+    Func {
+        id: usize,
+        inputs: Vec<&'static str>,
+        name: String,
+    },
 }

@@ -16,12 +16,14 @@ pub mod codegen;
 pub mod diag;
 pub mod driver;
 pub mod ir;
+pub mod lexing;
 pub mod link;
 pub mod opt;
 pub mod paint;
 pub mod sema;
 pub mod source;
 pub mod stdlib;
+pub mod suggest;
 pub mod syntax;
 pub mod tungsten;
 

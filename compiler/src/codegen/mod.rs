@@ -9,6 +9,11 @@
 //!   `otherwise` target is next one `br_true`. Call arguments are copied into consecutive
 //!   scratch registers above the function's own, as the ISA passes them, unless they
 //!   already are consecutive (the optimiser places them so).
+//!
+//! [`emit_class`] does three jobs, one function each: [`emit_function`] lays out a
+//! function's blocks and patches branch targets, [`select`] picks the PE instructions for
+//! one IR instruction, and [`class_summary`] builds the class's tables (functions, tasks,
+//! symbols, globals).
 
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{FuncId, GlobalPlace, ImmVal, Inst, Program, Term};
@@ -24,295 +29,338 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
     let (addrs, data) = place_globals(prog, name)?;
     let mut code = Vec::new();
     let mut functions = Vec::new();
-    for (fid, f) in &prog.functions {
-        let entry = code.len() as u32;
-        let max_args = f
-            .blocks
-            .values()
-            .flat_map(|b| b.insts.iter())
-            .map(|i| match i {
-                Inst::Call { args, .. } | Inst::CallInd { args, .. } if !consecutive(args) => {
-                    args.len() as u32
-                }
-                _ => 0,
-            })
-            .max()
-            .unwrap_or(0);
-        let scratch = f.nregs;
-        let nregs = f.nregs + max_args;
-        if nregs > u32::from(u16::MAX) || f.frame_bytes > STACK_BYTES {
-            return Err(Box::new(
-                Diagnostic::error(
-                    codes::OUT_OF_MEMORY,
-                    format!("function `{}` is too large", f.name),
-                    f.span,
-                    "in this function",
-                )
-                .with_note(format!(
-                    "it needs {nregs} registers and {} bytes of stack",
-                    f.frame_bytes
-                )),
-            ));
-        }
-        let reg = |v: crate::ir::VReg| Reg(v.index() as u16);
-        let imm = |v: ImmVal| match v {
-            ImmVal::Const(c) => c,
-            ImmVal::Global(g, off) => addrs[g].wrapping_add(off),
-        };
-        let mut starts: SecondaryMap<crate::ir::BlockId, u32> = SecondaryMap::new();
-        let mut fixups: Vec<(usize, crate::ir::BlockId)> = Vec::new();
-        let order = layout(f);
-        for (pos, &b) in order.iter().enumerate() {
-            starts[b] = code.len() as u32;
-            let block = &f.blocks[b];
-            for inst in &block.insts {
-                match inst {
-                    Inst::Imm { dst, imm } => code.push(Op::Imm {
-                        dst: reg(*dst),
-                        imm: *imm,
-                    }),
-                    Inst::Mov { dst, src } => code.push(Op::Mov {
-                        dst: reg(*dst),
-                        src: reg(*src),
-                    }),
-                    Inst::Bin { op, ty, dst, a, b } => code.push(Op::Bin {
-                        op: *op,
-                        ty: *ty,
-                        dst: reg(*dst),
-                        a: reg(*a),
-                        b: reg(*b),
-                    }),
-                    Inst::Cmp { op, ty, dst, a, b } => code.push(Op::Cmp {
-                        op: *op,
-                        ty: *ty,
-                        dst: reg(*dst),
-                        a: reg(*a),
-                        b: reg(*b),
-                    }),
-                    Inst::Un { op, ty, dst, a } => code.push(Op::Un {
-                        op: *op,
-                        ty: *ty,
-                        dst: reg(*dst),
-                        a: reg(*a),
-                    }),
-                    Inst::Conv { to, from, dst, src } => code.push(Op::Conv {
-                        to: *to,
-                        from: *from,
-                        dst: reg(*dst),
-                        src: reg(*src),
-                    }),
-                    Inst::ConvR {
-                        mode,
-                        to,
-                        from,
-                        dst,
-                        src,
-                    } => code.push(Op::ConvR {
-                        mode: *mode as u8,
-                        to: *to,
-                        from: *from,
-                        dst: reg(*dst),
-                        src: reg(*src),
-                    }),
-                    Inst::UtWait { mask } => code.push(Op::UtWait { mask: *mask }),
-                    Inst::BinImm {
-                        op,
-                        ty,
-                        dst,
-                        a,
-                        imm: i,
-                    } => code.push(Op::BinImm {
-                        op: *op,
-                        ty: *ty,
-                        dst: reg(*dst),
-                        a: reg(*a),
-                        imm: imm(*i),
-                    }),
-                    Inst::CmpImm {
-                        op,
-                        ty,
-                        dst,
-                        a,
-                        imm: i,
-                    } => code.push(Op::CmpImm {
-                        op: *op,
-                        ty: *ty,
-                        dst: reg(*dst),
-                        a: reg(*a),
-                        imm: imm(*i),
-                    }),
-                    Inst::LoadOff { w, dst, addr, off } => code.push(Op::LoadOff {
-                        w: *w,
-                        dst: reg(*dst),
-                        addr: reg(*addr),
-                        off: imm(*off) as u16,
-                    }),
-                    Inst::StoreOff { w, addr, off, src } => code.push(Op::StoreOff {
-                        w: *w,
-                        addr: reg(*addr),
-                        off: imm(*off) as u16,
-                        src: reg(*src),
-                    }),
-                    Inst::Load { w, dst, addr } => code.push(Op::Load {
-                        w: *w,
-                        dst: reg(*dst),
-                        addr: reg(*addr),
-                    }),
-                    Inst::Store { w, addr, src } => code.push(Op::Store {
-                        w: *w,
-                        addr: reg(*addr),
-                        src: reg(*src),
-                    }),
-                    Inst::FrameAddr { dst, off } => code.push(Op::FrameAddr {
-                        dst: reg(*dst),
-                        off: *off as u16,
-                    }),
-                    Inst::GlobalAddr {
-                        dst,
-                        global,
-                        offset,
-                    } => code.push(Op::Imm {
-                        dst: reg(*dst),
-                        imm: addrs[*global].wrapping_add(*offset),
-                    }),
-                    Inst::FuncAddr { dst, func } => code.push(Op::Imm {
-                        dst: reg(*dst),
-                        imm: func.index() as u32,
-                    }),
-                    Inst::Call { func, args, dst } => {
-                        let at = place_args(&mut code, args, scratch);
-                        code.push(Op::Call {
-                            func: func.index() as u32,
-                            args: at,
-                            nargs: args.len() as u8,
-                            dst: dst.map_or(Reg(0), reg),
-                        });
-                    }
-                    Inst::CallInd { fptr, args, dst } => {
-                        let at = place_args(&mut code, args, scratch);
-                        code.push(Op::CallInd {
-                            fptr: reg(*fptr),
-                            args: at,
-                            nargs: args.len() as u8,
-                            dst: dst.map_or(Reg(0), reg),
-                        });
-                    }
-                    Inst::Activate { id } => code.push(Op::Activate { id: reg(*id) }),
-                    Inst::Block { id } => code.push(Op::Block { id: reg(*id) }),
-                    Inst::Unblock { id } => code.push(Op::Unblock { id: reg(*id) }),
-                    Inst::Trap { code: c } => code.push(Op::Trap { code: *c as u16 }),
-                    Inst::Copy { dst, src, bytes } => code.push(Op::Copy {
-                        dst: reg(*dst),
-                        src: reg(*src),
-                        bytes: *bytes,
-                    }),
-                    Inst::DsdSet { field, desc, val } => code.push(Op::DsdSet {
-                        field: *field,
-                        desc: reg(*desc),
-                        val: reg(*val),
-                    }),
-                    Inst::DsdOp {
-                        op,
-                        operands,
-                        cfg,
-                        done,
-                        done_task,
-                        ut,
-                        idx,
-                    } => {
-                        let done = match done_task {
-                            None => *done,
-                            Some(t) => match prog.tasks.iter().find(|b| b.func == *t) {
-                                Some(b) => b.id,
-                                None => {
-                                    return Err(Box::new(
-                                        Diagnostic::error(
-                                            codes::BAD_TASK,
-                                            format!("task `{}` is started by a DSD operation but never bound to a task id", prog.functions[*t].name),
-                                            f.span,
-                                            "in this function",
-                                        )
-                                        .with_help("bind it in a top-level comptime block, e.g. `@bind_local_task(task, id)`"),
-                                    ));
-                                }
-                            },
-                        };
-                        let kinds = csl_arch::dsd::OperandKind::pack(operands.map(|(k, _)| k));
-                        let r = |i: usize| operands[i].1.map_or(Reg(0), reg);
-                        code.push(Op::DsdOp {
-                            op: *op,
-                            kinds,
-                            cfg: *cfg,
-                            done,
-                            ut: *ut,
-                            dst: r(0),
-                            a: r(1),
-                            b: r(2),
-                            c: r(3),
-                            idx: idx.map_or(Reg(0), reg),
-                        });
-                    }
-                }
-            }
-            let next = order.get(pos + 1).copied();
-            match &block.term {
-                Term::Jump(t) => {
-                    if Some(*t) != next {
-                        fixups.push((code.len(), *t));
-                        code.push(Op::Jump { target: 0 });
-                    }
-                }
-                Term::Branch {
-                    cond,
-                    then,
-                    otherwise,
-                } if Some(*otherwise) == next && *then != *otherwise => {
-                    fixups.push((code.len(), *then));
-                    code.push(Op::BrTrue {
-                        cond: reg(*cond),
-                        target: 0,
-                    });
-                }
-                Term::Branch {
-                    cond,
-                    then,
-                    otherwise,
-                } => {
-                    fixups.push((code.len(), *otherwise));
-                    code.push(Op::BrFalse {
-                        cond: reg(*cond),
-                        target: 0,
-                    });
-                    if Some(*then) != next {
-                        fixups.push((code.len(), *then));
-                        code.push(Op::Jump { target: 0 });
-                    }
-                }
-                Term::Ret(Some(r)) => code.push(Op::Ret { src: reg(*r) }),
-                Term::Ret(None) => code.push(Op::RetVoid {}),
-                Term::Unreachable | Term::Open => code.push(Op::Trap {
-                    code: TrapCode::Unreachable as u16,
-                }),
-            }
-        }
-        for (at, target) in fixups {
-            let t = starts[target];
-            match &mut code[at] {
-                Op::Jump { target } | Op::BrFalse { target, .. } | Op::BrTrue { target, .. } => {
-                    *target = t
-                }
-                _ => {}
-            }
-        }
-        let _ = fid;
-        functions.push(FuncInfo {
-            name: f.name.clone(),
-            entry,
-            nregs: nregs as u16,
-            nparams: f.nparams as u8,
-            frame_bytes: f.frame_bytes as u16,
-        });
+    for f in prog.functions.values() {
+        functions.push(emit_function(prog, &addrs, f, &mut code)?);
     }
+    Ok(class_summary(prog, name, &addrs, code, data, functions))
+}
+
+/// Block layout with fix-ups: appends function `f`'s code to `code`, block by block in
+/// [`layout`] order, each block's instructions by [`select`] and its terminator as the
+/// fewest jumps and branches; then patches branch targets to block starts.
+fn emit_function(
+    prog: &Program,
+    addrs: &Addresses,
+    f: &crate::ir::Function,
+    code: &mut Vec<Op>,
+) -> Result<FuncInfo, Box<Diagnostic>> {
+    let entry = code.len() as u32;
+    let max_args = f
+        .blocks
+        .values()
+        .flat_map(|b| b.insts.iter())
+        .map(|i| match i {
+            Inst::Call { args, .. } | Inst::CallInd { args, .. } if !consecutive(args) => {
+                args.len() as u32
+            }
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    let scratch = f.nregs;
+    let nregs = f.nregs + max_args;
+    if nregs > u32::from(u16::MAX) || f.frame_bytes > STACK_BYTES {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::OUT_OF_MEMORY,
+                format!("function `{}` is too large", f.name),
+                f.span,
+                "in this function",
+            )
+            .with_note(format!(
+                "it needs {nregs} registers and {} bytes of stack",
+                f.frame_bytes
+            )),
+        ));
+    }
+    let mut starts: SecondaryMap<crate::ir::BlockId, u32> = SecondaryMap::new();
+    let mut fixups: Vec<(usize, crate::ir::BlockId)> = Vec::new();
+    let order = layout(f);
+    for (pos, &b) in order.iter().enumerate() {
+        starts[b] = code.len() as u32;
+        let block = &f.blocks[b];
+        for inst in &block.insts {
+            select(prog, addrs, f, scratch, inst, code)?;
+        }
+        let next = order.get(pos + 1).copied();
+        match &block.term {
+            Term::Jump(t) => {
+                if Some(*t) != next {
+                    fixups.push((code.len(), *t));
+                    code.push(Op::Jump { target: 0 });
+                }
+            }
+            Term::Branch {
+                cond,
+                then,
+                otherwise,
+            } if Some(*otherwise) == next && *then != *otherwise => {
+                fixups.push((code.len(), *then));
+                code.push(Op::BrTrue {
+                    cond: reg(*cond),
+                    target: 0,
+                });
+            }
+            Term::Branch {
+                cond,
+                then,
+                otherwise,
+            } => {
+                fixups.push((code.len(), *otherwise));
+                code.push(Op::BrFalse {
+                    cond: reg(*cond),
+                    target: 0,
+                });
+                if Some(*then) != next {
+                    fixups.push((code.len(), *then));
+                    code.push(Op::Jump { target: 0 });
+                }
+            }
+            Term::Ret(Some(r)) => code.push(Op::Ret { src: reg(*r) }),
+            Term::Ret(None) => code.push(Op::RetVoid {}),
+            Term::Unreachable | Term::Open => code.push(Op::Trap {
+                code: TrapCode::Unreachable as u16,
+            }),
+        }
+    }
+    for (at, target) in fixups {
+        let t = starts[target];
+        match &mut code[at] {
+            Op::Jump { target } | Op::BrFalse { target, .. } | Op::BrTrue { target, .. } => {
+                *target = t
+            }
+            _ => {}
+        }
+    }
+    Ok(FuncInfo {
+        name: f.name.clone(),
+        entry,
+        nregs: nregs as u16,
+        nparams: f.nparams as u8,
+        frame_bytes: f.frame_bytes as u16,
+    })
+}
+
+/// The register a virtual register is allocated to (one to one).
+fn reg(v: crate::ir::VReg) -> Reg {
+    Reg(v.index() as u16)
+}
+
+/// Instruction selection: appends the PE instructions for IR instruction `inst` of
+/// function `f` to `code`. `scratch` is the first register above `f`'s own, where call
+/// arguments are copied when they are not consecutive.
+fn select(
+    prog: &Program,
+    addrs: &Addresses,
+    f: &crate::ir::Function,
+    scratch: u32,
+    inst: &Inst,
+    code: &mut Vec<Op>,
+) -> Result<(), Box<Diagnostic>> {
+    let imm = |v: ImmVal| match v {
+        ImmVal::Const(c) => c,
+        ImmVal::Global(g, off) => addrs[g].wrapping_add(off),
+    };
+    match inst {
+        Inst::Imm { dst, imm } => code.push(Op::Imm {
+            dst: reg(*dst),
+            imm: *imm,
+        }),
+        Inst::Mov { dst, src } => code.push(Op::Mov {
+            dst: reg(*dst),
+            src: reg(*src),
+        }),
+        Inst::Bin { op, ty, dst, a, b } => code.push(Op::Bin {
+            op: *op,
+            ty: *ty,
+            dst: reg(*dst),
+            a: reg(*a),
+            b: reg(*b),
+        }),
+        Inst::Cmp { op, ty, dst, a, b } => code.push(Op::Cmp {
+            op: *op,
+            ty: *ty,
+            dst: reg(*dst),
+            a: reg(*a),
+            b: reg(*b),
+        }),
+        Inst::Un { op, ty, dst, a } => code.push(Op::Un {
+            op: *op,
+            ty: *ty,
+            dst: reg(*dst),
+            a: reg(*a),
+        }),
+        Inst::Conv { to, from, dst, src } => code.push(Op::Conv {
+            to: *to,
+            from: *from,
+            dst: reg(*dst),
+            src: reg(*src),
+        }),
+        Inst::ConvR {
+            mode,
+            to,
+            from,
+            dst,
+            src,
+        } => code.push(Op::ConvR {
+            mode: *mode as u8,
+            to: *to,
+            from: *from,
+            dst: reg(*dst),
+            src: reg(*src),
+        }),
+        Inst::UtWait { mask } => code.push(Op::UtWait { mask: *mask }),
+        Inst::BinImm {
+            op,
+            ty,
+            dst,
+            a,
+            imm: i,
+        } => code.push(Op::BinImm {
+            op: *op,
+            ty: *ty,
+            dst: reg(*dst),
+            a: reg(*a),
+            imm: imm(*i),
+        }),
+        Inst::CmpImm {
+            op,
+            ty,
+            dst,
+            a,
+            imm: i,
+        } => code.push(Op::CmpImm {
+            op: *op,
+            ty: *ty,
+            dst: reg(*dst),
+            a: reg(*a),
+            imm: imm(*i),
+        }),
+        Inst::LoadOff { w, dst, addr, off } => code.push(Op::LoadOff {
+            w: *w,
+            dst: reg(*dst),
+            addr: reg(*addr),
+            off: imm(*off) as u16,
+        }),
+        Inst::StoreOff { w, addr, off, src } => code.push(Op::StoreOff {
+            w: *w,
+            addr: reg(*addr),
+            off: imm(*off) as u16,
+            src: reg(*src),
+        }),
+        Inst::Load { w, dst, addr } => code.push(Op::Load {
+            w: *w,
+            dst: reg(*dst),
+            addr: reg(*addr),
+        }),
+        Inst::Store { w, addr, src } => code.push(Op::Store {
+            w: *w,
+            addr: reg(*addr),
+            src: reg(*src),
+        }),
+        Inst::FrameAddr { dst, off } => code.push(Op::FrameAddr {
+            dst: reg(*dst),
+            off: *off as u16,
+        }),
+        Inst::GlobalAddr {
+            dst,
+            global,
+            offset,
+        } => code.push(Op::Imm {
+            dst: reg(*dst),
+            imm: addrs[*global].wrapping_add(*offset),
+        }),
+        Inst::FuncAddr { dst, func } => code.push(Op::Imm {
+            dst: reg(*dst),
+            imm: func.index() as u32,
+        }),
+        Inst::Call { func, args, dst } => {
+            let at = place_args(code, args, scratch);
+            code.push(Op::Call {
+                func: func.index() as u32,
+                args: at,
+                nargs: args.len() as u8,
+                dst: dst.map_or(Reg(0), reg),
+            });
+        }
+        Inst::CallInd { fptr, args, dst } => {
+            let at = place_args(code, args, scratch);
+            code.push(Op::CallInd {
+                fptr: reg(*fptr),
+                args: at,
+                nargs: args.len() as u8,
+                dst: dst.map_or(Reg(0), reg),
+            });
+        }
+        Inst::Activate { id } => code.push(Op::Activate { id: reg(*id) }),
+        Inst::Block { id } => code.push(Op::Block { id: reg(*id) }),
+        Inst::Unblock { id } => code.push(Op::Unblock { id: reg(*id) }),
+        Inst::Trap { code: c } => code.push(Op::Trap { code: *c as u16 }),
+        Inst::Copy { dst, src, bytes } => code.push(Op::Copy {
+            dst: reg(*dst),
+            src: reg(*src),
+            bytes: *bytes,
+        }),
+        Inst::DsdSet { field, desc, val } => code.push(Op::DsdSet {
+            field: *field,
+            desc: reg(*desc),
+            val: reg(*val),
+        }),
+        Inst::DsdOp {
+            op,
+            operands,
+            cfg,
+            done,
+            done_task,
+            ut,
+            idx,
+        } => {
+            let done = match done_task {
+                None => *done,
+                Some(t) => match prog.tasks.iter().find(|b| b.func == *t) {
+                    Some(b) => b.id,
+                    None => {
+                        return Err(Box::new(
+                            Diagnostic::error(
+                                codes::BAD_TASK,
+                                format!("task `{}` is started by a DSD operation but never bound to a task id", prog.functions[*t].name),
+                                f.span,
+                                "in this function",
+                            )
+                            .with_help("bind it in a top-level comptime block, e.g. `@bind_local_task(task, id)`"),
+                        ));
+                    }
+                },
+            };
+            let kinds = csl_arch::dsd::OperandKind::pack(operands.map(|(k, _)| k));
+            let r = |i: usize| operands[i].1.map_or(Reg(0), reg);
+            code.push(Op::DsdOp {
+                op: *op,
+                kinds,
+                cfg: *cfg,
+                done,
+                ut: *ut,
+                dst: r(0),
+                a: r(1),
+                b: r(2),
+                c: r(3),
+                idx: idx.map_or(Reg(0), reg),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The class summary: the image class of a program's code and data, with its tables of
+/// functions, task bindings, exported symbols and globals.
+fn class_summary(
+    prog: &Program,
+    name: &str,
+    addrs: &Addresses,
+    code: Vec<Op>,
+    data: Vec<u8>,
+    functions: Vec<FuncInfo>,
+) -> ProgramClass {
     let tasks = prog
         .tasks
         .iter()
@@ -345,7 +393,7 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             size: gl.size,
         })
         .collect();
-    Ok(ProgramClass {
+    ProgramClass {
         code,
         data,
         info: ClassInfo {
@@ -360,7 +408,7 @@ pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagno
             output_queues: prog.output_queues.clone(),
             blocked_queues: Vec::new(),
         },
-    })
+    }
 }
 
 /// The blocks in code order: all of them in order, except empty unreachable blocks that no

@@ -13,6 +13,7 @@
 //! are described in `README.md` beside this file. Every problem is a [`Diagnostic`];
 //! [`compile_floorplan`] always returns.
 
+mod actions;
 pub mod ast;
 pub mod driver;
 pub mod eval;

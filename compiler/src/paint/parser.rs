@@ -13,8 +13,9 @@
 //! brackets is refused (the evaluator recurses over it). Never panics.
 
 use super::ast::Item;
-use super::token::{LexError, LexErrorKind, Spanned, Token, tokenize};
+use super::token::{LexError, Spanned, Token, tokenize};
 use crate::diag::{Diagnostic, codes};
+use crate::lexing::{self, Codes};
 use crate::source::{FileId, Span};
 use lalrpop_util::{ParseError, lalrpop_mod};
 
@@ -179,29 +180,19 @@ fn complexity(chunk: &[Spanned<'_>]) -> usize {
     ops + max_depth
 }
 
+/// Paint's codes for lexical and syntax errors.
+const CODES: Codes = Codes {
+    stray_char: codes::PAINT_STRAY_CHAR,
+    bad_number: codes::PAINT_BAD_NUMBER,
+    unterminated: codes::PAINT_UNTERMINATED,
+    unexpected_eof: codes::PAINT_UNEXPECTED_EOF,
+    unexpected_token: codes::PAINT_UNEXPECTED_TOKEN,
+    stray_note: Some("Paint comments are written `(* ... *)`"),
+    describe_expected,
+};
+
 fn lex_diag(file: FileId, e: &LexError) -> Diagnostic {
-    let span = sp(file, e.start, e.end);
-    match &e.kind {
-        LexErrorKind::StrayChar => Diagnostic::error(
-            codes::PAINT_STRAY_CHAR,
-            "unexpected character",
-            span,
-            "this starts no token",
-        )
-        .with_note("Paint comments are written `(* ... *)`"),
-        LexErrorKind::BadNumber(why) => Diagnostic::error(
-            codes::PAINT_BAD_NUMBER,
-            "malformed number literal",
-            span,
-            *why,
-        ),
-        LexErrorKind::Unterminated(what) => Diagnostic::error(
-            codes::PAINT_UNTERMINATED,
-            format!("unterminated {what}"),
-            span,
-            "starts here and never ends",
-        ),
-    }
+    lexing::lex_diag(&CODES, file, e)
 }
 
 /// Describes an `expected` list of terminal names.
@@ -267,65 +258,43 @@ fn parse_diag(
     chunk: &[Spanned<'_>],
     e: ParseError<usize, Token<'_>, LexError>,
 ) -> Option<Diagnostic> {
-    Some(match e {
-        ParseError::InvalidToken { location } => Diagnostic::error(
-            codes::PAINT_STRAY_CHAR,
-            "invalid token",
-            sp(file, location, location),
-            "not part of any token",
-        ),
-        ParseError::UnrecognizedEof { location, expected } => {
-            let before = chunk.iter().rev().find(|t| t.2 <= location);
-            let label = describe_expected(&expected);
-            let span = match before {
-                Some((s, _, e)) => sp(file, *s, *e),
-                None => sp(file, location.min(text.len()), location.min(text.len())),
-            };
-            let at_eof = text.get(location..).is_none_or(|r| r.trim().is_empty());
-            Diagnostic::error(
-                codes::PAINT_UNEXPECTED_EOF,
-                if at_eof {
-                    "unexpected end of file"
-                } else {
-                    "unexpected end of line"
-                },
-                span,
-                format!("{label} after this"),
-            )
-            .with_note("a Paint item ends at the end of its line unless a bracket is open or the line ends in an operator")
-        }
-        ParseError::UnrecognizedToken {
-            token: (s, t, e),
-            expected,
-        } => {
-            let label = describe_expected(&expected);
-            let mut d = Diagnostic::error(
-                codes::PAINT_UNEXPECTED_TOKEN,
-                format!("unexpected {t}"),
-                sp(file, s, e),
-                label,
-            );
-            if matches!(t, Token::Minus) {
-                d = d.with_note(
-                    "arguments are separated by spaces, so an argument cannot start with `-`; write `(-1)`",
-                );
-            }
-            if matches!(t, Token::LParen)
-                && let Some((_, Token::Ident(name), pe)) = chunk.iter().rev().find(|x| x.2 <= s)
-                && *pe < s
-            {
-                d = d.with_help(format!(
-                    "a call is written without a space before `(`: `{name}(...)`"
-                ));
-            }
-            d
-        }
-        ParseError::ExtraToken { token: (s, t, e) } => Diagnostic::error(
-            codes::PAINT_UNEXPECTED_TOKEN,
+    let eof = |span, label: String, location: usize| {
+        let at_eof = text.get(location..).is_none_or(|r| r.trim().is_empty());
+        Diagnostic::error(
+            CODES.unexpected_eof,
+            if at_eof {
+                "unexpected end of file"
+            } else {
+                "unexpected end of line"
+            },
+            span,
+            format!("{label} after this"),
+        )
+        .with_note("a Paint item ends at the end of its line unless a bracket is open or the line ends in an operator")
+    };
+    let unexpected = |s: usize, t: Token<'_>, e: usize, expected: &[String]| {
+        let mut d = Diagnostic::error(
+            CODES.unexpected_token,
             format!("unexpected {t}"),
             sp(file, s, e),
-            "extra token",
-        ),
-        ParseError::User { error } => lex_diag(file, &error),
-    })
+            describe_expected(expected),
+        );
+        if matches!(t, Token::Minus) {
+            d = d.with_note(
+                "arguments are separated by spaces, so an argument cannot start with `-`; write `(-1)`",
+            );
+        }
+        if matches!(t, Token::LParen)
+            && let Some((_, Token::Ident(name), pe)) = chunk.iter().rev().find(|x| x.2 <= s)
+            && *pe < s
+        {
+            d = d.with_help(format!(
+                "a call is written without a space before `(`: `{name}(...)`"
+            ));
+        }
+        d
+    };
+    Some(lexing::syntax_diag(
+        &CODES, file, text, chunk, e, eof, unexpected,
+    ))
 }

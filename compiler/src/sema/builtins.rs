@@ -357,13 +357,14 @@ impl Sema {
             "load_to_dsr" => self.b_load_to_dsr(env, args, span),
             "get_ut_id" => {
                 let i = self.eval_int(env, args[0])?;
-                if !(0..8).contains(&i) {
+                let uts = csl_arch::fabric::MICROTHREADS;
+                if !(0..i128::from(uts)).contains(&i) {
                     let sp = self.span(env, args[0]);
                     return Err(self.err(
                         codes::TASK_ID_RANGE,
                         format!("microthread {i} does not exist"),
                         sp,
-                        "microthreads are 0 to 7",
+                        format!("microthreads are 0 to {}", uts - 1),
                     ));
                 }
                 let ci = self.types.common.comptime_int;

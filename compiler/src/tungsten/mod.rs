@@ -13,6 +13,7 @@
 //! declaration order) uses input queue `i` and output queue `i`.
 
 pub mod ast;
+mod expr;
 pub mod lower;
 pub mod parser;
 pub mod sock;

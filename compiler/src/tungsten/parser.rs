@@ -7,8 +7,9 @@
 //! boundaries. Never panics.
 
 use super::ast::Item;
-use super::token::{LexError, LexErrorKind, Spanned, Token, spelling, tokenize};
+use super::token::{LexError, Spanned, Token, spelling, tokenize};
 use crate::diag::{Diagnostic, codes};
+use crate::lexing::{self, Codes};
 use crate::source::{FileId, Span};
 use lalrpop_util::{ErrorRecovery, ParseError, lalrpop_mod};
 
@@ -129,28 +130,19 @@ pub fn parse(file: FileId, text: &str) -> (Vec<Item>, Vec<Diagnostic>) {
     (items, diags)
 }
 
+/// Tungsten's codes for lexical and syntax errors.
+const CODES: Codes = Codes {
+    stray_char: codes::TUNG_STRAY_CHAR,
+    bad_number: codes::TUNG_BAD_NUMBER,
+    unterminated: codes::TUNG_UNTERMINATED,
+    unexpected_eof: codes::TUNG_UNEXPECTED_EOF,
+    unexpected_token: codes::TUNG_UNEXPECTED_TOKEN,
+    stray_note: None,
+    describe_expected,
+};
+
 fn lex_diag(file: FileId, e: &LexError) -> Diagnostic {
-    let span = sp(file, e.start, e.end);
-    match &e.kind {
-        LexErrorKind::StrayChar => Diagnostic::error(
-            codes::TUNG_STRAY_CHAR,
-            "unexpected character",
-            span,
-            "this starts no token",
-        ),
-        LexErrorKind::BadNumber(why) => Diagnostic::error(
-            codes::TUNG_BAD_NUMBER,
-            "malformed number literal",
-            span,
-            *why,
-        ),
-        LexErrorKind::Unterminated(what) => Diagnostic::error(
-            codes::TUNG_UNTERMINATED,
-            format!("unterminated {what}"),
-            span,
-            "starts here and never ends",
-        ),
-    }
+    lexing::lex_diag(&CODES, file, e)
 }
 
 /// Describes an `expected` list of terminal names.
@@ -194,73 +186,50 @@ fn parse_diag(
     tokens: &[Spanned<'_>],
     e: ParseError<usize, Token<'_>, LexError>,
 ) -> Option<Diagnostic> {
-    Some(match e {
-        ParseError::InvalidToken { location } => Diagnostic::error(
-            codes::TUNG_STRAY_CHAR,
-            "invalid token",
-            sp(file, location, location),
-            "not part of any token",
-        ),
-        ParseError::UnrecognizedEof { location, expected } => {
-            let before = tokens.iter().rev().find(|t| t.2 <= location);
-            let label = describe_expected(&expected);
-            let span = match before {
-                Some((s, _, e)) => sp(file, *s, *e),
-                None => sp(file, location.min(text.len()), location.min(text.len())),
-            };
-            Diagnostic::error(
-                codes::TUNG_UNEXPECTED_EOF,
-                "unexpected end of file",
-                span,
-                format!("{label} after this"),
+    let eof = |span, label: String, _| {
+        Diagnostic::error(
+            CODES.unexpected_eof,
+            "unexpected end of file",
+            span,
+            format!("{label} after this"),
+        )
+    };
+    let unexpected = |s: usize, t: Token<'_>, e: usize, expected: &[String]| {
+        let label = describe_expected(expected);
+        let missing_semi = expected.iter().any(|x| x == "\";\"")
+            && text.get(..s).is_some_and(|b| {
+                b.trim_end_matches([' ', '\t', '\r']).ends_with('\n')
+                    || b.trim_end().len() < b.len() && b[b.trim_end().len()..].contains('\n')
+            });
+        if missing_semi && let Some((ps, _, pe)) = tokens.iter().rev().find(|x| x.2 <= s) {
+            return Diagnostic::error(
+                CODES.unexpected_token,
+                "missing ';'",
+                sp(file, *ps, *pe),
+                "expected ';' after this",
             )
+            .with_note(format!("the next line starts with {t}"));
         }
-        ParseError::UnrecognizedToken {
-            token: (s, t, e),
-            expected,
-        } => {
-            let label = describe_expected(&expected);
-            let missing_semi = expected.iter().any(|x| x == "\";\"")
-                && text.get(..s).is_some_and(|b| {
-                    b.trim_end_matches([' ', '\t', '\r']).ends_with('\n')
-                        || b.trim_end().len() < b.len() && b[b.trim_end().len()..].contains('\n')
-                });
-            if missing_semi && let Some((ps, _, pe)) = tokens.iter().rev().find(|x| x.2 <= s) {
-                return Some(
-                    Diagnostic::error(
-                        codes::TUNG_UNEXPECTED_TOKEN,
-                        "missing ';'",
-                        sp(file, *ps, *pe),
-                        "expected ';' after this",
-                    )
-                    .with_note(format!("the next line starts with {t}")),
-                );
-            }
-            let mut d = Diagnostic::error(
-                codes::TUNG_UNEXPECTED_TOKEN,
-                format!("unexpected {t}"),
-                sp(file, s, e),
-                label,
-            );
-            let c_type = |t: &Token<'_>| matches!(t, Token::Ident(n) if matches!(*n, "float" | "int" | "double" | "short" | "unsigned" | "char" | "long" | "bool"));
-            let before = tokens.iter().rev().find(|x| x.2 <= s).map(|x| &x.1);
-            if c_type(&t) || before.is_some_and(c_type) {
-                d = d.with_help("Tungsten's types are sp, hp, xp, s16, u16, s32, u32");
-            }
-            if matches!(t, Token::Colon) {
-                d = d.with_note(format!(
-                    "a typed literal is written without spaces, as in `1.0:hp`; `{}` alone is the ternary's",
-                    spelling(&Token::Colon)
-                ));
-            }
-            d
-        }
-        ParseError::ExtraToken { token: (s, t, e) } => Diagnostic::error(
-            codes::TUNG_UNEXPECTED_TOKEN,
+        let mut d = Diagnostic::error(
+            CODES.unexpected_token,
             format!("unexpected {t}"),
             sp(file, s, e),
-            "extra token",
-        ),
-        ParseError::User { error } => lex_diag(file, &error),
-    })
+            label,
+        );
+        let c_type = |t: &Token<'_>| matches!(t, Token::Ident(n) if matches!(*n, "float" | "int" | "double" | "short" | "unsigned" | "char" | "long" | "bool"));
+        let before = tokens.iter().rev().find(|x| x.2 <= s).map(|x| &x.1);
+        if c_type(&t) || before.is_some_and(c_type) {
+            d = d.with_help("Tungsten's types are sp, hp, xp, s16, u16, s32, u32");
+        }
+        if matches!(t, Token::Colon) {
+            d = d.with_note(format!(
+                "a typed literal is written without spaces, as in `1.0:hp`; `{}` alone is the ternary's",
+                spelling(&Token::Colon)
+            ));
+        }
+        d
+    };
+    Some(lexing::syntax_diag(
+        &CODES, file, text, tokens, e, eof, unexpected,
+    ))
 }

@@ -30,6 +30,7 @@ use crate::ir::{Global, GlobalId, GlobalPlace, Inst, Reloc, VReg};
 use crate::source::Span;
 use csl_arch::Arch;
 use csl_arch::dsd::{DESC_BYTES, DsdField, DsdKind, DsdOpcode, OperandKind, cfg, field};
+use csl_arch::fabric::MICROTHREADS;
 
 /// A DSD operand.
 #[derive(Clone, Copy, Debug)]
@@ -151,10 +152,10 @@ impl<'a> Lower<'a> {
         };
         par.count += 1;
         let free = |m: u8, u: u8| m & (1 << u) == 0;
-        let pick = if arch == Arch::Wse2 && queue < 8 && free(par.uts, queue) {
+        let pick = if arch == Arch::Wse2 && queue < MICROTHREADS && free(par.uts, queue) {
             Some(queue)
         } else {
-            (0..8u8).find(|&u| free(par.uts, u))
+            (0..MICROTHREADS).find(|&u| free(par.uts, u))
         };
         match pick {
             Some(u) => {
@@ -168,7 +169,9 @@ impl<'a> Lower<'a> {
                     span,
                     "the ninth one",
                 )
-                .with_note("each runs on its own microthread, and a PE has 8")
+                .with_note(format!(
+                    "each runs on its own microthread, and a PE has {MICROTHREADS}"
+                ))
                 .with_help("split the block, or make a loop of transfers one statement"),
             )),
         }

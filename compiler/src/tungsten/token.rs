@@ -7,31 +7,11 @@
 //! the arrow operators `<-` and `<+-` are single tokens.
 
 use super::types::Scalar;
+use crate::lexing::{self, LexToken, err};
 use logos::{Lexer, Logos};
 use std::fmt;
 
-/// What went wrong while lexing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum LexErrorKind {
-    /// A character that starts no token.
-    #[default]
-    StrayChar,
-    /// A malformed number literal, with the reason.
-    BadNumber(&'static str),
-    /// A `/* ... */` comment or a string without its end.
-    Unterminated(&'static str),
-}
-
-/// A lexical error with its byte span.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LexError {
-    /// What went wrong.
-    pub kind: LexErrorKind,
-    /// First byte.
-    pub start: usize,
-    /// One past the last byte.
-    pub end: usize,
-}
+pub use crate::lexing::{LexError, LexErrorKind};
 
 /// A float literal: its value and whether it was written with an exponent.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,16 +42,20 @@ pub enum Token<'a> {
     )]
     Float(FloatLit),
     /// A digit-led word that is no number (`12abc`, `0x`). Never produced.
-    #[regex(r"[0-9][0-9a-zA-Z_]*(\.[0-9a-zA-Z_]*)?", bad_number, priority = 1)]
+    #[regex(
+        r"[0-9][0-9a-zA-Z_]*(\.[0-9a-zA-Z_]*)?",
+        lexing::bad_number,
+        priority = 1
+    )]
     BadNumber,
     /// String literal (only `import "f.w";` uses one).
     #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); s.get(1..s.len() - 1).unwrap_or("") })]
     Str(&'a str),
     /// A string without its closing quote. Never produced.
-    #[regex(r#""[^"\n]*"#, bad_string)]
+    #[regex(r#""[^"\n]*"#, lexing::unterminated_string)]
     BadStr,
     /// `/* ... */` (skipped by [`tokenize`]).
-    #[token("/*", block_comment)]
+    #[token("/*", |lex| lexing::block_comment(lex, "*/", "block comment"))]
     Comment,
     /// `#pragma ...` to the end of the line; the payload is the text after `#pragma`.
     #[regex(r"#pragma[^\n]*", |lex| lex.slice().get(7..).unwrap_or("").trim(), allow_greedy = true)]
@@ -287,24 +271,8 @@ pub enum Token<'a> {
     OrOr,
 }
 
-fn err<'a>(lex: &Lexer<'a, Token<'a>>, kind: LexErrorKind) -> LexError {
-    LexError {
-        kind,
-        start: lex.span().start,
-        end: lex.span().end,
-    }
-}
-
-fn bad_string<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
-    Err(err(lex, LexErrorKind::Unterminated("string literal")))
-}
-
 fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
-    let text = lex.slice();
-    let (radix, digits) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        Some(h) => (16, h),
-        None => (10, text),
-    };
+    let (radix, digits) = lexing::radix_digits(lex.slice());
     u128::from_str_radix(digits, radix)
         .ok()
         .filter(|&v| v < 1u128 << 64)
@@ -353,74 +321,22 @@ fn hex_float(text: &str) -> Option<f64> {
     Some(value * 2f64.powi(exp.clamp(-2000, 2000)))
 }
 
-fn bad_number<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
-    let text = lex.slice();
-    let why = if text.eq_ignore_ascii_case("0x") {
-        "missing digits after `0x`"
-    } else if text.contains(['E', 'e', 'p', 'P']) && text.contains(['+', '-']) {
-        "malformed exponent"
-    } else {
-        "invalid character in number literal"
-    };
-    Err(err(lex, LexErrorKind::BadNumber(why)))
-}
-
-fn block_comment<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<(), LexError> {
-    let rest = lex.remainder();
-    match rest.find("*/") {
-        Some(i) => {
-            lex.bump(i + 2);
-            Ok(())
-        }
-        None => {
-            let e = LexError {
-                kind: LexErrorKind::Unterminated("block comment"),
-                start: lex.span().start,
-                end: lex.span().end,
-            };
-            lex.bump(rest.len());
-            Err(e)
-        }
-    }
-}
-
 /// A token with its byte span, as lalrpop wants it.
-pub type Spanned<'a> = (usize, Token<'a>, usize);
+pub type Spanned<'a> = lexing::Spanned<Token<'a>>;
 
-/// Lexes the whole text, never failing: the tokens (comments dropped, malformed literals
-/// replaced by stand-ins, stray characters dropped) and the errors in source order.
-pub fn tokenize(text: &str) -> (Vec<Spanned<'_>>, Vec<LexError>) {
-    let mut tokens = Vec::new();
-    let mut errors: Vec<LexError> = Vec::new();
-    for (result, span) in Token::lexer(text).spanned() {
-        match result {
-            Ok(Token::Comment) => {}
-            Ok(t) => tokens.push((span.start, t, span.end)),
-            Err(mut e) => {
-                if e.start == e.end {
-                    e.start = span.start;
-                    e.end = span.end;
-                }
-                match e.kind {
-                    LexErrorKind::StrayChar => {
-                        if let Some(last) = errors.last_mut()
-                            && last.kind == LexErrorKind::StrayChar
-                            && last.end == e.start
-                        {
-                            last.end = e.end;
-                            continue;
-                        }
-                    }
-                    LexErrorKind::BadNumber(_) => {
-                        tokens.push((span.start, Token::Int(0), span.end))
-                    }
-                    LexErrorKind::Unterminated(_) => {}
-                }
-                errors.push(e);
-            }
-        }
+impl<'a> LexToken<'a> for Token<'a> {
+    fn is_comment(&self) -> bool {
+        matches!(self, Token::Comment)
     }
-    (tokens, errors)
+
+    fn number_stand_in() -> Self {
+        Token::Int(0)
+    }
+}
+
+/// Lexes the whole text, never failing (see [`lexing::tokenize`]).
+pub fn tokenize(text: &str) -> (Vec<Spanned<'_>>, Vec<LexError>) {
+    lexing::tokenize(text)
 }
 
 impl fmt::Display for Token<'_> {

@@ -371,6 +371,91 @@ impl DsdField {
     ];
 }
 
+/// A descriptor's fields as they are laid out in memory, for writing one: the compiler's
+/// comptime descriptors and the simulator tests' hand-assembled ones both go through
+/// [`Desc::encode`]. Fields the kind does not use stay zero ([`Default`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Desc {
+    /// What it describes.
+    pub kind: DsdKind,
+    /// [`flags`] bits.
+    pub flags: u8,
+    /// Fabric: input/output queue id.
+    pub queue: u8,
+    /// Fabric: colour id.
+    pub color: u8,
+    /// Memory and FIFO: byte address of element 0.
+    pub base: u16,
+    /// mem1d / fabric length; FIFO capacity.
+    pub length: u16,
+    /// mem1d stride in elements.
+    pub stride: i16,
+    /// mem4d: number of dimensions.
+    pub ndims: u8,
+    /// Element size in bytes.
+    pub elem: u8,
+    /// mem4d extents, innermost first.
+    pub extents: [u16; 4],
+    /// mem4d strides in elements, innermost first.
+    pub strides: [i16; 4],
+    /// FIFO only: task ids activated on push / pop (`0xff`: none).
+    pub fifo_tasks: (u8, u8),
+    /// Fabout only: [`fab_zero`] bits.
+    pub zero: u8,
+}
+
+impl Default for Desc {
+    fn default() -> Desc {
+        Desc {
+            kind: DsdKind::Mem1d,
+            flags: 0,
+            queue: 0,
+            color: 0,
+            base: 0,
+            length: 0,
+            stride: 0,
+            ndims: 0,
+            elem: 0,
+            extents: [0; 4],
+            strides: [0; 4],
+            fifo_tasks: (0, 0),
+            zero: 0,
+        }
+    }
+}
+
+impl Desc {
+    /// The descriptor's [`DESC_BYTES`] bytes (see the layout in the module documentation).
+    pub fn encode(&self) -> [u8; DESC_BYTES as usize] {
+        let mut b = [0u8; DESC_BYTES as usize];
+        let mut put16 = |at: u32, v: u16| {
+            let at = at as usize;
+            b[at..at + 2].copy_from_slice(&v.to_le_bytes());
+        };
+        put16(field::BASE, self.base);
+        put16(field::LENGTH, self.length);
+        put16(field::STRIDE, self.stride as u16);
+        for i in 0..4 {
+            put16(field::EXTENTS + 2 * i as u32, self.extents[i]);
+            put16(field::STRIDES + 2 * i as u32, self.strides[i] as u16);
+        }
+        b[field::KIND as usize] = self.kind as u8;
+        b[field::FLAGS as usize] = self.flags;
+        b[field::QUEUE as usize] = self.queue;
+        b[field::COLOR as usize] = self.color;
+        b[field::NDIMS as usize] = self.ndims;
+        b[field::ELEM as usize] = self.elem;
+        if self.kind == DsdKind::Fifo {
+            b[field::FIFO_ACTIVATE_PUSH as usize] = self.fifo_tasks.0;
+            b[field::FIFO_ACTIVATE_POP as usize] = self.fifo_tasks.1;
+        }
+        if self.kind == DsdKind::FabOut {
+            b[field::FAB_ZERO as usize] = self.zero;
+        }
+        b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

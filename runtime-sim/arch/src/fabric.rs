@@ -138,6 +138,9 @@ pub const NUM_COLORS: u8 = 24;
 /// Number of task ids (0..=63).
 pub const NUM_TASK_IDS: u8 = 64;
 
+/// Microthreads per PE (asynchronous DSD operations run on them; ids `0..MICROTHREADS`).
+pub const MICROTHREADS: u8 = 8;
+
 /// Colours reserved by the memcpy infrastructure when `--memcpy` is given.
 pub const MEMCPY_RESERVED_COLORS: [u8; 3] = [21, 22, 23];
 

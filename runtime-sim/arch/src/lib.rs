@@ -6,8 +6,11 @@
 //! * [`alu`]: scalar arithmetic semantics (the simulator executes it, the compiler folds
 //!   constants with it).
 //! * [`isa`]: the PE instruction set as one declarative table ([`for_each_op!`]) that the
-//!   encoder, decoder, disassembler (here) and the simulator's interpreter all expand.
-//! * [`dsd`]: the in-memory DSD descriptor layout and the DSD operation table.
+//!   encoder, decoder and disassembler (here) expand. The simulator's interpreter is a
+//!   hand-written exhaustive `match` on [`Op`] (`runtime-sim/src/exec.rs`), and the
+//!   compiler's instruction selection produces a subset of the opcodes.
+//! * [`dsd`]: the in-memory DSD descriptor layout (written by [`dsd::Desc::encode`]) and the
+//!   DSD operation table.
 //! * [`image`]: the compiled image (an ELF file) and its manifest types.
 //! * [`symmap`]: the symbol map of named regions that `paint` writes and `miset`/`miget`
 //!   read.

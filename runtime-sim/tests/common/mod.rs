@@ -223,7 +223,7 @@ pub fn read16(mem: &[u8], at: usize) -> u16 {
 // ---------------------------------------------------------------------------------------
 // Fabric helpers: descriptors, DSD operations, routes, tasks bound to wavelets.
 
-use csl_arch::dsd::{self, DsdKind, DsdOpcode, OperandKind};
+use csl_arch::dsd::{self, Desc, DsdKind, DsdOpcode, OperandKind};
 use csl_arch::fabric::Direction;
 use csl_arch::image::{ColorConfig, QueueBinding, WaveletArgs};
 
@@ -279,65 +279,84 @@ impl Asm {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn desc(
-        &mut self,
-        at: u32,
-        kind: DsdKind,
-        flags: u8,
-        queue: u8,
-        color: u8,
-        base: u16,
-        len: u16,
-    ) {
-        let mut d = [0u8; dsd::DESC_BYTES as usize];
-        d[0] = kind as u8;
-        d[1] = flags;
-        d[2] = queue;
-        d[3] = color;
-        d[4..6].copy_from_slice(&base.to_le_bytes());
-        d[6..8].copy_from_slice(&len.to_le_bytes());
-        self.poke(at as usize, &d);
+    /// Writes descriptor `d` at byte address `at`.
+    pub fn desc(&mut self, at: u32, d: Desc) {
+        self.poke(at as usize, &d.encode());
     }
 
     /// A `mem1d` descriptor at `at`.
     pub fn mem1d(&mut self, at: u32, base: u16, len: u16, stride: i16) {
-        self.desc(at, DsdKind::Mem1d, 0, 0, 0, base, len);
-        self.poke(at as usize + 8, &stride.to_le_bytes());
+        self.mem1d_flags(at, base, len, stride, 0);
     }
 
     /// A `mem1d` descriptor with flags (e.g. `WAVELET_INDEX_OFFSET`).
     pub fn mem1d_flags(&mut self, at: u32, base: u16, len: u16, stride: i16, flags: u8) {
-        self.mem1d(at, base, len, stride);
-        self.poke(at as usize + 1, &[flags]);
+        self.desc(
+            at,
+            Desc {
+                flags,
+                base,
+                length: len,
+                stride,
+                ..Desc::default()
+            },
+        );
     }
 
     /// A `mem4d` descriptor; extents and strides innermost first.
     pub fn mem4d(&mut self, at: u32, base: u16, extents: &[u16], strides: &[i16]) {
-        self.desc(at, DsdKind::Mem4d, 0, 0, 0, base, 0);
-        self.poke(at as usize + 10, &[extents.len() as u8]);
+        let mut d = Desc {
+            kind: DsdKind::Mem4d,
+            base,
+            ndims: extents.len() as u8,
+            ..Desc::default()
+        };
         for (i, (&e, &s)) in extents.iter().zip(strides).enumerate() {
-            self.poke(at as usize + 12 + 2 * i, &e.to_le_bytes());
-            self.poke(at as usize + 20 + 2 * i, &s.to_le_bytes());
+            d.extents[i] = e;
+            d.strides[i] = s;
         }
+        self.desc(at, d);
+    }
+
+    /// A fabric descriptor (WSE-2 reads colour `color`, WSE-3 queue `queue`).
+    fn fabric(&mut self, at: u32, kind: DsdKind, color: u8, queue: u8, len: u16, flags: u8) {
+        self.desc(
+            at,
+            Desc {
+                kind,
+                flags,
+                queue,
+                color,
+                length: len,
+                ..Desc::default()
+            },
+        );
     }
 
     /// A `fabin` descriptor (WSE-2 reads colour `color`, WSE-3 input queue `queue`).
     pub fn fabin(&mut self, at: u32, color: u8, queue: u8, len: u16, flags: u8) {
-        self.desc(at, DsdKind::FabIn, flags, queue, color, 0, len);
+        self.fabric(at, DsdKind::FabIn, color, queue, len, flags);
     }
 
     /// A `fabout` descriptor.
     pub fn fabout(&mut self, at: u32, color: u8, queue: u8, len: u16, flags: u8) {
-        self.desc(at, DsdKind::FabOut, flags, queue, color, 0, len);
+        self.fabric(at, DsdKind::FabOut, color, queue, len, flags);
     }
 
     /// A FIFO descriptor over `cap` elements of `elem` bytes at `base`; `push`/`pop` are
     /// the task ids to activate (`0xff`: none).
     pub fn fifo(&mut self, at: u32, base: u16, cap: u16, elem: u8, push: u8, pop: u8) {
-        self.desc(at, DsdKind::Fifo, 0, 0, 0, base, cap);
-        self.poke(at as usize + 11, &[elem]);
-        self.poke(at as usize + 12, &[push, pop]);
+        self.desc(
+            at,
+            Desc {
+                kind: DsdKind::Fifo,
+                base,
+                length: cap,
+                elem,
+                fifo_tasks: (push, pop),
+                ..Desc::default()
+            },
+        );
     }
 
     /// Emits a `dsd_op`: constants go to registers `r..r+4` first (`r + 4` holds the

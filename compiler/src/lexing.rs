@@ -1,0 +1,243 @@
+//! Lexing and syntax-error plumbing that the Tungsten and Paint front ends share.
+//!
+//! * [`LexError`]: a lexical error with its span, the error type of both logos lexers;
+//! * the logos callbacks both lexers use for what they spell alike: [`radix_digits`] for
+//!   integer literals, [`bad_number`], [`unterminated_string`] and [`block_comment`];
+//! * [`tokenize`]: the loop that lexes a whole file without failing, over any token type
+//!   that says which of its tokens is a comment and what stands in for a bad number
+//!   ([`LexToken`]);
+//! * [`Codes`], [`lex_diag`] and [`syntax_diag`]: lalrpop errors into [`Diagnostic`]s, with
+//!   each front end's codes, wording of expected tokens and hints.
+//!
+//! The CSL front end (`crate::syntax`) still has its own copy.
+
+use crate::diag::Diagnostic;
+use crate::source::{FileId, Span};
+use lalrpop_util::ParseError;
+use logos::{Lexer, Logos};
+use std::fmt;
+
+/// What went wrong while lexing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum LexErrorKind {
+    /// A character that starts no token.
+    #[default]
+    StrayChar,
+    /// A malformed number literal, with the reason.
+    BadNumber(&'static str),
+    /// A comment or a string without its end, with what it is.
+    Unterminated(&'static str),
+}
+
+/// A lexical error with its byte span.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LexError {
+    /// What went wrong.
+    pub kind: LexErrorKind,
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+/// A token with its byte span, as lalrpop wants it.
+pub type Spanned<T> = (usize, T, usize);
+
+/// An error of `kind` at the lexer's current token.
+pub fn err<'a, T: Logos<'a>>(lex: &Lexer<'a, T>, kind: LexErrorKind) -> LexError {
+    LexError {
+        kind,
+        start: lex.span().start,
+        end: lex.span().end,
+    }
+}
+
+/// The radix and digits of an integer literal (`0x`/`0X`: hexadecimal, else decimal).
+pub fn radix_digits(text: &str) -> (u32, &str) {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None => (10, text),
+    }
+}
+
+/// Logos callback for a digit-led word that is no number (`12abc`, `0x`, `1e+`).
+pub fn bad_number<'a, T: Logos<'a, Source = str, Error = LexError>>(
+    lex: &mut Lexer<'a, T>,
+) -> Result<(), LexError> {
+    let text = lex.slice();
+    let why = if text.eq_ignore_ascii_case("0x") {
+        "missing digits after `0x`"
+    } else if text.contains(['E', 'e', 'p', 'P']) && text.contains(['+', '-']) {
+        "malformed exponent"
+    } else {
+        "invalid character in number literal"
+    };
+    Err(err(lex, LexErrorKind::BadNumber(why)))
+}
+
+/// Logos callback for a string without its closing quote.
+pub fn unterminated_string<'a, T: Logos<'a, Error = LexError>>(
+    lex: &mut Lexer<'a, T>,
+) -> Result<(), LexError> {
+    Err(err(lex, LexErrorKind::Unterminated("string literal")))
+}
+
+/// Skips a block comment whose opening the lexer has just read, up to and including
+/// `close`; without one, the rest of the text is skipped and the error names `what`.
+/// Comments do not nest.
+pub fn block_comment<'a, T: Logos<'a, Source = str, Error = LexError>>(
+    lex: &mut Lexer<'a, T>,
+    close: &str,
+    what: &'static str,
+) -> Result<(), LexError> {
+    let rest = lex.remainder();
+    match rest.find(close) {
+        Some(i) => {
+            lex.bump(i + close.len());
+            Ok(())
+        }
+        None => {
+            let e = err(lex, LexErrorKind::Unterminated(what));
+            lex.bump(rest.len());
+            Err(e)
+        }
+    }
+}
+
+/// What [`tokenize`] needs to know of a token type.
+pub trait LexToken<'a>: Logos<'a, Source = str, Error = LexError> {
+    /// Whether the token is a comment (dropped).
+    fn is_comment(&self) -> bool;
+    /// The token that stands in for a malformed number, so that parsing goes on.
+    fn number_stand_in() -> Self;
+}
+
+/// Lexes the whole text, never failing: the tokens (comments dropped, a malformed number
+/// replaced by [`LexToken::number_stand_in`], stray characters dropped) and the errors in
+/// source order (runs of stray characters merged into one).
+pub fn tokenize<'a, T>(text: &'a str) -> (Vec<Spanned<T>>, Vec<LexError>)
+where
+    T: LexToken<'a>,
+    T::Extras: Default,
+{
+    let mut tokens = Vec::new();
+    let mut errors: Vec<LexError> = Vec::new();
+    for (result, span) in T::lexer(text).spanned() {
+        match result {
+            Ok(t) if t.is_comment() => {}
+            Ok(t) => tokens.push((span.start, t, span.end)),
+            Err(mut e) => {
+                if e.start == e.end {
+                    e.start = span.start;
+                    e.end = span.end;
+                }
+                match e.kind {
+                    LexErrorKind::StrayChar => {
+                        if let Some(last) = errors.last_mut()
+                            && last.kind == LexErrorKind::StrayChar
+                            && last.end == e.start
+                        {
+                            last.end = e.end;
+                            continue;
+                        }
+                    }
+                    LexErrorKind::BadNumber(_) => {
+                        tokens.push((span.start, T::number_stand_in(), span.end));
+                    }
+                    LexErrorKind::Unterminated(_) => {}
+                }
+                errors.push(e);
+            }
+        }
+    }
+    (tokens, errors)
+}
+
+/// A front end's diagnostic codes for lexical and syntax errors.
+pub struct Codes {
+    /// A character that starts no token (also lalrpop's invalid token).
+    pub stray_char: &'static str,
+    /// A malformed number literal.
+    pub bad_number: &'static str,
+    /// A comment or string without its end.
+    pub unterminated: &'static str,
+    /// The input ended in the middle of a construct.
+    pub unexpected_eof: &'static str,
+    /// An unexpected or extra token.
+    pub unexpected_token: &'static str,
+    /// A note for stray characters (how comments are written, say).
+    pub stray_note: Option<&'static str>,
+    /// Words an `expected` list of lalrpop terminal names.
+    pub describe_expected: fn(&[String]) -> String,
+}
+
+/// The diagnostic for a lexical error.
+pub fn lex_diag(codes: &Codes, file: FileId, e: &LexError) -> Diagnostic {
+    let span = Span::new(file, e.start, e.end);
+    match &e.kind {
+        LexErrorKind::StrayChar => {
+            let d = Diagnostic::error(
+                codes.stray_char,
+                "unexpected character",
+                span,
+                "this starts no token",
+            );
+            match codes.stray_note {
+                Some(n) => d.with_note(n),
+                None => d,
+            }
+        }
+        LexErrorKind::BadNumber(why) => {
+            Diagnostic::error(codes.bad_number, "malformed number literal", span, *why)
+        }
+        LexErrorKind::Unterminated(what) => Diagnostic::error(
+            codes.unterminated,
+            format!("unterminated {what}"),
+            span,
+            "starts here and never ends",
+        ),
+    }
+}
+
+/// The diagnostic for a lalrpop error, where `tokens` are the tokens that were parsed. The front end shapes the two errors where it has
+/// more to say: `eof(span, label, location)` for an unexpected end, where `span` is the
+/// last token before it and `label` says what was expected after it; and
+/// `unexpected(start, token, end, expected)` for an unexpected token.
+pub fn syntax_diag<T: fmt::Display>(
+    codes: &Codes,
+    file: FileId,
+    text: &str,
+    tokens: &[Spanned<T>],
+    e: ParseError<usize, T, LexError>,
+    eof: impl FnOnce(Span, String, usize) -> Diagnostic,
+    unexpected: impl FnOnce(usize, T, usize, &[String]) -> Diagnostic,
+) -> Diagnostic {
+    match e {
+        ParseError::InvalidToken { location } => Diagnostic::error(
+            codes.stray_char,
+            "invalid token",
+            Span::new(file, location, location),
+            "not part of any token",
+        ),
+        ParseError::UnrecognizedEof { location, expected } => {
+            let before = tokens.iter().rev().find(|t| t.2 <= location);
+            let at = location.min(text.len());
+            let span = match before {
+                Some((s, _, e)) => Span::new(file, *s, *e),
+                None => Span::new(file, at, at),
+            };
+            eof(span, (codes.describe_expected)(&expected), location)
+        }
+        ParseError::UnrecognizedToken {
+            token: (s, t, e),
+            expected,
+        } => unexpected(s, t, e, &expected),
+        ParseError::ExtraToken { token: (s, t, e) } => Diagnostic::error(
+            codes.unexpected_token,
+            format!("unexpected {t}"),
+            Span::new(file, s, e),
+            "extra token",
+        ),
+        ParseError::User { error } => lex_diag(codes, file, &error),
+    }
+}

@@ -1,0 +1,229 @@
+//! Data structure registers: `@get_dsr`, `@get_xdsr` and `@load_to_dsr`, and the global
+//! that holds each DSR's descriptor.
+
+use crate::diag::{Diagnostic, codes};
+use crate::ir::Inst;
+use crate::sema::eval::{Env, Val};
+use crate::sema::types::Type;
+use crate::sema::value::Value;
+use crate::sema::{R, Sema};
+use crate::source::Span;
+use crate::syntax::ast::ExprId;
+use csl_arch::dsd::{DESC_BYTES, flags};
+
+/// The memory slot shared by the DSR handles of one number and operand class (a FIFO
+/// re-typing of a DSR uses the same register).
+pub(super) fn dsr_key(kind: u8, n: u8) -> String {
+    let class = match kind {
+        0 | 3 => "dest",
+        1 => "src0",
+        _ => "src1",
+    };
+    format!("dsr:{class}:{n}")
+}
+
+impl Sema {
+    /// The global holding the descriptor of DSR `(kind, n)` (created on first use).
+    pub fn dsr_slot(&mut self, kind: u8, n: u8, span: Span) -> R<crate::ir::GlobalId> {
+        let key = dsr_key(kind, n);
+        if let Some(g) = self.dsd_consts.get(&key) {
+            return Ok(*g);
+        }
+        let Some(p) = self.prog.as_mut() else {
+            return Err(self.err(
+                codes::BUILTIN_CONTEXT,
+                "DSRs exist only in PE programs",
+                span,
+                "used here",
+            ));
+        };
+        let g = p.globals.push(crate::ir::Global {
+            name: format!("<{key}>"),
+            size: DESC_BYTES,
+            align: 2,
+            init: vec![0; DESC_BYTES as usize],
+            relocs: Vec::new(),
+            span,
+            place: crate::ir::GlobalPlace::Auto,
+        });
+        let ty = self.types.intern(Type::Dsr(kind));
+        self.global_types.insert(g, ty);
+        self.dsd_consts.insert(key, g);
+        Ok(g)
+    }
+
+    /// `@get_dsr(kind, n)` and `@get_dsr(dsr_fifo_dest | dsr_fifo_src1, existing_dsr)`.
+    pub fn b_get_dsr(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+        let t = self.eval_type(env, args[0])?;
+        let Type::Dsr(kind) = *self.types.get(t) else {
+            let d = self.types.display(t);
+            let s = self.span(env, args[0]);
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                format!("@get_dsr needs a DSR type, found {d}"),
+                s,
+                "expected dsr_dest, dsr_src0, dsr_src1, dsr_fifo_dest or dsr_fifo_src1",
+            ));
+        };
+        let n = match self.eval_comptime(env, args[1])? {
+            Value::Int(n, _) => n,
+            Value::Dsr(_, n) if kind >= 3 => i128::from(n),
+            _ => {
+                let s = self.span(env, args[1]);
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "@get_dsr needs a DSR number (or, for FIFO DSRs, an existing DSR)",
+                    s,
+                    "here",
+                ));
+            }
+        };
+        // DSR 0 belongs to the memcpy runtime; the hardware has 16 of each kind.
+        if !(1..16).contains(&n) {
+            let s = self.span(env, args[1]);
+            return Err(self.err(
+                codes::TASK_ID_RANGE,
+                format!("DSR {n} cannot be used"),
+                s,
+                "DSRs 1 to 15 are available (0 belongs to memcpy)",
+            ));
+        }
+        let _ = span;
+        Ok(Val::Ct(Value::Dsr(kind, n as u8)))
+    }
+
+    /// `@get_xdsr(n)`.
+    pub fn b_get_xdsr(&mut self, env: &mut Env, args: &[ExprId]) -> R<Val> {
+        let n = self.eval_int(env, args[0])?;
+        if !(0..8).contains(&n) {
+            let s = self.span(env, args[0]);
+            return Err(self.err(
+                codes::TASK_ID_RANGE,
+                format!("extended DSR {n} does not exist"),
+                s,
+                "xdsrs are 0 to 7",
+            ));
+        }
+        Ok(Val::Ct(Value::Xdsr(n as u8)))
+    }
+
+    /// `@load_to_dsr(dsr, dsd[, config])`: in a top-level comptime block the DSR's initial
+    /// contents, at runtime a copy; the configuration (async, completion, microthread,
+    /// `save_address`) applies to the operations that use the DSR.
+    pub fn b_load_to_dsr(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
+        let dspan = self.span(env, args[0]);
+        let Value::Dsr(kind, n) = self.eval_comptime(env, args[0])? else {
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@load_to_dsr needs a DSR from @get_dsr",
+                dspan,
+                "not a DSR",
+            ));
+        };
+        let vspan = self.span(env, args[1]);
+        let v = self.expr(env, args[1])?;
+        let vt = self.val_ty(&v);
+        if !self.types.get(vt).is_dsd() {
+            let d = self.types.display(vt);
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                format!("@load_to_dsr needs a DSD, found {d}"),
+                vspan,
+                "not a DSD",
+            ));
+        }
+        match (kind, self.types.get(vt)) {
+            (0, Type::FabinDsd) => {
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "a fabin_dsd cannot be loaded into a dsr_dest",
+                    vspan,
+                    "fabric input",
+                ));
+            }
+            (1 | 2, Type::FaboutDsd) => {
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "a fabout_dsd cannot be loaded into a source DSR",
+                    vspan,
+                    "fabric output",
+                ));
+            }
+            _ => {}
+        }
+        let (mut c, mut done, mut done_task, mut ut, mut save) = (0u8, 0u8, None, None, false);
+        if let Some(cfg) = args.get(2) {
+            let Some(fields) = self.settings(env, *cfg)? else {
+                let s = self.span(env, *cfg);
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    "the configuration must be `.{ .name = value, ... }`",
+                    s,
+                    "here",
+                ));
+            };
+            for f in &fields {
+                if self.completion_setting(env, f, &mut c, &mut done, &mut done_task)? {
+                    continue;
+                }
+                match f.name.as_str() {
+                    "ut_id" => {
+                        let fv = self.setting_ct(env, &f.val)?;
+                        ut = self.ut_of(&fv);
+                    }
+                    "save_address" => save = self.setting_bool(env, &f.val)?,
+                    "single_step" => {
+                        self.setting_bool(env, &f.val)?;
+                    }
+                    other => {
+                        return Err(self.report(
+                            Diagnostic::error(codes::BUILTIN_ARGS, format!("`{other}` is not a @load_to_dsr setting"), f.name_span, "unknown setting")
+                                .with_help("settings are async, activate, unblock, on_control, ut_id, save_address, single_step"),
+                        ));
+                    }
+                }
+            }
+        }
+        self.dsr_cfgs
+            .insert(dsr_key(kind, n), (c, done, done_task, ut));
+        let g = self.dsr_slot(kind, n, dspan)?;
+        if env.comptime {
+            // Initial contents of the DSR.
+            let Val::Ct(Value::Dsd(d)) = v else {
+                return Err(self.not_comptime(vspan));
+            };
+            let mut d = (*d).clone();
+            if save {
+                d.flags |= flags::SAVE_ADDRESS;
+            }
+            let (bytes, relocs) = d.encode_init();
+            if let Some(p) = self.prog.as_mut() {
+                p.globals[g].init = bytes;
+                p.globals[g].relocs = relocs;
+            }
+            return Ok(Val::Ct(Value::Void));
+        }
+        let v = match (v, save) {
+            (Val::Ct(Value::Dsd(d)), true) => {
+                let mut d = (*d).clone();
+                d.flags |= flags::SAVE_ADDRESS;
+                Val::Ct(Value::Dsd(std::rc::Rc::new(d)))
+            }
+            (v, _) => v,
+        };
+        let src = self.materialize(env, v, vspan)?;
+        let dst = self.fb(env).reg();
+        self.fb(env).emit(Inst::GlobalAddr {
+            dst,
+            global: g,
+            offset: 0,
+        });
+        self.fb(env).emit(Inst::Copy {
+            dst,
+            src,
+            bytes: DESC_BYTES as u16,
+        });
+        let _ = span;
+        Ok(Val::Ct(Value::Void))
+    }
+}
