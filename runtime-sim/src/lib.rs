@@ -9,6 +9,7 @@
 //! * [`class`]: program classes checked and prepared for execution.
 //! * [`params`]: [`SimParams`], the modelling parameters (SIMULATOR.md).
 //! * [`error`]: [`SimError`] (faults, routing errors, deadlocks, the cycle limit).
+//! * `par`: the threads of the step ([`default_threads`], `CSLSIM_THREADS`).
 //! * [`trace`]: instruction and wavelet traces; [`mod@bench`]: synthetic workloads.
 //!
 //! Architecture invariant: this crate depends on `csl-arch`, never on the compiler.
@@ -21,6 +22,7 @@ mod dsd;
 pub mod error;
 mod exec;
 pub mod host;
+mod par;
 pub mod params;
 pub mod pe;
 mod ring;
@@ -35,6 +37,7 @@ pub use error::{
     Waiting,
 };
 pub use host::{DEFAULT_MAX_CYCLES, HostError, MemcpyDataType, MemcpyOrder, SdkRuntime};
+pub use par::{THREADS_ENV, default_threads};
 pub use params::SimParams;
 pub use pe::Pe;
 pub use router::Router;

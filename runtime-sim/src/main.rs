@@ -42,6 +42,10 @@ struct Cli {
     /// Setup cycles of every DSD operation.
     #[arg(long, value_name = "N")]
     dsd_setup_cycles: Option<u32>,
+    /// Threads that step the fabric (default: `CSLSIM_THREADS` or the available cores;
+    /// results are the same for every number).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
 }
 
 fn parse_trace(s: &str) -> Result<TraceFilter, String> {
@@ -80,6 +84,9 @@ fn run(cli: &Cli) -> Result<(), HostError> {
     let mut rt = SdkRuntime::new(&cli.image)?
         .with_max_cycles(cli.max_cycles)
         .with_params(params);
+    if let Some(t) = cli.threads {
+        rt = rt.with_threads(t as usize);
+    }
     let tracer = cli
         .trace
         .map(|f| Tracer::new(f, Box::new(std::io::BufWriter::new(std::io::stdout()))));
