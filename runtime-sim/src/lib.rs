@@ -5,7 +5,8 @@
 //! * [`sim`]: [`Simulator`], the program rectangle of PEs and routers and the global clock.
 //! * [`router`]: one PE's router (routes, switches, filters, colour swap, teardown).
 //! * [`pe`]: one PE's state; `ce`: its per-cycle behaviour (task picker, microthreads);
-//!   `exec` and [`alu`]: the interpreter; `dsd`: the DSD engine.
+//!   `decode` (instructions pre-decoded at load), `exec` and [`alu`]: the interpreter;
+//!   `dsd`: the DSD engine.
 //! * [`class`]: program classes checked and prepared for execution.
 //! * [`params`]: [`SimParams`], the modelling parameters (SIMULATOR.md).
 //! * [`error`]: [`SimError`] (faults, routing errors, deadlocks, the cycle limit).
@@ -18,6 +19,7 @@ pub use csl_arch::alu;
 pub mod bench;
 mod ce;
 pub mod class;
+mod decode;
 mod dsd;
 pub mod error;
 mod exec;
