@@ -499,7 +499,10 @@ fn same_for_every_thread_count(
     };
     let one = run(1);
     for threads in [2, 3] {
-        assert!(run(threads) == one, "{program} on {arch}: {threads} threads differ from 1");
+        assert!(
+            run(threads) == one,
+            "{program} on {arch}: {threads} threads differ from 1"
+        );
     }
 }
 

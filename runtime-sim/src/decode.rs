@@ -120,15 +120,49 @@ impl IntCmp {
 pub(crate) enum Fast {
     /// Run the general interpreter on the `Op`.
     Slow,
-    Imm { dst: u16, imm: u32 },
-    Mov { dst: u16, src: u16 },
-    Bin { op: IntOp, dst: u16, a: u16, b: u16 },
-    BinImm { op: IntOp, dst: u16, a: u16, imm: u32 },
-    Cmp { op: IntCmp, dst: u16, a: u16, b: u16 },
-    CmpImm { op: IntCmp, dst: u16, a: u16, imm: u32 },
-    Jump { target: u32 },
-    BrTrue { cond: u16, target: u32 },
-    BrFalse { cond: u16, target: u32 },
+    Imm {
+        dst: u16,
+        imm: u32,
+    },
+    Mov {
+        dst: u16,
+        src: u16,
+    },
+    Bin {
+        op: IntOp,
+        dst: u16,
+        a: u16,
+        b: u16,
+    },
+    BinImm {
+        op: IntOp,
+        dst: u16,
+        a: u16,
+        imm: u32,
+    },
+    Cmp {
+        op: IntCmp,
+        dst: u16,
+        a: u16,
+        b: u16,
+    },
+    CmpImm {
+        op: IntCmp,
+        dst: u16,
+        a: u16,
+        imm: u32,
+    },
+    Jump {
+        target: u32,
+    },
+    BrTrue {
+        cond: u16,
+        target: u32,
+    },
+    BrFalse {
+        cond: u16,
+        target: u32,
+    },
 }
 
 /// The fast form of every instruction of `code`.

@@ -23,10 +23,10 @@ use crate::dsd::{DsdExec, Env};
 use crate::error::{
     PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason, Waiting,
 };
+use crate::par;
 use crate::params::SimParams;
 use crate::pe::{HostCall, NO_QUEUE, Pe};
 use crate::ring::Wavelet;
-use crate::par;
 use crate::router::{
     self, Chunk, CommitEnv, Geometry, Move, Outcome, PlanEnv, RAMP, Router, RouterPlan, dir_of,
 };
@@ -725,19 +725,20 @@ impl Simulator {
             let items: Vec<usize> = (1..bounds.len()).collect();
             let outs = par::run(pool.as_deref(), items, |j| {
                 let mut o = PlanOut::default();
-                for p in bits_in(cur, bounds[j - 1], bounds[j]) {
+                for_bits(cur, bounds[j - 1], bounds[j], |p| {
                     match router::plan(p, &penv, now, &mut o.moves) {
                         Ok(rp) => {
                             if rp.outcome != Outcome::Sleep {
                                 o.plans.push(rp);
                             }
+                            true
                         }
                         Err(e) => {
                             o.err = Some(e);
-                            return o;
+                            false
                         }
                     }
-                }
+                });
                 o
             });
             // The moves of the routers up to the first failing one (in PE order) are
@@ -1253,31 +1254,28 @@ fn entity_bounds(cur: &WorkSet, n: usize, k: usize) -> Vec<usize> {
     b
 }
 
-/// The members of a worklist (`words`) in `lo..hi`, ascending.
-fn bits_in(words: &[u64], lo: usize, hi: usize) -> impl Iterator<Item = usize> + '_ {
-    let (w0, w1) = (lo / 64, hi.div_ceil(64));
-    words
-        .iter()
-        .enumerate()
-        .take(w1)
-        .skip(w0)
-        .flat_map(move |(wi, &word)| {
-            let base = wi * 64;
-            let mut bits = word;
-            if base < lo {
-                bits &= !0u64 << (lo - base);
+/// Calls `f` on the members of a worklist (`words`) in `lo..hi`, ascending, until it
+/// returns `false`.
+#[inline(always)]
+fn for_bits(words: &[u64], lo: usize, hi: usize, mut f: impl FnMut(usize) -> bool) {
+    let (w0, w1) = (lo / 64, hi.div_ceil(64).min(words.len()));
+    for wi in w0..w1 {
+        let base = wi * 64;
+        let mut bits = words[wi];
+        if base < lo {
+            bits &= !0u64 << (lo - base);
+        }
+        if base + 64 > hi {
+            bits &= !(!0u64 << (hi - base));
+        }
+        while bits != 0 {
+            let i = base + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if !f(i) {
+                return;
             }
-            if base + 64 > hi {
-                bits &= !(!0u64 << (hi - base));
-            }
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let b = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    base + b
-                })
-            })
-        })
+        }
+    }
 }
 
 /// Splits the rectangle into the chunks of `bounds`. With one chunk it writes the
@@ -1374,12 +1372,12 @@ fn ce_chunk(
     } = chunk;
     let hi = lo + pes.len();
     let mut o = CeChunkOut::default();
-    for i in bits_in(cur, lo, hi) {
+    for_bits(cur, lo, hi, |i| {
         let (Some(pe), Some(router)) = (pes.get_mut(i - lo), routers.get_mut(i - lo)) else {
-            continue;
+            return true;
         };
         let Some(class) = classes.get(pe.class) else {
-            continue;
+            return true;
         };
         let out = match ce::tick(pe, router, class, env, now) {
             Ok(out) => out,
@@ -1398,7 +1396,7 @@ fn ce_chunk(
                         kind: f.kind,
                     });
                 }
-                continue;
+                return true;
             }
         };
         if out.unblocked {
@@ -1418,6 +1416,7 @@ fn ce_chunk(
         {
             trace_ce(t, pe, class, &out, now);
         }
-    }
+        true
+    });
     o
 }

@@ -78,7 +78,10 @@ impl WorkSet {
             if v == 0 {
                 continue;
             }
-            let parts = [(w0 + j, v << s), (w0 + j + 1, if s == 0 { 0 } else { v >> (64 - s) })];
+            let parts = [
+                (w0 + j, v << s),
+                (w0 + j + 1, if s == 0 { 0 } else { v >> (64 - s) }),
+            ];
             for (wi, bits) in parts {
                 if let Some(w) = self.words.get_mut(wi) {
                     self.len += (bits & !*w).count_ones() as usize;

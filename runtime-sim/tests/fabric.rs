@@ -2159,7 +2159,17 @@ fn message_passing_routes_by_header_and_ends_by_count_or_control() {
 
 /// Everything a run shows: the clock, statistics, every PE's memory, the simulator log,
 /// the error if it failed, and the trace of every PE.
-fn observe(img: &Image, threads: usize, max_cycles: u64) -> (u64, cslsim::RunStats, Vec<Vec<u8>>, Vec<String>, Option<String>) {
+fn observe(
+    img: &Image,
+    threads: usize,
+    max_cycles: u64,
+) -> (
+    u64,
+    cslsim::RunStats,
+    Vec<Vec<u8>>,
+    Vec<String>,
+    Option<String>,
+) {
     let mut sim = Simulator::new(img).expect("load");
     sim.set_threads(threads);
     sim.set_split_threshold(0);
