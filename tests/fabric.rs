@@ -478,3 +478,70 @@ fn tally_library_counts_to_the_corner() {
         assert_eq!(&got[4..6], &[18, 1], "{arch}");
     }
 }
+
+/// Runs `script` on `program` (built once per arch) with 1, 2 and 3 threads, every phase
+/// split among them however few PEs have work, and checks that what the host sees, the
+/// error text of a failed command, the cycle count and every statistic are identical.
+fn same_for_every_thread_count(
+    program: &str,
+    arch: Arch,
+    dims: (u32, u32),
+    params: &[(&str, &str)],
+    script: impl Fn(&mut SdkRuntime) -> String,
+) {
+    let run = |threads: usize| {
+        let rt = build_with(program, arch, dims, params);
+        let mut rt = rt.with_threads(threads).with_split_threshold(0);
+        let shown = script(&mut rt);
+        let sim = rt.simulator().unwrap();
+        let mems: Vec<Vec<u8>> = sim.pes().iter().map(|p| p.memory().to_vec()).collect();
+        (shown, sim.cycle(), sim.stats(), mems, sim.log_lines())
+    };
+    let one = run(1);
+    for threads in [2, 3] {
+        assert!(
+            run(threads) == one,
+            "{program} on {arch}: {threads} threads differ from 1"
+        );
+    }
+}
+
+#[test]
+fn fabric_programs_run_identically_on_every_thread_count() {
+    for arch in ARCHS {
+        same_for_every_thread_count("relay", arch, (11, 3), &[], |rt| {
+            let r = rt.launch("start", &[], false);
+            format!("{r:?} {:?}", d2h_u32(rt, "result", 4, 1, 1))
+        });
+        same_for_every_thread_count("switches", arch, (10, 5), &[], |rt| {
+            let r = rt.launch("start", &[], false);
+            format!("{r:?} {:?}", d2h_u32(rt, "got", 3, 3, 1))
+        });
+        same_for_every_thread_count("tally", arch, (10, 4), &[], |rt| {
+            let r = rt.launch("go", &[], false);
+            format!("{r:?} {:?}", d2h_u32(rt, "result", 3, 1, 2))
+        });
+        same_for_every_thread_count("chain", arch, (11, 3), &[], |rt| {
+            let bits: Vec<u32> = (0..32).map(|i| (i as f32 * 0.5 - 3.0).to_bits()).collect();
+            csl_tests::h2d_u32(rt, "v", &bits, 4, 1, 8);
+            let r = rt.launch("compute", &[], false);
+            format!("{r:?} {:?}", d2h_u32(rt, "total", 4, 1, 8))
+        });
+        // A deadlock report.
+        same_for_every_thread_count("deadlock", arch, (9, 3), &[], |rt| {
+            format!("{:?}", rt.launch("start", &[], false))
+        });
+    }
+    same_for_every_thread_count("message_passing", Arch::Wse3, (11, 5), &[], |rt| {
+        let r = rt.launch("start", &[], false);
+        format!("{r:?} {:?}", d2h_u32(rt, "res", 4, 3, 24))
+    });
+    // A routing fault.
+    same_for_every_thread_count(
+        "message_passing",
+        Arch::Wse3,
+        (11, 5),
+        &[("hole", "true")],
+        |rt| format!("{:?}", rt.launch("start", &[], false)),
+    );
+}

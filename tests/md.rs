@@ -37,6 +37,7 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         nmax: None,
         npair: None,
         max_cycles: 500_000_000,
+        threads: None,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: true,
         progress: false,
@@ -181,4 +182,29 @@ fn a_run_split_over_several_launches_continues_exactly() {
         [0, 1, 2, 3, 4, 5]
     );
     check(&out.energies);
+}
+
+#[test]
+fn the_flagship_runs_identically_on_every_thread_count() {
+    // The seed geometry (512 PEs), 2 steps: energies, final atoms, per-PE diagnostics,
+    // cycle counts and PE-cycle statistics are bit-identical for 1, 2 and 3 threads.
+    let d = lj108();
+    let observe = |threads: usize| {
+        let mut cfg = config([8, 8, 4, 2], 2, Arch::Wse2);
+        cfg.threads = Some(threads);
+        let out = run(&d, &cfg);
+        (
+            format!("{:?} {:?}", out.energies, out.atoms),
+            out.total_cycles,
+            out.cycles_per_step.to_bits(),
+            out.diag,
+            out.pe_cycles,
+            out.instructions,
+            out.phase_cycles.map(f64::to_bits),
+        )
+    };
+    let one = observe(1);
+    for threads in [2, 3] {
+        assert!(observe(threads) == one, "{threads} threads differ from 1");
+    }
 }

@@ -35,6 +35,9 @@ pub struct Config {
     pub npair: Option<u32>,
     /// Simulated-cycle bound of the run.
     pub max_cycles: u64,
+    /// Threads that step the fabric (`None`: the simulator's default; results are the
+    /// same for every number).
+    pub threads: Option<usize>,
     /// Samples per launch of the device program (see [`SAMPLES_PER_LAUNCH`]).
     pub samples_per_launch: u32,
     /// Run the compiler's IR optimiser (`-O0` turns it off).
@@ -444,6 +447,9 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
 
     let started = std::time::Instant::now();
     let mut rt = SdkRuntime::from_image(out.image).with_max_cycles(cfg.max_cycles);
+    if let Some(t) = cfg.threads {
+        rt = rt.with_threads(t);
+    }
     rt.load().map_err(host_err)?;
     rt.run().map_err(host_err)?;
     let region = (w as u32, h as u32);

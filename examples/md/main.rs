@@ -13,7 +13,7 @@ const CLOCK_HZ: f64 = 850e6;
 
 const USAGE: &str = "usage: mdlj --dump PATH [--nx N --ny N --nzx N --nzy N] [--steps N] [--ninner N] [--nsample N] \
 [--dt DT] [--rcut R] [--arch wse2|wse3] [--energies OUT.tsv] [--check REF.tsv] [--check-host] [--dump-out PATH] \
-[--nloc N] [--nmax N] [--npair N] [--max-cycles N] [-O0]";
+[--nloc N] [--nmax N] [--npair N] [--max-cycles N] [--threads N] [-O0]";
 
 struct Args {
     dump: String,
@@ -30,6 +30,7 @@ struct Args {
     dump_out: Option<String>,
     caps: [Option<u32>; 3],
     max_cycles: u64,
+    threads: Option<usize>,
     optimize: bool,
 }
 
@@ -49,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
         dump_out: None,
         caps: [None; 3],
         max_cycles: 2_000_000_000,
+        threads: None,
         optimize: true,
     };
     let mut it = std::env::args().skip(1);
@@ -95,6 +97,10 @@ fn parse_args() -> Result<Args, String> {
             "--nmax" => a.caps[1] = Some(in_range(&flag, num(value()?)?, 1, 1 << 16)?),
             "--npair" => a.caps[2] = Some(in_range(&flag, num(value()?)?, 1, 1 << 20)?),
             "--max-cycles" => a.max_cycles = num(value()?)?,
+            "--threads" => match num(value()?)? {
+                0 => return Err(format!("--threads: give at least one thread\n{USAGE}")),
+                n => a.threads = Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            },
             "-O0" => a.optimize = false,
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
@@ -212,6 +218,7 @@ fn real_main() -> Result<(), String> {
         nmax: a.caps[1],
         npair: a.caps[2],
         max_cycles: a.max_cycles,
+        threads: a.threads,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: a.optimize,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),

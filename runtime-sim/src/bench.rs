@@ -7,7 +7,7 @@
 //! that adds them to a sum. Colours alternate by column (colour `x % 2` leaves column
 //! `x`), so every link carries traffic on one colour. The loop runs in chunks of
 //! [`CHUNK`] iterations; between chunks the task re-activates itself, which lets the data
-//! tasks (lower ids) run.
+//! task (high priority, set through the `TASK_PRIORITY` register) drain what arrived.
 
 use csl_arch::dsd::{DsdKind, DsdOpcode, OperandKind};
 use csl_arch::fabric::{Arch, Direction, mmio};
@@ -26,6 +26,8 @@ const V_ADDR: u32 = 0x84;
 const CHUNKS_ADDR: u32 = 0x88;
 const DESC: u32 = 0x40;
 const MAIN_TASK: u8 = 10;
+/// WSE-3: the input queue (and data task id) of the received colour.
+const RECV_QUEUE: u8 = 2;
 const A: u32 = 1_103_515_245;
 const C: u32 = 12_345;
 /// Fabric column of the rectangle's west edge.
@@ -86,6 +88,31 @@ fn class(arch: Arch, send: Option<u8>, recv: Option<u8>, chunks: u32) -> Program
         nparams: 0,
         frame_bytes: 0,
     });
+    // A receiver gives its data task high priority (`TASK_PRIORITY`), so that each
+    // activation of the main task first drains the wavelets that have arrived: with the
+    // round-robin picker alone the data task would run once per chunk, the receiver would
+    // fall behind and back-pressure would serialise the whole row.
+    if let Some(c) = recv {
+        let id = match arch {
+            Arch::Wse2 => c,
+            Arch::Wse3 => RECV_QUEUE,
+        };
+        code.extend([
+            Op::Imm {
+                dst: r(13),
+                imm: mmio::TASK_PRIORITY,
+            },
+            Op::Imm {
+                dst: r(12),
+                imm: 1 << id,
+            },
+            Op::Store {
+                w: Width::W16,
+                addr: r(13),
+                src: r(12),
+            },
+        ]);
+    }
     code.extend([
         Op::Imm {
             dst: r(6),
@@ -233,8 +260,11 @@ fn class(arch: Arch, send: Option<u8>, recv: Option<u8>, chunks: u32) -> Program
         let id = match arch {
             Arch::Wse2 => c,
             Arch::Wse3 => {
-                info.input_queues.push(QueueBinding { queue: 2, color: c });
-                2
+                info.input_queues.push(QueueBinding {
+                    queue: RECV_QUEUE,
+                    color: c,
+                });
+                RECV_QUEUE
             }
         };
         tasks.push(TaskBinding {

@@ -123,6 +123,7 @@ pub(crate) fn tick(
             Ok(Step::Done) => {
                 out.progressed = true;
                 dsd::complete(&op, pe);
+                pe.recycle_op(op);
             }
         }
     } else if pe.task.is_some() {
@@ -220,6 +221,7 @@ fn run_microthreads(
         if done {
             pe.ut_busy &= !(1 << u);
             dsd::complete(&op, pe);
+            pe.recycle_op(op);
         } else if let Some(slot) = pe.uts.get_mut(u) {
             *slot = Some(op);
         }

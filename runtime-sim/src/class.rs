@@ -8,6 +8,7 @@
 //! arguments than the callee has registers. A malformed class is rejected at load time
 //! with an [`ImageError`] instead of faulting (or worse) at run time.
 
+use crate::decode::{Fast, predecode};
 use csl_arch::fabric::NUM_TASK_IDS;
 use csl_arch::image::{
     FuncInfo, ImageError, ProgramClass, TaskKind, WaveletArgs, section_class, section_text,
@@ -28,6 +29,8 @@ pub struct Class {
     /// in data, e.g. colours or per-column memcpy parameters): one copy keeps the
     /// interpreter's instruction fetches in cache.
     code: Arc<[Op]>,
+    /// The code pre-decoded for the interpreter (same indices as `code`).
+    fast: Arc<[Fast]>,
     /// Function index bound to each task id, or [`NO_TASK`].
     pub(crate) bindings: [u32; NUM_TASK_IDS as usize],
     /// How each task id is triggered (meaningful where bound).
@@ -88,6 +91,7 @@ impl Class {
         Ok(Class {
             program: program.clone(),
             code: Arc::from(program.code.as_slice()),
+            fast: Arc::from(predecode(&program.code)),
             bindings,
             kinds,
             args,
@@ -102,10 +106,17 @@ impl Class {
         &self.code
     }
 
+    /// The pre-decoded code (same indices as [`Class::code`]).
+    #[inline]
+    pub(crate) fn fast(&self) -> &[Fast] {
+        &self.fast
+    }
+
     /// Makes this class use `other`'s copy of the code when the two are identical.
     pub(crate) fn share_code(&mut self, other: &Class) {
         if self.code.len() == other.code.len() && self.code == other.code {
             self.code = Arc::clone(&other.code);
+            self.fast = Arc::clone(&other.fast);
         }
     }
 

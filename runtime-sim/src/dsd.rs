@@ -446,7 +446,7 @@ pub(crate) fn issue(
             pe.term_bufs |= 1 << buf;
         }
     }
-    let exec = Box::new(DsdExec {
+    let state = DsdExec {
         op,
         cfg: args.cfg,
         done: args.done,
@@ -464,7 +464,15 @@ pub(crate) fn issue(
         },
         site: args.site,
         waiting: None,
-    });
+    };
+    // Reuse the box of a finished operation (no allocation per operation).
+    let exec = match pe.spare_ops.pop() {
+        Some(mut b) => {
+            *b = state;
+            b
+        }
+        None => Box::new(state),
+    };
     if is_async {
         if let Some(slot) = pe.uts.get_mut(usize::from(ut)) {
             *slot = Some(exec);

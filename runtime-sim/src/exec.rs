@@ -12,6 +12,7 @@
 use crate::alu;
 use crate::ce::CeOut;
 use crate::class::Class;
+use crate::decode::Fast;
 use crate::dsd::{self, Env, IssueArgs, Issued, Site};
 use crate::error::FaultKind;
 use crate::pe::Pe;
@@ -36,11 +37,46 @@ pub(crate) fn step(
     out: &mut CeOut,
 ) -> Result<bool, FaultKind> {
     let pc = pe.cur.pc;
+    let base = pe.cur.base as usize;
+    let mut next = pc.wrapping_add(1);
+    // The pre-decoded fast forms (module `decode`) first.
+    {
+        macro_rules! f {
+            ($reg:expr) => {
+                pe.regs[base + usize::from($reg)]
+            };
+        }
+        let Some(&fast) = class.fast().get(pc as usize) else {
+            return Err(FaultKind::PcOutOfRange { pc });
+        };
+        match fast {
+            Fast::Slow => {}
+            Fast::Bin { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
+            Fast::BinImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
+            Fast::Imm { dst, imm } => f!(dst) = imm,
+            Fast::Mov { dst, src } => f!(dst) = f!(src),
+            Fast::Cmp { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
+            Fast::CmpImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
+            Fast::Jump { target } => next = target,
+            Fast::BrTrue { cond, target } => {
+                if f!(cond) != 0 {
+                    next = target;
+                }
+            }
+            Fast::BrFalse { cond, target } => {
+                if f!(cond) == 0 {
+                    next = target;
+                }
+            }
+        }
+        if fast != Fast::Slow {
+            pe.cur.pc = next;
+            return Ok(true);
+        }
+    }
     let Some(&op) = class.code().get(pc as usize) else {
         return Err(FaultKind::PcOutOfRange { pc });
     };
-    let base = pe.cur.base as usize;
-    let mut next = pc.wrapping_add(1);
     // Register `r` of the running frame.
     macro_rules! r {
         ($reg:expr) => {

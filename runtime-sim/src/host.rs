@@ -57,6 +57,10 @@ pub struct SdkRuntime {
     params: SimParams,
     trace: Option<Tracer>,
     interrupt: Option<crate::sim::InterruptCheck>,
+    /// Threads that step the fabric (`None`: [`crate::default_threads`]).
+    threads: Option<usize>,
+    /// See [`Simulator::set_split_threshold`].
+    split_min: Option<usize>,
 }
 
 impl SdkRuntime {
@@ -90,6 +94,8 @@ impl SdkRuntime {
             params: SimParams::default(),
             trace: None,
             interrupt: None,
+            threads: None,
+            split_min: None,
         }
     }
 
@@ -109,6 +115,27 @@ impl SdkRuntime {
     /// Traces instructions and wavelets of the PEs the tracer selects (before `load`).
     pub fn with_trace(mut self, tracer: Tracer) -> Self {
         self.trace = Some(tracer);
+        self
+    }
+
+    /// Steps the fabric on `n` threads (at least 1; default [`crate::default_threads`]:
+    /// `CSLSIM_THREADS` or the available cores). Results, cycle counts, statistics and
+    /// traces are the same for every `n`.
+    pub fn with_threads(mut self, n: usize) -> Self {
+        self.threads = Some(n.max(1));
+        if let Some(sim) = &mut self.sim {
+            sim.set_threads(n);
+        }
+        self
+    }
+
+    /// Splits a cycle's phase among the threads only when at least `n` PEs have work in
+    /// it ([`Simulator::set_split_threshold`]; results never depend on it).
+    pub fn with_split_threshold(mut self, n: usize) -> Self {
+        self.split_min = Some(n);
+        if let Some(sim) = &mut self.sim {
+            sim.set_split_threshold(n);
+        }
         self
     }
 
@@ -153,6 +180,12 @@ impl SdkRuntime {
             });
         }
         let mut sim = Simulator::with_params(&self.image, self.params)?;
+        if let Some(t) = self.threads {
+            sim.set_threads(t);
+        }
+        if let Some(n) = self.split_min {
+            sim.set_split_threshold(n);
+        }
         sim.set_trace(self.trace.clone());
         sim.set_interrupt(self.interrupt.clone());
         self.sim = Some(sim);

@@ -5,10 +5,12 @@
 //! * [`sim`]: [`Simulator`], the program rectangle of PEs and routers and the global clock.
 //! * [`router`]: one PE's router (routes, switches, filters, colour swap, teardown).
 //! * [`pe`]: one PE's state; `ce`: its per-cycle behaviour (task picker, microthreads);
-//!   `exec` and [`alu`]: the interpreter; `dsd`: the DSD engine.
+//!   `decode` (instructions pre-decoded at load), `exec` and [`alu`]: the interpreter;
+//!   `dsd`: the DSD engine.
 //! * [`class`]: program classes checked and prepared for execution.
 //! * [`params`]: [`SimParams`], the modelling parameters (SIMULATOR.md).
 //! * [`error`]: [`SimError`] (faults, routing errors, deadlocks, the cycle limit).
+//! * `par`: the threads of the step ([`default_threads`], `CSLSIM_THREADS`).
 //! * [`trace`]: instruction and wavelet traces; [`mod@bench`]: synthetic workloads.
 //!
 //! Architecture invariant: this crate depends on `csl-arch`, never on the compiler.
@@ -17,10 +19,12 @@ pub use csl_arch::alu;
 pub mod bench;
 mod ce;
 pub mod class;
+mod decode;
 mod dsd;
 pub mod error;
 mod exec;
 pub mod host;
+mod par;
 pub mod params;
 pub mod pe;
 mod ring;
@@ -35,6 +39,7 @@ pub use error::{
     Waiting,
 };
 pub use host::{DEFAULT_MAX_CYCLES, HostError, MemcpyDataType, MemcpyOrder, SdkRuntime};
+pub use par::{THREADS_ENV, default_threads};
 pub use params::SimParams;
 pub use pe::Pe;
 pub use router::Router;

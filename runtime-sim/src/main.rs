@@ -50,6 +50,10 @@ struct Cli {
     #[arg(long = "max-memory-mib", value_name = "MIB",
           value_parser = clap::value_parser!(u64).range(1..))]
     max_memory_mib: Option<u64>,
+    /// Threads that step the fabric (default: `CSLSIM_THREADS` or the available cores;
+    /// results are the same for every number).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
 }
 
 fn parse_trace(s: &str) -> Result<TraceFilter, String> {
@@ -89,6 +93,9 @@ fn run(cli: &Cli) -> Result<(), HostError> {
     let mut rt = SdkRuntime::new(&cli.image)?
         .with_max_cycles(cli.max_cycles)
         .with_params(params);
+    if let Some(t) = cli.threads {
+        rt = rt.with_threads(t as usize);
+    }
     let tracer = cli
         .trace
         .map(|f| Tracer::new(f, Box::new(std::io::BufWriter::new(std::io::stdout()))));

@@ -117,6 +117,8 @@ pub struct Pe {
     pub(crate) uts: [Option<Box<DsdExec>>; MICROTHREADS],
     /// Bit per microthread: running an operation.
     pub(crate) ut_busy: u8,
+    /// Boxes of finished operations, reused by the next ones.
+    pub(crate) spare_ops: Vec<Box<DsdExec>>,
     /// Set when the PE went to sleep with work it could not progress: the cycle from
     /// which its stalled cycles are counted lazily.
     pub(crate) stalled_since: Option<u64>,
@@ -227,6 +229,7 @@ impl Pe {
             main_op: None,
             uts: Default::default(),
             ut_busy: 0,
+            spare_ops: Vec::new(),
             stalled_since: None,
             tsc_latch: 0,
             traced: false,
@@ -519,6 +522,16 @@ impl Pe {
         self.callers.pop();
         self.cur = caller;
         Ok(false)
+    }
+}
+
+impl Pe {
+    /// Keeps the box of a finished DSD operation for the next one (at most one per thread).
+    #[inline]
+    pub(crate) fn recycle_op(&mut self, op: Box<DsdExec>) {
+        if self.spare_ops.len() <= MICROTHREADS {
+            self.spare_ops.push(op);
+        }
     }
 }
 

@@ -26,7 +26,7 @@ use crate::error::{PeLoc, RoutingError, SimError};
 use crate::pe::Pe;
 use crate::ring::{Ring, Wavelet, wflags};
 use crate::trace::Tracer;
-use crate::worklist::WorkSet;
+use crate::worklist::set_bit;
 use csl_arch::fabric::message::Header;
 use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID, control};
 use csl_arch::image::{ColorConfig, FilterKind, PopMode};
@@ -296,24 +296,16 @@ impl ColorState {
             .unwrap_or_default()
     }
 
-    /// `SWITCH_ADV`: the next valid position, else 0 in ring mode, else stay. Returns
-    /// whether the position changed.
-    pub fn advance(&mut self) -> bool {
-        let old = self.cur;
-        let next = usize::from(self.cur) + 1;
+    /// The position `SWITCH_ADV` moves to from position `cur`.
+    pub fn advanced(&self, cur: u8) -> u8 {
+        let next = usize::from(cur) + 1;
         if self.routes.get(next).is_some_and(Option::is_some) {
-            self.cur = next as u8;
+            next as u8
         } else if self.ring_mode {
-            self.cur = 0;
+            0
+        } else {
+            cur
         }
-        self.cur != old
-    }
-
-    /// `SWITCH_RST`: back to position 0.
-    pub fn reset(&mut self) -> bool {
-        let old = self.cur;
-        self.cur = 0;
-        self.cur != old
     }
 
     /// Message passing: whether the front wavelet of `port`, at PE index `p` of a
@@ -497,26 +489,23 @@ pub(crate) enum Outcome {
     Moved,
 }
 
-/// What [`step`] needs of the rest of the fabric.
-pub(crate) struct RouteEnv<'a> {
-    pub routers: &'a mut [Router],
-    pub pes: &'a mut [Pe],
-    pub classes: &'a [Class],
+/// The rectangle's shape and the fabric's timing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Geometry {
     pub width: u32,
     pub height: u32,
+    /// Cycles a wavelet takes to become forwardable at the next router.
     pub hop: u64,
+    /// Cycles across the RAMP.
     pub ramp: u64,
+    /// Depth of a link buffer.
     pub depth: usize,
-    pub wake_routers: &'a mut WorkSet,
-    pub wake_ces: &'a mut WorkSet,
-    pub trace: Option<&'a Tracer>,
-    pub hops: u64,
 }
 
-impl RouteEnv<'_> {
+impl Geometry {
     /// The PE next to `p` towards port `d`, if inside the rectangle.
     #[inline]
-    fn neighbour(&self, p: usize, d: usize) -> Option<usize> {
+    pub(crate) fn neighbour(&self, p: usize, d: usize) -> Option<usize> {
         let w = self.width as usize;
         let (x, y) = (p % w, p / w);
         match d {
@@ -527,7 +516,16 @@ impl RouteEnv<'_> {
             _ => None,
         }
     }
+}
 
+/// What planning reads of the fabric (nothing is written while routers plan).
+pub(crate) struct PlanEnv<'a> {
+    pub routers: &'a [Router],
+    pub pes: &'a [Pe],
+    pub geo: Geometry,
+}
+
+impl PlanEnv<'_> {
     fn loc(&self, p: usize) -> PeLoc {
         self.pes.get(p).map_or_else(PeLoc::unknown, Pe::loc)
     }
@@ -542,20 +540,89 @@ impl RouteEnv<'_> {
     }
 }
 
-enum Move {
+/// What a message-passing move changes and reports.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MpMove {
+    /// The colour's paths after the move.
+    state: MpState,
+    /// The wavelet was a header.
+    header: bool,
+    /// A header consumed at its destination (nothing is delivered).
+    consumed: bool,
+    /// The message ended (its path was released).
+    ends: bool,
+    /// The output port taken.
+    out: u8,
+}
+
+/// One wavelet that one colour of one router moves in one cycle, as planned from the
+/// state at the start of the router phase, with every change it makes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Move {
+    /// The sending router.
+    pub p: u32,
+    /// The colour.
+    c: u8,
+    /// The input port it leaves.
+    port: u8,
+    /// The route's output ports (RAMP included even when the filter rejects it), for
+    /// traces.
+    tx: u8,
+    /// Link ports (bits 0..=3) copies go out on.
+    links: u8,
+    /// Delivered to the router's own CE.
+    deliver: bool,
+    /// The colour enters teardown.
+    teardown: bool,
+    /// The wavelet as it leaves the buffer.
+    w: Wavelet,
+    /// The payload of the copies sent on links (a popped control command, or as is).
+    fwd: u32,
+    /// The colour's filter after the move.
+    filter: Option<Filter>,
+    /// The colour's switch position after the move.
+    cur: u8,
+    /// Message passing: links carry the colour as is (no colour swap).
+    mp: Option<MpMove>,
+}
+
+/// The plan of one router for one cycle (its moves are listed separately, in order).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RouterPlan {
+    /// The router.
+    pub p: u32,
+    /// Whether it stays on the worklist.
+    pub outcome: Outcome,
+    /// The round-robin colour after the cycle, if something moved.
+    rr: Option<u8>,
+}
+
+enum Plan {
     Moved(u8),
     Later,
     Blocked,
 }
 
-/// Moves the wavelets of router `p` for cycle `now`.
-pub(crate) fn step(p: usize, env: &mut RouteEnv<'_>, now: u64) -> Result<Outcome, SimError> {
+/// Plans the moves of router `p` for cycle `now` (appended to `moves`, in the order the
+/// colours were visited). On a routing error the moves planned before it stay in
+/// `moves`.
+pub(crate) fn plan(
+    p: usize,
+    env: &PlanEnv<'_>,
+    now: u64,
+    moves: &mut Vec<Move>,
+) -> Result<RouterPlan, SimError> {
+    let mut out = RouterPlan {
+        p: p as u32,
+        outcome: Outcome::Sleep,
+        rr: None,
+    };
     let Some(r) = env.routers.get(p) else {
-        return Ok(Outcome::Sleep);
+        return Ok(out);
     };
     let busy = r.busy;
     if busy == 0 {
-        return Ok(Outcome::Sleep);
+        return Ok(out);
     }
     let rr = u32::from(r.rr);
     let high = busy & (!0u32 << rr);
@@ -567,41 +634,45 @@ pub(crate) fn step(p: usize, env: &mut RouteEnv<'_>, now: u64) -> Result<Outcome
         while m != 0 {
             let c = m.trailing_zeros() as u8;
             m &= m - 1;
-            match try_move(p, c, env, now, used)? {
-                Move::Moved(tx) => {
+            match plan_color(p, r, c, env, now, used, moves)? {
+                Plan::Moved(tx) => {
                     used |= tx;
                     first.get_or_insert(c);
                 }
-                Move::Later => later = true,
-                Move::Blocked => {}
+                Plan::Later => later = true,
+                Plan::Blocked => {}
             }
         }
     }
     if let Some(c) = first {
-        if let Some(r) = env.routers.get_mut(p) {
-            r.rr = ((usize::from(c) + 1) % NCOLORS) as u8;
-        }
-        return Ok(Outcome::Moved);
+        out.rr = Some(((usize::from(c) + 1) % NCOLORS) as u8);
+        out.outcome = Outcome::Moved;
+    } else if later {
+        out.outcome = Outcome::Later;
     }
-    Ok(if later {
-        Outcome::Later
-    } else {
-        Outcome::Sleep
-    })
+    Ok(out)
 }
 
-/// Tries to forward one wavelet of colour `c` at router `p`; `used` are the output ports
-/// already taken this cycle.
+/// Plans the move of colour `c` at router `p` (`r`); `used` are the output ports already
+/// taken this cycle.
 #[inline]
-fn try_move(p: usize, c: u8, env: &mut RouteEnv<'_>, now: u64, used: u8) -> Result<Move, SimError> {
-    let Some(cs) = env.routers.get(p).and_then(|r| r.color(c)) else {
-        return Ok(Move::Blocked);
+fn plan_color(
+    p: usize,
+    r: &Router,
+    c: u8,
+    env: &PlanEnv<'_>,
+    now: u64,
+    used: u8,
+    moves: &mut Vec<Move>,
+) -> Result<Plan, SimError> {
+    let Some(cs) = r.color(c) else {
+        return Ok(Plan::Blocked);
     };
     if cs.teardown || !cs.configured {
-        return Ok(Move::Blocked);
+        return Ok(Plan::Blocked);
     }
     if let Some(mp) = cs.mp {
-        return try_move_mp(p, c, mp, env, now, used);
+        return plan_mp(p, cs, c, mp, env, now, used, moves);
     }
     let route = cs.route();
     let mut ports = cs.nonempty & route.rx;
@@ -622,11 +693,11 @@ fn try_move(p: usize, c: u8, env: &mut RouteEnv<'_>, now: u64, used: u8) -> Resu
         }
     }
     let Some((port, w)) = cand else {
-        return Ok(if later { Move::Later } else { Move::Blocked });
+        return Ok(if later { Plan::Later } else { Plan::Blocked });
     };
     let tx = route.tx;
     if tx & used != 0 {
-        return Ok(Move::Later);
+        return Ok(Plan::Later);
     }
     let ctrl = w.is_ctrl();
     // Delivery to the CE: the head command's CE filter, then the colour's filter.
@@ -647,24 +718,24 @@ fn try_move(p: usize, c: u8, env: &mut RouteEnv<'_>, now: u64, used: u8) -> Resu
         if deliver {
             match env.pes.get(p).map(|pe| pe.ce_room(c, now)) {
                 Some(Some(true)) => {}
-                Some(Some(false)) => return Ok(Move::Blocked),
+                Some(Some(false)) => return Ok(Plan::Blocked),
                 _ => return Err(env.error(p, c, now, RoutingError::NoInputQueue)),
             }
         }
     }
-    // Room at every neighbour.
-    let mut targets = [(0usize, 0usize, 0usize, [0u8; 2], 0usize); 4];
-    let mut nt = 0;
+    // Room at every neighbour (the room a buffer has does not change during the router
+    // phase: a slot freed in this cycle is usable from the next, and only this router
+    // feeds it).
     let mut links = tx & LINKS;
     while links != 0 {
         let d = links.trailing_zeros() as usize;
         links &= links - 1;
-        let Some(q) = env.neighbour(p, d) else {
+        let Some(q) = env.geo.neighbour(p, d) else {
             return Err(env.error(p, c, now, RoutingError::OffEdge { dir: dir_of(d) }));
         };
         let qport = opposite(d);
         let Some(rq) = env.routers.get(q) else {
-            return Ok(Move::Blocked);
+            return Ok(Plan::Blocked);
         };
         let (hs, nh) = rq.handlers(c, qport);
         if nh == 0 {
@@ -701,130 +772,64 @@ fn try_move(p: usize, c: u8, env: &mut RouteEnv<'_>, now: u64, used: u8) -> Resu
             if !hcs
                 .rings
                 .get(qport)
-                .is_some_and(|r| r.has_room(env.depth, now))
+                .is_some_and(|r| r.has_room(env.geo.depth, now))
             {
-                return Ok(Move::Blocked);
+                return Ok(Plan::Blocked);
             }
         }
-        if let Some(t) = targets.get_mut(nt) {
-            *t = (d, q, qport, hs, nh);
-            nt += 1;
-        }
     }
-    // Commit: take the wavelet, run its control command, then send the copies.
-    let Some(r) = env.routers.get_mut(p) else {
-        return Ok(Move::Blocked);
-    };
-    r.pop(c, port, now);
+    // The wavelet moves: its control command, then the sideband advance.
     let mut fwd = w.data;
     let mut teardown = false;
-    if let Some(cs) = r.color_mut(c) {
-        if let Some(f) = new_filter {
-            cs.filter = Some(f);
-        }
-        if ctrl {
-            let op = control::command(w.data, 0) & 3;
-            let changed = match op {
-                control::SWITCH_ADV => cs.advance(),
-                control::SWITCH_RST => cs.reset(),
-                control::TEARDOWN => {
-                    teardown = true;
-                    false
-                }
-                _ => false,
-            };
-            let pop = match cs.pop_mode {
-                PopMode::NoPop => false,
-                PopMode::AlwaysPop => true,
-                PopMode::PopOnAdvance => changed,
-                PopMode::PopOnAdvanceNop => changed || op == control::NOP,
-            };
-            if pop {
-                fwd = control::pop(w.data);
+    let mut cur = cs.cur;
+    if ctrl {
+        let op = control::command(w.data, 0) & 3;
+        let changed = match op {
+            control::SWITCH_ADV => {
+                let next = cs.advanced(cur);
+                let changed = next != cur;
+                cur = next;
+                changed
             }
-        }
-        if w.flags & wflags::ADVANCE != 0 {
-            cs.advance();
-        }
-        if teardown {
-            cs.teardown = true;
-        }
-    }
-    if teardown {
-        r.teardown_pending |= 1 << c;
-    }
-    let mut sent_links = 0u64;
-    for &(d, q, qport, hs, nh) in targets.iter().take(nt) {
-        if let Some(rq) = env.routers.get_mut(q) {
-            for &h in hs.iter().take(nh) {
-                rq.push(
-                    h,
-                    qport,
-                    Wavelet {
-                        data: fwd,
-                        flags: w.flags & wflags::CTRL,
-                        ready: now + env.hop,
-                    },
-                );
+            control::SWITCH_RST => {
+                let changed = cur != 0;
+                cur = 0;
+                changed
             }
-            env.wake_routers.insert(q);
-        }
-        if let Some(s) = env.routers.get_mut(p).and_then(|r| r.sent.get_mut(d)) {
-            *s += 1;
-        }
-        sent_links += 1;
-    }
-    env.hops += sent_links;
-    // The freed slot lets the upstream sender (or the CE, for the RAMP) continue.
-    if port == RAMP {
-        env.wake_ces.insert(p);
-    } else if let Some(up) = env.neighbour(p, port) {
-        env.wake_routers.insert(up);
-    }
-    if deliver || teardown {
-        if let Some(pe) = env.pes.get_mut(p) {
-            if deliver {
-                pe.ce_push(
-                    c,
-                    Wavelet {
-                        data: w.data,
-                        flags: w.flags & wflags::CTRL,
-                        ready: now + env.ramp,
-                    },
-                );
+            control::TEARDOWN => {
+                teardown = true;
+                false
             }
-            if teardown
-                && env
-                    .classes
-                    .get(pe.class)
-                    .is_some_and(|cl| cl.binding(TEARDOWN_TASK_ID).is_some())
-            {
-                pe.active |= 1 << TEARDOWN_TASK_ID;
-            }
-        }
-        env.wake_ces.insert(p);
-        if deliver {
-            env.hops += 1;
-            if let Some(r) = env.routers.get_mut(p) {
-                r.sent[RAMP] += 1;
-            }
+            _ => false,
+        };
+        let pop = match cs.pop_mode {
+            PopMode::NoPop => false,
+            PopMode::AlwaysPop => true,
+            PopMode::PopOnAdvance => changed,
+            PopMode::PopOnAdvanceNop => changed || op == control::NOP,
+        };
+        if pop {
+            fwd = control::pop(w.data);
         }
     }
-    if let Some(t) = env.trace
-        && env.pes.get(p).is_some_and(|pe| pe.traced)
-    {
-        let dests = if deliver { tx } else { tx & !RAMP_BIT };
-        t.line(format_args!(
-            "@{now} {}: router colour {c} {} 0x{:08x} from {} -> {}{}",
-            env.loc(p).rel,
-            if ctrl { "control" } else { "data" },
-            w.data,
-            dir_of(port).name(),
-            mask_names(dests),
-            if teardown { " (teardown)" } else { "" }
-        ));
+    if w.flags & wflags::ADVANCE != 0 {
+        cur = cs.advanced(cur);
     }
-    Ok(Move::Moved(tx))
+    moves.push(Move {
+        p: p as u32,
+        c,
+        port: port as u8,
+        tx,
+        links: tx & LINKS,
+        deliver,
+        teardown,
+        w,
+        fwd,
+        filter: new_filter.or(cs.filter),
+        cur,
+        mp: None,
+    });
+    Ok(Plan::Moved(tx))
 }
 
 /// The output port a header at PE `p` takes towards `h`: X first, then Y, then the RAMP.
@@ -845,34 +850,28 @@ fn mp_direction(p: usize, width: u32, h: Header) -> usize {
     usize::from(d.index())
 }
 
-/// [`try_move`] for a message-passing colour: the first input port (N, S, E, W, RAMP)
+/// [`plan_color`] for a message-passing colour: the first input port (N, S, E, W, RAMP)
 /// whose front wavelet is ready and whose output is free (or held by its own message) and
 /// has room moves one wavelet.
-fn try_move_mp(
+#[allow(clippy::too_many_arguments)]
+fn plan_mp(
     p: usize,
+    cs: &ColorState,
     c: u8,
     mut mp: MpState,
-    env: &mut RouteEnv<'_>,
+    env: &PlanEnv<'_>,
     now: u64,
     used: u8,
-) -> Result<Move, SimError> {
-    let Some(cs) = env.routers.get(p).and_then(|r| r.color(c)) else {
-        return Ok(Move::Blocked);
-    };
+    moves: &mut Vec<Move>,
+) -> Result<Plan, SimError> {
     let mut ports = cs.nonempty;
     let mut later = false;
     let mut chosen = None;
+    let (width, height) = (env.geo.width, env.geo.height);
     while ports != 0 {
         let port = ports.trailing_zeros() as usize;
         ports &= ports - 1;
-        let Some(w) = env
-            .routers
-            .get(p)
-            .and_then(|r| r.color(c))
-            .and_then(|cs| cs.rings.get(port))
-            .and_then(Ring::front)
-            .copied()
-        else {
+        let Some(w) = cs.rings.get(port).and_then(Ring::front).copied() else {
             continue;
         };
         if w.ready > now {
@@ -892,7 +891,7 @@ fn try_move_mp(
                 ));
             }
             let h = Header::decode(w.data);
-            if h.col >= env.width || h.row >= env.height {
+            if h.col >= width || h.row >= height {
                 return Err(env.error(
                     p,
                     c,
@@ -903,7 +902,7 @@ fn try_move_mp(
                     },
                 ));
             }
-            (mp_direction(p, env.width, h), Some(h))
+            (mp_direction(p, width, h), Some(h))
         };
         let owner = mp.owner.get(out).copied().unwrap_or(NO_PORT);
         if owner != NO_PORT && usize::from(owner) != port {
@@ -923,7 +922,7 @@ fn try_move_mp(
                 }
             }
         } else {
-            let Some(q) = env.neighbour(p, out) else {
+            let Some(q) = env.geo.neighbour(p, out) else {
                 return Err(env.error(p, c, now, RoutingError::OffEdge { dir: dir_of(out) }));
             };
             let qport = opposite(out);
@@ -945,7 +944,7 @@ fn try_move_mp(
             if !qcs
                 .rings
                 .get(qport)
-                .is_some_and(|r| r.has_room(env.depth, now))
+                .is_some_and(|r| r.has_room(env.geo.depth, now))
             {
                 continue;
             }
@@ -954,7 +953,7 @@ fn try_move_mp(
         break;
     }
     let Some((port, out, w, header)) = chosen else {
-        return Ok(if later { Move::Later } else { Move::Blocked });
+        return Ok(if later { Plan::Later } else { Plan::Blocked });
     };
     // Path bookkeeping: a header claims the output, the end of a message frees it.
     let ends = match header {
@@ -981,65 +980,248 @@ fn try_move_mp(
     if ends {
         mp.release(port);
     }
-    let Some(r) = env.routers.get_mut(p) else {
-        return Ok(Move::Blocked);
+    let consumed = out == RAMP && header.is_some();
+    moves.push(Move {
+        p: p as u32,
+        c,
+        port: port as u8,
+        tx: 1 << out,
+        links: if out == RAMP { 0 } else { 1 << out },
+        deliver: out == RAMP && !consumed,
+        teardown: false,
+        w,
+        fwd: w.data,
+        filter: cs.filter,
+        cur: cs.cur,
+        mp: Some(MpMove {
+            state: mp,
+            header: header.is_some(),
+            consumed,
+            ends,
+            out: out as u8,
+        }),
+    });
+    Ok(Plan::Moved(if consumed { 0 } else { 1 << out }))
+}
+
+/// What committing a chunk of routers needs.
+pub(crate) struct CommitEnv<'a> {
+    pub geo: Geometry,
+    pub classes: &'a [Class],
+    pub trace: Option<&'a Tracer>,
+}
+
+/// What committing a chunk of routers did.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CommitOut {
+    /// Wavelet moves across router outputs.
+    pub hops: u64,
+}
+
+/// A chunk of the fabric that one thread steps: routers and PEs `lo..lo + len`, and the
+/// bits it sets in the worklists (bit 0 = PE `lo`, see [`set_bit`]).
+pub(crate) struct Chunk<'a> {
+    pub lo: usize,
+    pub routers: &'a mut [Router],
+    pub pes: &'a mut [Pe],
+    /// Routers to visit next cycle.
+    pub router_next: &'a mut [u64],
+    /// CEs to visit this cycle (after the routers).
+    pub ce_next: &'a mut [u64],
+}
+
+/// Commits the plans of the routers of `chunk` and the wavelets its routers receive:
+/// `plans` and `moves` are every router's, in ascending router order. Own moves first
+/// (pops, switch, filter, teardown and message-path state, delivery to the CE, counters,
+/// traces), then the copies arriving from neighbours, then the wake-ups of the routers
+/// whose buffers this cycle's moves freed. Nothing here depends on another chunk's
+/// commit, so chunks may run in any order or in parallel.
+pub(crate) fn commit(
+    chunk: Chunk<'_>,
+    plans: &[RouterPlan],
+    moves: &[Move],
+    env: &CommitEnv<'_>,
+    now: u64,
+) -> CommitOut {
+    let Chunk {
+        lo,
+        routers,
+        pes,
+        router_next,
+        ce_next,
+    } = chunk;
+    let hi = lo + routers.len();
+    let mut out = CommitOut::default();
+    let geo = env.geo;
+    let range = |s: &[RouterPlan], a: usize, b: usize| {
+        let i = s.partition_point(|x| (x.p as usize) < a);
+        let j = s.partition_point(|x| (x.p as usize) < b);
+        i..j
     };
+    let mrange = |a: usize, b: usize| {
+        let i = moves.partition_point(|x| (x.p as usize) < a);
+        let j = moves.partition_point(|x| (x.p as usize) < b);
+        i..j
+    };
+    for rp in plans.get(range(plans, lo, hi)).unwrap_or(&[]) {
+        let p = rp.p as usize;
+        if rp.outcome != Outcome::Sleep {
+            set_bit(router_next, lo, p);
+        }
+        if let (Some(rr), Some(r)) = (rp.rr, routers.get_mut(p - lo)) {
+            r.rr = rr;
+        }
+    }
+    for m in moves.get(mrange(lo, hi)).unwrap_or(&[]) {
+        let p = m.p as usize;
+        let (Some(r), Some(pe)) = (routers.get_mut(p - lo), pes.get_mut(p - lo)) else {
+            continue;
+        };
+        if commit_own(m, r, pe, env, now, &mut out.hops) {
+            set_bit(ce_next, lo, p);
+        }
+    }
+    // Copies from neighbours and freed upstream slots: senders within one row of the chunk.
+    let w = geo.width as usize;
+    let window = mrange(lo.saturating_sub(w), hi.saturating_add(w));
+    for m in moves.get(window).unwrap_or(&[]) {
+        let p = m.p as usize;
+        let mut links = m.links;
+        while links != 0 {
+            let d = links.trailing_zeros() as usize;
+            links &= links - 1;
+            let Some(q) = geo.neighbour(p, d).filter(|q| (lo..hi).contains(q)) else {
+                continue;
+            };
+            let Some(rq) = routers.get_mut(q - lo) else {
+                continue;
+            };
+            let qport = opposite(d);
+            let wavelet = Wavelet {
+                data: m.fwd,
+                flags: m.w.flags & wflags::CTRL,
+                ready: now + geo.hop,
+            };
+            if m.mp.is_some() {
+                rq.push(m.c, qport, wavelet);
+            } else {
+                let (hs, nh) = rq.handlers(m.c, qport);
+                for &h in hs.iter().take(nh) {
+                    rq.push(h, qport, wavelet);
+                }
+            }
+            set_bit(router_next, lo, q);
+        }
+        let port = usize::from(m.port);
+        if port != RAMP
+            && let Some(up) = geo.neighbour(p, port).filter(|u| (lo..hi).contains(u))
+        {
+            set_bit(router_next, lo, up);
+        }
+    }
+    out
+}
+
+/// Applies move `m` to its own router and PE; returns whether the CE must be woken.
+fn commit_own(
+    m: &Move,
+    r: &mut Router,
+    pe: &mut Pe,
+    env: &CommitEnv<'_>,
+    now: u64,
+    hops: &mut u64,
+) -> bool {
+    let (c, port) = (m.c, usize::from(m.port));
     r.pop(c, port, now);
     if let Some(cs) = r.color_mut(c) {
-        cs.mp = Some(mp);
+        cs.filter = m.filter;
+        cs.cur = m.cur;
+        if m.teardown {
+            cs.teardown = true;
+        }
+        if let Some(mm) = &m.mp {
+            cs.mp = Some(mm.state);
+        }
     }
-    let consumed = out == RAMP && header.is_some();
-    let wavelet = Wavelet {
-        data: w.data,
-        flags: w.flags & wflags::CTRL,
-        ready: now + if out == RAMP { env.ramp } else { env.hop },
-    };
-    if out == RAMP {
-        if !consumed {
-            if let Some(pe) = env.pes.get_mut(p) {
-                pe.ce_push(c, wavelet);
-            }
-            env.wake_ces.insert(p);
-            env.hops += 1;
-            if let Some(s) = env.routers.get_mut(p).and_then(|r| r.sent.get_mut(RAMP)) {
-                *s += 1;
-            }
-        }
-    } else if let Some(q) = env.neighbour(p, out) {
-        if let Some(rq) = env.routers.get_mut(q) {
-            rq.push(c, opposite(out), wavelet);
-        }
-        env.wake_routers.insert(q);
-        env.hops += 1;
-        if let Some(s) = env.routers.get_mut(p).and_then(|r| r.sent.get_mut(out)) {
+    if m.teardown {
+        r.teardown_pending |= 1 << c;
+    }
+    let mut links = m.links;
+    while links != 0 {
+        let d = links.trailing_zeros() as usize;
+        links &= links - 1;
+        if let Some(s) = r.sent.get_mut(d) {
             *s += 1;
         }
+        *hops += 1;
     }
-    if port == RAMP {
-        env.wake_ces.insert(p);
-    } else if let Some(up) = env.neighbour(p, port) {
-        env.wake_routers.insert(up);
+    // The freed slot lets the CE continue (for the RAMP; upstream routers are woken by
+    // the chunk that holds them).
+    let mut wake_ce = port == RAMP;
+    if m.deliver {
+        pe.ce_push(
+            c,
+            Wavelet {
+                data: m.w.data,
+                flags: m.w.flags & wflags::CTRL,
+                ready: now + env.geo.ramp,
+            },
+        );
+        *hops += 1;
+        r.sent[RAMP] += 1;
+        wake_ce = true;
+    }
+    if m.teardown {
+        if env
+            .classes
+            .get(pe.class)
+            .is_some_and(|cl| cl.binding(TEARDOWN_TASK_ID).is_some())
+        {
+            pe.active |= 1 << TEARDOWN_TASK_ID;
+        }
+        wake_ce = true;
     }
     if let Some(t) = env.trace
-        && env.pes.get(p).is_some_and(|pe| pe.traced)
+        && pe.traced
     {
-        t.line(format_args!(
-            "@{now} {}: router colour {c} message {} 0x{:08x} from {} -> {}{}",
-            env.loc(p).rel,
-            match (header.is_some(), w.is_ctrl()) {
-                (true, _) => "header",
-                (false, true) => "control",
-                (false, false) => "data",
-            },
-            w.data,
-            dir_of(port).name(),
-            if consumed {
-                "(consumed)"
-            } else {
-                dir_of(out).name()
-            },
-            if ends { " (path released)" } else { "" }
-        ));
+        trace_move(t, m, pe.loc, now);
     }
-    Ok(Move::Moved(if consumed { 0 } else { 1 << out }))
+    wake_ce
+}
+
+/// The trace line of a move.
+fn trace_move(t: &Tracer, m: &Move, loc: PeLoc, now: u64) {
+    let c = m.c;
+    let from = dir_of(usize::from(m.port)).name();
+    match &m.mp {
+        None => {
+            let dests = if m.deliver { m.tx } else { m.tx & !RAMP_BIT };
+            t.line(format_args!(
+                "@{now} {}: router colour {c} {} 0x{:08x} from {from} -> {}{}",
+                loc.rel,
+                if m.w.is_ctrl() { "control" } else { "data" },
+                m.w.data,
+                mask_names(dests),
+                if m.teardown { " (teardown)" } else { "" }
+            ));
+        }
+        Some(mm) => {
+            t.line(format_args!(
+                "@{now} {}: router colour {c} message {} 0x{:08x} from {from} -> {}{}",
+                loc.rel,
+                match (mm.header, m.w.is_ctrl()) {
+                    (true, _) => "header",
+                    (false, true) => "control",
+                    (false, false) => "data",
+                },
+                m.w.data,
+                if mm.consumed {
+                    "(consumed)"
+                } else {
+                    dir_of(usize::from(mm.out)).name()
+                },
+                if mm.ends { " (path released)" } else { "" }
+            ));
+        }
+    }
 }

@@ -23,12 +23,15 @@ use crate::dsd::{DsdExec, Env};
 use crate::error::{
     PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason, Waiting,
 };
+use crate::par;
 use crate::params::SimParams;
 use crate::pe::{HostCall, NO_QUEUE, Pe};
 use crate::ring::Wavelet;
-use crate::router::{self, Outcome, RAMP, RouteEnv, Router, dir_of};
+use crate::router::{
+    self, Chunk, CommitEnv, Geometry, Move, Outcome, PlanEnv, RAMP, Router, RouterPlan, dir_of,
+};
 use crate::trace::Tracer;
-use crate::worklist::WorkSet;
+use crate::worklist::{WorkSet, set_bit};
 use csl_arch::fabric::{Arch, Direction, NUM_COLORS, PeCoord};
 use csl_arch::image::{ColorConfig, Image, ImageError, SECTION_ROUTES};
 use csl_arch::isa::Op;
@@ -211,10 +214,22 @@ pub struct Simulator {
     width: u32,
     height: u32,
     cycle: u64,
-    /// Routers and PEs to visit next cycle.
+    /// Routers and PEs to visit next cycle (the CEs: after this cycle's routers).
     router_next: WorkSet,
     ce_next: WorkSet,
-    scratch: Vec<u32>,
+    /// The sets being visited (empty between phases; swapped with the next ones).
+    router_cur: WorkSet,
+    ce_cur: WorkSet,
+    /// Reused buffers of the router phase.
+    plans: Vec<RouterPlan>,
+    moves: Vec<Move>,
+    /// Reused per-chunk worklist words of a split phase.
+    chunk_words: Vec<(Vec<u64>, Vec<u64>)>,
+    /// Threads that step the fabric (1: the caller's thread only).
+    threads: usize,
+    /// Fewest entities with work for a phase to be split among the threads.
+    split_min: usize,
+    pool: Option<Arc<rayon::ThreadPool>>,
     /// PEs that stored to `HOST_CMD_UNBLOCK` since the last host call was issued.
     unblocked: usize,
     /// Host-to-device streams, oldest first (earlier ones may still be in the memcpy
@@ -331,7 +346,14 @@ impl Simulator {
             cycle: 0,
             router_next: WorkSet::new(n),
             ce_next: WorkSet::new(n),
-            scratch: Vec::new(),
+            router_cur: WorkSet::new(n),
+            ce_cur: WorkSet::new(n),
+            plans: Vec::new(),
+            moves: Vec::new(),
+            chunk_words: Vec::new(),
+            threads: par::default_threads(),
+            split_min: SPLIT_MIN_ACTIVE,
+            pool: None,
             unblocked: 0,
             h2d: Vec::new(),
             d2h: None,
@@ -372,6 +394,31 @@ impl Simulator {
             }
         }
         Ok(())
+    }
+
+    /// Sets the number of threads that step the fabric (at least 1; default
+    /// [`crate::default_threads`]). Results, cycle counts, statistics and traces are the
+    /// same for every number.
+    pub fn set_threads(&mut self, threads: usize) {
+        let t = threads.max(1);
+        if t != self.threads {
+            self.threads = t;
+            self.pool = None;
+        }
+    }
+
+    /// Splits a phase (the routers' or the CEs' part of a cycle) among the threads only
+    /// when at least `n` routers or CEs have work in it (default [`SPLIT_MIN_ACTIVE`];
+    /// 0 splits every phase, as the determinism tests do). Chunks are whole 64-PE words
+    /// of the worklists, so a rectangle of at most 64 PEs always runs on one thread, and
+    /// so does a traced run (its lines come out in PE order). Results never depend on it.
+    pub fn set_split_threshold(&mut self, n: usize) {
+        self.split_min = n;
+    }
+
+    /// The number of threads that step the fabric.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// The target architecture.
@@ -674,100 +721,158 @@ impl Simulator {
         Ok(())
     }
 
+    /// How many chunks a phase with `active` entities is split into (1: run on this
+    /// thread). The split never changes results, only who computes them.
+    fn chunks_for(&mut self, active: usize) -> (usize, Option<Arc<rayon::ThreadPool>>) {
+        if self.threads <= 1 || active < self.split_min || self.trace.is_some() {
+            return (1, None);
+        }
+        if self.pool.is_none() {
+            self.pool = crate::par::pool(self.threads);
+        }
+        match &self.pool {
+            Some(p) => (self.threads * CHUNKS_PER_THREAD, Some(Arc::clone(p))),
+            None => (1, None),
+        }
+    }
+
+    fn geometry(&self) -> Geometry {
+        Geometry {
+            width: self.width,
+            height: self.height,
+            hop: self.params.hop(self.arch),
+            ramp: self.env.ramp,
+            depth: self.params.buffer_depth(),
+        }
+    }
+
     /// Performs one cycle; returns whether anything moved or is in flight (otherwise the
     /// clock did not advance).
+    ///
+    /// Routers first plan every move from the state at the start of the router phase
+    /// (read only, in parallel), then each chunk of the rectangle commits its own
+    /// routers' moves and the wavelets arriving from their neighbours (in parallel over
+    /// disjoint chunks); then the CEs tick (in parallel over disjoint chunks). Every
+    /// entity's result depends only on the state at the start of its phase, so the run is
+    /// the same for every number of threads.
     fn step_cycle(&mut self) -> Result<bool, SimError> {
         let now = self.cycle;
         let mut happened = false;
         if !self.h2d.is_empty() || self.d2h.is_some() {
             happened |= self.stream_step(now)?;
         }
-        let mut list = std::mem::take(&mut self.scratch);
+        let n = self.pes.len();
         // Routers.
-        self.router_next.drain_into(&mut list);
-        if !list.is_empty() {
-            let mut env = RouteEnv {
-                routers: &mut self.routers,
-                pes: &mut self.pes,
-                classes: &self.classes,
-                width: self.width,
-                height: self.height,
-                hop: self.params.hop(self.arch),
-                ramp: self.env.ramp,
-                depth: self.params.buffer_depth(),
-                wake_routers: &mut self.router_next,
-                wake_ces: &mut self.ce_next,
-                trace: self.trace.as_ref(),
-                hops: 0,
+        if !self.router_next.is_empty() {
+            std::mem::swap(&mut self.router_cur, &mut self.router_next);
+            let (k, pool) = self.chunks_for(self.router_cur.len());
+            let bounds = entity_bounds(&self.router_cur, n, k);
+            let geo = self.geometry();
+            let penv = PlanEnv {
+                routers: &self.routers,
+                pes: &self.pes,
+                geo,
             };
+            let cur = self.router_cur.words();
+            let items: Vec<usize> = (1..bounds.len()).collect();
+            let outs = par::run(pool.as_deref(), items, |j| {
+                let mut o = PlanOut::default();
+                for_bits(cur, bounds[j - 1], bounds[j], |p| {
+                    match router::plan(p, &penv, now, &mut o.moves) {
+                        Ok(rp) => {
+                            if rp.outcome != Outcome::Sleep {
+                                o.plans.push(rp);
+                            }
+                            true
+                        }
+                        Err(e) => {
+                            o.err = Some(e);
+                            false
+                        }
+                    }
+                });
+                o
+            });
+            // The moves of the routers up to the first failing one (in PE order) are
+            // committed, as if the routers had moved one after another.
+            let mut plans = std::mem::take(&mut self.plans);
+            let mut moves = std::mem::take(&mut self.moves);
+            plans.clear();
+            moves.clear();
             let mut failed = None;
-            for &p in &list {
-                match router::step(p as usize, &mut env, now) {
-                    Ok(Outcome::Sleep) => {}
-                    Ok(Outcome::Later | Outcome::Moved) => {
-                        env.wake_routers.insert(p as usize);
-                        happened = true;
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
-                    }
+            for o in outs {
+                plans.extend_from_slice(&o.plans);
+                moves.extend_from_slice(&o.moves);
+                if o.err.is_some() {
+                    failed = o.err;
+                    break;
                 }
             }
-            self.wavelet_hops += env.hops;
+            happened |= !plans.is_empty();
+            let cenv = CommitEnv {
+                geo,
+                classes: &self.classes,
+                trace: self.trace.as_ref(),
+            };
+            let mut bufs = std::mem::take(&mut self.chunk_words);
+            let items = split_chunks(
+                &bounds,
+                &mut self.routers,
+                &mut self.pes,
+                &mut self.router_next,
+                &mut self.ce_next,
+                &mut bufs,
+            );
+            let outs = par::run(pool.as_deref(), items, |chunk| {
+                router::commit(chunk, &plans, &moves, &cenv, now)
+            });
+            for o in &outs {
+                self.wavelet_hops += o.hops;
+            }
+            merge_chunks(&bounds, &mut bufs, &mut self.router_next, &mut self.ce_next);
+            self.chunk_words = bufs;
+            self.router_cur.clear();
+            self.plans = plans;
+            self.moves = moves;
             if let Some(e) = failed {
-                self.scratch = list;
                 return Err(e);
             }
         }
         // Compute engines.
-        self.ce_next.drain_into(&mut list);
-        for &p in &list {
-            let i = p as usize;
-            let (Some(pe), Some(router)) = (self.pes.get_mut(i), self.routers.get_mut(i)) else {
-                continue;
-            };
-            let Some(class) = self.classes.get(pe.class) else {
-                continue;
-            };
-            let out = match ce::tick(pe, router, class, &self.env, now) {
-                Ok(out) => out,
-                Err(f) => {
-                    let (task, func, pc) = match f.site {
-                        Some(s) => (s.task, s.func, s.pc),
-                        None => (pe.task, pe.cur.func, pe.cur.pc),
-                    };
-                    let err = SimError::Fault {
-                        pe: pe.loc,
-                        task,
-                        func: class.func_name(func).to_string(),
-                        pc,
-                        cycle: now,
-                        kind: f.kind,
-                    };
-                    self.scratch = list;
-                    return Err(err);
+        if !self.ce_next.is_empty() {
+            std::mem::swap(&mut self.ce_cur, &mut self.ce_next);
+            let (k, pool) = self.chunks_for(self.ce_cur.len());
+            let bounds = entity_bounds(&self.ce_cur, n, k);
+            let mut bufs = std::mem::take(&mut self.chunk_words);
+            let items = split_chunks(
+                &bounds,
+                &mut self.routers,
+                &mut self.pes,
+                &mut self.router_next,
+                &mut self.ce_next,
+                &mut bufs,
+            );
+            let (classes, env, trace) = (&self.classes, &self.env, self.trace.as_ref());
+            let cur = self.ce_cur.words();
+            let outs = par::run(pool.as_deref(), items, |chunk| {
+                ce_chunk(chunk, cur, classes, env, trace, now)
+            });
+            merge_chunks(&bounds, &mut bufs, &mut self.router_next, &mut self.ce_next);
+            self.chunk_words = bufs;
+            self.ce_cur.clear();
+            // Every CE of the cycle ticks; the first fault in PE order is reported.
+            let mut failed = None;
+            for o in outs {
+                self.unblocked += o.unblocked;
+                happened |= o.happened;
+                if failed.is_none() {
+                    failed = o.err;
                 }
-            };
-            if out.unblocked {
-                self.unblocked += 1;
             }
-            if out.wake_router {
-                self.router_next.insert(i);
-            }
-            if out.progressed || out.later {
-                self.ce_next.insert(i);
-                happened = true;
-            } else if pe.task.is_some() || pe.ut_busy != 0 {
-                pe.stalled_since = Some(now + 1);
-            }
-            if pe.traced
-                && let Some(t) = &self.trace
-            {
-                trace_ce(t, pe, class, &out, now);
+            if let Some(e) = failed {
+                return Err(e);
             }
         }
-        self.scratch = list;
         if happened {
             self.cycle += 1;
         }
@@ -1158,4 +1263,212 @@ fn trace_ce(t: &Tracer, pe: &Pe, class: &Class, out: &CeOut, now: u64) {
     {
         t.line(format_args!("@{now} {loc}: pc {pc}: {op}"));
     }
+}
+
+/// Default fewest routers or CEs with work in a phase for it to be split among threads
+/// (below that the hand-over costs more than it saves; measured in SIMULATOR.md §12).
+pub const SPLIT_MIN_ACTIVE: usize = 256;
+/// Chunks per thread in a split phase (more chunks than threads balance uneven activity).
+const CHUNKS_PER_THREAD: usize = 4;
+
+/// What planning one chunk of routers produced.
+#[derive(Default)]
+struct PlanOut {
+    plans: Vec<RouterPlan>,
+    moves: Vec<Move>,
+    err: Option<SimError>,
+}
+
+/// The PEs `bounds[j - 1]..bounds[j]` of chunk `j`: one chunk for `k == 1`; else about
+/// `k` chunks with equal numbers of members of `cur` (whole 64-PE words when the
+/// rectangle has enough of them, else equal numbers of PEs).
+fn entity_bounds(cur: &WorkSet, n: usize, k: usize) -> Vec<usize> {
+    if k <= 1 || n <= 1 {
+        return vec![0, n];
+    }
+    let words = cur.words();
+    let mut b = vec![0];
+    if words.len() >= k {
+        let total = cur.len().max(1);
+        let mut seen = 0usize;
+        for (wi, w) in words.iter().enumerate() {
+            seen += w.count_ones() as usize;
+            let j = b.len();
+            if j < k && seen * k >= j * total {
+                b.push(((wi + 1) * 64).min(n));
+            }
+        }
+    } else {
+        b.extend((1..k).map(|j| j * n / k));
+    }
+    b.push(n);
+    b.dedup();
+    b
+}
+
+/// Calls `f` on the members of a worklist (`words`) in `lo..hi`, ascending, until it
+/// returns `false`.
+#[inline(always)]
+fn for_bits(words: &[u64], lo: usize, hi: usize, mut f: impl FnMut(usize) -> bool) {
+    let (w0, w1) = (lo / 64, hi.div_ceil(64).min(words.len()));
+    for wi in w0..w1 {
+        let base = wi * 64;
+        let mut bits = words[wi];
+        if base < lo {
+            bits &= !0u64 << (lo - base);
+        }
+        if base + 64 > hi {
+            bits &= !(!0u64 << (hi - base));
+        }
+        while bits != 0 {
+            let i = base + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if !f(i) {
+                return;
+            }
+        }
+    }
+}
+
+/// Splits the rectangle into the chunks of `bounds`. With one chunk it writes the
+/// worklists directly; with several each writes its own words in `bufs` (pairs of
+/// next-router and next-CE bits from its first PE on), merged by [`merge_chunks`].
+fn split_chunks<'a>(
+    bounds: &[usize],
+    mut routers: &'a mut [Router],
+    mut pes: &'a mut [Pe],
+    router_next: &'a mut WorkSet,
+    ce_next: &'a mut WorkSet,
+    bufs: &'a mut Vec<(Vec<u64>, Vec<u64>)>,
+) -> Vec<Chunk<'a>> {
+    let k = bounds.len().saturating_sub(1);
+    if k <= 1 {
+        return vec![Chunk {
+            lo: 0,
+            routers,
+            pes,
+            router_next: router_next.words_mut(),
+            ce_next: ce_next.words_mut(),
+        }];
+    }
+    if bufs.len() < k {
+        bufs.resize_with(k, Default::default);
+    }
+    let mut out = Vec::with_capacity(k);
+    for (j, (rb, cb)) in bufs.iter_mut().enumerate().take(k) {
+        let (lo, hi) = (bounds[j], bounds[j + 1]);
+        let nw = (hi - lo).div_ceil(64);
+        rb.clear();
+        rb.resize(nw, 0);
+        cb.clear();
+        cb.resize(nw, 0);
+        let (r, rest) = std::mem::take(&mut routers).split_at_mut(hi - lo);
+        routers = rest;
+        let (p, rest) = std::mem::take(&mut pes).split_at_mut(hi - lo);
+        pes = rest;
+        out.push(Chunk {
+            lo,
+            routers: r,
+            pes: p,
+            router_next: rb,
+            ce_next: cb,
+        });
+    }
+    out
+}
+
+/// Merges the chunks' words (see [`split_chunks`]) into the worklists, or, with one chunk
+/// (which wrote them directly), recounts them.
+fn merge_chunks(
+    bounds: &[usize],
+    bufs: &mut [(Vec<u64>, Vec<u64>)],
+    router_next: &mut WorkSet,
+    ce_next: &mut WorkSet,
+) {
+    let k = bounds.len().saturating_sub(1);
+    if k <= 1 {
+        router_next.recount();
+        ce_next.recount();
+        return;
+    }
+    for (j, (rb, cb)) in bufs.iter().enumerate().take(k) {
+        router_next.or_shifted(bounds[j], rb);
+        ce_next.or_shifted(bounds[j], cb);
+    }
+}
+
+/// What one chunk of CEs did in a cycle.
+#[derive(Default)]
+struct CeChunkOut {
+    unblocked: usize,
+    happened: bool,
+    err: Option<SimError>,
+}
+
+/// Ticks the CEs of `chunk` that are members of `cur` (this cycle's CE worklist), in
+/// ascending order.
+fn ce_chunk(
+    chunk: Chunk<'_>,
+    cur: &[u64],
+    classes: &[Class],
+    env: &Env,
+    trace: Option<&Tracer>,
+    now: u64,
+) -> CeChunkOut {
+    let Chunk {
+        lo,
+        routers,
+        pes,
+        router_next,
+        ce_next,
+    } = chunk;
+    let hi = lo + pes.len();
+    let mut o = CeChunkOut::default();
+    for_bits(cur, lo, hi, |i| {
+        let (Some(pe), Some(router)) = (pes.get_mut(i - lo), routers.get_mut(i - lo)) else {
+            return true;
+        };
+        let Some(class) = classes.get(pe.class) else {
+            return true;
+        };
+        let out = match ce::tick(pe, router, class, env, now) {
+            Ok(out) => out,
+            Err(f) => {
+                if o.err.is_none() {
+                    let (task, func, pc) = match f.site {
+                        Some(s) => (s.task, s.func, s.pc),
+                        None => (pe.task, pe.cur.func, pe.cur.pc),
+                    };
+                    o.err = Some(SimError::Fault {
+                        pe: pe.loc,
+                        task,
+                        func: class.func_name(func).to_string(),
+                        pc,
+                        cycle: now,
+                        kind: f.kind,
+                    });
+                }
+                return true;
+            }
+        };
+        if out.unblocked {
+            o.unblocked += 1;
+        }
+        if out.wake_router {
+            set_bit(router_next, lo, i);
+        }
+        if out.progressed || out.later {
+            set_bit(ce_next, lo, i);
+            o.happened = true;
+        } else if pe.task.is_some() || pe.ut_busy != 0 {
+            pe.stalled_since = Some(now + 1);
+        }
+        if pe.traced
+            && let Some(t) = trace
+        {
+            trace_ce(t, pe, class, &out, now);
+        }
+        true
+    });
+    o
 }

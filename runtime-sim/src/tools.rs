@@ -775,14 +775,24 @@ pub struct FabricRun {
     pub report: EndReport,
 }
 
-/// Loads `image` and runs it until nothing can move or the clock reaches `cycles`.
-/// Fails only if the image cannot be loaded (`path` names it in the error); faults and
-/// routing errors are [`Stop::Failed`] so the caller can still write the core.
-pub fn run_fabric(image: &Image, path: &Path, cycles: u64) -> Result<FabricRun, ToolError> {
+/// Loads `image` and runs it until nothing can move or the clock reaches `cycles`, on
+/// `threads` threads (`None`: the default, [`crate::default_threads`]; the result is the
+/// same for every number). Fails only if the image cannot be loaded (`path` names it in
+/// the error); faults and routing errors are [`Stop::Failed`] so the caller can still
+/// write the core.
+pub fn run_fabric(
+    image: &Image,
+    path: &Path,
+    cycles: u64,
+    threads: Option<usize>,
+) -> Result<FabricRun, ToolError> {
     let mut sim = Simulator::new(image).map_err(|source| ToolError::Image {
         path: path.to_path_buf(),
         source,
     })?;
+    if let Some(t) = threads {
+        sim.set_threads(t);
+    }
     let stop = match sim.run_until(|_| false, cycles) {
         Ok(RunEnd::Idle | RunEnd::Condition) => Stop::Quiescent,
         Err(SimError::CycleLimit { .. }) => Stop::Budget,

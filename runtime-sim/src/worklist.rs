@@ -1,22 +1,23 @@
-//! [`WorkSet`]: the set of routers or PEs that have work next cycle, as a two-level bitset
-//! so that visiting it costs time in proportion to its members (plus one word per 4096
-//! entities), and always in ascending order (deterministic runs).
+//! [`WorkSet`]: the set of routers or PEs that have work in a cycle, as a bitset visited
+//! in ascending order (deterministic runs). The simulator keeps two per kind of entity
+//! (this cycle's and the next cycle's) and swaps them, so nothing is allocated per cycle.
+//!
+//! In a threaded step each chunk of PEs sets bits in its own words (bit 0 = its first PE,
+//! [`set_bit`]), merged afterwards with [`WorkSet::or_shifted`]: chunks need no locks,
+//! and the result does not depend on how the rectangle was split.
 
 /// A set of entity indices.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct WorkSet {
     words: Vec<u64>,
-    summary: Vec<u64>,
     len: usize,
 }
 
 impl WorkSet {
     /// An empty set for indices below `n`.
     pub fn new(n: usize) -> WorkSet {
-        let nw = n.div_ceil(64);
         WorkSet {
-            words: vec![0; nw],
-            summary: vec![0; nw.div_ceil(64)],
+            words: vec![0; n.div_ceil(64)],
             len: 0,
         }
     }
@@ -25,6 +26,12 @@ impl WorkSet {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The number of members.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
     }
 
     /// Whether `i` is a member.
@@ -37,61 +44,101 @@ impl WorkSet {
     /// Adds `i` (ignored if out of range).
     #[inline]
     pub fn insert(&mut self, i: usize) {
-        let (wi, bit) = (i / 64, 1u64 << (i % 64));
-        if let Some(w) = self.words.get_mut(wi)
+        let bit = 1u64 << (i % 64);
+        if let Some(w) = self.words.get_mut(i / 64)
             && *w & bit == 0
         {
             *w |= bit;
             self.len += 1;
-            if let Some(s) = self.summary.get_mut(wi / 64) {
-                *s |= 1 << (wi % 64);
+        }
+    }
+
+    /// The words, for chunks that set or clear bits directly; call
+    /// [`WorkSet::recount`] or [`WorkSet::add_len`] afterwards.
+    #[inline]
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+
+    /// The words.
+    #[inline]
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Recounts the members after chunks wrote [`WorkSet::words_mut`] directly.
+    pub fn recount(&mut self) {
+        self.len = self.words.iter().map(|w| w.count_ones() as usize).sum();
+    }
+
+    /// Adds the members of `local`, a bitset whose bit 0 is entity `lo`.
+    pub fn or_shifted(&mut self, lo: usize, local: &[u64]) {
+        let (w0, s) = (lo / 64, lo % 64);
+        for (j, &v) in local.iter().enumerate() {
+            if v == 0 {
+                continue;
+            }
+            let parts = [
+                (w0 + j, v << s),
+                (w0 + j + 1, if s == 0 { 0 } else { v >> (64 - s) }),
+            ];
+            for (wi, bits) in parts {
+                if let Some(w) = self.words.get_mut(wi) {
+                    self.len += (bits & !*w).count_ones() as usize;
+                    *w |= bits;
+                }
             }
         }
     }
 
-    /// Moves every member, in ascending order, into `out` (cleared first), emptying the set.
-    pub fn drain_into(&mut self, out: &mut Vec<u32>) {
-        out.clear();
-        if self.len == 0 {
-            return;
+    /// Empties the set.
+    pub fn clear(&mut self) {
+        if self.len > 0 {
+            self.words.fill(0);
+            self.len = 0;
         }
-        for (si, s) in self.summary.iter_mut().enumerate() {
-            let mut sm = *s;
-            *s = 0;
-            while sm != 0 {
-                let wi = si * 64 + sm.trailing_zeros() as usize;
-                sm &= sm - 1;
-                if let Some(w) = self.words.get_mut(wi) {
-                    let mut bits = *w;
-                    *w = 0;
-                    while bits != 0 {
-                        out.push((wi * 64 + bits.trailing_zeros() as usize) as u32);
-                        bits &= bits - 1;
-                    }
-                }
-            }
-        }
-        self.len = 0;
+    }
+}
+
+/// Sets the bit of entity `i` in a chunk's words `words`, whose bit 0 is entity `base`
+/// (ignored outside them).
+#[inline]
+pub(crate) fn set_bit(words: &mut [u64], base: usize, i: usize) {
+    let k = i.wrapping_sub(base);
+    if let Some(w) = words.get_mut(k / 64) {
+        *w |= 1u64 << (k % 64);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::WorkSet;
+    use super::{WorkSet, set_bit};
 
     #[test]
-    fn drains_in_order() {
+    fn holds_members() {
         let mut s = WorkSet::new(10_000);
         for i in [9999, 5, 64, 4095, 4096, 0, 5] {
             s.insert(i);
         }
         assert_eq!(s.len, 6);
         assert!(s.contains(4096) && !s.contains(4097));
-        let mut out = Vec::new();
-        s.drain_into(&mut out);
+        let out: Vec<usize> = (0..10_000).filter(|&i| s.contains(i)).collect();
         assert_eq!(out, vec![0, 5, 64, 4095, 4096, 9999]);
-        assert!(s.is_empty());
-        s.drain_into(&mut out);
-        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn chunk_words_merge_at_any_offset() {
+        let mut s = WorkSet::new(300);
+        s.or_shifted(70, &[0b101, 1 << 63]);
+        s.or_shifted(0, &[1]);
+        let got: Vec<usize> = (0..300).filter(|&i| s.contains(i)).collect();
+        assert_eq!(got, vec![0, 70, 72, 197]);
+        assert_eq!(s.len(), 4);
+        let mut w = [0u64; 2];
+        set_bit(&mut w, 128, 129);
+        set_bit(&mut w, 128, 129);
+        set_bit(&mut w, 128, 5);
+        set_bit(&mut w, 128, 128 + 64 + 3);
+        assert_eq!(w, [2, 8]);
     }
 }

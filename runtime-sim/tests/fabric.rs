@@ -2156,3 +2156,77 @@ fn message_passing_routes_by_header_and_ends_by_count_or_control() {
         "{err}"
     );
 }
+
+/// Everything a run shows: the clock, statistics, every PE's memory, the simulator log,
+/// the error if it failed, and the trace of every PE.
+fn observe(
+    img: &Image,
+    threads: usize,
+    max_cycles: u64,
+) -> (
+    u64,
+    cslsim::RunStats,
+    Vec<Vec<u8>>,
+    Vec<String>,
+    Option<String>,
+) {
+    let mut sim = Simulator::new(img).expect("load");
+    sim.set_threads(threads);
+    sim.set_split_threshold(0);
+    let err = sim.run_until_idle(max_cycles).err().map(|e| e.to_string());
+    let mems = sim.pes().iter().map(|p| p.memory().to_vec()).collect();
+    (sim.cycle(), sim.stats(), mems, sim.log_lines(), err)
+}
+
+#[test]
+fn runs_are_identical_for_every_thread_count() {
+    // Busy grids wider than one worklist word (64 PEs) and narrower ones, both archs, a
+    // run cut short by the cycle limit, and a rectangle whose width is not a power of 2.
+    let cases = [
+        (Arch::Wse2, 16, 16, 24, 1_000_000),
+        (Arch::Wse3, 16, 16, 24, 1_000_000),
+        (Arch::Wse2, 23, 7, 16, 1_000_000),
+        (Arch::Wse3, 5, 3, 12, 1_000_000),
+        (Arch::Wse2, 16, 16, 400, 300),
+    ];
+    for (arch, w, h, iters, max) in cases {
+        let img = cslsim::bench::busy_grid(arch, w, h, iters);
+        let one = observe(&img, 1, max);
+        for threads in [2, 3] {
+            let got = observe(&img, threads, max);
+            assert_eq!(got, one, "{arch} {w}x{h}, {threads} threads");
+        }
+    }
+}
+
+#[test]
+fn traces_are_identical_for_every_thread_count() {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let img = cslsim::bench::busy_grid(Arch::Wse2, 9, 9, 8);
+    let trace = |threads: usize| {
+        let buf = Buf::default();
+        let mut sim = Simulator::new(&img).expect("load");
+        sim.set_threads(threads);
+        sim.set_split_threshold(0);
+        let filter = cslsim::TraceFilter::parse("all").expect("filter");
+        sim.set_trace(Some(cslsim::Tracer::new(filter, Box::new(buf.clone()))));
+        sim.run_until_idle(1_000_000).expect("run");
+        let out = buf.0.lock().expect("lock").clone();
+        String::from_utf8(out).expect("utf-8")
+    };
+    let one = trace(1);
+    assert!(one.contains("router colour") && one.contains("pc "));
+    assert_eq!(trace(3), one);
+}

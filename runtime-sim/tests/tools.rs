@@ -428,7 +428,7 @@ fn bad_input_is_a_one_line_error_with_exit_status_1() {
     for (r, word) in [
         (miset(&["--help"]), "miset"),
         (miget(&["--help"]), "miget"),
-        (simfabric(&["--help"]), "single-threaded"),
+        (simfabric(&["--help"]), "bit for bit"),
     ] {
         assert_eq!(r.0, 0);
         assert!(r.1.contains(word) && r.1.contains("usage"), "{}", r.1);
@@ -536,7 +536,7 @@ fn simfabric_runs_a_program_and_miget_reads_the_new_value_from_the_core() {
 #[test]
 fn an_unchanged_tile_is_left_out_of_the_core() {
     let img = image(2, 1, vec![adder_class(), idle_class()], vec![0, 1], vec![]);
-    let run = tools::run_fabric(&img, Path::new("t.img"), 1000).expect("run");
+    let run = tools::run_fabric(&img, Path::new("t.img"), 1000, None).expect("run");
     assert_eq!(run.stop, Stop::Quiescent);
     let core = tools::core_image(&img, &run.sim);
     assert_eq!(core.tile_memory.len(), 1);
@@ -620,7 +620,7 @@ fn simfabric_reports_a_tile_blocked_in_a_synchronous_send() {
     // 20 wavelets into a receiver that reads none: the buffers fill and the sender's
     // synchronous send never ends.
     let img = orphan_image(Arch::Wse2, 20, 7);
-    let run = tools::run_fabric(&img, Path::new("t.img"), 100_000).expect("run");
+    let run = tools::run_fabric(&img, Path::new("t.img"), 100_000, None).expect("run");
     assert_eq!(run.stop, Stop::Quiescent);
     let lines = run.report.lines(&run.stop).join("\n");
     assert!(

@@ -142,7 +142,7 @@ struct Inner {
     broken: Option<String>,
 }
 
-/// A simulated program: `Runtime(path, max_cycles=None)` with `path` an `.elf` file or a
+/// A simulated program: `Runtime(path, max_cycles=None, threads=None)` with `path` an `.elf` file or a
 /// `cslc -o` directory. Low-level; scripts use `cslsim.SdkRuntime`.
 #[pyclass(module = "cslsim._native", name = "Runtime", frozen)]
 struct Runtime {
@@ -250,8 +250,13 @@ fn class_at(image: &Image, x: u32, y: u32) -> Result<usize, Failure> {
 #[pymethods]
 impl Runtime {
     #[new]
-    #[pyo3(signature = (path, max_cycles=None))]
-    fn new(py: Python<'_>, path: PathBuf, max_cycles: Option<u64>) -> PyResult<Self> {
+    #[pyo3(signature = (path, max_cycles=None, threads=None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        max_cycles: Option<u64>,
+        threads: Option<usize>,
+    ) -> PyResult<Self> {
         let r = py.detach(|| {
             catch_unwind(|| SdkRuntime::new(&path))
                 .map_err(|p| {
@@ -271,6 +276,9 @@ impl Runtime {
             .with_interrupt(signal_check(interrupt.clone()));
         if let Some(n) = max_cycles {
             rt = rt.with_max_cycles(n);
+        }
+        if let Some(n) = threads {
+            rt = rt.with_threads(n);
         }
         Ok(Runtime {
             inner: Mutex::new(Inner { rt, broken: None }),

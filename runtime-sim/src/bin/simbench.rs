@@ -2,7 +2,8 @@
 //! ([`cslsim::bench::busy_grid`]: every PE computes in a loop and sends a wavelet east per
 //! iteration; its east neighbour sums them with a data task).
 //!
-//! `cargo run --release -p cslsim --bin simbench [-- --arch wse2|wse3 --size N --iters N]`
+//! `cargo run --release -p cslsim --bin simbench [-- --arch wse2|wse3 --size N --iters N
+//! --threads N]`
 //!
 //! Prints `active PE-cycles/s: N` (busy PE-cycles, i.e. cycles in which a PE executed an
 //! instruction, started a task or moved a DSD element, per second of wall time) and
@@ -29,6 +30,9 @@ struct Cli {
     /// Wavelets each PE sends (rounded up to a multiple of 4).
     #[arg(long, default_value_t = 2000)]
     iters: u32,
+    /// Threads that step the fabric (default: `CSLSIM_THREADS` or the available cores).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
 }
 
 fn main() -> ExitCode {
@@ -46,6 +50,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(t) = cli.threads {
+        sim.set_threads(t as usize);
+    }
     let start = Instant::now();
     if let Err(e) = sim.run_until_idle(u64::MAX) {
         eprintln!("simbench: {e}");
@@ -66,8 +73,9 @@ fn main() -> ExitCode {
         })
     });
     println!(
-        "simbench: {n}x{n} PEs ({arch}), {} wavelets sent east per PE",
-        cslsim::bench::rounded_iters(cli.iters)
+        "simbench: {n}x{n} PEs ({arch}), {} wavelets sent east per PE, {} thread(s)",
+        cslsim::bench::rounded_iters(cli.iters),
+        sim.threads()
     );
     println!("simulated cycles: {}", stats.cycles);
     println!(

@@ -20,8 +20,8 @@ usage: simfabric image=IMG cycles=N [threads=T] [core=OUT.core] [log=OUT.log]
 
   image=IMG      the image (after miset, if the program needs data)
   cycles=N       cycle budget: the run stops after N cycles if it has not stopped before
-  threads=T      accepted for compatibility; the simulator is single-threaded and
-                 deterministic (same image, same result, whatever T)
+  threads=T      threads that step the fabric (default: CSLSIM_THREADS or the available
+                 cores); the result is the same, bit for bit, whatever T
   core=OUT.core  where to write the final state (default: STEM-sim.core next to IMG)
   log=OUT.log    write the <simprint> log and the end-of-run report there (without it,
                  log lines go to standard output)
@@ -44,17 +44,19 @@ fn run(args: &[String]) -> Result<ExitCode, ToolError> {
     let image_path = PathBuf::from(a.require("image", "IMG")?);
     a.require("cycles", "N")?;
     let cycles = a.number("cycles")?.unwrap_or(0);
-    if a.number("threads")? == Some(0) {
+    let threads = a.number("threads")?;
+    if threads == Some(0) {
         return Err(ToolError::Usage(
             "`threads=0`: give at least one thread".into(),
         ));
     }
+    let threads = threads.map(|t| usize::try_from(t).unwrap_or(usize::MAX));
     let core_path = a
         .path("core")
         .unwrap_or_else(|| default_core_path(&image_path));
     let log_path = a.path("log");
     let image = read_image(&image_path)?;
-    let FabricRun { sim, stop, report } = run_fabric(&image, &image_path, cycles)?;
+    let FabricRun { sim, stop, report } = run_fabric(&image, &image_path, cycles, threads)?;
 
     let cycle = sim.cycle();
     let mut summary = Vec::new();

@@ -383,7 +383,9 @@ class SdkRuntime:
     * cslsim extras: ``max_cycles`` (bound on the simulated clock; exceeding it raises
       :class:`~cslsim.errors.CycleLimitError`), ``progress`` (show a progress line on
       stderr during long commands; default: when stderr is a terminal, or per the
-      ``CSLSIM_PROGRESS`` environment variable).
+      ``CSLSIM_PROGRESS`` environment variable), ``threads`` (threads that step the
+      fabric, at least 1; default: the ``CSLSIM_THREADS`` environment variable, else the
+      available cores; results are bit-identical for every number).
 
     Protocol: ``load()``, ``run()``, then commands (``memcpy_h2d``, ``launch``,
     ``memcpy_d2h``, ...), then ``stop()``. Commands run serially and complete before
@@ -394,6 +396,11 @@ class SdkRuntime:
         cmaddr = kwargs.pop("cmaddr", None)
         max_cycles = kwargs.pop("max_cycles", None)
         progress = kwargs.pop("progress", None)
+        threads = kwargs.pop("threads", None)
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+        ):
+            raise ValueError(f"SdkRuntime(threads=...) must be a positive int, got {threads!r}")
         for k in _IGNORED_KWARGS:
             kwargs.pop(k, None)
         if kwargs:
@@ -419,7 +426,9 @@ class SdkRuntime:
                 "or an .elf file"
             )
         self._path = path
-        self._rt = _native.Runtime(path, None if max_cycles is None else int(max_cycles))
+        self._rt = _native.Runtime(
+            path, None if max_cycles is None else int(max_cycles), threads
+        )
         self._meta = self._rt.meta()
         self._exports = {}
         for i, e in enumerate(self._rt.exports()):

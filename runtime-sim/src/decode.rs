@@ -1,0 +1,288 @@
+//! Pre-decoded instructions: at load, each instruction of a class is translated once into
+//! a [`Fast`] form that the interpreter dispatches without looking at operand types. Only
+//! the hot, simple instructions get a fast form (32-bit integer arithmetic and compares,
+//! immediates, moves, branches); everything else is [`Fast::Slow`] and runs through the
+//! general `Op` interpreter in `exec`. A fast form computes exactly what
+//! [`csl_arch::alu`] computes for its `Op` (checked by the tests below).
+
+use csl_arch::isa::{BinOp, CmpOp, NumTy, Op};
+
+/// A 32-bit integer operation (the type's signedness matters only for `>>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    And,
+    Or,
+    Xor,
+    Shl,
+    ShrU,
+    ShrS,
+}
+
+impl IntOp {
+    /// The fast form of `op` on type `ty`, if there is one.
+    fn of(op: BinOp, ty: NumTy) -> Option<IntOp> {
+        let signed = match ty {
+            NumTy::I32 => true,
+            NumTy::U32 => false,
+            _ => return None,
+        };
+        Some(match op {
+            BinOp::Add => IntOp::Add,
+            BinOp::Sub => IntOp::Sub,
+            BinOp::Mul => IntOp::Mul,
+            BinOp::And => IntOp::And,
+            BinOp::Or => IntOp::Or,
+            BinOp::Xor => IntOp::Xor,
+            BinOp::Shl => IntOp::Shl,
+            BinOp::Shr if signed => IntOp::ShrS,
+            BinOp::Shr => IntOp::ShrU,
+            BinOp::Div | BinOp::Rem => return None,
+        })
+    }
+
+    /// `x <op> y`.
+    #[inline(always)]
+    pub(crate) fn apply(self, x: u32, y: u32) -> u32 {
+        match self {
+            IntOp::Add => x.wrapping_add(y),
+            IntOp::Sub => x.wrapping_sub(y),
+            IntOp::Mul => x.wrapping_mul(y),
+            IntOp::And => x & y,
+            IntOp::Or => x | y,
+            IntOp::Xor => x ^ y,
+            IntOp::Shl => x << (y % 32),
+            IntOp::ShrU => x >> (y % 32),
+            IntOp::ShrS => ((x as i32) >> (y % 32)) as u32,
+        }
+    }
+}
+
+/// A 32-bit integer comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IntCmp {
+    Eq,
+    Ne,
+    LtU,
+    LeU,
+    GtU,
+    GeU,
+    LtS,
+    LeS,
+    GtS,
+    GeS,
+}
+
+impl IntCmp {
+    fn of(op: CmpOp, ty: NumTy) -> Option<IntCmp> {
+        let signed = match ty {
+            NumTy::I32 => true,
+            NumTy::U32 => false,
+            _ => return None,
+        };
+        Some(match (op, signed) {
+            (CmpOp::Eq, _) => IntCmp::Eq,
+            (CmpOp::Ne, _) => IntCmp::Ne,
+            (CmpOp::Lt, false) => IntCmp::LtU,
+            (CmpOp::Le, false) => IntCmp::LeU,
+            (CmpOp::Gt, false) => IntCmp::GtU,
+            (CmpOp::Ge, false) => IntCmp::GeU,
+            (CmpOp::Lt, true) => IntCmp::LtS,
+            (CmpOp::Le, true) => IntCmp::LeS,
+            (CmpOp::Gt, true) => IntCmp::GtS,
+            (CmpOp::Ge, true) => IntCmp::GeS,
+        })
+    }
+
+    /// `x <op> y` as 0 or 1.
+    #[inline(always)]
+    pub(crate) fn apply(self, x: u32, y: u32) -> u32 {
+        let (sx, sy) = (x as i32, y as i32);
+        u32::from(match self {
+            IntCmp::Eq => x == y,
+            IntCmp::Ne => x != y,
+            IntCmp::LtU => x < y,
+            IntCmp::LeU => x <= y,
+            IntCmp::GtU => x > y,
+            IntCmp::GeU => x >= y,
+            IntCmp::LtS => sx < sy,
+            IntCmp::LeS => sx <= sy,
+            IntCmp::GtS => sx > sy,
+            IntCmp::GeS => sx >= sy,
+        })
+    }
+}
+
+/// The pre-decoded form of one instruction (registers are frame-relative indices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fast {
+    /// Run the general interpreter on the `Op`.
+    Slow,
+    Imm {
+        dst: u16,
+        imm: u32,
+    },
+    Mov {
+        dst: u16,
+        src: u16,
+    },
+    Bin {
+        op: IntOp,
+        dst: u16,
+        a: u16,
+        b: u16,
+    },
+    BinImm {
+        op: IntOp,
+        dst: u16,
+        a: u16,
+        imm: u32,
+    },
+    Cmp {
+        op: IntCmp,
+        dst: u16,
+        a: u16,
+        b: u16,
+    },
+    CmpImm {
+        op: IntCmp,
+        dst: u16,
+        a: u16,
+        imm: u32,
+    },
+    Jump {
+        target: u32,
+    },
+    BrTrue {
+        cond: u16,
+        target: u32,
+    },
+    BrFalse {
+        cond: u16,
+        target: u32,
+    },
+}
+
+/// The fast form of every instruction of `code`.
+pub(crate) fn predecode(code: &[Op]) -> Vec<Fast> {
+    code.iter().map(fast).collect()
+}
+
+fn fast(op: &Op) -> Fast {
+    match *op {
+        Op::Imm { dst, imm } => Fast::Imm { dst: dst.0, imm },
+        Op::Mov { dst, src } => Fast::Mov {
+            dst: dst.0,
+            src: src.0,
+        },
+        Op::Bin { op, ty, dst, a, b } => IntOp::of(op, ty).map_or(Fast::Slow, |op| Fast::Bin {
+            op,
+            dst: dst.0,
+            a: a.0,
+            b: b.0,
+        }),
+        Op::BinImm {
+            op,
+            ty,
+            dst,
+            a,
+            imm,
+        } => IntOp::of(op, ty).map_or(Fast::Slow, |op| Fast::BinImm {
+            op,
+            dst: dst.0,
+            a: a.0,
+            imm,
+        }),
+        Op::Cmp { op, ty, dst, a, b } => IntCmp::of(op, ty).map_or(Fast::Slow, |op| Fast::Cmp {
+            op,
+            dst: dst.0,
+            a: a.0,
+            b: b.0,
+        }),
+        Op::CmpImm {
+            op,
+            ty,
+            dst,
+            a,
+            imm,
+        } => IntCmp::of(op, ty).map_or(Fast::Slow, |op| Fast::CmpImm {
+            op,
+            dst: dst.0,
+            a: a.0,
+            imm,
+        }),
+        Op::Jump { target } => Fast::Jump { target },
+        Op::BrTrue { cond, target } => Fast::BrTrue {
+            cond: cond.0,
+            target,
+        },
+        Op::BrFalse { cond, target } => Fast::BrFalse {
+            cond: cond.0,
+            target,
+        },
+        _ => Fast::Slow,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{IntCmp, IntOp};
+    use csl_arch::alu;
+    use csl_arch::isa::{BinOp, CmpOp, NumTy};
+
+    const VALUES: [u32; 10] = [
+        0,
+        1,
+        2,
+        31,
+        32,
+        33,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_fffe,
+        u32::MAX,
+    ];
+
+    #[test]
+    fn fast_forms_compute_what_the_alu_computes() {
+        let bins = [
+            BinOp::Add,
+            BinOp::Sub,
+            BinOp::Mul,
+            BinOp::Div,
+            BinOp::Rem,
+            BinOp::And,
+            BinOp::Or,
+            BinOp::Xor,
+            BinOp::Shl,
+            BinOp::Shr,
+        ];
+        let cmps = [
+            CmpOp::Eq,
+            CmpOp::Ne,
+            CmpOp::Lt,
+            CmpOp::Le,
+            CmpOp::Gt,
+            CmpOp::Ge,
+        ];
+        for ty in [NumTy::I32, NumTy::U32] {
+            for &x in &VALUES {
+                for &y in &VALUES {
+                    for op in bins {
+                        if let Some(f) = IntOp::of(op, ty) {
+                            assert_eq!(Ok(f.apply(x, y)), alu::bin(op, ty, x, y), "{op:?} {ty:?}");
+                        }
+                    }
+                    for op in cmps {
+                        let f = IntCmp::of(op, ty).expect("every compare has a fast form");
+                        assert_eq!(f.apply(x, y), u32::from(alu::cmp(op, ty, x, y)));
+                    }
+                }
+            }
+        }
+        assert!(IntOp::of(BinOp::Add, NumTy::U16).is_none());
+        assert!(IntOp::of(BinOp::Div, NumTy::U32).is_none());
+    }
+}
