@@ -73,11 +73,13 @@ fn ui_tungsten() {
         let rel = path.strip_prefix(root).unwrap_or(path);
         let src = std::fs::read_to_string(path).unwrap();
         let (mut spec, expect) = spec_of(&src);
-        spec.lib_dirs.push(root.join("ui/tungsten/lib"));
+        // Relative to the crate directory (the tests' working directory), so that paths in
+        // messages do not depend on where the repository is.
+        spec.lib_dirs.push(std::path::PathBuf::from("ui/tungsten/lib"));
         let mut sources = SourceMap::new();
         let file = sources.add(
             rel.display().to_string(),
-            Some(path.to_path_buf()),
+            Some(rel.to_path_buf()),
             src.clone(),
         );
         let mut diags = Vec::new();
