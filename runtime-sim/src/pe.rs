@@ -117,7 +117,9 @@ pub struct Pe {
     pub(crate) uts: [Option<Box<DsdExec>>; MICROTHREADS],
     /// Bit per microthread: running an operation.
     pub(crate) ut_busy: u8,
-    /// Boxes of finished operations, reused by the next ones.
+    /// Boxes of finished operations, reused by the next ones (kept boxed: they move
+    /// into `main_op` and `uts` without allocating).
+    #[allow(clippy::vec_box)]
     pub(crate) spare_ops: Vec<Box<DsdExec>>,
     /// Set when the PE went to sleep with work it could not progress: the cycle from
     /// which its stalled cycles are counted lazily.

@@ -1267,7 +1267,7 @@ fn trace_ce(t: &Tracer, pe: &Pe, class: &Class, out: &CeOut, now: u64) {
 
 /// Default fewest routers or CEs with work in a phase for it to be split among threads
 /// (below that the hand-over costs more than it saves; measured in SIMULATOR.md §12).
-pub const SPLIT_MIN_ACTIVE: usize = 256;
+pub const SPLIT_MIN_ACTIVE: usize = 2048;
 /// Chunks per thread in a split phase (more chunks than threads balance uneven activity).
 const CHUNKS_PER_THREAD: usize = 4;
 
@@ -1310,10 +1310,10 @@ fn entity_bounds(cur: &WorkSet, n: usize, k: usize) -> Vec<usize> {
 /// returns `false`.
 #[inline(always)]
 fn for_bits(words: &[u64], lo: usize, hi: usize, mut f: impl FnMut(usize) -> bool) {
-    let (w0, w1) = (lo / 64, hi.div_ceil(64).min(words.len()));
-    for wi in w0..w1 {
+    let (w0, w1) = (lo / 64, hi.div_ceil(64));
+    for (wi, &word) in words.iter().enumerate().take(w1).skip(w0) {
         let base = wi * 64;
-        let mut bits = words[wi];
+        let mut bits = word;
         if base < lo {
             bits &= !0u64 << (lo - base);
         }
