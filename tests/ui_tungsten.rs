@@ -75,7 +75,8 @@ fn ui_tungsten() {
         let (mut spec, expect) = spec_of(&src);
         // Relative to the crate directory (the tests' working directory), so that paths in
         // messages do not depend on where the repository is.
-        spec.lib_dirs.push(std::path::PathBuf::from("ui/tungsten/lib"));
+        spec.lib_dirs
+            .push(std::path::PathBuf::from("ui/tungsten/lib"));
         let mut sources = SourceMap::new();
         let file = sources.add(
             rel.display().to_string(),
