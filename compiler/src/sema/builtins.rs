@@ -243,7 +243,10 @@ impl Sema {
                                 codes::TASK_ID_RANGE,
                                 format!("color {i} does not exist"),
                                 sp,
-                                "routable colors are 0 to 23",
+                                format!(
+                                    "routable colors are 0 to {}",
+                                    csl_arch::fabric::NUM_COLORS - 1
+                                ),
                             ));
                         }
                         Ok(Val::Ct(Value::Color(i as u8)))

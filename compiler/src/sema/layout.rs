@@ -421,7 +421,10 @@ impl Sema {
                     let s = self.span(env, args[2]);
                     return Err(self.report(
                         Diagnostic::error(codes::TASK_ID_RANGE, format!("color {c} is reserved by the memcpy infrastructure"), s, "reserved")
-                            .with_help("with --memcpy, colors 21, 22 and 23 carry host traffic; pick another color"),
+                            .with_help({
+                                let [a, b, c] = csl_arch::fabric::MEMCPY_RESERVED_COLORS;
+                                format!("with --memcpy, colors {a}, {b} and {c} carry host traffic; pick another color")
+                            }),
                     ));
                 }
                 let cfg = self.eval_comptime(env, args[3])?;

@@ -95,13 +95,15 @@ impl Sema {
     /// `@get_xdsr(n)`.
     pub fn b_get_xdsr(&mut self, env: &mut Env, args: &[ExprId]) -> R<Val> {
         let n = self.eval_int(env, args[0])?;
-        if !(0..8).contains(&n) {
+        // One extended DSR per microthread.
+        let uts = csl_arch::fabric::MICROTHREADS;
+        if !(0..i128::from(uts)).contains(&n) {
             let s = self.span(env, args[0]);
             return Err(self.err(
                 codes::TASK_ID_RANGE,
                 format!("extended DSR {n} does not exist"),
                 s,
-                "xdsrs are 0 to 7",
+                format!("xdsrs are 0 to {}", uts - 1),
             ));
         }
         Ok(Val::Ct(Value::Xdsr(n as u8)))
