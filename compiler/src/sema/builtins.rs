@@ -32,72 +32,677 @@ pub enum Where {
     Comptime,
 }
 
-/// One row of the builtin table: name, min args, max args, where.
+/// How many arguments a builtin takes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Arity {
+    /// Exactly this many.
+    Exactly(usize),
+    /// From the first to the second, inclusive.
+    Between(usize, usize),
+    /// This many or more.
+    AtLeast(usize),
+    /// One of two counts (`@range(T, stop)` or `@range(T, start, stop, step)`).
+    Either(usize, usize),
+}
+
+impl Arity {
+    /// Whether `n` arguments are accepted.
+    pub fn accepts(self, n: usize) -> bool {
+        match self {
+            Arity::Exactly(k) => n == k,
+            Arity::Between(lo, hi) => (lo..=hi).contains(&n),
+            Arity::AtLeast(lo) => n >= lo,
+            Arity::Either(a, b) => n == a || n == b,
+        }
+    }
+
+    /// The fewest arguments accepted.
+    pub fn min(self) -> usize {
+        match self {
+            Arity::Exactly(k) | Arity::Between(k, _) | Arity::AtLeast(k) | Arity::Either(k, _) => k,
+        }
+    }
+
+    /// The most arguments accepted, `None` for variadic builtins.
+    pub fn max(self) -> Option<usize> {
+        match self {
+            Arity::Exactly(k) | Arity::Between(_, k) | Arity::Either(_, k) => Some(k),
+            Arity::AtLeast(_) => None,
+        }
+    }
+
+    /// The count in words: `2`, `1 to 2`, `at least 1`, `2 or 4`.
+    pub fn describe(self) -> String {
+        match self {
+            Arity::Exactly(k) => format!("{k}"),
+            Arity::Between(lo, hi) => format!("{lo} to {hi}"),
+            Arity::AtLeast(lo) => format!("at least {lo}"),
+            Arity::Either(a, b) => format!("{a} or {b}"),
+        }
+    }
+}
+
+/// The kind of one argument, as the signature in diagnostics names it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Arg {
+    /// A type.
+    Type,
+    /// Any value.
+    Value,
+    /// An integer.
+    Int,
+    /// A boolean.
+    Bool,
+    /// A comptime string.
+    Str,
+    /// An anonymous struct (parameters, settings).
+    Struct,
+    /// A color.
+    Color,
+    /// An input or output queue.
+    Queue,
+    /// A task id.
+    TaskId,
+    /// A task.
+    Task,
+    /// A function.
+    Fn,
+    /// A pointer.
+    Ptr,
+    /// A range.
+    Range,
+    /// A data structure descriptor.
+    Dsd,
+    /// A data structure register.
+    Dsr,
+}
+
+impl Arg {
+    /// The name in signatures.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arg::Type => "type",
+            Arg::Value => "value",
+            Arg::Int => "int",
+            Arg::Bool => "bool",
+            Arg::Str => "comptime_string",
+            Arg::Struct => "struct",
+            Arg::Color => "color",
+            Arg::Queue => "queue",
+            Arg::TaskId => "task_id",
+            Arg::Task => "task",
+            Arg::Fn => "fn",
+            Arg::Ptr => "pointer",
+            Arg::Range => "range",
+            Arg::Dsd => "dsd",
+            Arg::Dsr => "dsr",
+        }
+    }
+}
+
+/// One call of a builtin, as its handler sees it (arity and context already checked).
+pub struct Call<'a> {
+    /// Name without `@`.
+    pub name: &'static str,
+    /// Where the name is.
+    pub name_span: Span,
+    /// The arguments.
+    pub args: &'a [ExprId],
+    /// The whole call.
+    pub span: Span,
+}
+
+/// Analyses one builtin call.
+pub type Handler = fn(&mut Sema, &mut Env, &Call<'_>) -> R<Val>;
+
+/// One row of the builtin table: everything about one builtin.
 pub struct BuiltinInfo {
     /// Name without `@`.
     pub name: &'static str,
-    /// Minimum argument count.
-    pub min: usize,
-    /// Maximum argument count (`usize::MAX` = variadic).
-    pub max: usize,
+    /// How many arguments it takes.
+    pub arity: Arity,
     /// Where it may be used.
     pub place: Where,
+    /// The kind of each argument; for variadic builtins the last one repeats.
+    pub params: &'static [Arg],
+    /// The implementation.
+    pub handler: Handler,
 }
 
-const N: usize = usize::MAX;
+impl BuiltinInfo {
+    /// The signature shown in diagnostics, e.g. `@set_tile_code(int, int[, comptime_string, struct])`.
+    pub fn signature(&self) -> String {
+        // Arguments from `min` on are optional (bracketed); a variadic one repeats (`...`).
+        let optional_from = self.arity.max().map_or(usize::MAX, |_| self.arity.min());
+        let mut s = String::new();
+        for (i, a) in self.params.iter().enumerate() {
+            if i == optional_from {
+                s.push('[');
+            }
+            if i > 0 {
+                s.push_str(", ");
+            }
+            s.push_str(a.name());
+        }
+        if optional_from < self.params.len() {
+            s.push(']');
+        }
+        if self.arity.max().is_none() {
+            s.push_str("...");
+        }
+        format!("@{}({s})", self.name)
+    }
+}
 
-macro_rules! table {
-    ($( $name:literal $min:literal $max:tt $w:ident ),* $(,)?) => {
-        /// Every builtin documented for CSL.
-        pub const BUILTINS: &[BuiltinInfo] = &[ $( BuiltinInfo { name: $name, min: $min, max: table!(@max $max), place: Where::$w } ),* ];
+/// A row of [`BUILTINS`]: `row!(name, arity, place, [arg kinds], handler)`.
+macro_rules! row {
+    ($name:literal, $arity:expr, $w:ident, [$($k:ident),*], $h:expr) => {
+        BuiltinInfo {
+            name: $name,
+            arity: $arity,
+            place: Where::$w,
+            params: &[$(Arg::$k),*],
+            handler: $h,
+        }
     };
-    (@max N) => { N };
-    (@max $e:literal) => { $e };
 }
 
-table! {
-    "as" 2 2 Any, "bitcast" 2 2 Any, "ptrcast" 2 2 Runtime, "type_of" 1 1 Any,
-    "is_same_type" 2 2 Comptime, "is_comptime" 0 0 Any, "is_arch" 1 1 Any, "fp16" 0 0 Any,
-    "get_int" 1 1 Any, "field" 2 2 Any, "has_field" 2 2 Comptime, "concat_structs" 2 2 Comptime,
-    "comptime_assert" 1 2 Comptime, "comptime_print" 0 N Any, "assert" 1 1 Any,
-    "strlen" 1 1 Comptime, "strcat" 0 N Comptime, "get_array" 1 1 Comptime,
-    "get_string_from_byte" 1 1 Comptime, "import_comptime_value" 2 2 Comptime,
-    "import_module" 1 2 Comptime, "zeros" 1 1 Any, "constants" 2 2 Any,
-    "dimensions" 1 1 Comptime, "element_count" 1 1 Comptime, "element_type" 1 1 Comptime,
-    "rank" 1 1 Comptime, "range" 2 4 Any, "range_start" 1 1 Any, "range_stop" 1 1 Any,
-    "range_step" 1 1 Any, "random16" 0 0 Runtime, "set_active_prng" 1 1 Runtime,
-    "set_rectangle" 2 2 Layout, "set_tile_code" 2 4 Layout, "set_color_config" 4 4 Layout,
-    "export_name" 2 3 Layout, "get_rectangle" 0 0 Any,
-    "get_color" 1 1 Any, "get_data_task_id" 1 1 Any, "get_local_task_id" 1 1 Any,
-    "get_control_task_id" 1 1 Any, "get_input_queue" 1 1 Any, "get_output_queue" 1 1 Any,
-    "get_ut_id" 1 1 Any, "get_filter_id" 1 1 Comptime,
-    "bind_data_task" 2 2 TopComptime, "bind_local_task" 2 2 TopComptime,
-    "bind_control_task" 2 2 TopComptime, "activate" 1 1 TopComptimeOrRuntime,
-    "block" 1 1 TopComptimeOrRuntime, "unblock" 1 1 TopComptimeOrRuntime,
-    "initialize_queue" 1 2 TopComptime, "set_teardown_handler" 2 2 TopComptime,
-    "rpc" 1 1 TopComptime, "queue_flush" 1 1 Runtime, "set_empty_queue_handler" 2 2 TopComptime,
-    "set_control_task_table" 1 1 TopComptime, "bind_rotating_tasks" 4 4 TopComptime,
-    "set_local_color_config" 2 2 TopComptime,
-    "get_dsd" 2 2 Any, "set_dsd_base_addr" 2 2 Any, "increment_dsd_offset" 3 3 Any,
-    "set_dsd_length" 2 2 Any, "set_dsd_stride" 2 2 Any, "allocate_fifo" 1 2 Any,
-    "set_fifo_read_length" 2 2 Runtime, "set_fifo_write_length" 2 2 Runtime,
-    "get_dsr" 2 2 Comptime, "get_xdsr" 1 1 Comptime, "load_to_dsr" 2 3 TopComptimeOrRuntime,
-    "add16" 3 4 Runtime, "addc16" 3 4 Runtime, "sub16" 3 4 Runtime, "and16" 3 4 Runtime,
-    "or16" 3 4 Runtime, "xor16" 3 4 Runtime, "sll16" 3 4 Runtime, "slr16" 3 4 Runtime,
-    "sar16" 3 4 Runtime, "clz" 2 3 Runtime, "ctz" 2 3 Runtime, "popcnt" 2 3 Runtime,
-    "mov16" 2 3 Runtime, "mov32" 2 3 Runtime, "fmovh" 2 3 Runtime, "fmovs" 2 3 Runtime,
-    "fabsh" 2 3 Runtime, "fabss" 2 3 Runtime, "fnegh" 2 3 Runtime, "fnegs" 2 3 Runtime,
-    "faddh" 3 4 Runtime, "fadds" 3 4 Runtime, "faddhs" 3 4 Runtime, "fsubh" 3 4 Runtime,
-    "fsubs" 3 4 Runtime, "fmulh" 3 4 Runtime, "fmuls" 3 4 Runtime, "fmaxh" 3 4 Runtime,
-    "fmaxs" 3 4 Runtime, "fmach" 4 5 Runtime, "fmacs" 4 5 Runtime, "fmachs" 4 5 Runtime,
-    "fh2s" 2 3 Runtime, "fs2h" 2 3 Runtime, "fh2xp16" 2 3 Runtime, "fs2xp16" 2 3 Runtime,
-    "xp162fh" 2 3 Runtime, "xp162fs" 2 3 Runtime, "fnormh" 2 3 Runtime, "fnorms" 2 3 Runtime,
-    "fscaleh" 3 4 Runtime, "fscales" 3 4 Runtime, "dfilt" 2 2 Runtime, "map" 2 N Runtime,
-    "set_config" 2 3 TopComptimeOrRuntime, "get_config" 1 2 Any,
-    "set_config_unchecked" 2 3 TopComptimeOrRuntime, "get_config_unchecked" 1 2 Any,
-    "export_symbol" 1 2 TopComptime, "get_symbol_id" 1 1 Any, "get_symbol_value" 2 2 Runtime,
-    "get_tensor_ptr" 1 1 Runtime, "has_exported_tensors" 0 0 Comptime,
+use Arity::{AtLeast, Between, Either, Exactly};
+
+/// A DSD operation (`@fadds`, `@mov16`, ...): `@name(dest, src...[, config])`, with
+/// `$n` DSD operands.
+macro_rules! dsd_op {
+    ($name:literal, 2) => {
+        row!(
+            $name,
+            Between(2, 3),
+            Runtime,
+            [Dsd, Dsd, Struct],
+            Sema::b_dsd_op_named
+        )
+    };
+    ($name:literal, 3) => {
+        row!(
+            $name,
+            Between(3, 4),
+            Runtime,
+            [Dsd, Dsd, Dsd, Struct],
+            Sema::b_dsd_op_named
+        )
+    };
+    ($name:literal, 4) => {
+        row!(
+            $name,
+            Between(4, 5),
+            Runtime,
+            [Dsd, Dsd, Dsd, Dsd, Struct],
+            Sema::b_dsd_op_named
+        )
+    };
 }
+
+/// Every builtin documented for CSL; adding a builtin is adding a row.
+pub const BUILTINS: &[BuiltinInfo] = &[
+    row!("as", Exactly(2), Any, [Type, Value], |s, e, c| s
+        .b_as(e, c.args, c.span)),
+    row!("bitcast", Exactly(2), Any, [Type, Value], |s, e, c| s
+        .b_bitcast(e, c.args, c.span)),
+    row!("ptrcast", Exactly(2), Runtime, [Type, Ptr], Sema::b_ptrcast),
+    row!("type_of", Exactly(1), Any, [Value], Sema::b_type_of),
+    row!(
+        "is_same_type",
+        Exactly(2),
+        Comptime,
+        [Type, Type],
+        Sema::b_is_same_type
+    ),
+    row!("is_comptime", Exactly(0), Any, [], |_, e, _| Ok(Val::Ct(
+        Value::Bool(e.comptime)
+    ))),
+    row!("is_arch", Exactly(1), Any, [Str], Sema::b_is_arch),
+    row!("fp16", Exactly(0), Any, [], Sema::b_fp16),
+    row!("get_int", Exactly(1), Any, [Value], |s, e, c| s
+        .b_get_int_lang(e, c.args[0])),
+    row!("field", Exactly(2), Any, [Value, Str], Sema::b_field),
+    row!(
+        "has_field",
+        Exactly(2),
+        Comptime,
+        [Value, Str],
+        Sema::b_has_field
+    ),
+    row!(
+        "concat_structs",
+        Exactly(2),
+        Comptime,
+        [Struct, Struct],
+        Sema::b_concat_structs
+    ),
+    row!(
+        "comptime_assert",
+        Between(1, 2),
+        Comptime,
+        [Bool, Str],
+        Sema::b_comptime_assert
+    ),
+    row!(
+        "comptime_print",
+        AtLeast(0),
+        Any,
+        [Value],
+        Sema::b_comptime_print
+    ),
+    row!("assert", Exactly(1), Any, [Bool], |s, e, c| s
+        .b_assert(e, c.args[0], c.span)),
+    row!("strlen", Exactly(1), Comptime, [Str], Sema::b_strlen),
+    row!("strcat", AtLeast(0), Comptime, [Str], Sema::b_strcat),
+    row!("get_array", Exactly(1), Comptime, [Str], Sema::b_get_array),
+    row!(
+        "get_string_from_byte",
+        Exactly(1),
+        Comptime,
+        [Int],
+        Sema::b_get_string_from_byte
+    ),
+    row!(
+        "import_comptime_value",
+        Exactly(2),
+        Comptime,
+        [Type, Str],
+        |s, e, c| { s.b_import_comptime_value(e, c.args) }
+    ),
+    row!(
+        "import_module",
+        Between(1, 2),
+        Comptime,
+        [Str, Struct],
+        |s, e, c| { s.b_import_module(e, c.args, c.span) }
+    ),
+    row!("zeros", Exactly(1), Any, [Type], Sema::b_zeros),
+    row!(
+        "constants",
+        Exactly(2),
+        Any,
+        [Type, Value],
+        Sema::b_constants
+    ),
+    row!(
+        "dimensions",
+        Exactly(1),
+        Comptime,
+        [Type],
+        Sema::b_dimensions
+    ),
+    row!(
+        "element_count",
+        Exactly(1),
+        Comptime,
+        [Type],
+        Sema::b_dimensions
+    ),
+    row!(
+        "element_type",
+        Exactly(1),
+        Comptime,
+        [Type],
+        Sema::b_dimensions
+    ),
+    row!("rank", Exactly(1), Comptime, [Type], Sema::b_dimensions),
+    row!(
+        "range",
+        Either(2, 4),
+        Any,
+        [Type, Int, Int, Int],
+        |s, e, c| s.b_range(e, c.args, c.span)
+    ),
+    row!("range_start", Exactly(1), Any, [Range], Sema::b_range_start),
+    row!("range_stop", Exactly(1), Any, [Range], Sema::b_range_start),
+    row!("range_step", Exactly(1), Any, [Range], Sema::b_range_start),
+    row!("random16", Exactly(0), Runtime, [], Sema::unsupported),
+    row!(
+        "set_active_prng",
+        Exactly(1),
+        Runtime,
+        [Int],
+        Sema::unsupported
+    ),
+    row!(
+        "set_rectangle",
+        Exactly(2),
+        Layout,
+        [Int, Int],
+        |s, e, c| { s.layout_builtin(e, c, Sema::l_set_rectangle) }
+    ),
+    row!(
+        "set_tile_code",
+        Between(2, 4),
+        Layout,
+        [Int, Int, Str, Struct],
+        |s, e, c| { s.layout_builtin(e, c, Sema::l_set_tile_code) }
+    ),
+    row!(
+        "set_color_config",
+        Exactly(4),
+        Layout,
+        [Int, Int, Color, Struct],
+        |s, e, c| { s.layout_builtin(e, c, Sema::l_set_color_config) }
+    ),
+    row!(
+        "export_name",
+        Between(2, 3),
+        Layout,
+        [Str, Type, Bool],
+        |s, e, c| { s.layout_builtin(e, c, Sema::l_export_name) }
+    ),
+    row!("get_rectangle", Exactly(0), Any, [], |s, _, c| s
+        .b_get_rectangle(c.span)),
+    row!("get_color", Exactly(1), Any, [Int], Sema::b_get_color),
+    row!(
+        "get_data_task_id",
+        Exactly(1),
+        Any,
+        [Value],
+        Sema::b_get_data_task_id
+    ),
+    row!(
+        "get_local_task_id",
+        Exactly(1),
+        Any,
+        [Int],
+        Sema::b_get_local_task_id
+    ),
+    row!(
+        "get_control_task_id",
+        Exactly(1),
+        Any,
+        [Int],
+        Sema::b_get_local_task_id
+    ),
+    row!(
+        "get_input_queue",
+        Exactly(1),
+        Any,
+        [Int],
+        Sema::b_get_input_queue
+    ),
+    row!(
+        "get_output_queue",
+        Exactly(1),
+        Any,
+        [Int],
+        Sema::b_get_input_queue
+    ),
+    row!("get_ut_id", Exactly(1), Any, [Int], Sema::b_get_ut_id),
+    row!(
+        "get_filter_id",
+        Exactly(1),
+        Comptime,
+        [Int],
+        Sema::unsupported
+    ),
+    row!(
+        "bind_data_task",
+        Exactly(2),
+        TopComptime,
+        [Task, TaskId],
+        |s, e, c| s.b_bind(e, c.name, c.args, c.span)
+    ),
+    row!(
+        "bind_local_task",
+        Exactly(2),
+        TopComptime,
+        [Task, TaskId],
+        |s, e, c| s.b_bind(e, c.name, c.args, c.span)
+    ),
+    row!(
+        "bind_control_task",
+        Exactly(2),
+        TopComptime,
+        [Task, TaskId],
+        |s, e, c| s.b_bind(e, c.name, c.args, c.span)
+    ),
+    row!(
+        "activate",
+        Exactly(1),
+        TopComptimeOrRuntime,
+        [TaskId],
+        |s, e, c| { s.b_task_state(e, c.name, c.args[0], c.span) }
+    ),
+    row!(
+        "block",
+        Exactly(1),
+        TopComptimeOrRuntime,
+        [TaskId],
+        |s, e, c| { s.b_task_state(e, c.name, c.args[0], c.span) }
+    ),
+    row!(
+        "unblock",
+        Exactly(1),
+        TopComptimeOrRuntime,
+        [TaskId],
+        |s, e, c| { s.b_task_state(e, c.name, c.args[0], c.span) }
+    ),
+    row!(
+        "initialize_queue",
+        Between(1, 2),
+        TopComptime,
+        [Queue, Struct],
+        |s, e, c| { s.b_initialize_queue(e, c.args, c.span) }
+    ),
+    row!(
+        "set_teardown_handler",
+        Exactly(2),
+        TopComptime,
+        [Fn, Color],
+        |s, e, c| { s.b_set_teardown_handler(e, c.args, c.span) }
+    ),
+    row!("rpc", Exactly(1), TopComptime, [Color], Sema::unsupported),
+    row!(
+        "queue_flush",
+        Exactly(1),
+        Runtime,
+        [Queue],
+        Sema::unsupported
+    ),
+    row!(
+        "set_empty_queue_handler",
+        Exactly(2),
+        TopComptime,
+        [Fn, Queue],
+        Sema::unsupported
+    ),
+    row!(
+        "set_control_task_table",
+        Exactly(1),
+        TopComptime,
+        [Value],
+        Sema::unsupported
+    ),
+    row!(
+        "bind_rotating_tasks",
+        Exactly(4),
+        TopComptime,
+        [Value, Value, Value, Value],
+        Sema::unsupported
+    ),
+    row!(
+        "set_local_color_config",
+        Exactly(2),
+        TopComptime,
+        [Color, Struct],
+        |s, e, c| { s.b_set_local_color_config(e, c.args, c.span) }
+    ),
+    row!("get_dsd", Exactly(2), Any, [Type, Struct], |s, e, c| s
+        .b_get_dsd(e, c.args, c.span)),
+    row!(
+        "set_dsd_base_addr",
+        Exactly(2),
+        Any,
+        [Dsd, Value],
+        Sema::b_dsd_modify_named
+    ),
+    row!(
+        "increment_dsd_offset",
+        Exactly(3),
+        Any,
+        [Dsd, Int, Type],
+        Sema::b_dsd_modify_named
+    ),
+    row!(
+        "set_dsd_length",
+        Exactly(2),
+        Any,
+        [Dsd, Int],
+        Sema::b_dsd_modify_named
+    ),
+    row!(
+        "set_dsd_stride",
+        Exactly(2),
+        Any,
+        [Dsd, Int],
+        Sema::b_dsd_modify_named
+    ),
+    row!(
+        "allocate_fifo",
+        Between(1, 2),
+        Any,
+        [Value, Struct],
+        |s, e, c| { s.b_allocate_fifo(e, c.args, c.span) }
+    ),
+    row!(
+        "set_fifo_read_length",
+        Exactly(2),
+        Runtime,
+        [Dsd, Int],
+        Sema::unsupported
+    ),
+    row!(
+        "set_fifo_write_length",
+        Exactly(2),
+        Runtime,
+        [Dsd, Int],
+        Sema::unsupported
+    ),
+    row!("get_dsr", Exactly(2), Comptime, [Type, Int], |s, e, c| s
+        .b_get_dsr(e, c.args, c.span)),
+    row!("get_xdsr", Exactly(1), Comptime, [Int], |s, e, c| s
+        .b_get_xdsr(e, c.args)),
+    row!(
+        "load_to_dsr",
+        Between(2, 3),
+        TopComptimeOrRuntime,
+        [Dsr, Dsd, Struct],
+        |s, e, c| { s.b_load_to_dsr(e, c.args, c.span) }
+    ),
+    dsd_op!("add16", 3),
+    dsd_op!("addc16", 3),
+    dsd_op!("sub16", 3),
+    dsd_op!("and16", 3),
+    dsd_op!("or16", 3),
+    dsd_op!("xor16", 3),
+    dsd_op!("sll16", 3),
+    dsd_op!("slr16", 3),
+    dsd_op!("sar16", 3),
+    dsd_op!("clz", 2),
+    dsd_op!("ctz", 2),
+    dsd_op!("popcnt", 2),
+    dsd_op!("mov16", 2),
+    dsd_op!("mov32", 2),
+    dsd_op!("fmovh", 2),
+    dsd_op!("fmovs", 2),
+    dsd_op!("fabsh", 2),
+    dsd_op!("fabss", 2),
+    dsd_op!("fnegh", 2),
+    dsd_op!("fnegs", 2),
+    dsd_op!("faddh", 3),
+    dsd_op!("fadds", 3),
+    dsd_op!("faddhs", 3),
+    dsd_op!("fsubh", 3),
+    dsd_op!("fsubs", 3),
+    dsd_op!("fmulh", 3),
+    dsd_op!("fmuls", 3),
+    dsd_op!("fmaxh", 3),
+    dsd_op!("fmaxs", 3),
+    dsd_op!("fmach", 4),
+    dsd_op!("fmacs", 4),
+    dsd_op!("fmachs", 4),
+    dsd_op!("fh2s", 2),
+    dsd_op!("fs2h", 2),
+    dsd_op!("fh2xp16", 2),
+    dsd_op!("fs2xp16", 2),
+    dsd_op!("xp162fh", 2),
+    dsd_op!("xp162fs", 2),
+    dsd_op!("fnormh", 2),
+    dsd_op!("fnorms", 2),
+    dsd_op!("fscaleh", 3),
+    dsd_op!("fscales", 3),
+    row!(
+        "dfilt",
+        Exactly(2),
+        Runtime,
+        [Dsd, Value],
+        Sema::b_dsd_op_named
+    ),
+    row!("map", AtLeast(2), Runtime, [Fn, Value], |s, e, c| s
+        .b_map(e, c.args, c.span)),
+    row!(
+        "set_config",
+        Between(2, 3),
+        TopComptimeOrRuntime,
+        [Int, Value, Struct],
+        Sema::unsupported
+    ),
+    row!(
+        "get_config",
+        Between(1, 2),
+        Any,
+        [Int, Struct],
+        Sema::unsupported
+    ),
+    row!(
+        "set_config_unchecked",
+        Between(2, 3),
+        TopComptimeOrRuntime,
+        [Int, Value, Struct],
+        Sema::unsupported
+    ),
+    row!(
+        "get_config_unchecked",
+        Between(1, 2),
+        Any,
+        [Int, Struct],
+        Sema::unsupported
+    ),
+    row!(
+        "export_symbol",
+        Between(1, 2),
+        TopComptime,
+        [Value, Str],
+        |s, e, c| { s.b_export_symbol(e, c.args, c.span) }
+    ),
+    row!("get_symbol_id", Exactly(1), Any, [Value], Sema::unsupported),
+    row!(
+        "get_symbol_value",
+        Exactly(2),
+        Runtime,
+        [Type, Int],
+        Sema::unsupported
+    ),
+    row!(
+        "get_tensor_ptr",
+        Exactly(1),
+        Runtime,
+        [Value],
+        Sema::unsupported
+    ),
+    row!(
+        "has_exported_tensors",
+        Exactly(0),
+        Comptime,
+        [],
+        Sema::unsupported
+    ),
+];
 
 /// Looks up a builtin.
 pub fn info(name: &str) -> Option<&'static BuiltinInfo> {
@@ -119,276 +724,301 @@ impl Sema {
             }
             return Err(self.report(d));
         };
-        if args.len() < bi.min || args.len() > bi.max {
-            let expected = if bi.min == bi.max {
-                format!("{}", bi.min)
-            } else if bi.max == N {
-                format!("at least {}", bi.min)
-            } else {
-                format!("{} to {}", bi.min, bi.max)
-            };
+        self.check_arity(bi, args.len(), span)?;
+        self.check_where(env, bi, span)?;
+        let call = Call {
+            name: bi.name,
+            name_span: name.span,
+            args,
+            span,
+        };
+        (bi.handler)(self, env, &call)
+    }
+
+    /// `@is_same_type`.
+    fn b_is_same_type(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let a = self.eval_type(env, args[0])?;
+        let b = self.eval_type(env, args[1])?;
+        Ok(Val::Ct(Value::Bool(a == b)))
+    }
+
+    /// `@is_arch`.
+    fn b_is_arch(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let s = self.str_arg(env, args[0])?;
+        if s.as_ref() != "wse2" && s.as_ref() != "wse3" {
+            let sp = self.span(env, args[0]);
             return Err(self.err(
                 codes::BUILTIN_ARGS,
+                format!("unknown architecture {s:?}"),
+                sp,
+                "expected \"wse2\" or \"wse3\"",
+            ));
+        }
+        Ok(Val::Ct(Value::Bool(s.as_ref() == self.opts.arch.name())))
+    }
+
+    /// `@fp16`.
+    fn b_fp16(&mut self, _env: &mut Env, _c: &Call<'_>) -> R<Val> {
+        let name = self.opts.fp16.clone();
+        let t = self
+            .types
+            .builtin_named(&name)
+            .unwrap_or(self.types.common.f16);
+        Ok(Val::Ct(Value::Type(t)))
+    }
+
+    /// `@comptime_assert`.
+    fn b_comptime_assert(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let span = c.span;
+        let c = self.eval_comptime(env, args[0])?;
+        let sp = self.span(env, args[0]);
+        let b = self.types.common.bool_;
+        let Value::Bool(ok) = self.coerce_value(c, b, sp)? else {
+            return Err(Reported);
+        };
+        if !ok {
+            let msg = match args.get(1) {
+                Some(m) => self.str_arg(env, *m)?.to_string(),
+                None => "comptime assertion failed".into(),
+            };
+            return Err(self.err(codes::COMPTIME_ASSERT, msg, span, "assertion failed here"));
+        }
+        Ok(Val::Ct(Value::Void))
+    }
+
+    /// `@comptime_print`.
+    fn b_comptime_print(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let mut parts = Vec::new();
+        for a in args {
+            let v = self.eval_comptime(env, *a)?;
+            parts.push(match v {
+                Value::Str(s) => s.to_string(),
+                other => other.describe(&self.types),
+            });
+        }
+        self.prints.push(parts.join(" "));
+        Ok(Val::Ct(Value::Void))
+    }
+
+    /// `@zeros`.
+    fn b_zeros(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let span = c.span;
+        let t = self.eval_type(env, args[0])?;
+        let z = self.zero_value(t, span)?;
+        Ok(Val::Ct(z))
+    }
+
+    /// `@constants`.
+    fn b_constants(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let t = self.eval_type(env, args[0])?;
+        let Type::Array { elem, dims } = self.types.get(t).clone() else {
+            let sp = self.span(env, args[0]);
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@constants needs an array type",
+                sp,
+                "not an array type",
+            ));
+        };
+        let v = self.eval_comptime(env, args[1])?;
+        let sp = self.span(env, args[1]);
+        let v = self.coerce_value(v, elem, sp)?;
+        let n: u64 = dims.iter().product();
+        Ok(Val::Ct(Value::Array(t, Rc::new(vec![v; n as usize]))))
+    }
+
+    /// `@get_color`.
+    fn b_get_color(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let v = self.eval_int_arg_or_rt(env, args[0])?;
+        match v {
+            Some(i) => {
+                if !(0..i128::from(csl_arch::fabric::NUM_COLORS)).contains(&i) {
+                    let sp = self.span(env, args[0]);
+                    return Err(self.err(
+                        codes::TASK_ID_RANGE,
+                        format!("color {i} does not exist"),
+                        sp,
+                        format!(
+                            "routable colors are 0 to {}",
+                            csl_arch::fabric::NUM_COLORS - 1
+                        ),
+                    ));
+                }
+                Ok(Val::Ct(Value::Color(i as u8)))
+            }
+            None => self.retype_rt(env, args[0], self.types.common.color),
+        }
+    }
+
+    /// `@get_local_task_id` / `@get_control_task_id`.
+    fn b_get_local_task_id(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let n = c.name;
+        let args = c.args;
+        let kind = if n == "get_local_task_id" {
+            TaskIdKind::Local
+        } else {
+            TaskIdKind::Control
+        };
+        let range = if kind == TaskIdKind::Local {
+            self.opts.arch.local_task_ids()
+        } else {
+            self.opts.arch.control_task_ids()
+        };
+        match self.eval_int_arg_or_rt(env, args[0])? {
+            Some(i) => {
+                if i < i128::from(*range.start()) || i > i128::from(*range.end()) {
+                    let sp = self.span(env, args[0]);
+                    let what = if kind == TaskIdKind::Local {
+                        "local"
+                    } else {
+                        "control"
+                    };
+                    return Err(self.err(
+                        codes::TASK_ID_RANGE,
+                        format!("{i} is not a valid {what} task id on {}", self.opts.arch),
+                        sp,
+                        format!(
+                            "{what} task ids on {} are {} to {}",
+                            self.opts.arch,
+                            range.start(),
+                            range.end()
+                        ),
+                    ));
+                }
+                Ok(Val::Ct(Value::TaskId(kind, i as u8)))
+            }
+            None => {
+                let t = if kind == TaskIdKind::Local {
+                    self.types.common.local_task_id
+                } else {
+                    self.types.common.control_task_id
+                };
+                self.retype_rt(env, args[0], t)
+            }
+        }
+    }
+
+    /// `@get_data_task_id`.
+    fn b_get_data_task_id(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let v = self.eval_comptime(env, args[0])?;
+        let sp = self.span(env, args[0]);
+        match (v, self.opts.arch) {
+            (Value::Color(c), csl_arch::Arch::Wse2) => {
+                Ok(Val::Ct(Value::TaskId(TaskIdKind::Data, c)))
+            }
+            (Value::Queue(true, q), csl_arch::Arch::Wse3) => {
+                Ok(Val::Ct(Value::TaskId(TaskIdKind::Data, q)))
+            }
+            (_, csl_arch::Arch::Wse2) => Err(self.err(
+                codes::BUILTIN_ARGS,
+                "on wse2, @get_data_task_id takes a color",
+                sp,
+                "expected a color",
+            )),
+            (_, csl_arch::Arch::Wse3) => Err(self.err(
+                codes::BUILTIN_ARGS,
+                "on wse3, @get_data_task_id takes an input queue",
+                sp,
+                "expected an input_queue",
+            )),
+        }
+    }
+
+    /// `@get_input_queue` / `@get_output_queue`.
+    fn b_get_input_queue(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let n = c.name;
+        let args = c.args;
+        let input = n == "get_input_queue";
+        let i = self.eval_int(env, args[0])?;
+        let range = if input {
+            self.opts.arch.input_queues()
+        } else {
+            self.opts.arch.output_queues()
+        };
+        if i < i128::from(*range.start()) || i > i128::from(*range.end()) {
+            let sp = self.span(env, args[0]);
+            return Err(self.err(
+                codes::TASK_ID_RANGE,
+                format!("queue {i} does not exist on {}", self.opts.arch),
+                sp,
+                format!("queues are {} to {}", range.start(), range.end()),
+            ));
+        }
+        Ok(Val::Ct(Value::Queue(input, i as u8)))
+    }
+
+    /// `@get_ut_id`.
+    fn b_get_ut_id(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let i = self.eval_int(env, args[0])?;
+        let uts = csl_arch::fabric::MICROTHREADS;
+        if !(0..i128::from(uts)).contains(&i) {
+            let sp = self.span(env, args[0]);
+            return Err(self.err(
+                codes::TASK_ID_RANGE,
+                format!("microthread {i} does not exist"),
+                sp,
+                format!("microthreads are 0 to {}", uts - 1),
+            ));
+        }
+        let ci = self.types.common.comptime_int;
+        Ok(Val::Ct(Value::Struct(Rc::new(vec![(
+            "ut".into(),
+            Value::Int(i, ci),
+        )]))))
+    }
+
+    /// Reports a call of `bi` with `n` arguments if its arity does not accept them.
+    pub(crate) fn check_arity(&mut self, bi: &BuiltinInfo, n: usize, span: Span) -> R<()> {
+        if bi.arity.accepts(n) {
+            return Ok(());
+        }
+        let expected = bi.arity.describe();
+        Err(self.report(
+            Diagnostic::error(
+                codes::BUILTIN_ARGS,
                 format!(
-                    "`@{}` takes {expected} argument{}, but {} {} given",
+                    "`@{}` takes {expected} argument{}, but {n} {} given",
                     bi.name,
                     if expected == "1" { "" } else { "s" },
-                    args.len(),
-                    if args.len() == 1 { "was" } else { "were" }
+                    if n == 1 { "was" } else { "were" }
                 ),
                 span,
                 "wrong number of arguments",
-            ));
+            )
+            .with_help(format!("the signature is `{}`", bi.signature())),
+        ))
+    }
+
+    /// A builtin CSL documents that this version does not implement.
+    fn unsupported(&mut self, _env: &mut Env, c: &Call<'_>) -> R<Val> {
+        Err(self.err(
+            codes::UNSUPPORTED,
+            format!("`@{}` is not supported by this version of cslc yet", c.name),
+            c.name_span,
+            "not supported yet",
+        ))
+    }
+
+    /// A DSD operation named by the call (`@fadds`, `@mov16`, ...).
+    fn b_dsd_op_named(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        match csl_arch::dsd::DsdOpcode::from_name(c.name) {
+            Some(o) => self.b_dsd_op(env, o, c.args, c.span),
+            None => self.unsupported(env, c),
         }
-        self.check_where(env, bi, span)?;
-        let n = bi.name;
-        match n {
-            _ if super::lang_builtins::is_lang_builtin(n) => self.lang_builtin(env, n, args, span),
-            "as" => self.b_as(env, args, span),
-            "bitcast" => self.b_bitcast(env, args, span),
-            "is_same_type" => {
-                let a = self.eval_type(env, args[0])?;
-                let b = self.eval_type(env, args[1])?;
-                Ok(Val::Ct(Value::Bool(a == b)))
-            }
-            "is_comptime" => Ok(Val::Ct(Value::Bool(env.comptime))),
-            "is_arch" => {
-                let s = self.str_arg(env, args[0])?;
-                if s.as_ref() != "wse2" && s.as_ref() != "wse3" {
-                    let sp = self.span(env, args[0]);
-                    return Err(self.err(
-                        codes::BUILTIN_ARGS,
-                        format!("unknown architecture {s:?}"),
-                        sp,
-                        "expected \"wse2\" or \"wse3\"",
-                    ));
-                }
-                Ok(Val::Ct(Value::Bool(s.as_ref() == self.opts.arch.name())))
-            }
-            "fp16" => {
-                let name = self.opts.fp16.clone();
-                let t = self
-                    .types
-                    .builtin_named(&name)
-                    .unwrap_or(self.types.common.f16);
-                Ok(Val::Ct(Value::Type(t)))
-            }
-            "comptime_assert" => {
-                let c = self.eval_comptime(env, args[0])?;
-                let sp = self.span(env, args[0]);
-                let b = self.types.common.bool_;
-                let Value::Bool(ok) = self.coerce_value(c, b, sp)? else {
-                    return Err(Reported);
-                };
-                if !ok {
-                    let msg = match args.get(1) {
-                        Some(m) => self.str_arg(env, *m)?.to_string(),
-                        None => "comptime assertion failed".into(),
-                    };
-                    return Err(self.err(
-                        codes::COMPTIME_ASSERT,
-                        msg,
-                        span,
-                        "assertion failed here",
-                    ));
-                }
-                Ok(Val::Ct(Value::Void))
-            }
-            "comptime_print" => {
-                let mut parts = Vec::new();
-                for a in args {
-                    let v = self.eval_comptime(env, *a)?;
-                    parts.push(match v {
-                        Value::Str(s) => s.to_string(),
-                        other => other.describe(&self.types),
-                    });
-                }
-                self.prints.push(parts.join(" "));
-                Ok(Val::Ct(Value::Void))
-            }
-            "assert" => self.b_assert(env, args[0], span),
-            "import_module" => self.b_import_module(env, args, span),
-            "zeros" => {
-                let t = self.eval_type(env, args[0])?;
-                let z = self.zero_value(t, span)?;
-                Ok(Val::Ct(z))
-            }
-            "constants" => {
-                let t = self.eval_type(env, args[0])?;
-                let Type::Array { elem, dims } = self.types.get(t).clone() else {
-                    let sp = self.span(env, args[0]);
-                    return Err(self.err(
-                        codes::BUILTIN_ARGS,
-                        "@constants needs an array type",
-                        sp,
-                        "not an array type",
-                    ));
-                };
-                let v = self.eval_comptime(env, args[1])?;
-                let sp = self.span(env, args[1]);
-                let v = self.coerce_value(v, elem, sp)?;
-                let n: u64 = dims.iter().product();
-                Ok(Val::Ct(Value::Array(t, Rc::new(vec![v; n as usize]))))
-            }
-            "range" => self.b_range(env, args, span),
-            "set_rectangle" | "set_tile_code" | "set_color_config" | "export_name"
-            | "get_rectangle" => self.layout_builtin(env, n, args, span),
-            "get_color" => {
-                let v = self.eval_int_arg_or_rt(env, args[0])?;
-                match v {
-                    Some(i) => {
-                        if !(0..i128::from(csl_arch::fabric::NUM_COLORS)).contains(&i) {
-                            let sp = self.span(env, args[0]);
-                            return Err(self.err(
-                                codes::TASK_ID_RANGE,
-                                format!("color {i} does not exist"),
-                                sp,
-                                format!(
-                                    "routable colors are 0 to {}",
-                                    csl_arch::fabric::NUM_COLORS - 1
-                                ),
-                            ));
-                        }
-                        Ok(Val::Ct(Value::Color(i as u8)))
-                    }
-                    None => self.retype_rt(env, args[0], self.types.common.color),
-                }
-            }
-            "get_local_task_id" | "get_control_task_id" => {
-                let kind = if n == "get_local_task_id" {
-                    TaskIdKind::Local
-                } else {
-                    TaskIdKind::Control
-                };
-                let range = if kind == TaskIdKind::Local {
-                    self.opts.arch.local_task_ids()
-                } else {
-                    self.opts.arch.control_task_ids()
-                };
-                match self.eval_int_arg_or_rt(env, args[0])? {
-                    Some(i) => {
-                        if i < i128::from(*range.start()) || i > i128::from(*range.end()) {
-                            let sp = self.span(env, args[0]);
-                            let what = if kind == TaskIdKind::Local {
-                                "local"
-                            } else {
-                                "control"
-                            };
-                            return Err(self.err(
-                                codes::TASK_ID_RANGE,
-                                format!("{i} is not a valid {what} task id on {}", self.opts.arch),
-                                sp,
-                                format!(
-                                    "{what} task ids on {} are {} to {}",
-                                    self.opts.arch,
-                                    range.start(),
-                                    range.end()
-                                ),
-                            ));
-                        }
-                        Ok(Val::Ct(Value::TaskId(kind, i as u8)))
-                    }
-                    None => {
-                        let t = if kind == TaskIdKind::Local {
-                            self.types.common.local_task_id
-                        } else {
-                            self.types.common.control_task_id
-                        };
-                        self.retype_rt(env, args[0], t)
-                    }
-                }
-            }
-            "get_data_task_id" => {
-                let v = self.eval_comptime(env, args[0])?;
-                let sp = self.span(env, args[0]);
-                match (v, self.opts.arch) {
-                    (Value::Color(c), csl_arch::Arch::Wse2) => {
-                        Ok(Val::Ct(Value::TaskId(TaskIdKind::Data, c)))
-                    }
-                    (Value::Queue(true, q), csl_arch::Arch::Wse3) => {
-                        Ok(Val::Ct(Value::TaskId(TaskIdKind::Data, q)))
-                    }
-                    (_, csl_arch::Arch::Wse2) => Err(self.err(
-                        codes::BUILTIN_ARGS,
-                        "on wse2, @get_data_task_id takes a color",
-                        sp,
-                        "expected a color",
-                    )),
-                    (_, csl_arch::Arch::Wse3) => Err(self.err(
-                        codes::BUILTIN_ARGS,
-                        "on wse3, @get_data_task_id takes an input queue",
-                        sp,
-                        "expected an input_queue",
-                    )),
-                }
-            }
-            "get_input_queue" | "get_output_queue" => {
-                let input = n == "get_input_queue";
-                let i = self.eval_int(env, args[0])?;
-                let range = if input {
-                    self.opts.arch.input_queues()
-                } else {
-                    self.opts.arch.output_queues()
-                };
-                if i < i128::from(*range.start()) || i > i128::from(*range.end()) {
-                    let sp = self.span(env, args[0]);
-                    return Err(self.err(
-                        codes::TASK_ID_RANGE,
-                        format!("queue {i} does not exist on {}", self.opts.arch),
-                        sp,
-                        format!("queues are {} to {}", range.start(), range.end()),
-                    ));
-                }
-                Ok(Val::Ct(Value::Queue(input, i as u8)))
-            }
-            "bind_local_task" | "bind_data_task" | "bind_control_task" => {
-                self.b_bind(env, n, args, span)
-            }
-            "activate" | "block" | "unblock" => self.b_task_state(env, n, args[0], span),
-            "export_symbol" => self.b_export_symbol(env, args, span),
-            "initialize_queue" => self.b_initialize_queue(env, args, span),
-            "set_local_color_config" => self.b_set_local_color_config(env, args, span),
-            "get_dsd" => self.b_get_dsd(env, args, span),
-            "set_dsd_base_addr" | "increment_dsd_offset" | "set_dsd_length" | "set_dsd_stride" => {
-                self.b_dsd_modify(env, n, args, span)
-            }
-            "allocate_fifo" => self.b_allocate_fifo(env, args, span),
-            "map" => self.b_map(env, args, span),
-            "set_teardown_handler" => self.b_set_teardown_handler(env, args, span),
-            "get_dsr" => self.b_get_dsr(env, args, span),
-            "get_xdsr" => self.b_get_xdsr(env, args),
-            "load_to_dsr" => self.b_load_to_dsr(env, args, span),
-            "get_ut_id" => {
-                let i = self.eval_int(env, args[0])?;
-                let uts = csl_arch::fabric::MICROTHREADS;
-                if !(0..i128::from(uts)).contains(&i) {
-                    let sp = self.span(env, args[0]);
-                    return Err(self.err(
-                        codes::TASK_ID_RANGE,
-                        format!("microthread {i} does not exist"),
-                        sp,
-                        format!("microthreads are 0 to {}", uts - 1),
-                    ));
-                }
-                let ci = self.types.common.comptime_int;
-                Ok(Val::Ct(Value::Struct(Rc::new(vec![(
-                    "ut".into(),
-                    Value::Int(i, ci),
-                )]))))
-            }
-            op if csl_arch::dsd::DsdOpcode::from_name(op).is_some() => {
-                match csl_arch::dsd::DsdOpcode::from_name(op) {
-                    Some(o) => self.b_dsd_op(env, o, args, span),
-                    None => Err(Reported),
-                }
-            }
-            _ => Err(self.err(
-                codes::UNSUPPORTED,
-                format!("`@{n}` is not supported by this version of cslc yet"),
-                name.span,
-                "not supported yet",
-            )),
-        }
+    }
+
+    /// `@set_dsd_base_addr`, `@increment_dsd_offset`, `@set_dsd_length`, `@set_dsd_stride`.
+    fn b_dsd_modify_named(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        self.b_dsd_modify(env, c.name, c.args, c.span)
     }
 
     fn check_where(&mut self, env: &Env, bi: &BuiltinInfo, span: Span) -> R<()> {
@@ -743,14 +1373,6 @@ impl Sema {
     }
 
     fn b_range(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
-        if args.len() == 3 {
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                "@range takes (T, stop) or (T, start, stop, step)",
-                span,
-                "3 arguments given",
-            ));
-        }
         let elem = self.eval_type(env, args[0])?;
         if !self.types.is_int(elem) {
             let d = self.types.display(elem);

@@ -1,9 +1,10 @@
 //! The language builtins (reflection, strings, arrays, ranges, casts): operand checks and
-//! implementations. [`super::builtins`] holds the table and dispatches these names here.
+//! implementations. Rows of the table in [`super::builtins`] name these handlers.
 //!
 //! Operand-kind errors (a number where a string is needed, a value where an array type is
 //! needed) are `E0502`; type errors of converted values are `E0201`.
 
+use super::builtins::Call;
 use super::eval::{Env, Val};
 use super::lower::FnBuilder;
 use super::types::{Type, TypeId};
@@ -15,268 +16,258 @@ use crate::source::Span;
 use crate::syntax::ast::ExprId;
 use std::rc::Rc;
 
-/// Whether `@name` is implemented in this module.
-pub fn is_lang_builtin(name: &str) -> bool {
-    matches!(
-        name,
-        "type_of"
-            | "get_int"
-            | "field"
-            | "has_field"
-            | "concat_structs"
-            | "strlen"
-            | "strcat"
-            | "get_array"
-            | "get_string_from_byte"
-            | "import_comptime_value"
-            | "dimensions"
-            | "element_count"
-            | "element_type"
-            | "rank"
-            | "range_start"
-            | "range_stop"
-            | "range_step"
-            | "ptrcast"
-    )
-}
-
 impl Sema {
-    /// Analyses a language builtin (arity and context are already checked).
-    pub(crate) fn lang_builtin(
-        &mut self,
-        env: &mut Env,
-        n: &str,
-        args: &[ExprId],
-        span: Span,
-    ) -> R<Val> {
-        match n {
-            "type_of" => {
-                // The operand is analysed for its type only: code it would emit is dropped.
-                let saved_fb = env.fb.take();
-                let saved_ct = env.comptime;
-                env.fb = Some(FnBuilder::sink());
-                env.comptime = false;
-                let r = self.expr(env, args[0]);
-                env.fb = saved_fb;
-                env.comptime = saved_ct;
-                let v = r?;
-                Ok(Val::Ct(Value::Type(self.val_ty(&v))))
-            }
-            "get_int" => self.b_get_int_lang(env, args[0]),
-            "field" => {
-                let f = self.str_arg_kind(env, args[1], "field")?;
-                let fspan = self.span(env, args[1]);
-                if self.is_place_expr(env, args[0]) {
-                    let p = self.field_place(env, args[0], &f, fspan, span)?;
-                    return self.read_place(env, p, span);
-                }
-                let bv = self.expr(env, args[0])?;
-                let bspan = self.span(env, args[0]);
-                self.field_of_val(env, bv, bspan, &f, fspan, span)
-            }
-            "has_field" => {
-                let s = self.eval_comptime(env, args[0])?;
-                let f = self.str_arg_kind(env, args[1], "has_field")?;
-                let names: Vec<String> = match &s {
-                    Value::Struct(fields) => fields.iter().map(|(n, _)| n.clone()).collect(),
-                    Value::Void => Vec::new(),
-                    Value::Record(t, _) | Value::Type(t) if self.types.struct_def(*t).is_some() => {
-                        self.types
-                            .struct_def(*t)
-                            .map(|d| d.fields.iter().map(|(n, _)| n.clone()).collect())
-                            .unwrap_or_default()
-                    }
-                    other => {
-                        return Err(self.operand_kind(
-                            env,
-                            args[0],
-                            "has_field",
-                            "a struct value or struct type",
-                            other,
-                        ));
-                    }
-                };
-                Ok(Val::Ct(Value::Bool(names.iter().any(|x| **x == *f))))
-            }
-            "concat_structs" => {
-                let a = self.anon_struct_arg(env, args[0], "concat_structs")?;
-                let b = self.anon_struct_arg(env, args[1], "concat_structs")?;
-                let mut out = a.to_vec();
-                for (n, v) in b.iter() {
-                    if out.iter().any(|(m, _)| m == n) {
-                        let sp = self.span(env, args[1]);
-                        return Err(self.report(
-                            Diagnostic::error(
-                                codes::DUPLICATE_DECL,
-                                format!("both structs have a field `{n}`"),
-                                sp,
-                                format!("`{n}` is also in the first struct"),
-                            )
-                            .with_help("@concat_structs needs disjoint field names"),
-                        ));
-                    }
-                    out.push((n.clone(), v.clone()));
-                }
-                Ok(Val::Ct(Value::Struct(Rc::new(out))))
-            }
-            "strlen" => {
-                let s = self.str_arg_kind(env, args[0], "strlen")?;
-                Ok(Val::Ct(Value::Int(
-                    s.len() as i128,
-                    self.types.common.comptime_int,
-                )))
-            }
-            "strcat" => {
-                let mut out = String::new();
-                for a in args {
-                    out.push_str(&self.str_arg_kind(env, *a, "strcat")?);
-                }
-                Ok(Val::Ct(Value::Str(Rc::from(out.as_str()))))
-            }
-            "get_array" => {
-                let s = self.str_arg_kind(env, args[0], "get_array")?;
-                let u8t = self.types.common.u8;
-                let at = self.types.intern(Type::Array {
-                    elem: u8t,
-                    dims: vec![s.len() as u64],
-                });
-                Ok(Val::Ct(Value::Array(
-                    at,
-                    Rc::new(s.bytes().map(|b| Value::Int(i128::from(b), u8t)).collect()),
-                )))
-            }
-            "get_string_from_byte" => {
-                let v = self.eval_comptime(env, args[0])?;
-                let sp = self.span(env, args[0]);
-                let Value::Int(b, _) = v else {
-                    return Err(self.operand_kind(
-                        env,
-                        args[0],
-                        "get_string_from_byte",
-                        "an integer",
-                        &v,
-                    ));
-                };
-                if !(0..=255).contains(&b) {
-                    return Err(self.err(
-                        codes::OUT_OF_RANGE,
-                        format!("{b} is not a byte"),
-                        sp,
-                        "expected 0 to 255",
-                    ));
-                }
-                if b > 127 {
-                    return Err(self.err(
-                        codes::UNSUPPORTED,
-                        "strings with bytes above 127 are not supported yet",
-                        sp,
-                        "not an ASCII character",
-                    ));
-                }
-                let s = String::from(char::from(b as u8));
-                Ok(Val::Ct(Value::Str(Rc::from(s.as_str()))))
-            }
-            "import_comptime_value" => self.b_import_comptime_value(env, args),
-            "dimensions" | "element_count" | "element_type" | "rank" => {
-                let v = self.eval_comptime(env, args[0])?;
-                let t = match v {
-                    Value::Type(t) if matches!(self.types.get(t), Type::Array { .. }) => t,
-                    other => {
-                        return Err(self.operand_kind(env, args[0], n, "an array type", &other));
-                    }
-                };
-                let Type::Array { elem, dims } = self.types.get(t).clone() else {
-                    return Err(Reported);
-                };
-                let c = &self.types.common;
-                Ok(Val::Ct(match n {
-                    "element_count" => Value::Int(dims.iter().product::<u64>() as i128, c.u32),
-                    "rank" => Value::Int(dims.len() as i128, c.u16),
-                    "element_type" => Value::Type(elem),
-                    _ => {
-                        let u32t = c.u32;
-                        let at = self.types.intern(Type::Array {
-                            elem: u32t,
-                            dims: vec![dims.len() as u64],
-                        });
-                        Value::Array(
-                            at,
-                            Rc::new(dims.iter().map(|d| Value::Int(*d as i128, u32t)).collect()),
-                        )
-                    }
-                }))
-            }
-            "range_start" | "range_stop" | "range_step" => {
-                let v = self.eval_comptime(env, args[0])?;
-                let Value::Range {
-                    start,
-                    stop,
-                    step,
-                    elem,
-                } = v
-                else {
-                    return Err(self.operand_kind(env, args[0], n, "a @range value", &v));
-                };
-                let x = match n {
-                    "range_start" => start,
-                    "range_stop" => stop,
-                    _ => step,
-                };
-                Ok(Val::Ct(Value::Int(x, elem)))
-            }
-            "ptrcast" => {
-                let t = self.eval_type(env, args[0])?;
-                let tspan = self.span(env, args[0]);
-                let elem = match self.types.get(t) {
-                    Type::Ptr { elem, .. } | Type::ManyPtr { elem, .. } => *elem,
-                    _ => {
-                        let d = self.types.display(t);
-                        return Err(self.err(
-                            codes::BUILTIN_ARGS,
-                            format!("`@ptrcast` expects a pointer type, found the type {d}"),
-                            tspan,
-                            "expected a pointer type",
-                        ));
-                    }
-                };
-                if self.types.is_comptime_only(elem) {
-                    let d = self.types.display(elem);
-                    return Err(self.err(
-                        codes::BUILTIN_ARGS,
-                        format!("cannot point to the comptime-only type {d}"),
-                        tspan,
-                        "comptime-only pointee",
-                    ));
-                }
-                let v = self.expr(env, args[1])?;
-                let vt = self.val_ty(&v);
-                if !matches!(self.types.get(vt), Type::Ptr { .. } | Type::ManyPtr { .. }) {
-                    let d = self.types.display(vt);
-                    let vspan = self.span(env, args[1]);
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::BUILTIN_ARGS,
-                            format!("`@ptrcast` expects a pointer, found a value of type {d}"),
-                            vspan,
-                            "expected a pointer",
-                        )
-                        .with_help("to turn an address into a pointer, use `@bitcast`"),
-                    ));
-                }
-                let _ = span;
-                Ok(match v {
-                    Val::Rt { reg, .. } => Val::Rt { reg, ty: t },
-                    Val::Ct(Value::GlobalPtr { global, offset, .. }) => Val::Ct(Value::GlobalPtr {
-                        global,
-                        offset,
-                        ty: t,
-                    }),
-                    Val::Ct(Value::AbsPtr { addr, .. }) => Val::Ct(Value::AbsPtr { addr, ty: t }),
-                    Val::Ct(_) => return Err(Reported),
-                })
-            }
-            _ => Err(Reported),
+    /// `@type_of`.
+    pub(crate) fn b_type_of(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        // The operand is analysed for its type only: code it would emit is dropped.
+        let saved_fb = env.fb.take();
+        let saved_ct = env.comptime;
+        env.fb = Some(FnBuilder::sink());
+        env.comptime = false;
+        let r = self.expr(env, args[0]);
+        env.fb = saved_fb;
+        env.comptime = saved_ct;
+        let v = r?;
+        Ok(Val::Ct(Value::Type(self.val_ty(&v))))
+    }
+
+    /// `@field`.
+    pub(crate) fn b_field(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let span = c.span;
+        let f = self.str_arg_kind(env, args[1], "field")?;
+        let fspan = self.span(env, args[1]);
+        if self.is_place_expr(env, args[0]) {
+            let p = self.field_place(env, args[0], &f, fspan, span)?;
+            return self.read_place(env, p, span);
         }
+        let bv = self.expr(env, args[0])?;
+        let bspan = self.span(env, args[0]);
+        self.field_of_val(env, bv, bspan, &f, fspan, span)
+    }
+
+    /// `@has_field`.
+    pub(crate) fn b_has_field(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let s = self.eval_comptime(env, args[0])?;
+        let f = self.str_arg_kind(env, args[1], "has_field")?;
+        let names: Vec<String> = match &s {
+            Value::Struct(fields) => fields.iter().map(|(n, _)| n.clone()).collect(),
+            Value::Void => Vec::new(),
+            Value::Record(t, _) | Value::Type(t) if self.types.struct_def(*t).is_some() => self
+                .types
+                .struct_def(*t)
+                .map(|d| d.fields.iter().map(|(n, _)| n.clone()).collect())
+                .unwrap_or_default(),
+            other => {
+                return Err(self.operand_kind(
+                    env,
+                    args[0],
+                    "has_field",
+                    "a struct value or struct type",
+                    other,
+                ));
+            }
+        };
+        Ok(Val::Ct(Value::Bool(names.iter().any(|x| **x == *f))))
+    }
+
+    /// `@concat_structs`.
+    pub(crate) fn b_concat_structs(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let a = self.anon_struct_arg(env, args[0], "concat_structs")?;
+        let b = self.anon_struct_arg(env, args[1], "concat_structs")?;
+        let mut out = a.to_vec();
+        for (n, v) in b.iter() {
+            if out.iter().any(|(m, _)| m == n) {
+                let sp = self.span(env, args[1]);
+                return Err(self.report(
+                    Diagnostic::error(
+                        codes::DUPLICATE_DECL,
+                        format!("both structs have a field `{n}`"),
+                        sp,
+                        format!("`{n}` is also in the first struct"),
+                    )
+                    .with_help("@concat_structs needs disjoint field names"),
+                ));
+            }
+            out.push((n.clone(), v.clone()));
+        }
+        Ok(Val::Ct(Value::Struct(Rc::new(out))))
+    }
+
+    /// `@strlen`.
+    pub(crate) fn b_strlen(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let s = self.str_arg_kind(env, args[0], "strlen")?;
+        Ok(Val::Ct(Value::Int(
+            s.len() as i128,
+            self.types.common.comptime_int,
+        )))
+    }
+
+    /// `@strcat`.
+    pub(crate) fn b_strcat(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let mut out = String::new();
+        for a in args {
+            out.push_str(&self.str_arg_kind(env, *a, "strcat")?);
+        }
+        Ok(Val::Ct(Value::Str(Rc::from(out.as_str()))))
+    }
+
+    /// `@get_array`.
+    pub(crate) fn b_get_array(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let s = self.str_arg_kind(env, args[0], "get_array")?;
+        let u8t = self.types.common.u8;
+        let at = self.types.intern(Type::Array {
+            elem: u8t,
+            dims: vec![s.len() as u64],
+        });
+        Ok(Val::Ct(Value::Array(
+            at,
+            Rc::new(s.bytes().map(|b| Value::Int(i128::from(b), u8t)).collect()),
+        )))
+    }
+
+    /// `@get_string_from_byte`.
+    pub(crate) fn b_get_string_from_byte(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let v = self.eval_comptime(env, args[0])?;
+        let sp = self.span(env, args[0]);
+        let Value::Int(b, _) = v else {
+            return Err(self.operand_kind(env, args[0], "get_string_from_byte", "an integer", &v));
+        };
+        if !(0..=255).contains(&b) {
+            return Err(self.err(
+                codes::OUT_OF_RANGE,
+                format!("{b} is not a byte"),
+                sp,
+                "expected 0 to 255",
+            ));
+        }
+        if b > 127 {
+            return Err(self.err(
+                codes::UNSUPPORTED,
+                "strings with bytes above 127 are not supported yet",
+                sp,
+                "not an ASCII character",
+            ));
+        }
+        let s = String::from(char::from(b as u8));
+        Ok(Val::Ct(Value::Str(Rc::from(s.as_str()))))
+    }
+
+    /// `@dimensions` / `@element_count` / `@element_type` / `@rank`.
+    pub(crate) fn b_dimensions(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let n = c.name;
+        let args = c.args;
+        let v = self.eval_comptime(env, args[0])?;
+        let t = match v {
+            Value::Type(t) if matches!(self.types.get(t), Type::Array { .. }) => t,
+            other => {
+                return Err(self.operand_kind(env, args[0], n, "an array type", &other));
+            }
+        };
+        let Type::Array { elem, dims } = self.types.get(t).clone() else {
+            return Err(Reported);
+        };
+        let c = &self.types.common;
+        Ok(Val::Ct(match n {
+            "element_count" => Value::Int(dims.iter().product::<u64>() as i128, c.u32),
+            "rank" => Value::Int(dims.len() as i128, c.u16),
+            "element_type" => Value::Type(elem),
+            _ => {
+                let u32t = c.u32;
+                let at = self.types.intern(Type::Array {
+                    elem: u32t,
+                    dims: vec![dims.len() as u64],
+                });
+                Value::Array(
+                    at,
+                    Rc::new(dims.iter().map(|d| Value::Int(*d as i128, u32t)).collect()),
+                )
+            }
+        }))
+    }
+
+    /// `@range_start` / `@range_stop` / `@range_step`.
+    pub(crate) fn b_range_start(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let n = c.name;
+        let args = c.args;
+        let v = self.eval_comptime(env, args[0])?;
+        let Value::Range {
+            start,
+            stop,
+            step,
+            elem,
+        } = v
+        else {
+            return Err(self.operand_kind(env, args[0], n, "a @range value", &v));
+        };
+        let x = match n {
+            "range_start" => start,
+            "range_stop" => stop,
+            _ => step,
+        };
+        Ok(Val::Ct(Value::Int(x, elem)))
+    }
+
+    /// `@ptrcast`.
+    pub(crate) fn b_ptrcast(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
+        let args = c.args;
+        let span = c.span;
+        let t = self.eval_type(env, args[0])?;
+        let tspan = self.span(env, args[0]);
+        let elem = match self.types.get(t) {
+            Type::Ptr { elem, .. } | Type::ManyPtr { elem, .. } => *elem,
+            _ => {
+                let d = self.types.display(t);
+                return Err(self.err(
+                    codes::BUILTIN_ARGS,
+                    format!("`@ptrcast` expects a pointer type, found the type {d}"),
+                    tspan,
+                    "expected a pointer type",
+                ));
+            }
+        };
+        if self.types.is_comptime_only(elem) {
+            let d = self.types.display(elem);
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                format!("cannot point to the comptime-only type {d}"),
+                tspan,
+                "comptime-only pointee",
+            ));
+        }
+        let v = self.expr(env, args[1])?;
+        let vt = self.val_ty(&v);
+        if !matches!(self.types.get(vt), Type::Ptr { .. } | Type::ManyPtr { .. }) {
+            let d = self.types.display(vt);
+            let vspan = self.span(env, args[1]);
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::BUILTIN_ARGS,
+                    format!("`@ptrcast` expects a pointer, found a value of type {d}"),
+                    vspan,
+                    "expected a pointer",
+                )
+                .with_help("to turn an address into a pointer, use `@bitcast`"),
+            ));
+        }
+        let _ = span;
+        Ok(match v {
+            Val::Rt { reg, .. } => Val::Rt { reg, ty: t },
+            Val::Ct(Value::GlobalPtr { global, offset, .. }) => Val::Ct(Value::GlobalPtr {
+                global,
+                offset,
+                ty: t,
+            }),
+            Val::Ct(Value::AbsPtr { addr, .. }) => Val::Ct(Value::AbsPtr { addr, ty: t }),
+            Val::Ct(_) => return Err(Reported),
+        })
     }
 
     /// A `comptime_string` operand of builtin `@b`.
@@ -324,7 +315,7 @@ impl Sema {
         ))
     }
 
-    fn b_get_int_lang(&mut self, env: &mut Env, e: ExprId) -> R<Val> {
+    pub(crate) fn b_get_int_lang(&mut self, env: &mut Env, e: ExprId) -> R<Val> {
         let v = self.expr(env, e)?;
         let u16t = self.types.common.u16;
         match v {
@@ -495,7 +486,7 @@ impl Sema {
     }
 
     /// `@import_comptime_value(T, "file.json")`.
-    fn b_import_comptime_value(&mut self, env: &mut Env, args: &[ExprId]) -> R<Val> {
+    pub(crate) fn b_import_comptime_value(&mut self, env: &mut Env, args: &[ExprId]) -> R<Val> {
         let t = self.eval_type(env, args[0])?;
         let path = self.str_arg_kind(env, args[1], "import_comptime_value")?;
         let sp = self.span(env, args[1]);

@@ -2,9 +2,10 @@
 //! [`LayoutPlan`] (rectangle, code per PE, colour configuration, host names), and compiles
 //! one program class per distinct (file, params) pair.
 
+use super::builtins::Call;
 use super::eval::{Env, Val};
 use super::value::Value;
-use super::{Ctx, R, Reported, Sema};
+use super::{Ctx, R, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::Program;
 use crate::source::{FileId, Span};
@@ -12,6 +13,9 @@ use crate::syntax::ast::{DeclKind, ExprId, ExprKind};
 use csl_arch::image::{ColorConfig, ExportKind, ExportName};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
+
+/// A layout-only builtin: checks its arguments and records them in the plan.
+pub type LayoutBuiltin = fn(&mut Sema, &mut Env, &mut LayoutPlan, &[ExprId], Span) -> R<()>;
 
 /// Code assigned to one PE.
 #[derive(Clone)]
@@ -231,26 +235,17 @@ impl Sema {
         }
     }
 
-    /// Layout-only builtins.
-    pub fn layout_builtin(
-        &mut self,
-        env: &mut Env,
-        n: &str,
-        args: &[ExprId],
-        span: Span,
-    ) -> R<Val> {
-        if n == "get_rectangle" {
-            return self.b_get_rectangle(span);
-        }
+    /// Runs a layout-only builtin `f` against the layout plan being built.
+    pub fn layout_builtin(&mut self, env: &mut Env, c: &Call<'_>, f: LayoutBuiltin) -> R<Val> {
         let Some(mut plan) = self.layout.take() else {
             return Err(self.err(
                 codes::BUILTIN_CONTEXT,
-                format!("`@{n}` can only be used in the layout block"),
-                span,
+                format!("`@{}` can only be used in the layout block", c.name),
+                c.span,
                 "not allowed here",
             ));
         };
-        let r = self.layout_builtin_in(env, &mut plan, n, args, span);
+        let r = f(self, env, &mut plan, c.args, c.span);
         self.layout = Some(plan);
         r.map(|()| Val::Ct(Value::Void))
     }
@@ -268,280 +263,291 @@ impl Sema {
         })
     }
 
-    fn layout_builtin_in(
+    /// `@set_rectangle`.
+    pub(super) fn l_set_rectangle(
         &mut self,
         env: &mut Env,
         plan: &mut LayoutPlan,
-        n: &str,
         args: &[ExprId],
         span: Span,
     ) -> R<()> {
-        match n {
-            "set_rectangle" => {
-                let w = self.u32_arg(env, args[0])?;
-                let h = self.u32_arg(env, args[1])?;
-                if let Some((_, _, prev)) = plan.rect {
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::LAYOUT_RECTANGLE,
-                            "@set_rectangle is called twice",
-                            span,
-                            "called again here",
-                        )
-                        .with_label(prev, "first called here"),
-                    ));
-                }
-                if w == 0 || h == 0 {
-                    return Err(self.err(
-                        codes::LAYOUT_RECTANGLE,
-                        "the rectangle is empty",
-                        span,
-                        format!("{w} x {h}"),
-                    ));
-                }
-                let (fw, fh) = self.opts.fabric;
-                let (ox, oy) = self.opts.offsets;
-                if ox.saturating_add(w) > fw || oy.saturating_add(h) > fh {
-                    return Err(self.report(
-                        Diagnostic::error(codes::LAYOUT_FABRIC, format!("a {w} x {h} rectangle at offset ({ox}, {oy}) does not fit a {fw} x {fh} fabric"), span, "rectangle set here")
-                            .with_help(format!("pass a larger --fabric-dims, e.g. --fabric-dims={},{}", ox + w + 3, oy + h + 1)),
-                    ));
-                }
-                plan.rect = Some((w, h, span));
-                Ok(())
+        let w = self.u32_arg(env, args[0])?;
+        let h = self.u32_arg(env, args[1])?;
+        if let Some((_, _, prev)) = plan.rect {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::LAYOUT_RECTANGLE,
+                    "@set_rectangle is called twice",
+                    span,
+                    "called again here",
+                )
+                .with_label(prev, "first called here"),
+            ));
+        }
+        if w == 0 || h == 0 {
+            return Err(self.err(
+                codes::LAYOUT_RECTANGLE,
+                "the rectangle is empty",
+                span,
+                format!("{w} x {h}"),
+            ));
+        }
+        let (fw, fh) = self.opts.fabric;
+        let (ox, oy) = self.opts.offsets;
+        if ox.saturating_add(w) > fw || oy.saturating_add(h) > fh {
+            return Err(self.report(
+                Diagnostic::error(codes::LAYOUT_FABRIC, format!("a {w} x {h} rectangle at offset ({ox}, {oy}) does not fit a {fw} x {fh} fabric"), span, "rectangle set here")
+                    .with_help(format!("pass a larger --fabric-dims, e.g. --fabric-dims={},{}", ox + w + 3, oy + h + 1)),
+            ));
+        }
+        plan.rect = Some((w, h, span));
+        Ok(())
+    }
+
+    /// `@set_tile_code`.
+    pub(super) fn l_set_tile_code(
+        &mut self,
+        env: &mut Env,
+        plan: &mut LayoutPlan,
+        args: &[ExprId],
+        span: Span,
+    ) -> R<()> {
+        let Some((w, h, _)) = plan.rect else {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::LAYOUT_RECTANGLE,
+                    "@set_tile_code before @set_rectangle",
+                    span,
+                    "no rectangle yet",
+                )
+                .with_help("call @set_rectangle(width, height) first"),
+            ));
+        };
+        let x = self.u32_arg(env, args[0])?;
+        let y = self.u32_arg(env, args[1])?;
+        if x >= w || y >= h {
+            return Err(self.err(
+                codes::LAYOUT_TILE,
+                format!("PE ({x}, {y}) is outside the {w} x {h} rectangle"),
+                span,
+                "outside the rectangle",
+            ));
+        }
+        if let Some(prev) = plan.tiles.get(&(x, y)) {
+            let p = prev.span;
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::LAYOUT_TILE,
+                    format!("PE ({x}, {y}) is given code twice"),
+                    span,
+                    "again here",
+                )
+                .with_label(p, "first here"),
+            ));
+        }
+        let from = self.mods[env.module].file;
+        let file = match args.get(2) {
+            Some(f) => {
+                let path = self.str_arg_pub(env, *f)?;
+                let sp = self.span(env, *f);
+                self.load_module_file(&path, from, sp)?
             }
-            "set_tile_code" => {
-                let Some((w, h, _)) = plan.rect else {
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::LAYOUT_RECTANGLE,
-                            "@set_tile_code before @set_rectangle",
-                            span,
-                            "no rectangle yet",
-                        )
-                        .with_help("call @set_rectangle(width, height) first"),
-                    ));
-                };
-                let x = self.u32_arg(env, args[0])?;
-                let y = self.u32_arg(env, args[1])?;
-                if x >= w || y >= h {
+            None => from,
+        };
+        let params = match args.get(3) {
+            Some(p) => match self.eval_comptime(env, *p)? {
+                Value::Struct(f) => f,
+                Value::Void => Rc::new(Vec::new()),
+                other => {
+                    let sp = self.span(env, *p);
+                    let t = other.ty(&mut self.types);
+                    let d = self.types.display(t);
                     return Err(self.err(
-                        codes::LAYOUT_TILE,
-                        format!("PE ({x}, {y}) is outside the {w} x {h} rectangle"),
-                        span,
-                        "outside the rectangle",
+                        codes::TYPE_MISMATCH,
+                        "tile params must be a struct",
+                        sp,
+                        format!("this has type {d}"),
                     ));
                 }
-                if let Some(prev) = plan.tiles.get(&(x, y)) {
-                    let p = prev.span;
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::LAYOUT_TILE,
-                            format!("PE ({x}, {y}) is given code twice"),
-                            span,
-                            "again here",
-                        )
-                        .with_label(p, "first here"),
+            },
+            None => Rc::new(Vec::new()),
+        };
+        plan.tiles.insert((x, y), TileCode { file, params, span });
+        Ok(())
+    }
+
+    /// `@set_color_config`.
+    pub(super) fn l_set_color_config(
+        &mut self,
+        env: &mut Env,
+        plan: &mut LayoutPlan,
+        args: &[ExprId],
+        span: Span,
+    ) -> R<()> {
+        let x = self.u32_arg(env, args[0])?;
+        let y = self.u32_arg(env, args[1])?;
+        // Routes live in the routers of the rectangle's PEs; the loader rejects
+        // an image with a colour configured anywhere else.
+        let Some((w, h, _)) = plan.rect else {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::LAYOUT_RECTANGLE,
+                    "@set_color_config before @set_rectangle",
+                    span,
+                    "no rectangle yet",
+                )
+                .with_help("call @set_rectangle(width, height) first"),
+            ));
+        };
+        if x >= w || y >= h {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::LAYOUT_TILE,
+                    format!("PE ({x}, {y}) is outside the {w} x {h} rectangle"),
+                    span,
+                    "colour configured outside the rectangle",
+                )
+                .with_help(format!(
+                    "configure colours of PEs (0, 0) to ({}, {}) only",
+                    w - 1,
+                    h - 1
+                )),
+            ));
+        }
+        let c = match self.eval_comptime(env, args[2])? {
+            Value::Color(c) => c,
+            _ => {
+                let sp = self.span(env, args[2]);
+                return Err(self.err(codes::TYPE_MISMATCH, "expected a color", sp, "not a color"));
+            }
+        };
+        if self.opts.memcpy && csl_arch::fabric::MEMCPY_RESERVED_COLORS.contains(&c) {
+            let s = self.span(env, args[2]);
+            return Err(self.report(
+                Diagnostic::error(codes::TASK_ID_RANGE, format!("color {c} is reserved by the memcpy infrastructure"), s, "reserved")
+                    .with_help({
+                        let [a, b, c] = csl_arch::fabric::MEMCPY_RESERVED_COLORS;
+                        format!("with --memcpy, colors {a}, {b} and {c} carry host traffic; pick another color")
+                    }),
+            ));
+        }
+        let cfg = self.eval_comptime(env, args[3])?;
+        let cspan = self.span(env, args[3]);
+        let config = self.color_config(x, y, c, &cfg, cspan)?;
+        if let Some((_, prev)) = plan
+            .routes
+            .iter()
+            .find(|(r, _)| r.x == x && r.y == y && r.color == c)
+        {
+            let p = *prev;
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::LAYOUT_TILE,
+                    format!("color {c} of PE ({x}, {y}) is configured twice"),
+                    span,
+                    "configured again here",
+                )
+                .with_label(p, "first configured here"),
+            ));
+        }
+        plan.routes.push((config, span));
+        Ok(())
+    }
+
+    /// `@export_name`.
+    pub(super) fn l_export_name(
+        &mut self,
+        env: &mut Env,
+        plan: &mut LayoutPlan,
+        args: &[ExprId],
+        span: Span,
+    ) -> R<()> {
+        let name = self.str_arg_pub(env, args[0])?.to_string();
+        let t = self.eval_type(env, args[1])?;
+        let tspan = self.span(env, args[1]);
+        let kind = match self.types.get(t).clone() {
+            super::types::Type::Fn { params, ret } => {
+                if ret != self.types.common.void {
+                    return Err(self.err(
+                        codes::BAD_EXPORT,
+                        "exported functions must return void",
+                        tspan,
+                        "returns a value",
                     ));
                 }
-                let from = self.mods[env.module].file;
-                let file = match args.get(2) {
-                    Some(f) => {
-                        let path = self.str_arg_pub(env, *f)?;
-                        let sp = self.span(env, *f);
-                        self.load_module_file(&path, from, sp)?
-                    }
-                    None => from,
-                };
-                let params = match args.get(3) {
-                    Some(p) => match self.eval_comptime(env, *p)? {
-                        Value::Struct(f) => f,
-                        Value::Void => Rc::new(Vec::new()),
-                        other => {
-                            let sp = self.span(env, *p);
-                            let t = other.ty(&mut self.types);
-                            let d = self.types.display(t);
+                let mut ps = Vec::new();
+                for p in params {
+                    match self.types.num_ty(p) {
+                        Some(n) => ps.push(n),
+                        None => {
+                            let d = self.types.display(p);
                             return Err(self.err(
-                                codes::TYPE_MISMATCH,
-                                "tile params must be a struct",
-                                sp,
-                                format!("this has type {d}"),
+                                codes::BAD_EXPORT,
+                                format!("parameter type {d} cannot be passed from the host"),
+                                tspan,
+                                "not a scalar",
                             ));
                         }
-                    },
-                    None => Rc::new(Vec::new()),
-                };
-                plan.tiles.insert((x, y), TileCode { file, params, span });
-                Ok(())
-            }
-            "set_color_config" => {
-                let x = self.u32_arg(env, args[0])?;
-                let y = self.u32_arg(env, args[1])?;
-                // Routes live in the routers of the rectangle's PEs; the loader rejects
-                // an image with a colour configured anywhere else.
-                let Some((w, h, _)) = plan.rect else {
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::LAYOUT_RECTANGLE,
-                            "@set_color_config before @set_rectangle",
-                            span,
-                            "no rectangle yet",
-                        )
-                        .with_help("call @set_rectangle(width, height) first"),
-                    ));
-                };
-                if x >= w || y >= h {
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::LAYOUT_TILE,
-                            format!("PE ({x}, {y}) is outside the {w} x {h} rectangle"),
-                            span,
-                            "colour configured outside the rectangle",
-                        )
-                        .with_help(format!(
-                            "configure colours of PEs (0, 0) to ({}, {}) only",
-                            w - 1,
-                            h - 1
-                        )),
-                    ));
+                    }
                 }
-                let c = match self.eval_comptime(env, args[2])? {
-                    Value::Color(c) => c,
+                ExportKind::Func { params: ps }
+            }
+            super::types::Type::ManyPtr { elem, .. } | super::types::Type::Ptr { elem, .. } => {
+                let Some(e) = self.types.num_ty(elem) else {
+                    let d = self.types.display(elem);
+                    return Err(self.err(
+                        codes::BAD_EXPORT,
+                        format!("tensors of {d} cannot be exported"),
+                        tspan,
+                        "not a scalar element type",
+                    ));
+                };
+                let Some(m) = args.get(2) else {
+                    return Err(self.err(
+                        codes::BUILTIN_ARGS,
+                        "@export_name of a tensor needs the mutability flag",
+                        span,
+                        "add `true` or `false` as the third argument",
+                    ));
+                };
+                let mutable = match self.eval_comptime(env, *m)? {
+                    Value::Bool(b) => b,
                     _ => {
-                        let sp = self.span(env, args[2]);
+                        let sp = self.span(env, *m);
                         return Err(self.err(
                             codes::TYPE_MISMATCH,
-                            "expected a color",
+                            "expected a bool",
                             sp,
-                            "not a color",
+                            "mutability flag",
                         ));
                     }
                 };
-                if self.opts.memcpy && csl_arch::fabric::MEMCPY_RESERVED_COLORS.contains(&c) {
-                    let s = self.span(env, args[2]);
-                    return Err(self.report(
-                        Diagnostic::error(codes::TASK_ID_RANGE, format!("color {c} is reserved by the memcpy infrastructure"), s, "reserved")
-                            .with_help({
-                                let [a, b, c] = csl_arch::fabric::MEMCPY_RESERVED_COLORS;
-                                format!("with --memcpy, colors {a}, {b} and {c} carry host traffic; pick another color")
-                            }),
-                    ));
-                }
-                let cfg = self.eval_comptime(env, args[3])?;
-                let cspan = self.span(env, args[3]);
-                let config = self.color_config(x, y, c, &cfg, cspan)?;
-                if let Some((_, prev)) = plan
-                    .routes
-                    .iter()
-                    .find(|(r, _)| r.x == x && r.y == y && r.color == c)
-                {
-                    let p = *prev;
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::LAYOUT_TILE,
-                            format!("color {c} of PE ({x}, {y}) is configured twice"),
-                            span,
-                            "configured again here",
-                        )
-                        .with_label(p, "first configured here"),
-                    ));
-                }
-                plan.routes.push((config, span));
-                Ok(())
+                ExportKind::Tensor { elem: e, mutable }
             }
-            "export_name" => {
-                let name = self.str_arg_pub(env, args[0])?.to_string();
-                let t = self.eval_type(env, args[1])?;
-                let tspan = self.span(env, args[1]);
-                let kind = match self.types.get(t).clone() {
-                    super::types::Type::Fn { params, ret } => {
-                        if ret != self.types.common.void {
-                            return Err(self.err(
-                                codes::BAD_EXPORT,
-                                "exported functions must return void",
-                                tspan,
-                                "returns a value",
-                            ));
-                        }
-                        let mut ps = Vec::new();
-                        for p in params {
-                            match self.types.num_ty(p) {
-                                Some(n) => ps.push(n),
-                                None => {
-                                    let d = self.types.display(p);
-                                    return Err(self.err(
-                                        codes::BAD_EXPORT,
-                                        format!(
-                                            "parameter type {d} cannot be passed from the host"
-                                        ),
-                                        tspan,
-                                        "not a scalar",
-                                    ));
-                                }
-                            }
-                        }
-                        ExportKind::Func { params: ps }
-                    }
-                    super::types::Type::ManyPtr { elem, .. }
-                    | super::types::Type::Ptr { elem, .. } => {
-                        let Some(e) = self.types.num_ty(elem) else {
-                            let d = self.types.display(elem);
-                            return Err(self.err(
-                                codes::BAD_EXPORT,
-                                format!("tensors of {d} cannot be exported"),
-                                tspan,
-                                "not a scalar element type",
-                            ));
-                        };
-                        let Some(m) = args.get(2) else {
-                            return Err(self.err(
-                                codes::BUILTIN_ARGS,
-                                "@export_name of a tensor needs the mutability flag",
-                                span,
-                                "add `true` or `false` as the third argument",
-                            ));
-                        };
-                        let mutable = match self.eval_comptime(env, *m)? {
-                            Value::Bool(b) => b,
-                            _ => {
-                                let sp = self.span(env, *m);
-                                return Err(self.err(
-                                    codes::TYPE_MISMATCH,
-                                    "expected a bool",
-                                    sp,
-                                    "mutability flag",
-                                ));
-                            }
-                        };
-                        ExportKind::Tensor { elem: e, mutable }
-                    }
-                    _ => {
-                        let d = self.types.display(t);
-                        return Err(self.err(
-                            codes::BAD_EXPORT,
-                            format!("{d} cannot be exported to the host"),
-                            tspan,
-                            "expected `[*]T` or `fn(...) void`",
-                        ));
-                    }
-                };
-                if let Some((_, prev)) = plan.exports.iter().find(|(e, _)| e.name == name) {
-                    let p = *prev;
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::BAD_EXPORT,
-                            format!("`{name}` is exported twice"),
-                            span,
-                            "again here",
-                        )
-                        .with_label(p, "first here"),
-                    ));
-                }
-                plan.exports.push((ExportName { name, kind }, span));
-                Ok(())
+            _ => {
+                let d = self.types.display(t);
+                return Err(self.err(
+                    codes::BAD_EXPORT,
+                    format!("{d} cannot be exported to the host"),
+                    tspan,
+                    "expected `[*]T` or `fn(...) void`",
+                ));
             }
-            _ => Err(Reported),
+        };
+        if let Some((_, prev)) = plan.exports.iter().find(|(e, _)| e.name == name) {
+            let p = *prev;
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::BAD_EXPORT,
+                    format!("`{name}` is exported twice"),
+                    span,
+                    "again here",
+                )
+                .with_label(p, "first here"),
+            ));
         }
+        plan.exports.push((ExportName { name, kind }, span));
+        Ok(())
     }
 
     /// A comptime string argument (shared with other builtins).
@@ -562,7 +568,7 @@ impl Sema {
         }
     }
 
-    fn b_get_rectangle(&mut self, span: Span) -> R<Val> {
+    pub(super) fn b_get_rectangle(&mut self, span: Span) -> R<Val> {
         let rect = match &self.layout {
             Some(p) => p.rect.map(|(w, h, _)| (w, h)),
             None => self.rect,

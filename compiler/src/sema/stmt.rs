@@ -632,14 +632,9 @@ impl Sema {
         body: &Block,
         span: Span,
     ) -> R<Flow> {
-        if args.len() != 2 && args.len() != 4 {
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                "@range takes (T, stop) or (T, start, stop, step)",
-                span,
-                "wrong number of arguments",
-            ));
-        }
+        // Not analysed through `Sema::builtin`: the table's arity check applies here too.
+        let bi = super::builtins::info("range").ok_or(Reported)?;
+        self.check_arity(bi, args.len(), span)?;
         let elem = self.eval_type(env, args[0])?;
         if elem == self.types.common.comptime_int {
             // Comptime counters: unroll.
