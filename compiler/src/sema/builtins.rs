@@ -170,7 +170,8 @@ pub struct BuiltinInfo {
 }
 
 impl BuiltinInfo {
-    /// The signature shown in diagnostics, e.g. `@set_tile_code(int, int[, comptime_string, struct])`.
+    /// The signature shown in diagnostics, e.g.
+    /// `@set_tile_code(int, int[, comptime_string, struct])`.
     pub fn signature(&self) -> String {
         // Arguments from `min` on are optional (bracketed); a variadic one repeats (`...`).
         let optional_from = self.arity.max().map_or(usize::MAX, |_| self.arity.min());
@@ -194,515 +195,169 @@ impl BuiltinInfo {
     }
 }
 
-/// A row of [`BUILTINS`]: `row!(name, arity, place, [arg kinds], handler)`.
-macro_rules! row {
-    ($name:literal, $arity:expr, $w:ident, [$($k:ident),*], $h:expr) => {
-        BuiltinInfo {
+/// Builds [`BUILTINS`] from rows `name, arity, place, [argument kinds], handler;`.
+macro_rules! table {
+    ($($name:literal, $arity:expr, $w:ident, [$($k:ident),*], $h:expr;)*) => {
+        /// Every builtin documented for CSL, one row each: adding a builtin is adding a row.
+        pub const BUILTINS: &[BuiltinInfo] = &[$(BuiltinInfo {
             name: $name,
             arity: $arity,
             place: Where::$w,
             params: &[$(Arg::$k),*],
             handler: $h,
-        }
+        }),*];
     };
 }
 
 use Arity::{AtLeast, Between, Either, Exactly};
 
-/// A DSD operation (`@fadds`, `@mov16`, ...): `@name(dest, src...[, config])`, with
-/// `$n` DSD operands.
-macro_rules! dsd_op {
-    ($name:literal, 2) => {
-        row!(
-            $name,
-            Between(2, 3),
-            Runtime,
-            [Dsd, Dsd, Struct],
-            Sema::b_dsd_op_named
-        )
-    };
-    ($name:literal, 3) => {
-        row!(
-            $name,
-            Between(3, 4),
-            Runtime,
-            [Dsd, Dsd, Dsd, Struct],
-            Sema::b_dsd_op_named
-        )
-    };
-    ($name:literal, 4) => {
-        row!(
-            $name,
-            Between(4, 5),
-            Runtime,
-            [Dsd, Dsd, Dsd, Dsd, Struct],
-            Sema::b_dsd_op_named
-        )
-    };
+table! {
+    "as", Exactly(2), Any, [Type, Value], |s, e, c| s.b_as(e, c.args, c.span);
+    "bitcast", Exactly(2), Any, [Type, Value], |s, e, c| s.b_bitcast(e, c.args, c.span);
+    "ptrcast", Exactly(2), Runtime, [Type, Ptr], Sema::b_ptrcast;
+    "type_of", Exactly(1), Any, [Value], Sema::b_type_of;
+    "is_same_type", Exactly(2), Comptime, [Type, Type], Sema::b_is_same_type;
+    "is_comptime", Exactly(0), Any, [], |_, e, _| Ok(Val::Ct(Value::Bool(e.comptime)));
+    "is_arch", Exactly(1), Any, [Str], Sema::b_is_arch;
+    "fp16", Exactly(0), Any, [], Sema::b_fp16;
+    "get_int", Exactly(1), Any, [Value], |s, e, c| s.b_get_int_lang(e, c.args[0]);
+    "field", Exactly(2), Any, [Value, Str], Sema::b_field;
+    "has_field", Exactly(2), Comptime, [Value, Str], Sema::b_has_field;
+    "concat_structs", Exactly(2), Comptime, [Struct, Struct], Sema::b_concat_structs;
+    "comptime_assert", Between(1, 2), Comptime, [Bool, Str], Sema::b_comptime_assert;
+    "comptime_print", AtLeast(0), Any, [Value], Sema::b_comptime_print;
+    "assert", Exactly(1), Any, [Bool], |s, e, c| s.b_assert(e, c.args[0], c.span);
+    "strlen", Exactly(1), Comptime, [Str], Sema::b_strlen;
+    "strcat", AtLeast(0), Comptime, [Str], Sema::b_strcat;
+    "get_array", Exactly(1), Comptime, [Str], Sema::b_get_array;
+    "get_string_from_byte", Exactly(1), Comptime, [Int], Sema::b_get_string_from_byte;
+    "import_comptime_value", Exactly(2), Comptime, [Type, Str],
+        |s, e, c| s.b_import_comptime_value(e, c.args);
+    "import_module", Between(1, 2), Comptime, [Str, Struct],
+        |s, e, c| s.b_import_module(e, c.args, c.span);
+    "zeros", Exactly(1), Any, [Type], Sema::b_zeros;
+    "constants", Exactly(2), Any, [Type, Value], Sema::b_constants;
+    "dimensions", Exactly(1), Comptime, [Type], Sema::b_dimensions;
+    "element_count", Exactly(1), Comptime, [Type], Sema::b_dimensions;
+    "element_type", Exactly(1), Comptime, [Type], Sema::b_dimensions;
+    "rank", Exactly(1), Comptime, [Type], Sema::b_dimensions;
+    "range", Either(2, 4), Any, [Type, Int, Int, Int], |s, e, c| s.b_range(e, c.args, c.span);
+    "range_start", Exactly(1), Any, [Range], Sema::b_range_start;
+    "range_stop", Exactly(1), Any, [Range], Sema::b_range_start;
+    "range_step", Exactly(1), Any, [Range], Sema::b_range_start;
+    "random16", Exactly(0), Runtime, [], Sema::unsupported;
+    "set_active_prng", Exactly(1), Runtime, [Int], Sema::unsupported;
+    "set_rectangle", Exactly(2), Layout, [Int, Int],
+        |s, e, c| s.layout_builtin(e, c, Sema::l_set_rectangle);
+    "set_tile_code", Between(2, 4), Layout, [Int, Int, Str, Struct],
+        |s, e, c| s.layout_builtin(e, c, Sema::l_set_tile_code);
+    "set_color_config", Exactly(4), Layout, [Int, Int, Color, Struct],
+        |s, e, c| s.layout_builtin(e, c, Sema::l_set_color_config);
+    "export_name", Between(2, 3), Layout, [Str, Type, Bool],
+        |s, e, c| s.layout_builtin(e, c, Sema::l_export_name);
+    "get_rectangle", Exactly(0), Any, [], |s, _, c| s.b_get_rectangle(c.span);
+    "get_color", Exactly(1), Any, [Int], Sema::b_get_color;
+    "get_data_task_id", Exactly(1), Any, [Value], Sema::b_get_data_task_id;
+    "get_local_task_id", Exactly(1), Any, [Int], Sema::b_get_local_task_id;
+    "get_control_task_id", Exactly(1), Any, [Int], Sema::b_get_local_task_id;
+    "get_input_queue", Exactly(1), Any, [Int], Sema::b_get_input_queue;
+    "get_output_queue", Exactly(1), Any, [Int], Sema::b_get_input_queue;
+    "get_ut_id", Exactly(1), Any, [Int], Sema::b_get_ut_id;
+    "get_filter_id", Exactly(1), Comptime, [Int], Sema::unsupported;
+    "bind_data_task", Exactly(2), TopComptime, [Task, TaskId],
+        |s, e, c| s.b_bind(e, c.name, c.args, c.span);
+    "bind_local_task", Exactly(2), TopComptime, [Task, TaskId],
+        |s, e, c| s.b_bind(e, c.name, c.args, c.span);
+    "bind_control_task", Exactly(2), TopComptime, [Task, TaskId],
+        |s, e, c| s.b_bind(e, c.name, c.args, c.span);
+    "activate", Exactly(1), TopComptimeOrRuntime, [TaskId],
+        |s, e, c| s.b_task_state(e, c.name, c.args[0], c.span);
+    "block", Exactly(1), TopComptimeOrRuntime, [TaskId],
+        |s, e, c| s.b_task_state(e, c.name, c.args[0], c.span);
+    "unblock", Exactly(1), TopComptimeOrRuntime, [TaskId],
+        |s, e, c| s.b_task_state(e, c.name, c.args[0], c.span);
+    "initialize_queue", Between(1, 2), TopComptime, [Queue, Struct],
+        |s, e, c| s.b_initialize_queue(e, c.args, c.span);
+    "set_teardown_handler", Exactly(2), TopComptime, [Fn, Color],
+        |s, e, c| s.b_set_teardown_handler(e, c.args, c.span);
+    "rpc", Exactly(1), TopComptime, [Color], Sema::unsupported;
+    "queue_flush", Exactly(1), Runtime, [Queue], Sema::unsupported;
+    "set_empty_queue_handler", Exactly(2), TopComptime, [Fn, Queue], Sema::unsupported;
+    "set_control_task_table", Exactly(1), TopComptime, [Value], Sema::unsupported;
+    "bind_rotating_tasks", Exactly(4), TopComptime, [Value, Value, Value, Value], Sema::unsupported;
+    "set_local_color_config", Exactly(2), TopComptime, [Color, Struct],
+        |s, e, c| s.b_set_local_color_config(e, c.args, c.span);
+    "get_dsd", Exactly(2), Any, [Type, Struct], |s, e, c| s.b_get_dsd(e, c.args, c.span);
+    "set_dsd_base_addr", Exactly(2), Any, [Dsd, Value], Sema::b_dsd_modify_named;
+    "increment_dsd_offset", Exactly(3), Any, [Dsd, Int, Type], Sema::b_dsd_modify_named;
+    "set_dsd_length", Exactly(2), Any, [Dsd, Int], Sema::b_dsd_modify_named;
+    "set_dsd_stride", Exactly(2), Any, [Dsd, Int], Sema::b_dsd_modify_named;
+    "allocate_fifo", Between(1, 2), Any, [Value, Struct],
+        |s, e, c| s.b_allocate_fifo(e, c.args, c.span);
+    "set_fifo_read_length", Exactly(2), Runtime, [Dsd, Int], Sema::unsupported;
+    "set_fifo_write_length", Exactly(2), Runtime, [Dsd, Int], Sema::unsupported;
+    "get_dsr", Exactly(2), Comptime, [Type, Int], |s, e, c| s.b_get_dsr(e, c.args, c.span);
+    "get_xdsr", Exactly(1), Comptime, [Int], |s, e, c| s.b_get_xdsr(e, c.args);
+    "load_to_dsr", Between(2, 3), TopComptimeOrRuntime, [Dsr, Dsd, Struct],
+        |s, e, c| s.b_load_to_dsr(e, c.args, c.span);
+    // A DSD operation (`@fadds`, `@mov16`, ...): its DSD operands, then an optional
+    // configuration struct.
+    "add16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "addc16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "sub16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "and16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "or16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "xor16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "sll16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "slr16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "sar16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "clz", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "ctz", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "popcnt", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "mov16", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "mov32", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmovh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmovs", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fabsh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fabss", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fnegh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fnegs", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "faddh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fadds", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "faddhs", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fsubh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fsubs", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmulh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmuls", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmaxh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmaxs", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmach", Between(4, 5), Runtime, [Dsd, Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmacs", Between(4, 5), Runtime, [Dsd, Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmachs", Between(4, 5), Runtime, [Dsd, Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fh2s", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fs2h", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fh2xp16", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fs2xp16", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "xp162fh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "xp162fs", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fnormh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fnorms", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fscaleh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fscales", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "dfilt", Exactly(2), Runtime, [Dsd, Value], Sema::b_dsd_op_named;
+    "map", AtLeast(2), Runtime, [Fn, Value], |s, e, c| s.b_map(e, c.args, c.span);
+    "set_config", Between(2, 3), TopComptimeOrRuntime, [Int, Value, Struct], Sema::unsupported;
+    "get_config", Between(1, 2), Any, [Int, Struct], Sema::unsupported;
+    "set_config_unchecked", Between(2, 3), TopComptimeOrRuntime, [Int, Value, Struct],
+        Sema::unsupported;
+    "get_config_unchecked", Between(1, 2), Any, [Int, Struct], Sema::unsupported;
+    "export_symbol", Between(1, 2), TopComptime, [Value, Str],
+        |s, e, c| s.b_export_symbol(e, c.args, c.span);
+    "get_symbol_id", Exactly(1), Any, [Value], Sema::unsupported;
+    "get_symbol_value", Exactly(2), Runtime, [Type, Int], Sema::unsupported;
+    "get_tensor_ptr", Exactly(1), Runtime, [Value], Sema::unsupported;
+    "has_exported_tensors", Exactly(0), Comptime, [], Sema::unsupported;
 }
-
-/// Every builtin documented for CSL; adding a builtin is adding a row.
-pub const BUILTINS: &[BuiltinInfo] = &[
-    row!("as", Exactly(2), Any, [Type, Value], |s, e, c| s
-        .b_as(e, c.args, c.span)),
-    row!("bitcast", Exactly(2), Any, [Type, Value], |s, e, c| s
-        .b_bitcast(e, c.args, c.span)),
-    row!("ptrcast", Exactly(2), Runtime, [Type, Ptr], Sema::b_ptrcast),
-    row!("type_of", Exactly(1), Any, [Value], Sema::b_type_of),
-    row!(
-        "is_same_type",
-        Exactly(2),
-        Comptime,
-        [Type, Type],
-        Sema::b_is_same_type
-    ),
-    row!("is_comptime", Exactly(0), Any, [], |_, e, _| Ok(Val::Ct(
-        Value::Bool(e.comptime)
-    ))),
-    row!("is_arch", Exactly(1), Any, [Str], Sema::b_is_arch),
-    row!("fp16", Exactly(0), Any, [], Sema::b_fp16),
-    row!("get_int", Exactly(1), Any, [Value], |s, e, c| s
-        .b_get_int_lang(e, c.args[0])),
-    row!("field", Exactly(2), Any, [Value, Str], Sema::b_field),
-    row!(
-        "has_field",
-        Exactly(2),
-        Comptime,
-        [Value, Str],
-        Sema::b_has_field
-    ),
-    row!(
-        "concat_structs",
-        Exactly(2),
-        Comptime,
-        [Struct, Struct],
-        Sema::b_concat_structs
-    ),
-    row!(
-        "comptime_assert",
-        Between(1, 2),
-        Comptime,
-        [Bool, Str],
-        Sema::b_comptime_assert
-    ),
-    row!(
-        "comptime_print",
-        AtLeast(0),
-        Any,
-        [Value],
-        Sema::b_comptime_print
-    ),
-    row!("assert", Exactly(1), Any, [Bool], |s, e, c| s
-        .b_assert(e, c.args[0], c.span)),
-    row!("strlen", Exactly(1), Comptime, [Str], Sema::b_strlen),
-    row!("strcat", AtLeast(0), Comptime, [Str], Sema::b_strcat),
-    row!("get_array", Exactly(1), Comptime, [Str], Sema::b_get_array),
-    row!(
-        "get_string_from_byte",
-        Exactly(1),
-        Comptime,
-        [Int],
-        Sema::b_get_string_from_byte
-    ),
-    row!(
-        "import_comptime_value",
-        Exactly(2),
-        Comptime,
-        [Type, Str],
-        |s, e, c| { s.b_import_comptime_value(e, c.args) }
-    ),
-    row!(
-        "import_module",
-        Between(1, 2),
-        Comptime,
-        [Str, Struct],
-        |s, e, c| { s.b_import_module(e, c.args, c.span) }
-    ),
-    row!("zeros", Exactly(1), Any, [Type], Sema::b_zeros),
-    row!(
-        "constants",
-        Exactly(2),
-        Any,
-        [Type, Value],
-        Sema::b_constants
-    ),
-    row!(
-        "dimensions",
-        Exactly(1),
-        Comptime,
-        [Type],
-        Sema::b_dimensions
-    ),
-    row!(
-        "element_count",
-        Exactly(1),
-        Comptime,
-        [Type],
-        Sema::b_dimensions
-    ),
-    row!(
-        "element_type",
-        Exactly(1),
-        Comptime,
-        [Type],
-        Sema::b_dimensions
-    ),
-    row!("rank", Exactly(1), Comptime, [Type], Sema::b_dimensions),
-    row!(
-        "range",
-        Either(2, 4),
-        Any,
-        [Type, Int, Int, Int],
-        |s, e, c| s.b_range(e, c.args, c.span)
-    ),
-    row!("range_start", Exactly(1), Any, [Range], Sema::b_range_start),
-    row!("range_stop", Exactly(1), Any, [Range], Sema::b_range_start),
-    row!("range_step", Exactly(1), Any, [Range], Sema::b_range_start),
-    row!("random16", Exactly(0), Runtime, [], Sema::unsupported),
-    row!(
-        "set_active_prng",
-        Exactly(1),
-        Runtime,
-        [Int],
-        Sema::unsupported
-    ),
-    row!(
-        "set_rectangle",
-        Exactly(2),
-        Layout,
-        [Int, Int],
-        |s, e, c| { s.layout_builtin(e, c, Sema::l_set_rectangle) }
-    ),
-    row!(
-        "set_tile_code",
-        Between(2, 4),
-        Layout,
-        [Int, Int, Str, Struct],
-        |s, e, c| { s.layout_builtin(e, c, Sema::l_set_tile_code) }
-    ),
-    row!(
-        "set_color_config",
-        Exactly(4),
-        Layout,
-        [Int, Int, Color, Struct],
-        |s, e, c| { s.layout_builtin(e, c, Sema::l_set_color_config) }
-    ),
-    row!(
-        "export_name",
-        Between(2, 3),
-        Layout,
-        [Str, Type, Bool],
-        |s, e, c| { s.layout_builtin(e, c, Sema::l_export_name) }
-    ),
-    row!("get_rectangle", Exactly(0), Any, [], |s, _, c| s
-        .b_get_rectangle(c.span)),
-    row!("get_color", Exactly(1), Any, [Int], Sema::b_get_color),
-    row!(
-        "get_data_task_id",
-        Exactly(1),
-        Any,
-        [Value],
-        Sema::b_get_data_task_id
-    ),
-    row!(
-        "get_local_task_id",
-        Exactly(1),
-        Any,
-        [Int],
-        Sema::b_get_local_task_id
-    ),
-    row!(
-        "get_control_task_id",
-        Exactly(1),
-        Any,
-        [Int],
-        Sema::b_get_local_task_id
-    ),
-    row!(
-        "get_input_queue",
-        Exactly(1),
-        Any,
-        [Int],
-        Sema::b_get_input_queue
-    ),
-    row!(
-        "get_output_queue",
-        Exactly(1),
-        Any,
-        [Int],
-        Sema::b_get_input_queue
-    ),
-    row!("get_ut_id", Exactly(1), Any, [Int], Sema::b_get_ut_id),
-    row!(
-        "get_filter_id",
-        Exactly(1),
-        Comptime,
-        [Int],
-        Sema::unsupported
-    ),
-    row!(
-        "bind_data_task",
-        Exactly(2),
-        TopComptime,
-        [Task, TaskId],
-        |s, e, c| s.b_bind(e, c.name, c.args, c.span)
-    ),
-    row!(
-        "bind_local_task",
-        Exactly(2),
-        TopComptime,
-        [Task, TaskId],
-        |s, e, c| s.b_bind(e, c.name, c.args, c.span)
-    ),
-    row!(
-        "bind_control_task",
-        Exactly(2),
-        TopComptime,
-        [Task, TaskId],
-        |s, e, c| s.b_bind(e, c.name, c.args, c.span)
-    ),
-    row!(
-        "activate",
-        Exactly(1),
-        TopComptimeOrRuntime,
-        [TaskId],
-        |s, e, c| { s.b_task_state(e, c.name, c.args[0], c.span) }
-    ),
-    row!(
-        "block",
-        Exactly(1),
-        TopComptimeOrRuntime,
-        [TaskId],
-        |s, e, c| { s.b_task_state(e, c.name, c.args[0], c.span) }
-    ),
-    row!(
-        "unblock",
-        Exactly(1),
-        TopComptimeOrRuntime,
-        [TaskId],
-        |s, e, c| { s.b_task_state(e, c.name, c.args[0], c.span) }
-    ),
-    row!(
-        "initialize_queue",
-        Between(1, 2),
-        TopComptime,
-        [Queue, Struct],
-        |s, e, c| { s.b_initialize_queue(e, c.args, c.span) }
-    ),
-    row!(
-        "set_teardown_handler",
-        Exactly(2),
-        TopComptime,
-        [Fn, Color],
-        |s, e, c| { s.b_set_teardown_handler(e, c.args, c.span) }
-    ),
-    row!("rpc", Exactly(1), TopComptime, [Color], Sema::unsupported),
-    row!(
-        "queue_flush",
-        Exactly(1),
-        Runtime,
-        [Queue],
-        Sema::unsupported
-    ),
-    row!(
-        "set_empty_queue_handler",
-        Exactly(2),
-        TopComptime,
-        [Fn, Queue],
-        Sema::unsupported
-    ),
-    row!(
-        "set_control_task_table",
-        Exactly(1),
-        TopComptime,
-        [Value],
-        Sema::unsupported
-    ),
-    row!(
-        "bind_rotating_tasks",
-        Exactly(4),
-        TopComptime,
-        [Value, Value, Value, Value],
-        Sema::unsupported
-    ),
-    row!(
-        "set_local_color_config",
-        Exactly(2),
-        TopComptime,
-        [Color, Struct],
-        |s, e, c| { s.b_set_local_color_config(e, c.args, c.span) }
-    ),
-    row!("get_dsd", Exactly(2), Any, [Type, Struct], |s, e, c| s
-        .b_get_dsd(e, c.args, c.span)),
-    row!(
-        "set_dsd_base_addr",
-        Exactly(2),
-        Any,
-        [Dsd, Value],
-        Sema::b_dsd_modify_named
-    ),
-    row!(
-        "increment_dsd_offset",
-        Exactly(3),
-        Any,
-        [Dsd, Int, Type],
-        Sema::b_dsd_modify_named
-    ),
-    row!(
-        "set_dsd_length",
-        Exactly(2),
-        Any,
-        [Dsd, Int],
-        Sema::b_dsd_modify_named
-    ),
-    row!(
-        "set_dsd_stride",
-        Exactly(2),
-        Any,
-        [Dsd, Int],
-        Sema::b_dsd_modify_named
-    ),
-    row!(
-        "allocate_fifo",
-        Between(1, 2),
-        Any,
-        [Value, Struct],
-        |s, e, c| { s.b_allocate_fifo(e, c.args, c.span) }
-    ),
-    row!(
-        "set_fifo_read_length",
-        Exactly(2),
-        Runtime,
-        [Dsd, Int],
-        Sema::unsupported
-    ),
-    row!(
-        "set_fifo_write_length",
-        Exactly(2),
-        Runtime,
-        [Dsd, Int],
-        Sema::unsupported
-    ),
-    row!("get_dsr", Exactly(2), Comptime, [Type, Int], |s, e, c| s
-        .b_get_dsr(e, c.args, c.span)),
-    row!("get_xdsr", Exactly(1), Comptime, [Int], |s, e, c| s
-        .b_get_xdsr(e, c.args)),
-    row!(
-        "load_to_dsr",
-        Between(2, 3),
-        TopComptimeOrRuntime,
-        [Dsr, Dsd, Struct],
-        |s, e, c| { s.b_load_to_dsr(e, c.args, c.span) }
-    ),
-    dsd_op!("add16", 3),
-    dsd_op!("addc16", 3),
-    dsd_op!("sub16", 3),
-    dsd_op!("and16", 3),
-    dsd_op!("or16", 3),
-    dsd_op!("xor16", 3),
-    dsd_op!("sll16", 3),
-    dsd_op!("slr16", 3),
-    dsd_op!("sar16", 3),
-    dsd_op!("clz", 2),
-    dsd_op!("ctz", 2),
-    dsd_op!("popcnt", 2),
-    dsd_op!("mov16", 2),
-    dsd_op!("mov32", 2),
-    dsd_op!("fmovh", 2),
-    dsd_op!("fmovs", 2),
-    dsd_op!("fabsh", 2),
-    dsd_op!("fabss", 2),
-    dsd_op!("fnegh", 2),
-    dsd_op!("fnegs", 2),
-    dsd_op!("faddh", 3),
-    dsd_op!("fadds", 3),
-    dsd_op!("faddhs", 3),
-    dsd_op!("fsubh", 3),
-    dsd_op!("fsubs", 3),
-    dsd_op!("fmulh", 3),
-    dsd_op!("fmuls", 3),
-    dsd_op!("fmaxh", 3),
-    dsd_op!("fmaxs", 3),
-    dsd_op!("fmach", 4),
-    dsd_op!("fmacs", 4),
-    dsd_op!("fmachs", 4),
-    dsd_op!("fh2s", 2),
-    dsd_op!("fs2h", 2),
-    dsd_op!("fh2xp16", 2),
-    dsd_op!("fs2xp16", 2),
-    dsd_op!("xp162fh", 2),
-    dsd_op!("xp162fs", 2),
-    dsd_op!("fnormh", 2),
-    dsd_op!("fnorms", 2),
-    dsd_op!("fscaleh", 3),
-    dsd_op!("fscales", 3),
-    row!(
-        "dfilt",
-        Exactly(2),
-        Runtime,
-        [Dsd, Value],
-        Sema::b_dsd_op_named
-    ),
-    row!("map", AtLeast(2), Runtime, [Fn, Value], |s, e, c| s
-        .b_map(e, c.args, c.span)),
-    row!(
-        "set_config",
-        Between(2, 3),
-        TopComptimeOrRuntime,
-        [Int, Value, Struct],
-        Sema::unsupported
-    ),
-    row!(
-        "get_config",
-        Between(1, 2),
-        Any,
-        [Int, Struct],
-        Sema::unsupported
-    ),
-    row!(
-        "set_config_unchecked",
-        Between(2, 3),
-        TopComptimeOrRuntime,
-        [Int, Value, Struct],
-        Sema::unsupported
-    ),
-    row!(
-        "get_config_unchecked",
-        Between(1, 2),
-        Any,
-        [Int, Struct],
-        Sema::unsupported
-    ),
-    row!(
-        "export_symbol",
-        Between(1, 2),
-        TopComptime,
-        [Value, Str],
-        |s, e, c| { s.b_export_symbol(e, c.args, c.span) }
-    ),
-    row!("get_symbol_id", Exactly(1), Any, [Value], Sema::unsupported),
-    row!(
-        "get_symbol_value",
-        Exactly(2),
-        Runtime,
-        [Type, Int],
-        Sema::unsupported
-    ),
-    row!(
-        "get_tensor_ptr",
-        Exactly(1),
-        Runtime,
-        [Value],
-        Sema::unsupported
-    ),
-    row!(
-        "has_exported_tensors",
-        Exactly(0),
-        Comptime,
-        [],
-        Sema::unsupported
-    ),
-];
 
 /// Looks up a builtin.
 pub fn info(name: &str) -> Option<&'static BuiltinInfo> {
