@@ -322,25 +322,28 @@ pub enum ImmVal {
     Global(GlobalId, u32),
 }
 
-impl Inst {
-    /// The register the instruction writes, if any.
-    pub fn def(&self) -> Option<VReg> {
-        match self {
-            Inst::Imm { dst, .. }
-            | Inst::Mov { dst, .. }
-            | Inst::Bin { dst, .. }
-            | Inst::BinImm { dst, .. }
-            | Inst::Cmp { dst, .. }
-            | Inst::CmpImm { dst, .. }
-            | Inst::Un { dst, .. }
-            | Inst::Conv { dst, .. }
-            | Inst::ConvR { dst, .. }
-            | Inst::Load { dst, .. }
-            | Inst::LoadOff { dst, .. }
-            | Inst::FrameAddr { dst, .. }
-            | Inst::GlobalAddr { dst, .. }
-            | Inst::FuncAddr { dst, .. } => Some(*dst),
-            Inst::Call { dst, .. } | Inst::CallInd { dst, .. } => *dst,
+/// Matches an instruction by the register it writes: `$dst => $always` for those that
+/// always write one (bound to `$dst`), `$opt => $call` for calls (`$opt` is the optional
+/// destination), and `None` for those that write none. Exhaustive, so a new instruction
+/// must say which it is; shared by [`Inst::def`] and [`Inst::def_mut`].
+macro_rules! match_def {
+    ($inst:expr, $dst:ident => $always:expr, $opt:ident => $call:expr) => {
+        match $inst {
+            Inst::Imm { dst: $dst, .. }
+            | Inst::Mov { dst: $dst, .. }
+            | Inst::Bin { dst: $dst, .. }
+            | Inst::BinImm { dst: $dst, .. }
+            | Inst::Cmp { dst: $dst, .. }
+            | Inst::CmpImm { dst: $dst, .. }
+            | Inst::Un { dst: $dst, .. }
+            | Inst::Conv { dst: $dst, .. }
+            | Inst::ConvR { dst: $dst, .. }
+            | Inst::Load { dst: $dst, .. }
+            | Inst::LoadOff { dst: $dst, .. }
+            | Inst::FrameAddr { dst: $dst, .. }
+            | Inst::GlobalAddr { dst: $dst, .. }
+            | Inst::FuncAddr { dst: $dst, .. } => $always,
+            Inst::Call { dst: $opt, .. } | Inst::CallInd { dst: $opt, .. } => $call,
             Inst::Store { .. }
             | Inst::StoreOff { .. }
             | Inst::Activate { .. }
@@ -352,28 +355,18 @@ impl Inst {
             | Inst::DsdOp { .. }
             | Inst::DsdSet { .. } => None,
         }
+    };
+}
+
+impl Inst {
+    /// The register the instruction writes, if any.
+    pub fn def(&self) -> Option<VReg> {
+        match_def!(self, d => Some(*d), d => *d)
     }
 
     /// The register the instruction writes, to rewrite.
     pub fn def_mut(&mut self) -> Option<&mut VReg> {
-        match self {
-            Inst::Imm { dst, .. }
-            | Inst::Mov { dst, .. }
-            | Inst::Bin { dst, .. }
-            | Inst::BinImm { dst, .. }
-            | Inst::Cmp { dst, .. }
-            | Inst::CmpImm { dst, .. }
-            | Inst::Un { dst, .. }
-            | Inst::Conv { dst, .. }
-            | Inst::ConvR { dst, .. }
-            | Inst::Load { dst, .. }
-            | Inst::LoadOff { dst, .. }
-            | Inst::FrameAddr { dst, .. }
-            | Inst::GlobalAddr { dst, .. }
-            | Inst::FuncAddr { dst, .. } => Some(dst),
-            Inst::Call { dst, .. } | Inst::CallInd { dst, .. } => dst.as_mut(),
-            _ => None,
-        }
+        match_def!(self, d => Some(d), d => d.as_mut())
     }
 
     /// Calls `f` on every register the instruction reads (it may rewrite them).

@@ -144,21 +144,28 @@ impl Sema {
             let v = self.coerce(env, v, pt, s)?;
             regs.push(self.materialize(env, v, s)?);
         }
+        Ok(self.emit_call(env, ret, |dst| Inst::CallInd {
+            fptr,
+            args: regs,
+            dst,
+        }))
+    }
+
+    /// Emits the call `call(dst)`: `dst` is a new register for the result, or `None` when
+    /// `ret` is void.
+    fn emit_call(
+        &mut self,
+        env: &mut Env,
+        ret: TypeId,
+        call: impl FnOnce(Option<VReg>) -> Inst,
+    ) -> Val {
         if ret == self.types.common.void {
-            self.fb(env).emit(Inst::CallInd {
-                fptr,
-                args: regs,
-                dst: None,
-            });
-            Ok(Val::Ct(Value::Void))
+            self.fb(env).emit(call(None));
+            Val::Ct(Value::Void)
         } else {
             let dst = self.fb(env).reg();
-            self.fb(env).emit(Inst::CallInd {
-                fptr,
-                args: regs,
-                dst: Some(dst),
-            });
-            Ok(Val::Rt { reg: dst, ty: ret })
+            self.fb(env).emit(call(Some(dst)));
+            Val::Rt { reg: dst, ty: ret }
         }
     }
 
@@ -299,22 +306,11 @@ impl Sema {
         for b in bound.into_iter().filter(|b| !b.comptime) {
             regs.push(self.materialize(env, b.val, b.span)?);
         }
-        if ret == self.types.common.void {
-            self.fb(env).emit(Inst::Call {
-                func,
-                args: regs,
-                dst: None,
-            });
-            Ok(Val::Ct(Value::Void))
-        } else {
-            let dst = self.fb(env).reg();
-            self.fb(env).emit(Inst::Call {
-                func,
-                args: regs,
-                dst: Some(dst),
-            });
-            Ok(Val::Rt { reg: dst, ty: ret })
-        }
+        Ok(self.emit_call(env, ret, |dst| Inst::Call {
+            func,
+            args: regs,
+            dst,
+        }))
     }
 
     /// Runs a call at comptime with every parameter bound to a value.

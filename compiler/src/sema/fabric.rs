@@ -402,20 +402,8 @@ impl Sema {
             addr: hi_a,
         });
         fb.emit(Inst::Imm { dst: sh, imm: 16 });
-        fb.emit(Inst::Bin {
-            op: BinOp::Shl,
-            ty: NumTy::U32,
-            dst: hi,
-            a: hi,
-            b: sh,
-        });
-        fb.emit(Inst::Bin {
-            op: BinOp::Or,
-            ty: NumTy::U32,
-            dst: pending,
-            a: lo,
-            b: hi,
-        });
+        fb.bin(BinOp::Shl, NumTy::U32, hi, hi, sh);
+        fb.bin(BinOp::Or, NumTy::U32, pending, lo, hi);
         let one = fb.reg();
         fb.emit(Inst::Imm { dst: one, imm: 1 });
         for (f, c, _) in self.teardown_handlers.clone() {
@@ -424,20 +412,8 @@ impl Sema {
                 dst: cr,
                 imm: u32::from(c),
             });
-            fb.emit(Inst::Bin {
-                op: BinOp::Shr,
-                ty: NumTy::U32,
-                dst: bit,
-                a: pending,
-                b: cr,
-            });
-            fb.emit(Inst::Bin {
-                op: BinOp::And,
-                ty: NumTy::U32,
-                dst: bit,
-                a: bit,
-                b: one,
-            });
+            fb.bin(BinOp::Shr, NumTy::U32, bit, pending, cr);
+            fb.bin(BinOp::And, NumTy::U32, bit, bit, one);
             let zero = fb.reg();
             fb.emit(Inst::Imm { dst: zero, imm: 0 });
             fb.emit(Inst::Cmp {

@@ -3,6 +3,7 @@
 use crate::ir::{Block, BlockId, Function, Inst, Term, VReg};
 use crate::source::Span;
 use cranelift_entity::{EntityRef, PrimaryMap};
+use csl_arch::isa::{BinOp, CmpOp, NumTy};
 
 /// Builds one [`Function`].
 pub struct FnBuilder {
@@ -73,6 +74,39 @@ impl FnBuilder {
         if matches!(b.term, Term::Open) {
             b.insts.push(inst);
         }
+    }
+
+    /// Appends `dst = a op b` (an [`Inst::Bin`]).
+    pub fn bin(&mut self, op: BinOp, ty: NumTy, dst: VReg, a: VReg, b: VReg) {
+        self.emit(Inst::Bin { op, ty, dst, a, b });
+    }
+
+    /// The head of a counting loop: closes the current block with a jump to `header`, in
+    /// which `a op b` (compared as `ty`) branches to `body` or else to `exit`; continues in
+    /// `body`.
+    pub fn loop_header(
+        &mut self,
+        header: BlockId,
+        body: BlockId,
+        exit: BlockId,
+        (op, ty, a, b): (CmpOp, NumTy, VReg, VReg),
+    ) {
+        self.terminate(Term::Jump(header));
+        self.switch_to(header);
+        let cond = self.reg();
+        self.emit(Inst::Cmp {
+            op,
+            ty,
+            dst: cond,
+            a,
+            b,
+        });
+        self.terminate(Term::Branch {
+            cond,
+            then: body,
+            otherwise: exit,
+        });
+        self.switch_to(body);
     }
 
     /// A new empty block.

@@ -700,23 +700,9 @@ impl Sema {
         let body_b = self.fb(env).block();
         let cont_b = self.fb(env).block();
         let exit = self.fb(env).block();
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(header);
-        let c = self.fb(env).reg();
         let op = if step_v > 0 { CmpOp::Lt } else { CmpOp::Gt };
-        self.fb(env).emit(Inst::Cmp {
-            op,
-            ty: nt,
-            dst: c,
-            a: counter,
-            b: stop_r,
-        });
-        self.fb(env).terminate(Term::Branch {
-            cond: c,
-            then: body_b,
-            otherwise: exit,
-        });
-        self.fb(env).switch_to(body_b);
+        let test = (op, nt, counter, stop_r);
+        self.fb(env).loop_header(header, body_b, exit, test);
         env.scopes.push(Vec::new());
         // The capture is a copy, so the body cannot disturb the counter.
         let cap = self.fb(env).reg();
@@ -746,22 +732,10 @@ impl Sema {
         self.loop_body(env, label, exit, cont_b, body);
         env.scopes.pop();
         self.fb(env).switch_to(cont_b);
-        self.fb(env).emit(Inst::Bin {
-            op: BinOp::Add,
-            ty: nt,
-            dst: counter,
-            a: counter,
-            b: step_r,
-        });
+        self.fb(env).bin(BinOp::Add, nt, counter, counter, step_r);
         if let Some(ix) = idx {
             let one = self.imm(env, 1);
-            self.fb(env).emit(Inst::Bin {
-                op: BinOp::Add,
-                ty: NumTy::U16,
-                dst: ix,
-                a: ix,
-                b: one,
-            });
+            self.fb(env).bin(BinOp::Add, NumTy::U16, ix, ix, one);
         }
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(exit);
@@ -878,22 +852,8 @@ impl Sema {
         let body_b = self.fb(env).block();
         let cont_b = self.fb(env).block();
         let exit = self.fb(env).block();
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(header);
-        let c = self.fb(env).reg();
-        self.fb(env).emit(Inst::Cmp {
-            op: CmpOp::Lt,
-            ty: NumTy::U16,
-            dst: c,
-            a: counter,
-            b: end,
-        });
-        self.fb(env).terminate(Term::Branch {
-            cond: c,
-            then: body_b,
-            otherwise: exit,
-        });
-        self.fb(env).switch_to(body_b);
+        let test = (CmpOp::Lt, NumTy::U16, counter, end);
+        self.fb(env).loop_header(header, body_b, exit, test);
         env.scopes.push(Vec::new());
         let k = self.imm(env, esize);
         let scaled = self.emit_bin(env, BinOp::Mul, NumTy::U16, counter, k);
@@ -937,13 +897,8 @@ impl Sema {
         env.scopes.pop();
         self.fb(env).switch_to(cont_b);
         let one = self.imm(env, 1);
-        self.fb(env).emit(Inst::Bin {
-            op: BinOp::Add,
-            ty: NumTy::U16,
-            dst: counter,
-            a: counter,
-            b: one,
-        });
+        self.fb(env)
+            .bin(BinOp::Add, NumTy::U16, counter, counter, one);
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(exit);
         Ok(Flow::Normal)

@@ -524,6 +524,22 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// The scalar type of a memory place used at `span`, or the type-mismatch error
+    /// `message(type)` with `label`.
+    fn mem_scalar(
+        &mut self,
+        ty: &Ty,
+        span: Span,
+        message: impl FnOnce(&str) -> String,
+        label: &str,
+    ) -> R<Scalar> {
+        if let Ty::Scalar(s) = ty {
+            return Ok(*s);
+        }
+        let d = ty.describe(&self.aggs);
+        Err(self.err(codes::TUNG_TYPE_MISMATCH, message(&d), span, label))
+    }
+
     /// Reads a scalar place.
     pub fn load(&mut self, p: &Place, span: Span) -> R<Val> {
         match p {
@@ -534,16 +550,9 @@ impl<'a> Lower<'a> {
                 dynoff,
                 ty,
             } => {
-                let Ty::Scalar(s) = ty else {
-                    let d = ty.describe(&self.aggs);
-                    return Err(self.err(
-                        codes::TUNG_TYPE_MISMATCH,
-                        format!("`{d}` is not a scalar value"),
-                        span,
-                        "used as a value here",
-                    ));
-                };
-                if *s == Scalar::U64 {
+                let not_scalar = |d: &str| format!("`{d}` is not a scalar value");
+                let s = self.mem_scalar(ty, span, not_scalar, "used as a value here")?;
+                if s == Scalar::U64 {
                     return Err(self.no_64bit(span, "a `u64` variable"));
                 }
                 let a = self.addr_of(*base, *off, *dynoff);
@@ -553,7 +562,7 @@ impl<'a> Lower<'a> {
                     dst,
                     addr: a,
                 });
-                Ok(Val::Reg { r: dst, ty: *s })
+                Ok(Val::Reg { r: dst, ty: s })
             }
         }
     }
@@ -572,16 +581,9 @@ impl<'a> Lower<'a> {
                 dynoff,
                 ty,
             } => {
-                let Ty::Scalar(s) = ty else {
-                    let d = ty.describe(&self.aggs);
-                    return Err(self.err(
-                        codes::TUNG_TYPE_MISMATCH,
-                        format!("cannot assign a scalar to `{d}`"),
-                        span,
-                        "assigned here",
-                    ));
-                };
-                let src = self.materialize(v, *s, span)?;
+                let not_scalar = |d: &str| format!("cannot assign a scalar to `{d}`");
+                let s = self.mem_scalar(ty, span, not_scalar, "assigned here")?;
+                let src = self.materialize(v, s, span)?;
                 let a = self.addr_of(*base, *off, *dynoff);
                 self.fb.emit(Inst::Store {
                     w: s.nt().width(),

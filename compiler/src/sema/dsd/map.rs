@@ -157,22 +157,8 @@ impl Sema {
         let header = self.fb(env).block();
         let body = self.fb(env).block();
         let exit = self.fb(env).block();
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(header);
-        let c = self.fb(env).reg();
-        self.fb(env).emit(Inst::Cmp {
-            op: CmpOp::Lt,
-            ty: NumTy::U16,
-            dst: c,
-            a: k,
-            b: len,
-        });
-        self.fb(env).terminate(Term::Branch {
-            cond: c,
-            then: body,
-            otherwise: exit,
-        });
-        self.fb(env).switch_to(body);
+        let test = (CmpOp::Lt, NumTy::U16, k, len);
+        self.fb(env).loop_header(header, body, exit, test);
         let mut call_args = Vec::new();
         let mut ci = 0;
         for (i, &pty) in ins.iter().zip(&ptys) {
@@ -213,21 +199,9 @@ impl Sema {
             });
         }
         for (ptr, step) in cursors.iter().chain(out_cursor.iter()) {
-            self.fb(env).emit(Inst::Bin {
-                op: BinOp::Add,
-                ty: NumTy::U16,
-                dst: *ptr,
-                a: *ptr,
-                b: *step,
-            });
+            self.fb(env).bin(BinOp::Add, NumTy::U16, *ptr, *ptr, *step);
         }
-        self.fb(env).emit(Inst::Bin {
-            op: BinOp::Add,
-            ty: NumTy::U16,
-            dst: k,
-            a: k,
-            b: one,
-        });
+        self.fb(env).bin(BinOp::Add, NumTy::U16, k, k, one);
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(exit);
         Ok(Val::Ct(Value::Void))
