@@ -717,19 +717,14 @@ impl Sema {
         ))
     }
 
-    fn str_arg(&mut self, env: &mut Env, e: ExprId) -> R<Rc<str>> {
+    /// A comptime string argument.
+    pub(super) fn str_arg(&mut self, env: &mut Env, e: ExprId) -> R<Rc<str>> {
         match self.eval_comptime(env, e)? {
             Value::Str(s) => Ok(s),
             other => {
                 let sp = self.span(env, e);
                 let t = other.ty(&mut self.types);
-                let d = self.types.display(t);
-                Err(self.err(
-                    codes::TYPE_MISMATCH,
-                    "expected a comptime_string",
-                    sp,
-                    format!("this has type {d}"),
-                ))
+                Err(self.err_with_type(codes::TYPE_MISMATCH, "expected a comptime_string", sp, t))
             }
         }
     }
@@ -741,13 +736,7 @@ impl Sema {
             other => {
                 let sp = self.span(env, e);
                 let t = other.ty(&mut self.types);
-                let d = self.types.display(t);
-                Err(self.err(
-                    codes::TYPE_MISMATCH,
-                    "expected a struct",
-                    sp,
-                    format!("this has type {d}"),
-                ))
+                Err(self.err_with_type(codes::TYPE_MISMATCH, "expected a struct", sp, t))
             }
         }
     }
@@ -759,13 +748,7 @@ impl Sema {
             Val::Ct(other) => {
                 let sp = self.span(env, e);
                 let t = other.ty(&mut self.types);
-                let d = self.types.display(t);
-                Err(self.err(
-                    codes::TYPE_MISMATCH,
-                    "expected an integer",
-                    sp,
-                    format!("this has type {d}"),
-                ))
+                Err(self.err_with_type(codes::TYPE_MISMATCH, "expected an integer", sp, t))
             }
             Val::Rt { .. } => Ok(None),
         }

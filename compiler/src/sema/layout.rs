@@ -348,7 +348,7 @@ impl Sema {
         let from = self.mods[env.module].file;
         let file = match args.get(2) {
             Some(f) => {
-                let path = self.str_arg_pub(env, *f)?;
+                let path = self.str_arg(env, *f)?;
                 let sp = self.span(env, *f);
                 self.load_module_file(&path, from, sp)?
             }
@@ -361,12 +361,11 @@ impl Sema {
                 other => {
                     let sp = self.span(env, *p);
                     let t = other.ty(&mut self.types);
-                    let d = self.types.display(t);
-                    return Err(self.err(
+                    return Err(self.err_with_type(
                         codes::TYPE_MISMATCH,
                         "tile params must be a struct",
                         sp,
-                        format!("this has type {d}"),
+                        t,
                     ));
                 }
             },
@@ -462,7 +461,7 @@ impl Sema {
         args: &[ExprId],
         span: Span,
     ) -> R<()> {
-        let name = self.str_arg_pub(env, args[0])?.to_string();
+        let name = self.str_arg(env, args[0])?.to_string();
         let t = self.eval_type(env, args[1])?;
         let tspan = self.span(env, args[1]);
         let kind = match self.types.get(t).clone() {
@@ -548,24 +547,6 @@ impl Sema {
         }
         plan.exports.push((ExportName { name, kind }, span));
         Ok(())
-    }
-
-    /// A comptime string argument (shared with other builtins).
-    pub fn str_arg_pub(&mut self, env: &mut Env, e: ExprId) -> R<Rc<str>> {
-        match self.eval_comptime(env, e)? {
-            Value::Str(s) => Ok(s),
-            other => {
-                let sp = self.span(env, e);
-                let t = other.ty(&mut self.types);
-                let d = self.types.display(t);
-                Err(self.err(
-                    codes::TYPE_MISMATCH,
-                    "expected a comptime_string",
-                    sp,
-                    format!("this has type {d}"),
-                ))
-            }
-        }
     }
 
     pub(super) fn b_get_rectangle(&mut self, span: Span) -> R<Val> {

@@ -199,6 +199,18 @@ impl Sema {
         self.report(Diagnostic::error(code, msg, span, label))
     }
 
+    /// Reports error `code` at `span`, labelled with the type `ty` of what is there.
+    pub fn err_with_type(
+        &mut self,
+        code: &'static str,
+        msg: impl Into<String>,
+        span: Span,
+        ty: TypeId,
+    ) -> Reported {
+        let d = self.types.display(ty);
+        self.err(code, msg, span, format!("this has type {d}"))
+    }
+
     /// Stops runaway nesting (recursive comptime calls, generic instances that make new
     /// instances, recursive inline functions, deeply nested expressions) before the
     /// compiler's own stack runs out.

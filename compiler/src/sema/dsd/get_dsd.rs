@@ -565,12 +565,11 @@ impl Sema {
         let dty = self.val_ty(&dv);
         let dspan = self.span(env, args[0]);
         if !self.types.get(dty).is_dsd() {
-            let d = self.types.display(dty);
-            return Err(self.err(
+            return Err(self.err_with_type(
                 codes::TYPE_MISMATCH,
                 format!("@{n} needs a DSD"),
                 dspan,
-                format!("this has type {d}"),
+                dty,
             ));
         }
         // Comptime descriptor and comptime argument: a new comptime descriptor.

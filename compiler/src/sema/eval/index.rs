@@ -317,12 +317,11 @@ impl Sema {
                 Val::Ct(Value::Int(i, _)) => *i,
                 other => {
                     let t = self.val_ty(other);
-                    let d = self.types.display(t);
-                    return Err(self.err(
+                    return Err(self.err_with_type(
                         codes::TYPE_MISMATCH,
                         "array index must be an integer",
                         *s,
-                        format!("this has type {d}"),
+                        t,
                     ));
                 }
             };
@@ -373,12 +372,11 @@ impl Sema {
     pub(super) fn index_to_u16(&mut self, env: &mut Env, v: Val, span: Span) -> R<VReg> {
         let ty = self.val_ty(&v);
         if !self.types.is_int(ty) {
-            let d = self.types.display(ty);
-            return Err(self.err(
+            return Err(self.err_with_type(
                 codes::TYPE_MISMATCH,
                 "array index must be an integer",
                 span,
-                format!("this has type {d}"),
+                ty,
             ));
         }
         if env.comptime {

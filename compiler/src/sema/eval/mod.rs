@@ -313,13 +313,7 @@ impl Sema {
             other => {
                 let span = self.span(env, e);
                 let ty = other.ty(&mut self.types);
-                let d = self.types.display(ty);
-                Err(self.err(
-                    codes::TYPE_MISMATCH,
-                    "expected an integer",
-                    span,
-                    format!("this has type {d}"),
-                ))
+                Err(self.err_with_type(codes::TYPE_MISMATCH, "expected an integer", span, ty))
             }
         }
     }

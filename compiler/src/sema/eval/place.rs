@@ -123,12 +123,11 @@ impl Sema {
                 let (elem, is_const) = match self.types.get(pty) {
                     Type::Ptr { elem, is_const } => (*elem, *is_const),
                     _ => {
-                        let d = self.types.display(pty);
-                        return Err(self.err(
+                        return Err(self.err_with_type(
                             codes::NOT_A_POINTER,
                             "cannot dereference a value that is not a pointer",
                             pspan,
-                            format!("this has type {d}"),
+                            pty,
                         ));
                     }
                 };
