@@ -195,17 +195,19 @@ impl BuiltinInfo {
     }
 }
 
-/// Builds [`BUILTINS`] from rows `name, arity, place, [argument kinds], handler;`.
+/// Builds [`BUILTINS`] from rows `name [| name...], arity, place, [argument kinds], handler;`.
 macro_rules! table {
-    ($($name:literal, $arity:expr, $w:ident, [$($k:ident),*], $h:expr;)*) => {
-        /// Every builtin documented for CSL, one row each: adding a builtin is adding a row.
-        pub const BUILTINS: &[BuiltinInfo] = &[$(BuiltinInfo {
+    (@kinds [$($k:ident),*]) => { &[$(Arg::$k),*] };
+    ($($($name:literal)|+, $arity:expr, $w:ident, $kinds:tt, $h:expr;)*) => {
+        /// Every builtin documented for CSL: adding a builtin is adding a row (or a name to
+        /// a row of builtins that share everything else).
+        pub const BUILTINS: &[BuiltinInfo] = &[$($(BuiltinInfo {
             name: $name,
             arity: $arity,
             place: Where::$w,
-            params: &[$(Arg::$k),*],
+            params: table!(@kinds $kinds),
             handler: $h,
-        }),*];
+        }),+),*];
     };
 }
 
@@ -231,128 +233,90 @@ table! {
     "strcat", AtLeast(0), Comptime, [Str], Sema::b_strcat;
     "get_array", Exactly(1), Comptime, [Str], Sema::b_get_array;
     "get_string_from_byte", Exactly(1), Comptime, [Int], Sema::b_get_string_from_byte;
-    "import_comptime_value", Exactly(2), Comptime, [Type, Str],
-        |s, e, c| s.b_import_comptime_value(e, c.args);
-    "import_module", Between(1, 2), Comptime, [Str, Struct],
-        |s, e, c| s.b_import_module(e, c.args, c.span);
+    "import_comptime_value",
+        Exactly(2), Comptime, [Type, Str], |s, e, c| s.b_import_comptime_value(e, c.args);
+    "import_module",
+        Between(1, 2), Comptime, [Str, Struct], |s, e, c| s.b_import_module(e, c.args, c.span);
     "zeros", Exactly(1), Any, [Type], Sema::b_zeros;
     "constants", Exactly(2), Any, [Type, Value], Sema::b_constants;
-    "dimensions", Exactly(1), Comptime, [Type], Sema::b_dimensions;
-    "element_count", Exactly(1), Comptime, [Type], Sema::b_dimensions;
-    "element_type", Exactly(1), Comptime, [Type], Sema::b_dimensions;
-    "rank", Exactly(1), Comptime, [Type], Sema::b_dimensions;
+    "dimensions" | "element_count" | "element_type" | "rank",
+        Exactly(1), Comptime, [Type], Sema::b_dimensions;
     "range", Either(2, 4), Any, [Type, Int, Int, Int], |s, e, c| s.b_range(e, c.args, c.span);
-    "range_start", Exactly(1), Any, [Range], Sema::b_range_start;
-    "range_stop", Exactly(1), Any, [Range], Sema::b_range_start;
-    "range_step", Exactly(1), Any, [Range], Sema::b_range_start;
+    "range_start" | "range_stop" | "range_step", Exactly(1), Any, [Range], Sema::b_range_start;
     "random16", Exactly(0), Runtime, [], Sema::unsupported;
     "set_active_prng", Exactly(1), Runtime, [Int], Sema::unsupported;
-    "set_rectangle", Exactly(2), Layout, [Int, Int],
-        |s, e, c| s.layout_builtin(e, c, Sema::l_set_rectangle);
-    "set_tile_code", Between(2, 4), Layout, [Int, Int, Str, Struct],
+    "set_rectangle",
+        Exactly(2), Layout, [Int, Int], |s, e, c| s.layout_builtin(e, c, Sema::l_set_rectangle);
+    "set_tile_code",
+        Between(2, 4), Layout, [Int, Int, Str, Struct],
         |s, e, c| s.layout_builtin(e, c, Sema::l_set_tile_code);
-    "set_color_config", Exactly(4), Layout, [Int, Int, Color, Struct],
+    "set_color_config",
+        Exactly(4), Layout, [Int, Int, Color, Struct],
         |s, e, c| s.layout_builtin(e, c, Sema::l_set_color_config);
-    "export_name", Between(2, 3), Layout, [Str, Type, Bool],
+    "export_name",
+        Between(2, 3), Layout, [Str, Type, Bool],
         |s, e, c| s.layout_builtin(e, c, Sema::l_export_name);
     "get_rectangle", Exactly(0), Any, [], |s, _, c| s.b_get_rectangle(c.span);
     "get_color", Exactly(1), Any, [Int], Sema::b_get_color;
     "get_data_task_id", Exactly(1), Any, [Value], Sema::b_get_data_task_id;
-    "get_local_task_id", Exactly(1), Any, [Int], Sema::b_get_local_task_id;
-    "get_control_task_id", Exactly(1), Any, [Int], Sema::b_get_local_task_id;
-    "get_input_queue", Exactly(1), Any, [Int], Sema::b_get_input_queue;
-    "get_output_queue", Exactly(1), Any, [Int], Sema::b_get_input_queue;
+    "get_local_task_id" | "get_control_task_id", Exactly(1), Any, [Int], Sema::b_get_local_task_id;
+    "get_input_queue" | "get_output_queue", Exactly(1), Any, [Int], Sema::b_get_input_queue;
     "get_ut_id", Exactly(1), Any, [Int], Sema::b_get_ut_id;
     "get_filter_id", Exactly(1), Comptime, [Int], Sema::unsupported;
-    "bind_data_task", Exactly(2), TopComptime, [Task, TaskId],
-        |s, e, c| s.b_bind(e, c.name, c.args, c.span);
-    "bind_local_task", Exactly(2), TopComptime, [Task, TaskId],
-        |s, e, c| s.b_bind(e, c.name, c.args, c.span);
-    "bind_control_task", Exactly(2), TopComptime, [Task, TaskId],
-        |s, e, c| s.b_bind(e, c.name, c.args, c.span);
-    "activate", Exactly(1), TopComptimeOrRuntime, [TaskId],
+    "bind_data_task" | "bind_local_task" | "bind_control_task",
+        Exactly(2), TopComptime, [Task, TaskId], |s, e, c| s.b_bind(e, c.name, c.args, c.span);
+    "activate" | "block" | "unblock",
+        Exactly(1), TopComptimeOrRuntime, [TaskId],
         |s, e, c| s.b_task_state(e, c.name, c.args[0], c.span);
-    "block", Exactly(1), TopComptimeOrRuntime, [TaskId],
-        |s, e, c| s.b_task_state(e, c.name, c.args[0], c.span);
-    "unblock", Exactly(1), TopComptimeOrRuntime, [TaskId],
-        |s, e, c| s.b_task_state(e, c.name, c.args[0], c.span);
-    "initialize_queue", Between(1, 2), TopComptime, [Queue, Struct],
+    "initialize_queue",
+        Between(1, 2), TopComptime, [Queue, Struct],
         |s, e, c| s.b_initialize_queue(e, c.args, c.span);
-    "set_teardown_handler", Exactly(2), TopComptime, [Fn, Color],
-        |s, e, c| s.b_set_teardown_handler(e, c.args, c.span);
+    "set_teardown_handler",
+        Exactly(2), TopComptime, [Fn, Color], |s, e, c| s.b_set_teardown_handler(e, c.args, c.span);
     "rpc", Exactly(1), TopComptime, [Color], Sema::unsupported;
     "queue_flush", Exactly(1), Runtime, [Queue], Sema::unsupported;
     "set_empty_queue_handler", Exactly(2), TopComptime, [Fn, Queue], Sema::unsupported;
     "set_control_task_table", Exactly(1), TopComptime, [Value], Sema::unsupported;
     "bind_rotating_tasks", Exactly(4), TopComptime, [Value, Value, Value, Value], Sema::unsupported;
-    "set_local_color_config", Exactly(2), TopComptime, [Color, Struct],
+    "set_local_color_config",
+        Exactly(2), TopComptime, [Color, Struct],
         |s, e, c| s.b_set_local_color_config(e, c.args, c.span);
     "get_dsd", Exactly(2), Any, [Type, Struct], |s, e, c| s.b_get_dsd(e, c.args, c.span);
     "set_dsd_base_addr", Exactly(2), Any, [Dsd, Value], Sema::b_dsd_modify_named;
     "increment_dsd_offset", Exactly(3), Any, [Dsd, Int, Type], Sema::b_dsd_modify_named;
-    "set_dsd_length", Exactly(2), Any, [Dsd, Int], Sema::b_dsd_modify_named;
-    "set_dsd_stride", Exactly(2), Any, [Dsd, Int], Sema::b_dsd_modify_named;
-    "allocate_fifo", Between(1, 2), Any, [Value, Struct],
-        |s, e, c| s.b_allocate_fifo(e, c.args, c.span);
-    "set_fifo_read_length", Exactly(2), Runtime, [Dsd, Int], Sema::unsupported;
-    "set_fifo_write_length", Exactly(2), Runtime, [Dsd, Int], Sema::unsupported;
+    "set_dsd_length" | "set_dsd_stride", Exactly(2), Any, [Dsd, Int], Sema::b_dsd_modify_named;
+    "allocate_fifo",
+        Between(1, 2), Any, [Value, Struct], |s, e, c| s.b_allocate_fifo(e, c.args, c.span);
+    "set_fifo_read_length" | "set_fifo_write_length",
+        Exactly(2), Runtime, [Dsd, Int], Sema::unsupported;
     "get_dsr", Exactly(2), Comptime, [Type, Int], |s, e, c| s.b_get_dsr(e, c.args, c.span);
     "get_xdsr", Exactly(1), Comptime, [Int], |s, e, c| s.b_get_xdsr(e, c.args);
-    "load_to_dsr", Between(2, 3), TopComptimeOrRuntime, [Dsr, Dsd, Struct],
+    "load_to_dsr",
+        Between(2, 3), TopComptimeOrRuntime, [Dsr, Dsd, Struct],
         |s, e, c| s.b_load_to_dsr(e, c.args, c.span);
     // A DSD operation (`@fadds`, `@mov16`, ...): its DSD operands, then an optional
     // configuration struct.
-    "add16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "addc16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "sub16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "and16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "or16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "xor16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "sll16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "slr16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "sar16", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "clz", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "ctz", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "popcnt", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "mov16", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "mov32", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fmovh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fmovs", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fabsh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fabss", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fnegh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fnegs", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "faddh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fadds", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "faddhs", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fsubh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fsubs", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fmulh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fmuls", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fmaxh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fmaxs", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fmach", Between(4, 5), Runtime, [Dsd, Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fmacs", Between(4, 5), Runtime, [Dsd, Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fmachs", Between(4, 5), Runtime, [Dsd, Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fh2s", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fs2h", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fh2xp16", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fs2xp16", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "xp162fh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "xp162fs", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fnormh", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fnorms", Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fscaleh", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
-    "fscales", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "add16" | "addc16" | "sub16" | "and16" | "or16" | "xor16" | "sll16" | "slr16" | "sar16",
+        Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "clz" | "ctz" | "popcnt" | "mov16" | "mov32" | "fmovh" | "fmovs" | "fabsh" | "fabss" | "fnegh"
+        | "fnegs",
+        Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "faddh" | "fadds" | "faddhs" | "fsubh" | "fsubs" | "fmulh" | "fmuls" | "fmaxh" | "fmaxs",
+        Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fmach" | "fmacs" | "fmachs",
+        Between(4, 5), Runtime, [Dsd, Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fh2s" | "fs2h" | "fh2xp16" | "fs2xp16" | "xp162fh" | "xp162fs" | "fnormh" | "fnorms",
+        Between(2, 3), Runtime, [Dsd, Dsd, Struct], Sema::b_dsd_op_named;
+    "fscaleh" | "fscales", Between(3, 4), Runtime, [Dsd, Dsd, Dsd, Struct], Sema::b_dsd_op_named;
     "dfilt", Exactly(2), Runtime, [Dsd, Value], Sema::b_dsd_op_named;
     "map", AtLeast(2), Runtime, [Fn, Value], |s, e, c| s.b_map(e, c.args, c.span);
     "set_config", Between(2, 3), TopComptimeOrRuntime, [Int, Value, Struct], Sema::unsupported;
     "get_config", Between(1, 2), Any, [Int, Struct], Sema::unsupported;
-    "set_config_unchecked", Between(2, 3), TopComptimeOrRuntime, [Int, Value, Struct],
-        Sema::unsupported;
+    "set_config_unchecked",
+        Between(2, 3), TopComptimeOrRuntime, [Int, Value, Struct], Sema::unsupported;
     "get_config_unchecked", Between(1, 2), Any, [Int, Struct], Sema::unsupported;
-    "export_symbol", Between(1, 2), TopComptime, [Value, Str],
-        |s, e, c| s.b_export_symbol(e, c.args, c.span);
+    "export_symbol",
+        Between(1, 2), TopComptime, [Value, Str], |s, e, c| s.b_export_symbol(e, c.args, c.span);
     "get_symbol_id", Exactly(1), Any, [Value], Sema::unsupported;
     "get_symbol_value", Exactly(2), Runtime, [Type, Int], Sema::unsupported;
     "get_tensor_ptr", Exactly(1), Runtime, [Value], Sema::unsupported;
