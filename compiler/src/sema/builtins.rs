@@ -958,11 +958,7 @@ impl Sema {
             Val::Rt { reg, .. } => {
                 let fail = self.fb(env).block();
                 let ok = self.fb(env).block();
-                self.fb(env).terminate(Term::Branch {
-                    cond: reg,
-                    then: ok,
-                    otherwise: fail,
-                });
+                self.fb(env).branch(reg, ok, fail);
                 self.fb(env).switch_to(fail);
                 self.fb(env).emit(Inst::Trap {
                     code: TrapCode::AssertFailed,
@@ -974,17 +970,22 @@ impl Sema {
         }
     }
 
+    /// `@range` over a type that is not an integer type.
+    pub(super) fn range_not_int(&mut self, elem: super::types::TypeId, span: Span) -> Reported {
+        let d = self.types.display(elem);
+        self.err(
+            codes::TYPE_MISMATCH,
+            format!("@range needs an integer type, found {d}"),
+            span,
+            "here",
+        )
+    }
+
     fn b_range(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         let elem = self.eval_type(env, args[0])?;
         if !self.types.is_int(elem) {
-            let d = self.types.display(elem);
             let sp = self.span(env, args[0]);
-            return Err(self.err(
-                codes::TYPE_MISMATCH,
-                format!("@range needs an integer type, found {d}"),
-                sp,
-                "here",
-            ));
+            return Err(self.range_not_int(elem, sp));
         }
         let mut ints = Vec::new();
         for &a in &args[1..] {

@@ -67,6 +67,27 @@ impl Sema {
         Err(self.report(d))
     }
 
+    /// Joins the arms at `join`: merged into a value ([`Sema::merge_arms`]) when one is
+    /// wanted (`want` holds the type hint), or just jumping there otherwise.
+    fn join_arms(
+        &mut self,
+        env: &mut Env,
+        arms: Vec<Arm>,
+        join: BlockId,
+        want: Option<Option<TypeId>>,
+        span: Span,
+    ) -> R<Val> {
+        let Some(hint) = want else {
+            for a in arms.iter().filter(|a| a.reachable) {
+                self.fb(env).switch_to(a.block);
+                self.fb(env).terminate(Term::Jump(join));
+            }
+            self.fb(env).switch_to(join);
+            return Ok(Val::Ct(Value::Void));
+        };
+        self.merge_arms(env, arms, join, hint, span)
+    }
+
     /// Joins the arms of a value-producing construct at `join` (see the module docs).
     pub(crate) fn merge_arms(
         &mut self,
@@ -222,15 +243,7 @@ impl Sema {
                 reachable: true,
             });
         }
-        if !want_value {
-            for a in arms.iter().filter(|a| a.reachable) {
-                self.fb(env).switch_to(a.block);
-                self.fb(env).terminate(Term::Jump(exit));
-            }
-            self.fb(env).switch_to(exit);
-            return Ok(Val::Ct(Value::Void));
-        }
-        self.merge_arms(env, arms, exit, hint, span)
+        self.join_arms(env, arms, exit, want_value.then_some(hint), span)
     }
 
     /// `break [:label] [value]` in runtime code.
@@ -420,11 +433,7 @@ impl Sema {
                             });
                             self.emit_bin(env, BinOp::And, NumTy::Bool, c1, c2)
                         };
-                        self.fb(env).terminate(Term::Branch {
-                            cond: c,
-                            then: body_b,
-                            otherwise: next,
-                        });
+                        self.fb(env).branch(c, body_b, next);
                         self.fb(env).switch_to(next);
                     }
                     let fallthrough = self.fb(env).cur;
@@ -469,15 +478,7 @@ impl Sema {
                     self.fb(env).switch_to(join);
                     return Err(Reported);
                 }
-                if !want_value {
-                    for a in arms.iter().filter(|a| a.reachable) {
-                        self.fb(env).switch_to(a.block);
-                        self.fb(env).terminate(Term::Jump(join));
-                    }
-                    self.fb(env).switch_to(join);
-                    return Ok(Val::Ct(Value::Void));
-                }
-                self.merge_arms(env, arms, join, hint, span)
+                self.join_arms(env, arms, join, want_value.then_some(hint), span)
             }
         }
     }

@@ -425,11 +425,7 @@ impl Sema {
             });
             let call_b = fb.block();
             let next = fb.block();
-            fb.terminate(Term::Branch {
-                cond: test,
-                then: call_b,
-                otherwise: next,
-            });
+            fb.branch(test, call_b, next);
             fb.switch_to(call_b);
             fb.emit(Inst::Call {
                 func: f,

@@ -81,6 +81,15 @@ impl FnBuilder {
         self.emit(Inst::Bin { op, ty, dst, a, b });
     }
 
+    /// Closes the current block with a branch on `cond` to `then` or `otherwise`.
+    pub fn branch(&mut self, cond: VReg, then: BlockId, otherwise: BlockId) {
+        self.terminate(Term::Branch {
+            cond,
+            then,
+            otherwise,
+        });
+    }
+
     /// The head of a counting loop: closes the current block with a jump to `header`, in
     /// which `a op b` (compared as `ty`) branches to `body` or else to `exit`; continues in
     /// `body`.
@@ -101,11 +110,7 @@ impl FnBuilder {
             a,
             b,
         });
-        self.terminate(Term::Branch {
-            cond,
-            then: body,
-            otherwise: exit,
-        });
+        self.branch(cond, body, exit);
         self.switch_to(body);
     }
 

@@ -380,11 +380,7 @@ impl Sema {
                 } else {
                     join
                 };
-                self.fb(env).terminate(Term::Branch {
-                    cond: reg,
-                    then: tb,
-                    otherwise: eb,
-                });
+                self.fb(env).branch(reg, tb, eb);
                 self.fb(env).switch_to(tb);
                 let _ = self.exec_block(env, then);
                 self.fb(env).terminate(Term::Jump(join));
@@ -478,11 +474,7 @@ impl Sema {
                 return Ok(Flow::Normal);
             }
             Val::Ct(_) => self.fb(env).terminate(Term::Jump(body_b)),
-            Val::Rt { reg, .. } => self.fb(env).terminate(Term::Branch {
-                cond: reg,
-                then: body_b,
-                otherwise: exit,
-            }),
+            Val::Rt { reg, .. } => self.fb(env).branch(reg, body_b, exit),
         }
         self.fb(env).switch_to(body_b);
         self.loop_body(env, label, exit, cont_b, body);
@@ -649,13 +641,7 @@ impl Sema {
             .num_ty(elem)
             .filter(|_| self.types.int_info(elem).is_some())
         else {
-            let d = self.types.display(elem);
-            return Err(self.err(
-                codes::TYPE_MISMATCH,
-                format!("@range needs an integer type, found {d}"),
-                span,
-                "here",
-            ));
+            return Err(self.range_not_int(elem, span));
         };
         let mut vals = Vec::new();
         for &a in &args[1..] {

@@ -449,20 +449,13 @@ impl Sema {
                 });
                 let rhs_b = self.fb(env).block();
                 let join = self.fb(env).block();
-                let term = if op == BinaryOp::And {
-                    Term::Branch {
-                        cond: reg,
-                        then: rhs_b,
-                        otherwise: join,
-                    }
+                // `and` evaluates the right operand when the left is true, `or` when false.
+                let (then, otherwise) = if op == BinaryOp::And {
+                    (rhs_b, join)
                 } else {
-                    Term::Branch {
-                        cond: reg,
-                        then: join,
-                        otherwise: rhs_b,
-                    }
+                    (join, rhs_b)
                 };
-                self.fb(env).terminate(term);
+                self.fb(env).branch(reg, then, otherwise);
                 self.fb(env).switch_to(rhs_b);
                 let r = self.expr(env, rhs)?;
                 let rspan = self.span(env, rhs);

@@ -198,16 +198,8 @@ impl Sema {
         let mut flat: u64 = 0;
         for (k, &ix) in indices.iter().enumerate() {
             let i = self.eval_int(env, ix)?;
-            if i < 0 || i as u128 >= u128::from(dims[k]) {
-                let s = self.span(env, ix);
-                return Err(self.err(
-                    codes::COMPTIME_INDEX,
-                    format!("index {i} is out of range for an extent of {}", dims[k]),
-                    s,
-                    "out of range",
-                ));
-            }
-            flat = flat * dims[k] + i as u64;
+            let s = self.span(env, ix);
+            flat = self.flat_step(flat, i, dims[k], s)?;
         }
         Ok(flat as usize)
     }
@@ -325,17 +317,23 @@ impl Sema {
                     ));
                 }
             };
-            if i < 0 || i as u128 >= u128::from(dims[k]) {
-                return Err(self.err(
-                    codes::COMPTIME_INDEX,
-                    format!("index {i} is out of range for an extent of {}", dims[k]),
-                    *s,
-                    "out of range",
-                ));
-            }
-            flat = flat * dims[k] + i as u64;
+            flat = self.flat_step(flat, i, dims[k], *s)?;
         }
         Ok(flat as usize)
+    }
+
+    /// One step of a row-major flat index: `flat * extent + i`, with `i` (at `span`)
+    /// checked against the extent.
+    fn flat_step(&mut self, flat: u64, i: i128, extent: u64, span: Span) -> R<u64> {
+        if i < 0 || i as u128 >= u128::from(extent) {
+            return Err(self.err(
+                codes::COMPTIME_INDEX,
+                format!("index {i} is out of range for an extent of {extent}"),
+                span,
+                "out of range",
+            ));
+        }
+        Ok(flat * extent + i as u64)
     }
 
     pub(super) fn rank_mismatch(&mut self, rank: usize, given: usize, span: Span) -> Reported {

@@ -646,11 +646,7 @@ impl Sema {
                 let tb = self.fb(env).block();
                 let eb = self.fb(env).block();
                 let join = self.fb(env).block();
-                self.fb(env).terminate(Term::Branch {
-                    cond: reg,
-                    then: tb,
-                    otherwise: eb,
-                });
+                self.fb(env).branch(reg, tb, eb);
                 let mut arms = Vec::new();
                 for (blk, e) in [(tb, then), (eb, otherwise)] {
                     self.fb(env).switch_to(blk);
