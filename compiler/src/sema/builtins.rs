@@ -981,6 +981,30 @@ impl Sema {
         )
     }
 
+    /// `(start, stop, step)` from the integer arguments of `@range(T, stop)` or
+    /// `@range(T, start, stop, step)`; a zero step is an error at `span` with `label`.
+    pub(super) fn range_bounds(
+        &mut self,
+        ints: &[i128],
+        span: Span,
+        label: &str,
+    ) -> R<(i128, i128, i128)> {
+        let (start, stop, step) = match *ints {
+            [stop] => (0, stop, 1),
+            [start, stop, step] => (start, stop, step),
+            _ => return Err(Reported),
+        };
+        if step == 0 {
+            return Err(self.err(
+                codes::BUILTIN_ARGS,
+                "@range step must not be zero",
+                span,
+                label,
+            ));
+        }
+        Ok((start, stop, step))
+    }
+
     fn b_range(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         let elem = self.eval_type(env, args[0])?;
         if !self.types.is_int(elem) {
@@ -996,19 +1020,7 @@ impl Sema {
             };
             ints.push(i);
         }
-        let (start, stop, step) = if ints.len() == 1 {
-            (0, ints[0], 1)
-        } else {
-            (ints[0], ints[1], ints[2])
-        };
-        if step == 0 {
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                "@range step must not be zero",
-                span,
-                "step is zero",
-            ));
-        }
+        let (start, stop, step) = self.range_bounds(&ints, span, "step is zero")?;
         Ok(Val::Ct(Value::Range {
             start,
             stop,

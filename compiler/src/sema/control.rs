@@ -67,6 +67,16 @@ impl Sema {
         Err(self.report(d))
     }
 
+    /// The arm that ends in the current block with `val`, the value of `e`.
+    pub(crate) fn arm_here(&mut self, env: &mut Env, val: Val, e: ExprId) -> Arm {
+        Arm {
+            block: self.fb(env).cur,
+            val,
+            span: self.span(env, e),
+            reachable: self.fb(env).cur_reachable(),
+        }
+    }
+
     /// Joins the arms at `join`: merged into a value ([`Sema::merge_arms`]) when one is
     /// wanted (`want` holds the type hint), or just jumping there otherwise.
     fn join_arms(
@@ -440,14 +450,7 @@ impl Sema {
                     self.fb(env).switch_to(body_b);
                     match self.expr_hint(env, case.body, hint) {
                         Ok(v) => {
-                            let reachable = self.fb(env).cur_reachable();
-                            let block = self.fb(env).cur;
-                            arms.push(Arm {
-                                block,
-                                val: v,
-                                span: self.span(env, case.body),
-                                reachable,
-                            });
+                            arms.push(self.arm_here(env, v, case.body));
                         }
                         Err(_) => failed = true,
                     }
@@ -456,14 +459,7 @@ impl Sema {
                 match cases.iter().find(|c| c.items.is_empty()) {
                     Some(c) => match self.expr_hint(env, c.body, hint) {
                         Ok(v) => {
-                            let reachable = self.fb(env).cur_reachable();
-                            let block = self.fb(env).cur;
-                            arms.push(Arm {
-                                block,
-                                val: v,
-                                span: self.span(env, c.body),
-                                reachable,
-                            });
+                            arms.push(self.arm_here(env, v, c.body));
                         }
                         Err(_) => failed = true,
                     },

@@ -743,19 +743,7 @@ impl Sema {
         for &a in &args[1..] {
             ints.push(self.eval_int(env, a)?);
         }
-        let (start, stop, step) = if ints.len() == 1 {
-            (0, ints[0], 1)
-        } else {
-            (ints[0], ints[1], ints[2])
-        };
-        if step == 0 {
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                "@range step must not be zero",
-                span,
-                "here",
-            ));
-        }
+        let (start, stop, step) = self.range_bounds(&ints, span, "here")?;
         if range_len(start, stop, step) > MAX_UNROLL as u128 {
             return Err(self.err(
                 codes::UNSUPPORTED,

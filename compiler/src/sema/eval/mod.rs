@@ -651,14 +651,7 @@ impl Sema {
                 for (blk, e) in [(tb, then), (eb, otherwise)] {
                     self.fb(env).switch_to(blk);
                     let v = self.expr_hint(env, e, hint)?;
-                    let reachable = self.fb(env).cur_reachable();
-                    let block = self.fb(env).cur;
-                    arms.push(Arm {
-                        block,
-                        val: v,
-                        span: self.span(env, e),
-                        reachable,
-                    });
+                    arms.push(self.arm_here(env, v, e));
                 }
                 self.merge_arms(env, arms, join, hint, span)
             }
