@@ -653,11 +653,7 @@ impl Lower<'_> {
         let rhs = self.fb.block();
         let join = self.fb.block();
         let (then, otherwise) = if is_and { (rhs, join) } else { (join, rhs) };
-        self.fb.terminate(Term::Branch {
-            cond: ta,
-            then,
-            otherwise,
-        });
+        self.fb.branch(ta, then, otherwise);
         self.fb.switch_to(rhs);
         let b = self.expr(eb)?;
         let tb = self.truth(b, eb.span)?;
@@ -677,11 +673,7 @@ impl Lower<'_> {
         let ba = self.fb.block();
         let bb = self.fb.block();
         let join = self.fb.block();
-        self.fb.terminate(Term::Branch {
-            cond,
-            then: ba,
-            otherwise: bb,
-        });
+        self.fb.branch(cond, ba, bb);
         self.fb.switch_to(ba);
         let va = self.expr(ea)?;
         let end_a = self.fb.cur;
@@ -745,11 +737,7 @@ impl Lower<'_> {
         });
         let take = self.fb.block();
         let join = self.fb.block();
-        self.fb.terminate(Term::Branch {
-            cond: c,
-            then: take,
-            otherwise: join,
-        });
+        self.fb.branch(c, take, join);
         self.fb.switch_to(take);
         self.fb.emit(Inst::Mov { dst: res, src: rb });
         self.fb.terminate(Term::Jump(join));

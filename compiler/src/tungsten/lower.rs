@@ -511,13 +511,7 @@ impl<'a> Lower<'a> {
         match dynoff {
             Some(d) => {
                 let s = self.fb.reg();
-                self.fb.emit(Inst::Bin {
-                    op: BinOp::Add,
-                    ty: NumTy::U16,
-                    dst: s,
-                    a,
-                    b: d,
-                });
+                self.fb.bin(BinOp::Add, NumTy::U16, s, a, d);
                 s
             }
             None => a,
@@ -714,25 +708,13 @@ impl<'a> Lower<'a> {
                         } else {
                             let s = self.imm(esize);
                             let d = self.fb.reg();
-                            self.fb.emit(Inst::Bin {
-                                op: BinOp::Mul,
-                                ty: NumTy::U16,
-                                dst: d,
-                                a: i,
-                                b: s,
-                            });
+                            self.fb.bin(BinOp::Mul, NumTy::U16, d, i, s);
                             d
                         };
                         let total = match dynoff {
                             Some(prev) => {
                                 let d = self.fb.reg();
-                                self.fb.emit(Inst::Bin {
-                                    op: BinOp::Add,
-                                    ty: NumTy::U16,
-                                    dst: d,
-                                    a: prev,
-                                    b: scaled,
-                                });
+                                self.fb.bin(BinOp::Add, NumTy::U16, d, prev, scaled);
                                 d
                             }
                             None => scaled,

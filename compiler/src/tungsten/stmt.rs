@@ -9,11 +9,36 @@ use super::ast::{self, Arm, AssignOp, Expr, ExprKind, Init, LoopHead, Stmt, Stmt
 use super::lower::{Base, LastSend, Local, Lower, Par, Place, R, Reported, Val, const_int};
 use super::types::{Scalar, Ty, common};
 use crate::diag::{Diagnostic, codes};
-use crate::ir::{Inst, Term};
+use crate::ir::{BlockId, Inst, Term, VReg};
 use crate::source::Span;
-use csl_arch::isa::{BinOp, CmpOp};
+use csl_arch::isa::{BinOp, CmpOp, NumTy};
 
 impl<'a> Lower<'a> {
+    /// The head of a counting loop over `i`: jumps to `head`, which runs `bodyb` while
+    /// `i < bound` (`<=` when `closed`; compared as `nt`) and else leaves for `exit`, or
+    /// always runs `bodyb` without a bound. Continues in `bodyb`.
+    fn range_head(
+        &mut self,
+        (head, bodyb, exit): (BlockId, BlockId, BlockId),
+        i: VReg,
+        bound: Option<VReg>,
+        closed: bool,
+        nt: NumTy,
+    ) {
+        match bound {
+            Some(h) => {
+                let op = if closed { CmpOp::Le } else { CmpOp::Lt };
+                self.fb.loop_header(head, bodyb, exit, (op, nt, i, h));
+            }
+            None => {
+                self.fb.terminate(Term::Jump(head));
+                self.fb.switch_to(head);
+                self.fb.terminate(Term::Jump(bodyb));
+                self.fb.switch_to(bodyb);
+            }
+        }
+    }
+
     /// Lowers a list of statements in a new scope.
     pub fn block(&mut self, stmts: &[Stmt]) {
         self.scopes.push(Default::default());
@@ -298,11 +323,7 @@ impl<'a> Lower<'a> {
         let then = self.fb.block();
         let join = self.fb.block();
         let otherwise = if b.is_some() { self.fb.block() } else { join };
-        self.fb.terminate(Term::Branch {
-            cond,
-            then,
-            otherwise,
-        });
+        self.fb.branch(cond, then, otherwise);
         self.fb.switch_to(then);
         self.scoped(a);
         self.fb.terminate(Term::Jump(join));
@@ -406,27 +427,7 @@ impl<'a> Lower<'a> {
         let head = self.fb.block();
         let bodyb = self.fb.block();
         let exit = self.fb.block();
-        self.fb.terminate(Term::Jump(head));
-        self.fb.switch_to(head);
-        match h {
-            Some(h) => {
-                let c = self.fb.reg();
-                self.fb.emit(Inst::Cmp {
-                    op: if range.closed { CmpOp::Le } else { CmpOp::Lt },
-                    ty: ty.nt(),
-                    dst: c,
-                    a: i,
-                    b: h,
-                });
-                self.fb.terminate(Term::Branch {
-                    cond: c,
-                    then: bodyb,
-                    otherwise: exit,
-                });
-            }
-            None => self.fb.terminate(Term::Jump(bodyb)),
-        }
-        self.fb.switch_to(bodyb);
+        self.range_head((head, bodyb, exit), i, h, range.closed, ty.nt());
         self.scopes.push(Default::default());
         if let Some(sc) = self.scopes.last_mut() {
             sc.insert(var.name.clone(), Local::Var { r: i, ty });
@@ -438,13 +439,7 @@ impl<'a> Lower<'a> {
         } else {
             self.imm(1)
         };
-        self.fb.emit(Inst::Bin {
-            op: BinOp::Add,
-            ty: ty.nt(),
-            dst: i,
-            a: i,
-            b: one,
-        });
+        self.fb.bin(BinOp::Add, ty.nt(), i, i, one);
         self.fb.terminate(Term::Jump(head));
         self.fb.switch_to(exit);
         if let Some(sk) = self.socket_of_send(body) {
@@ -563,68 +558,24 @@ impl<'a> Lower<'a> {
         let head = self.fb.block();
         let bodyb = self.fb.block();
         let exit = self.fb.block();
-        self.fb.terminate(Term::Jump(head));
-        self.fb.switch_to(head);
-        match h {
-            Some(h) => {
-                let c = self.fb.reg();
-                self.fb.emit(Inst::Cmp {
-                    op: if range.closed { CmpOp::Le } else { CmpOp::Lt },
-                    ty: Scalar::Xp.nt(),
-                    dst: c,
-                    a: i,
-                    b: h,
-                });
-                self.fb.terminate(Term::Branch {
-                    cond: c,
-                    then: bodyb,
-                    otherwise: exit,
-                });
-            }
-            None => self.fb.terminate(Term::Jump(bodyb)),
-        }
-        self.fb.switch_to(bodyb);
+        self.range_head((head, bodyb, exit), i, h, range.closed, Scalar::Xp.nt());
         let w = self.receive_value(s, Scalar::U32, body.span)?;
         let Val::Reg { r: w, .. } = w else {
             return Err(Reported);
         };
         let data = self.fb.reg();
         let m = self.imm(0xffff);
-        self.fb.emit(Inst::Bin {
-            op: BinOp::And,
-            ty: Scalar::U32.nt(),
-            dst: data,
-            a: w,
-            b: m,
-        });
+        self.fb.bin(BinOp::And, Scalar::U32.nt(), data, w, m);
         let idx = self.fb.reg();
         let sh = self.imm(16);
-        self.fb.emit(Inst::Bin {
-            op: BinOp::Shr,
-            ty: Scalar::U32.nt(),
-            dst: idx,
-            a: w,
-            b: sh,
-        });
+        self.fb.bin(BinOp::Shr, Scalar::U32.nt(), idx, w, sh);
         let two = self.imm(2);
         let byte = self.fb.reg();
-        self.fb.emit(Inst::Bin {
-            op: BinOp::Mul,
-            ty: Scalar::U16.nt(),
-            dst: byte,
-            a: idx,
-            b: two,
-        });
+        self.fb.bin(BinOp::Mul, Scalar::U16.nt(), byte, idx, two);
         let total = match dynoff {
             Some(d) => {
                 let t = self.fb.reg();
-                self.fb.emit(Inst::Bin {
-                    op: BinOp::Add,
-                    ty: Scalar::U16.nt(),
-                    dst: t,
-                    a: d,
-                    b: byte,
-                });
+                self.fb.bin(BinOp::Add, Scalar::U16.nt(), t, d, byte);
                 t
             }
             None => byte,
@@ -637,13 +588,7 @@ impl<'a> Lower<'a> {
         };
         self.store(&p, Val::Reg { r: data, ty: et }, body.span)?;
         let one = self.imm(1);
-        self.fb.emit(Inst::Bin {
-            op: BinOp::Add,
-            ty: Scalar::Xp.nt(),
-            dst: i,
-            a: i,
-            b: one,
-        });
+        self.fb.bin(BinOp::Add, Scalar::Xp.nt(), i, i, one);
         self.fb.terminate(Term::Jump(head));
         self.fb.switch_to(exit);
         Ok(())
