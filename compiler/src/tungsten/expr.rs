@@ -635,13 +635,7 @@ impl Lower<'_> {
                 ty: Scalar::Bool,
             });
         }
-        self.fb.emit(Inst::Bin {
-            op: bop,
-            ty: nt,
-            dst,
-            a: ra,
-            b: rb,
-        });
+        self.fb.bin(bop, nt, dst, ra, rb);
         Ok(Val::Reg { r: dst, ty })
     }
 

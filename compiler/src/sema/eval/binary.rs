@@ -145,13 +145,7 @@ impl Sema {
                     })
                 } else {
                     let bop = arith_op(op);
-                    self.fb(env).emit(Inst::Bin {
-                        op: bop,
-                        ty: nt,
-                        dst,
-                        a,
-                        b,
-                    });
+                    self.fb(env).bin(bop, nt, dst, a, b);
                     Ok(Val::Rt { reg: dst, ty })
                 }
             }

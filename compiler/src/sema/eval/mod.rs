@@ -601,7 +601,7 @@ impl Sema {
         b: VReg,
     ) -> VReg {
         let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::Bin { op, ty, dst, a, b });
+        self.fb(env).bin(op, ty, dst, a, b);
         dst
     }
 
