@@ -26,6 +26,7 @@ pub mod lower;
 pub mod module;
 pub mod stmt;
 pub mod structs;
+pub mod task_builtins;
 pub mod tensor;
 pub mod types;
 pub mod value;
