@@ -110,6 +110,43 @@ fn runtime_range_loop_checks_its_arity() {
     );
 }
 
+/// Calls that analysis never reaches (a function never called, an unused constant, a
+/// branch folded away) are checked too: the arity is checked when the file is parsed.
+#[test]
+fn unreached_calls_check_their_arity() {
+    let mut failures = Vec::new();
+    for b in BUILTINS.iter().filter(|b| b.arity.min() > 0) {
+        let call = format!("@{}()", b.name);
+        for text in [
+            format!("{LAYOUT}\nfn unused() void {{ {call}; }}\n"),
+            format!("{LAYOUT}\nconst unused = {call};\n"),
+            format!("{LAYOUT}\ncomptime {{ if (false) {{ {call}; }} }}\n"),
+        ] {
+            check(b, 0, &text, &call, &mut failures);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// A call analysed more than once (a generic function instantiated twice) or after the
+/// file is parsed still gets the diagnostic once.
+#[test]
+fn arity_is_reported_once() {
+    let text = format!(
+        "{LAYOUT}\nfn g(comptime T: type) T {{ return @as(T); }}\n\
+         comptime {{ _ = g(u16); _ = g(i32); }}\n"
+    );
+    let c = compile_text(&text);
+    let n = c.diagnostics.iter().filter(|d| d.code == "E0502").count();
+    let rendered = cslc::diag::render_all(&c.diagnostics, &c.sources, false);
+    assert_eq!(n, 1, "{rendered}");
+}
+
 #[test]
 fn signatures_mark_optional_and_repeated_arguments() {
     let sig = |name: &str| {

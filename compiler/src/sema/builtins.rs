@@ -8,7 +8,7 @@ use super::{Ctx, R, Reported, Sema, did_you_mean};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{Inst, Term};
 use crate::source::Span;
-use crate::syntax::ast::{ExprId, Ident};
+use crate::syntax::ast::{Ast, ExprId, ExprKind, Ident};
 use csl_arch::isa::TrapCode;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -326,6 +326,23 @@ pub fn info(name: &str) -> Option<&'static BuiltinInfo> {
     BUILTINS.iter().find(|b| b.name == name)
 }
 
+/// The arity diagnostic for a call of `bi` with `n` arguments at `span`.
+fn arity_error(bi: &BuiltinInfo, n: usize, span: Span) -> Diagnostic {
+    let expected = bi.arity.describe();
+    Diagnostic::error(
+        codes::BUILTIN_ARGS,
+        format!(
+            "`@{}` takes {expected} argument{}, but {n} {} given",
+            bi.name,
+            if expected == "1" { "" } else { "s" },
+            if n == 1 { "was" } else { "were" }
+        ),
+        span,
+        "wrong number of arguments",
+    )
+    .with_help(format!("the signature is `{}`", bi.signature()))
+}
+
 impl Sema {
     /// Analyses `@name(args)`.
     pub fn builtin(&mut self, env: &mut Env, name: &Ident, args: &[ExprId], span: Span) -> R<Val> {
@@ -450,26 +467,35 @@ impl Sema {
         Ok(Val::Ct(Value::Array(t, Rc::new(vec![v; n as usize]))))
     }
 
-    /// Reports a call of `bi` with `n` arguments if its arity does not accept them.
+    /// Reports every call of a known builtin with a wrong number of arguments in a freshly
+    /// parsed file, whether or not analysis ever reaches it (a function never called, an
+    /// unused constant, a branch folded away).
+    pub(crate) fn check_builtin_arities(&mut self, ast: &Ast) {
+        for e in ast.exprs.values() {
+            if let ExprKind::Builtin { name, args } = &e.kind
+                && let Some(bi) = info(&name.name)
+                && !bi.arity.accepts(args.len())
+            {
+                self.report(arity_error(bi, args.len(), e.span));
+            }
+        }
+    }
+
+    /// Stops the analysis of a call of `bi` with `n` arguments if its arity does not accept
+    /// them. The diagnostic was given when the file was parsed
+    /// ([`Sema::check_builtin_arities`]); it is given here only if that one was dropped
+    /// (speculative analysis discards its diagnostics).
     pub(crate) fn check_arity(&mut self, bi: &BuiltinInfo, n: usize, span: Span) -> R<()> {
         if bi.arity.accepts(n) {
             return Ok(());
         }
-        let expected = bi.arity.describe();
-        Err(self.report(
-            Diagnostic::error(
-                codes::BUILTIN_ARGS,
-                format!(
-                    "`@{}` takes {expected} argument{}, but {n} {} given",
-                    bi.name,
-                    if expected == "1" { "" } else { "s" },
-                    if n == 1 { "was" } else { "were" }
-                ),
-                span,
-                "wrong number of arguments",
-            )
-            .with_help(format!("the signature is `{}`", bi.signature())),
-        ))
+        let reported = self.diags.iter().any(|d| {
+            d.code == codes::BUILTIN_ARGS && d.primary.as_ref().is_some_and(|l| l.span == span)
+        });
+        if reported {
+            return Err(Reported);
+        }
+        Err(self.report(arity_error(bi, n, span)))
     }
 
     /// A builtin CSL documents that this version does not implement.

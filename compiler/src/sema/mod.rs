@@ -294,6 +294,7 @@ impl Sema {
         }
         let (ast, diags) = crate::syntax::parse(file, &self.sources.get(file).text);
         self.diags.extend(diags);
+        self.check_builtin_arities(&ast);
         let ast = Rc::new(ast);
         self.asts.insert(file, ast.clone());
         ast
