@@ -1,5 +1,8 @@
-//! The `@builtin` table: every builtin CSL documents, with its arity and where it may be
-//! used, and the implementations of those this version supports.
+//! The `@builtin` table: one row per builtin CSL documents, with its arity, where it may
+//! be used, the kinds of its arguments (for the signature in diagnostics) and its handler;
+//! the dispatch and arity checks driven by the table; and the implementations of the
+//! general builtins (casts, assertions, `@range`, `@import_module`, ...). Other handlers
+//! live in `lang_builtins.rs`, `task_builtins.rs`, `layout.rs`, `fabric.rs` and `dsd/`.
 
 use super::eval::{Env, Val};
 use super::types::Type;
