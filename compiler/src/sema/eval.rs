@@ -298,6 +298,18 @@ impl Sema {
     pub fn eval_int(&mut self, env: &mut Env, e: ExprId) -> R<i128> {
         match self.eval_comptime(env, e)? {
             Value::Int(v, _) => Ok(v),
+            Value::BigInt(v) => {
+                let span = self.span(env, e);
+                Err(self.report(
+                    Diagnostic::error(
+                        codes::OUT_OF_RANGE,
+                        format!("integer {v} is too large here"),
+                        span,
+                        format!("this needs {} bits", v.bits() + 1),
+                    )
+                    .with_note("comptime_int values are exact at any size, but a count, index, size or address must fit in 128 bits"),
+                ))
+            }
             other => {
                 let span = self.span(env, e);
                 let ty = other.ty(&mut self.types);
@@ -336,10 +348,10 @@ impl Sema {
         let span = node.span;
         let c = &self.types.common;
         match &node.kind {
-            ExprKind::Int(v) => match i128::try_from(*v) {
-                Ok(v) => Ok(Val::Ct(Value::Int(v, c.comptime_int))),
-                Err(_) => Err(self.ct_int_range(span, &format!("the literal {v}"))),
-            },
+            ExprKind::Int(v) => Ok(Val::Ct(Value::comptime_int(
+                num_bigint::BigInt::from(*v),
+                c.comptime_int,
+            ))),
             ExprKind::Float(v) => Ok(Val::Ct(Value::Float(*v, c.comptime_float))),
             ExprKind::Str(s) => Ok(Val::Ct(Value::Str(Rc::from(s.as_str())))),
             ExprKind::Bool(b) => Ok(Val::Ct(Value::Bool(*b))),
@@ -1087,6 +1099,15 @@ impl Sema {
         for (k, (v, s)) in idx.iter().enumerate() {
             let i = match v {
                 Val::Ct(Value::Int(i, _)) => *i,
+                // Beyond 128 bits: out of bounds whatever the extent.
+                Val::Ct(Value::BigInt(b)) => {
+                    return Err(self.err(
+                        codes::COMPTIME_INDEX,
+                        format!("index {b} is out of range for an extent of {}", dims[k]),
+                        *s,
+                        "out of range",
+                    ));
+                }
                 other => {
                     let t = self.val_ty(other);
                     let d = self.types.display(t);
@@ -1572,6 +1593,22 @@ impl Sema {
                 Some(Value::Int(*i, ty))
             }
             (Value::Int(i, _), Type::ComptimeInt) => Some(Value::Int(*i, ty)),
+            (Value::BigInt(b), Type::Int { .. }) => {
+                let d = self.types.display(ty);
+                return Err(self.report(
+                    Diagnostic::error(
+                        codes::OUT_OF_RANGE,
+                        format!("integer {b} does not fit in {d}"),
+                        span,
+                        format!("out of range for {d}"),
+                    )
+                    .with_help(int_range_help(&self.types, ty)),
+                ));
+            }
+            (Value::BigInt(b), Type::F16 | Type::F32 | Type::ComptimeFloat) => {
+                let f = bigint_to_f64(b);
+                Some(Value::Float(self.round_checked(f, ty, span)?, ty))
+            }
             (Value::Int(i, t), Type::F16 | Type::F32 | Type::ComptimeFloat)
                 if *t == self.types.common.comptime_int =>
             {
@@ -1738,9 +1775,15 @@ impl Sema {
         }
         match v {
             Val::Ct(c) => Ok(Val::Ct(match (op, c) {
+                (UnaryOp::Neg, Value::BigInt(b)) => Value::comptime_int(-(*b).clone(), ty),
+                (UnaryOp::BitNot, Value::BigInt(b)) => Value::comptime_int(!(*b).clone(), ty),
                 (UnaryOp::Neg, Value::Int(i, t)) => {
                     let Some(r) = i.checked_neg() else {
-                        return Err(self.ct_int_range(span, "the negation"));
+                        // Only a comptime_int reaches the 128-bit edge.
+                        return Ok(Val::Ct(Value::comptime_int(
+                            -num_bigint::BigInt::from(i),
+                            t,
+                        )));
                     };
                     if !self.types.int_fits(t, r) {
                         let d = self.types.display(t);
@@ -2198,6 +2241,85 @@ impl Sema {
         }
     }
 
+    /// A binary operation on `comptime_int` operands of which at least one, or the
+    /// result, is beyond 128 bits: computed exactly, up to [`MAX_COMPTIME_INT_BITS`].
+    fn fold_big(
+        &mut self,
+        op: BinaryOp,
+        a: &Value,
+        b: &Value,
+        ty: TypeId,
+        span: Span,
+        rspan: Span,
+    ) -> R<Value> {
+        use BinaryOp::*;
+        use num_bigint::{BigInt, Sign};
+        let (Some(x), Some(y)) = (a.as_bigint(), b.as_bigint()) else {
+            return Err(Reported);
+        };
+        let r: BigInt = match op {
+            Eq => return Ok(Value::Bool(x == y)),
+            Ne => return Ok(Value::Bool(x != y)),
+            Lt => return Ok(Value::Bool(x < y)),
+            Le => return Ok(Value::Bool(x <= y)),
+            Gt => return Ok(Value::Bool(x > y)),
+            Ge => return Ok(Value::Bool(x >= y)),
+            Add => x + y,
+            Sub => x - y,
+            Mul => x * y,
+            Div | Rem if y.sign() == Sign::NoSign => {
+                return Err(self.err(
+                    codes::COMPTIME_DIV_ZERO,
+                    "division by zero at comptime",
+                    rspan,
+                    "this is zero",
+                ));
+            }
+            // Truncating, as for i128 (the remainder has the dividend's sign).
+            Div => x / y,
+            Rem => x % y,
+            // Two's complement of infinite width.
+            BitAnd => x & y,
+            BitOr => x | y,
+            BitXor => x ^ y,
+            Shl | Shr => {
+                if y.sign() == Sign::Minus {
+                    return Err(self.err(
+                        codes::OUT_OF_RANGE,
+                        "negative shift amount",
+                        rspan,
+                        "must be non-negative",
+                    ));
+                }
+                let n = usize::try_from(&y)
+                    .ok()
+                    .filter(|n| *n <= MAX_COMPTIME_INT_BITS as usize);
+                if op == Shl && ty != self.types.common.comptime_int {
+                    // A fixed-width left operand with a huge comptime amount.
+                    let d = self.types.display(ty);
+                    return Err(self.err(
+                        codes::OUT_OF_RANGE,
+                        format!("shift amount {y} is too large for {d}"),
+                        rspan,
+                        "too large",
+                    ));
+                }
+                match (op, n) {
+                    // Shifting right by more than the width leaves the sign.
+                    (Shr, None) => BigInt::from(if x.sign() == Sign::Minus { -1 } else { 0 }),
+                    (Shr, Some(n)) => x >> n,
+                    (_, None) => return Err(self.ct_int_range(span, MAX_COMPTIME_INT_BITS)),
+                    (_, Some(n)) => x << n,
+                }
+            }
+            _ => return Err(Reported),
+        };
+        if r.bits() > MAX_COMPTIME_INT_BITS {
+            return Err(self.ct_int_range(span, MAX_COMPTIME_INT_BITS));
+        }
+        Ok(Value::comptime_int(r, ty))
+    }
+
     fn fold_binary(
         &mut self,
         op: BinaryOp,
@@ -2218,8 +2340,11 @@ impl Sema {
                 _ => o.is_ge(),
             }
         };
+        if matches!(a, Value::BigInt(_)) || matches!(b, Value::BigInt(_)) {
+            return self.fold_big(op, &a, &b, ty, span, rspan);
+        }
         Ok(match (a, b) {
-            (Value::Int(x, _), Value::Int(y, yt)) => match op {
+            (Value::Int(x, xt), Value::Int(y, yt)) => match op {
                 Eq | Ne | Lt | Le | Gt | Ge => Value::Bool(cmp(x.cmp(&y))),
                 _ => {
                     let r = match op {
@@ -2277,7 +2402,7 @@ impl Sema {
                                 (Shl, Some((signed, bits))) => {
                                     Some(wrap_int(wrap_int(x, false, bits) << y, signed, bits))
                                 }
-                                // comptime_int: exact, or an overflow of the 128-bit range.
+                                // comptime_int: exact (beyond 128 bits below).
                                 (Shl, None) => exact_shl(x, y),
                                 _ => Some(x >> y.min(127)),
                             }
@@ -2286,9 +2411,10 @@ impl Sema {
                     };
                     match r {
                         Some(r) if self.types.int_fits(ty, r) => Value::Int(r, ty),
+                        // A comptime_int beyond 128 bits: exactly, in a big integer.
                         None if ty == self.types.common.comptime_int => {
-                            return Err(self
-                                .ct_int_range(span, &format!("the result of `{}`", op.symbol())));
+                            let (a, b) = (Value::Int(x, xt), Value::Int(y, yt));
+                            return self.fold_big(op, &a, &b, ty, span, rspan);
                         }
                         _ => {
                             let d = self.types.display(ty);
@@ -2476,6 +2602,11 @@ fn arith_op(op: BinaryOp) -> BinOp {
     }
 }
 
+/// The largest `comptime_int` the compiler computes, in bits: a bound on memory and time
+/// (a chain of squarings would otherwise double the size at each step), far beyond any
+/// value a program can store.
+pub const MAX_COMPTIME_INT_BITS: u64 = 1 << 16;
+
 /// `x << y` exactly in `i128`, or `None` if the result does not fit (`y` >= 0).
 pub fn exact_shl(x: i128, y: i128) -> Option<i128> {
     if x == 0 {
@@ -2565,4 +2696,31 @@ fn set_path(slot: &mut Value, path: &[usize], v: Value) {
 /// Width of a load or store for a scalar type.
 pub fn width_of(n: NumTy) -> Width {
     n.width()
+}
+
+/// A big integer as the nearest `f64` (infinite beyond its range).
+pub fn bigint_to_f64(b: &num_bigint::BigInt) -> f64 {
+    // Decimal text parses correctly rounded, and overflows to infinity.
+    b.to_string().parse().unwrap_or(f64::INFINITY)
+}
+
+/// An integral, finite `f64` exactly as a big integer (`None` for NaN and infinities).
+pub fn bigint_from_f64(f: f64) -> Option<num_bigint::BigInt> {
+    if !f.is_finite() || f.fract() != 0.0 {
+        return None;
+    }
+    let bits = f.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    if exp == 0 {
+        // Zero or subnormal: an integral one is zero.
+        return Some(num_bigint::BigInt::from(0));
+    }
+    let mant = num_bigint::BigInt::from((bits & ((1u64 << 52) - 1)) | (1u64 << 52));
+    let shift = exp - 1075;
+    let mag = if shift >= 0 {
+        mant << shift as usize
+    } else {
+        mant >> (-shift) as usize
+    };
+    Some(if f < 0.0 { -mag } else { mag })
 }
