@@ -638,6 +638,23 @@ impl Sema {
         match v {
             Val::Ct(c) => {
                 let r = match (c, &target) {
+                    (Value::BigInt(b), Type::ComptimeInt) => Value::BigInt(b),
+                    (Value::BigInt(b), Type::Bool) => {
+                        Value::Bool(b.sign() != num_bigint::Sign::NoSign)
+                    }
+                    (Value::BigInt(b), Type::Int { .. }) => {
+                        let d = self.types.display(t);
+                        return Err(self.err(
+                            codes::OUT_OF_RANGE,
+                            format!("{b} does not fit in {d}"),
+                            vspan,
+                            "out of range",
+                        ));
+                    }
+                    (Value::BigInt(b), _) => Value::Float(
+                        self.round_checked(super::eval::bigint_to_f64(&b), t, vspan)?,
+                        t,
+                    ),
                     (Value::Int(i, _), Type::Int { .. }) => {
                         if !self.types.int_fits(t, i) {
                             let d = self.types.display(t);
@@ -659,7 +676,13 @@ impl Sema {
                         let i = f.trunc();
                         // `as i128` saturates: check the range first (2^127 is exact in f64).
                         let in_i128 = (-(2f64.powi(127))..2f64.powi(127)).contains(&i);
-                        if !in_i128 || !self.types.int_fits(t, i as i128) {
+                        if !in_i128
+                            && matches!(target, Type::ComptimeInt)
+                            && let Some(b) = super::eval::bigint_from_f64(i)
+                        {
+                            // Exact: every finite f64 is an integer times a power of two.
+                            Value::comptime_int(b, t)
+                        } else if !in_i128 || !self.types.int_fits(t, i as i128) {
                             let d = self.types.display(t);
                             let shown = if f.abs() >= 1e15 {
                                 format!("{f:e}")
@@ -672,8 +695,9 @@ impl Sema {
                                 vspan,
                                 "out of range",
                             ));
+                        } else {
+                            Value::Int(i as i128, t)
                         }
-                        Value::Int(i as i128, t)
                     }
                     (Value::Float(f, _), Type::Bool) => Value::Bool(f != 0.0),
                     (Value::Float(f, _), _) => Value::Float(self.round_checked(f, t, vspan)?, t),

@@ -230,18 +230,17 @@ impl Sema {
         Ok(())
     }
 
-    /// Reports a `comptime_int` value (`what`) outside the signed 128-bit range that the
-    /// compiler computes exactly.
-    pub fn ct_int_range(&mut self, span: Span, what: &str) -> Reported {
+    /// Reports a `comptime_int` result larger than the `limit` bits the compiler computes.
+    pub fn ct_int_range(&mut self, span: Span, limit: u64) -> Reported {
         self.report(
             Diagnostic::error(
                 codes::COMPTIME_INT_RANGE,
-                format!("{what} does not fit in a 128-bit comptime_int"),
+                format!("this comptime_int would need more than {limit} bits"),
                 span,
-                "beyond the comptime integer range",
+                "too large to compute",
             )
-            .with_note("this compiler computes comptime_int exactly between -2^127 and 2^127 - 1, and refuses to wrap values outside")
-            .with_help("keep intermediate comptime values within 128 bits (for example, shift or divide earlier)"),
+            .with_note(format!("comptime_int arithmetic is exact up to {limit} bits, far beyond any value a program can store; this limit bounds the compiler's memory and time"))
+            .with_help("shift or divide earlier, or compute in a sized type"),
         )
     }
 

@@ -5,6 +5,7 @@ use super::types::{Type, TypeId, TypeStore};
 use crate::ir::GlobalId;
 use crate::sema::module::{DeclRef, ModId};
 use csl_arch::fabric::Direction;
+use num_bigint::BigInt;
 use std::rc::Rc;
 
 /// The kind of a task-id handle.
@@ -27,6 +28,9 @@ pub enum Value {
     Bool(bool),
     /// An integer of the given type (`comptime_int` or fixed).
     Int(i128, TypeId),
+    /// A `comptime_int` outside the 128-bit range of [`Value::Int`] (see [`Value::comptime_int`]):
+    /// comptime integers are exact, whatever their size.
+    BigInt(Rc<BigInt>),
     /// A float of the given type (`comptime_float`, `f16` or `f32`).
     Float(f64, TypeId),
     /// A `comptime_string`.
@@ -92,6 +96,24 @@ pub enum Value {
 }
 
 impl Value {
+    /// A `comptime_int` of any size: [`Value::Int`] when it fits in `i128`, else
+    /// [`Value::BigInt`].
+    pub fn comptime_int(v: BigInt, ty: TypeId) -> Value {
+        match i128::try_from(&v) {
+            Ok(i) => Value::Int(i, ty),
+            Err(_) => Value::BigInt(Rc::new(v)),
+        }
+    }
+
+    /// An integer value (either representation) as a big integer.
+    pub fn as_bigint(&self) -> Option<BigInt> {
+        match self {
+            Value::Int(i, _) => Some(BigInt::from(*i)),
+            Value::BigInt(b) => Some((**b).clone()),
+            _ => None,
+        }
+    }
+
     /// The value's type.
     pub fn ty(&self, types: &mut TypeStore) -> TypeId {
         let c = &types.common;
@@ -99,6 +121,7 @@ impl Value {
             Value::Void => c.void,
             Value::Bool(_) => c.bool_,
             Value::Int(_, t) | Value::Float(_, t) => *t,
+            Value::BigInt(_) => c.comptime_int,
             Value::Str(_) => c.comptime_string,
             Value::Type(_) => c.type_,
             Value::Struct(fields) => {
@@ -134,6 +157,7 @@ impl Value {
             Value::Void => "{}".into(),
             Value::Bool(b) => b.to_string(),
             Value::Int(v, t) => format!("{v}:{}", types.display(*t)),
+            Value::BigInt(v) => format!("{v}:comptime_int"),
             Value::Float(v, t) => format!("{:?}:{}", v, types.display(*t)),
             Value::Str(s) => format!("{s:?}"),
             Value::Type(t) => types.display(*t),
@@ -191,6 +215,7 @@ impl Value {
     pub fn describe(&self, types: &TypeStore) -> String {
         match self {
             Value::Int(v, _) => v.to_string(),
+            Value::BigInt(v) => v.to_string(),
             Value::Float(v, _) => format!("{v}"),
             Value::Bool(b) => b.to_string(),
             Value::Str(s) => format!("{s:?}"),

@@ -447,7 +447,7 @@ fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
     u128::from_str_radix(&digits, radix).map_err(|_| {
         error_at(
             lex,
-            LexErrorKind::BadNumber("integer literal is too large"),
+            LexErrorKind::BadNumber("integer literal is too large: a literal has at most 128 bits (build larger comptime_int values with `<<` and `*`)"),
             0,
             text.len(),
         )

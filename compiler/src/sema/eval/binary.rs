@@ -280,6 +280,85 @@ impl Sema {
         }
     }
 
+    /// A binary operation on `comptime_int` operands of which at least one, or the
+    /// result, is beyond 128 bits: computed exactly, up to [`MAX_COMPTIME_INT_BITS`].
+    fn fold_big(
+        &mut self,
+        op: BinaryOp,
+        a: &Value,
+        b: &Value,
+        ty: TypeId,
+        span: Span,
+        rspan: Span,
+    ) -> R<Value> {
+        use BinaryOp::*;
+        use num_bigint::{BigInt, Sign};
+        let (Some(x), Some(y)) = (a.as_bigint(), b.as_bigint()) else {
+            return Err(Reported);
+        };
+        let r: BigInt = match op {
+            Eq => return Ok(Value::Bool(x == y)),
+            Ne => return Ok(Value::Bool(x != y)),
+            Lt => return Ok(Value::Bool(x < y)),
+            Le => return Ok(Value::Bool(x <= y)),
+            Gt => return Ok(Value::Bool(x > y)),
+            Ge => return Ok(Value::Bool(x >= y)),
+            Add => x + y,
+            Sub => x - y,
+            Mul => x * y,
+            Div | Rem if y.sign() == Sign::NoSign => {
+                return Err(self.err(
+                    codes::COMPTIME_DIV_ZERO,
+                    "division by zero at comptime",
+                    rspan,
+                    "this is zero",
+                ));
+            }
+            // Truncating, as for i128 (the remainder has the dividend's sign).
+            Div => x / y,
+            Rem => x % y,
+            // Two's complement of infinite width.
+            BitAnd => x & y,
+            BitOr => x | y,
+            BitXor => x ^ y,
+            Shl | Shr => {
+                if y.sign() == Sign::Minus {
+                    return Err(self.err(
+                        codes::OUT_OF_RANGE,
+                        "negative shift amount",
+                        rspan,
+                        "must be non-negative",
+                    ));
+                }
+                let n = usize::try_from(&y)
+                    .ok()
+                    .filter(|n| *n <= MAX_COMPTIME_INT_BITS as usize);
+                if op == Shl && ty != self.types.common.comptime_int {
+                    // A fixed-width left operand with a huge comptime amount.
+                    let d = self.types.display(ty);
+                    return Err(self.err(
+                        codes::OUT_OF_RANGE,
+                        format!("shift amount {y} is too large for {d}"),
+                        rspan,
+                        "too large",
+                    ));
+                }
+                match (op, n) {
+                    // Shifting right by more than the width leaves the sign.
+                    (Shr, None) => BigInt::from(if x.sign() == Sign::Minus { -1 } else { 0 }),
+                    (Shr, Some(n)) => x >> n,
+                    (_, None) => return Err(self.ct_int_range(span, MAX_COMPTIME_INT_BITS)),
+                    (_, Some(n)) => x << n,
+                }
+            }
+            _ => return Err(Reported),
+        };
+        if r.bits() > MAX_COMPTIME_INT_BITS {
+            return Err(self.ct_int_range(span, MAX_COMPTIME_INT_BITS));
+        }
+        Ok(Value::comptime_int(r, ty))
+    }
+
     pub(super) fn fold_binary(
         &mut self,
         op: BinaryOp,
@@ -300,8 +379,11 @@ impl Sema {
                 _ => o.is_ge(),
             }
         };
+        if matches!(a, Value::BigInt(_)) || matches!(b, Value::BigInt(_)) {
+            return self.fold_big(op, &a, &b, ty, span, rspan);
+        }
         Ok(match (a, b) {
-            (Value::Int(x, _), Value::Int(y, yt)) => match op {
+            (Value::Int(x, xt), Value::Int(y, yt)) => match op {
                 Eq | Ne | Lt | Le | Gt | Ge => Value::Bool(cmp(x.cmp(&y))),
                 _ => {
                     let r = match op {
@@ -359,7 +441,7 @@ impl Sema {
                                 (Shl, Some((signed, bits))) => {
                                     Some(wrap_int(wrap_int(x, false, bits) << y, signed, bits))
                                 }
-                                // comptime_int: exact, or an overflow of the 128-bit range.
+                                // comptime_int: exact (beyond 128 bits below).
                                 (Shl, None) => exact_shl(x, y),
                                 _ => Some(x >> y.min(127)),
                             }
@@ -368,9 +450,10 @@ impl Sema {
                     };
                     match r {
                         Some(r) if self.types.int_fits(ty, r) => Value::Int(r, ty),
+                        // A comptime_int beyond 128 bits: exactly, in a big integer.
                         None if ty == self.types.common.comptime_int => {
-                            return Err(self
-                                .ct_int_range(span, &format!("the result of `{}`", op.symbol())));
+                            let (a, b) = (Value::Int(x, xt), Value::Int(y, yt));
+                            return self.fold_big(op, &a, &b, ty, span, rspan);
                         }
                         _ => {
                             let d = self.types.display(ty);

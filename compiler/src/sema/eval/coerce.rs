@@ -157,6 +157,22 @@ impl Sema {
                 Some(Value::Int(*i, ty))
             }
             (Value::Int(i, _), Type::ComptimeInt) => Some(Value::Int(*i, ty)),
+            (Value::BigInt(b), Type::Int { .. }) => {
+                let d = self.types.display(ty);
+                return Err(self.report(
+                    Diagnostic::error(
+                        codes::OUT_OF_RANGE,
+                        format!("integer {b} does not fit in {d}"),
+                        span,
+                        format!("out of range for {d}"),
+                    )
+                    .with_help(int_range_help(&self.types, ty)),
+                ));
+            }
+            (Value::BigInt(b), Type::F16 | Type::F32 | Type::ComptimeFloat) => {
+                let f = bigint_to_f64(b);
+                Some(Value::Float(self.round_checked(f, ty, span)?, ty))
+            }
             (Value::Int(i, t), Type::F16 | Type::F32 | Type::ComptimeFloat)
                 if *t == self.types.common.comptime_int =>
             {
@@ -317,6 +333,11 @@ impl Sema {
     }
 }
 
+/// The largest `comptime_int` the compiler computes, in bits: a bound on memory and time
+/// (a chain of squarings would otherwise double the size at each step), far beyond any
+/// value a program can store.
+pub const MAX_COMPTIME_INT_BITS: u64 = 1 << 16;
+
 /// `x << y` exactly in `i128`, or `None` if the result does not fit (`y` >= 0).
 pub fn exact_shl(x: i128, y: i128) -> Option<i128> {
     if x == 0 {
@@ -362,4 +383,31 @@ pub(super) fn int_range_help(types: &crate::sema::types::TypeStore, ty: TypeId) 
 /// Width of a load or store for a scalar type.
 pub fn width_of(n: NumTy) -> Width {
     n.width()
+}
+
+/// A big integer as the nearest `f64` (infinite beyond its range).
+pub fn bigint_to_f64(b: &num_bigint::BigInt) -> f64 {
+    // Decimal text parses correctly rounded, and overflows to infinity.
+    b.to_string().parse().unwrap_or(f64::INFINITY)
+}
+
+/// An integral, finite `f64` exactly as a big integer (`None` for NaN and infinities).
+pub fn bigint_from_f64(f: f64) -> Option<num_bigint::BigInt> {
+    if !f.is_finite() || f.fract() != 0.0 {
+        return None;
+    }
+    let bits = f.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    if exp == 0 {
+        // Zero or subnormal: an integral one is zero.
+        return Some(num_bigint::BigInt::from(0));
+    }
+    let mant = num_bigint::BigInt::from((bits & ((1u64 << 52) - 1)) | (1u64 << 52));
+    let shift = exp - 1075;
+    let mag = if shift >= 0 {
+        mant << shift as usize
+    } else {
+        mant >> (-shift) as usize
+    };
+    Some(if f < 0.0 { -mag } else { mag })
 }

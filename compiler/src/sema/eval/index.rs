@@ -307,6 +307,15 @@ impl Sema {
         for (k, (v, s)) in idx.iter().enumerate() {
             let i = match v {
                 Val::Ct(Value::Int(i, _)) => *i,
+                // Beyond 128 bits: out of bounds whatever the extent.
+                Val::Ct(Value::BigInt(b)) => {
+                    return Err(self.err(
+                        codes::COMPTIME_INDEX,
+                        format!("index {b} is out of range for an extent of {}", dims[k]),
+                        *s,
+                        "out of range",
+                    ));
+                }
                 other => {
                     let t = self.val_ty(other);
                     return Err(self.err_with_type(

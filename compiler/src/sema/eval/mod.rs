@@ -15,7 +15,9 @@ mod index;
 mod place;
 mod unary;
 
-pub use coerce::{exact_shl, round_to, width_of, wrap_int};
+pub use coerce::{
+    MAX_COMPTIME_INT_BITS, bigint_from_f64, bigint_to_f64, exact_shl, round_to, width_of, wrap_int,
+};
 
 use super::lower::FnBuilder;
 use super::module::{DeclRef, ModId};
@@ -310,6 +312,18 @@ impl Sema {
     pub fn eval_int(&mut self, env: &mut Env, e: ExprId) -> R<i128> {
         match self.eval_comptime(env, e)? {
             Value::Int(v, _) => Ok(v),
+            Value::BigInt(v) => {
+                let span = self.span(env, e);
+                Err(self.report(
+                    Diagnostic::error(
+                        codes::OUT_OF_RANGE,
+                        format!("integer {v} is too large here"),
+                        span,
+                        format!("this needs {} bits", v.bits() + 1),
+                    )
+                    .with_note("comptime_int values are exact at any size, but a count, index, size or address must fit in 128 bits"),
+                ))
+            }
             other => {
                 let span = self.span(env, e);
                 let ty = other.ty(&mut self.types);
@@ -342,10 +356,10 @@ impl Sema {
         let span = node.span;
         let c = &self.types.common;
         match &node.kind {
-            ExprKind::Int(v) => match i128::try_from(*v) {
-                Ok(v) => Ok(Val::Ct(Value::Int(v, c.comptime_int))),
-                Err(_) => Err(self.ct_int_range(span, &format!("the literal {v}"))),
-            },
+            ExprKind::Int(v) => Ok(Val::Ct(Value::comptime_int(
+                num_bigint::BigInt::from(*v),
+                c.comptime_int,
+            ))),
             ExprKind::Float(v) => Ok(Val::Ct(Value::Float(*v, c.comptime_float))),
             ExprKind::Str(s) => Ok(Val::Ct(Value::Str(Rc::from(s.as_str())))),
             ExprKind::Bool(b) => Ok(Val::Ct(Value::Bool(*b))),

@@ -39,9 +39,15 @@ impl Sema {
         }
         match v {
             Val::Ct(c) => Ok(Val::Ct(match (op, c) {
+                (UnaryOp::Neg, Value::BigInt(b)) => Value::comptime_int(-(*b).clone(), ty),
+                (UnaryOp::BitNot, Value::BigInt(b)) => Value::comptime_int(!(*b).clone(), ty),
                 (UnaryOp::Neg, Value::Int(i, t)) => {
                     let Some(r) = i.checked_neg() else {
-                        return Err(self.ct_int_range(span, "the negation"));
+                        // Only a comptime_int reaches the 128-bit edge.
+                        return Ok(Val::Ct(Value::comptime_int(
+                            -num_bigint::BigInt::from(i),
+                            t,
+                        )));
                     };
                     if !self.types.int_fits(t, r) {
                         let d = self.types.display(t);
