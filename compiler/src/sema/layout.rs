@@ -37,6 +37,9 @@ pub struct LayoutPlan {
     pub tiles: HashMap<(u32, u32), TileCode>,
     /// Colour configurations.
     pub routes: Vec<(ColorConfig, Span)>,
+    /// Where each (x, y, colour) is configured: the call's span (finds a second
+    /// configuration of one colour in constant time; a wafer has millions).
+    pub configured: HashMap<(u32, u32, u8), Span>,
     /// Host-visible names.
     pub exports: Vec<(ExportName, Span)>,
 }
@@ -433,11 +436,7 @@ impl Sema {
         let cfg = self.eval_comptime(env, args[3])?;
         let cspan = self.span(env, args[3]);
         let config = self.color_config(x, y, c, &cfg, cspan)?;
-        if let Some((_, prev)) = plan
-            .routes
-            .iter()
-            .find(|(r, _)| r.x == x && r.y == y && r.color == c)
-        {
+        if let Some(prev) = plan.configured.get(&(x, y, c)) {
             let p = *prev;
             return Err(self.report(
                 Diagnostic::error(
@@ -449,6 +448,7 @@ impl Sema {
                 .with_label(p, "first configured here"),
             ));
         }
+        plan.configured.insert((x, y, c), span);
         plan.routes.push((config, span));
         Ok(())
     }

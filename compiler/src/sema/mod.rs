@@ -99,6 +99,9 @@ pub struct Sema {
     pub sources: SourceMap,
     /// Parsed files.
     asts: HashMap<FileId, Rc<Ast>>,
+    /// Files already resolved, by (importing file, name as written): a layout names the
+    /// same file once per tile, and resolving it touches the file system.
+    resolved: HashMap<(FileId, String), FileId>,
     /// Files whose declarations were checked for duplicates.
     checked_files: HashSet<FileId>,
     /// Interned types.
@@ -158,6 +161,7 @@ impl Sema {
             opts,
             sources,
             asts: HashMap::new(),
+            resolved: HashMap::new(),
             checked_files: HashSet::new(),
             types: TypeStore::new(),
             mods: PrimaryMap::new(),
@@ -308,6 +312,16 @@ impl Sema {
     /// Loads a file named relative to the file `from` (see [`Sema::load_module_file`]);
     /// `what` names it in the error message.
     pub fn load_file(&mut self, spec: &str, from: FileId, span: Span, what: &str) -> R<FileId> {
+        let key = (from, spec.to_string());
+        if let Some(id) = self.resolved.get(&key) {
+            return Ok(*id);
+        }
+        let id = self.resolve_file(spec, from, span, what)?;
+        self.resolved.insert(key, id);
+        Ok(id)
+    }
+
+    fn resolve_file(&mut self, spec: &str, from: FileId, span: Span, what: &str) -> R<FileId> {
         if let Some(lib) = spec.strip_prefix('<').and_then(|s| s.strip_suffix('>')) {
             let display = format!("<{lib}>");
             if let Some(arch) = crate::stdlib::required_arch(lib)
