@@ -1,11 +1,13 @@
-//! "Did you mean" suggestions for misspelt names, on the distances of the `strsim` crate.
+//! "Did you mean" suggestions for misspelt names, on the distances of the `strsim` crate,
+//! for the compiler's diagnostics and the simulator's tools alike.
 //!
-//! Two policies, kept as the front ends had them (their diagnostics are pinned by the ui
-//! snapshots):
+//! Two policies, kept as their users had them (the compiler's diagnostics are pinned by the
+//! ui snapshots):
 //!
 //! * [`did_you_mean`] (CSL): optimal string alignment distance, so that a swap of two
 //!   adjacent characters is one edit, within a third of the longer name;
-//! * [`closest`] (Tungsten): Levenshtein distance within a fixed number of edits.
+//! * [`closest`] (Tungsten, and the `miset`/`miget`/`simfabric` option names): Levenshtein
+//!   distance within a fixed number of edits.
 
 /// The closest candidate to `name` by optimal string alignment distance (insertions,
 /// deletions, substitutions and swaps of two adjacent characters each cost one), if it is
