@@ -522,19 +522,7 @@ pub fn read_log(mem: &[u8]) -> Vec<u32> {
 
 /// A route of colour `color` at `(x, y)`.
 pub fn route(x: u32, y: u32, color: u8, rx: &[Direction], tx: &[Direction]) -> ColorConfig {
-    ColorConfig {
-        x,
-        y,
-        color,
-        rx: rx.to_vec(),
-        tx: tx.to_vec(),
-        switches: None,
-        filter: None,
-        teardown: false,
-        color_swap_x: false,
-        color_swap_y: false,
-        message_passing: false,
-    }
+    ColorConfig::route(x, y, color, rx.to_vec(), tx.to_vec())
 }
 
 /// An image of `arch` with routes (through the ELF encoding).
