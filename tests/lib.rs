@@ -161,20 +161,8 @@ pub fn d2h_into(
     h: u32,
     n: u32,
 ) {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder};
-    if let Err(e) = rt.memcpy_d2h(
-        out,
-        id,
-        0,
-        0,
-        w,
-        h,
-        n,
-        false,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-        false,
-    ) {
+    use cslsim::host::{Region, Transfer};
+    if let Err(e) = rt.d2h(out, id, Region::new(0, 0, w, h, n), Transfer::COPY) {
         panic!("memcpy_d2h of {w}x{h}x{n} words: {e}");
     }
 }
@@ -241,13 +229,18 @@ pub fn h2d_u32(
     h: u32,
     n: u32,
 ) {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder};
+    use cslsim::host::{MemcpyDataType, MemcpyOrder, Region, Transfer};
     let id = match rt.get_id(name) {
         Ok(id) => id,
         Err(e) => panic!("no symbol `{name}`: {e}"),
     };
     let (ty, order) = (MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
-    if let Err(e) = rt.memcpy_h2d(id, data, 0, 0, w, h, n, false, ty, order, false) {
+    if let Err(e) = rt.h2d(
+        id,
+        data,
+        Region::new(0, 0, w, h, n),
+        Transfer::COPY.data_type(ty).order(order),
+    ) {
         panic!("memcpy_h2d of {w}x{h}x{n} words into `{name}`: {e}");
     }
 }
