@@ -322,10 +322,12 @@ pub enum ImmVal {
     Global(GlobalId, u32),
 }
 
-impl Inst {
-    /// The register the instruction writes, if any.
-    pub fn def(&self) -> Option<VReg> {
-        match self {
+/// `match $inst` over the instructions that write a register: `$one(dst)` for those that
+/// always write one, `$maybe(dst)` for calls (which may return nothing), `None` for the rest.
+/// [`Inst::def`] and [`Inst::def_mut`] share it.
+macro_rules! match_def {
+    ($inst:expr, $one:expr, $maybe:expr) => {
+        match $inst {
             Inst::Imm { dst, .. }
             | Inst::Mov { dst, .. }
             | Inst::Bin { dst, .. }
@@ -339,8 +341,8 @@ impl Inst {
             | Inst::LoadOff { dst, .. }
             | Inst::FrameAddr { dst, .. }
             | Inst::GlobalAddr { dst, .. }
-            | Inst::FuncAddr { dst, .. } => Some(*dst),
-            Inst::Call { dst, .. } | Inst::CallInd { dst, .. } => *dst,
+            | Inst::FuncAddr { dst, .. } => ($one)(dst),
+            Inst::Call { dst, .. } | Inst::CallInd { dst, .. } => ($maybe)(dst),
             Inst::Store { .. }
             | Inst::StoreOff { .. }
             | Inst::Activate { .. }
@@ -352,28 +354,18 @@ impl Inst {
             | Inst::DsdOp { .. }
             | Inst::DsdSet { .. } => None,
         }
+    };
+}
+
+impl Inst {
+    /// The register the instruction writes, if any.
+    pub fn def(&self) -> Option<VReg> {
+        match_def!(self, |d: &VReg| Some(*d), |d: &Option<VReg>| *d)
     }
 
     /// The register the instruction writes, to rewrite.
     pub fn def_mut(&mut self) -> Option<&mut VReg> {
-        match self {
-            Inst::Imm { dst, .. }
-            | Inst::Mov { dst, .. }
-            | Inst::Bin { dst, .. }
-            | Inst::BinImm { dst, .. }
-            | Inst::Cmp { dst, .. }
-            | Inst::CmpImm { dst, .. }
-            | Inst::Un { dst, .. }
-            | Inst::Conv { dst, .. }
-            | Inst::ConvR { dst, .. }
-            | Inst::Load { dst, .. }
-            | Inst::LoadOff { dst, .. }
-            | Inst::FrameAddr { dst, .. }
-            | Inst::GlobalAddr { dst, .. }
-            | Inst::FuncAddr { dst, .. } => Some(dst),
-            Inst::Call { dst, .. } | Inst::CallInd { dst, .. } => dst.as_mut(),
-            _ => None,
-        }
+        match_def!(self, Some, Option::as_mut)
     }
 
     /// Calls `f` on every register the instruction reads (it may rewrite them).

@@ -247,35 +247,15 @@ mod tests {
 
     #[test]
     fn fast_forms_compute_what_the_alu_computes() {
-        let bins = [
-            BinOp::Add,
-            BinOp::Sub,
-            BinOp::Mul,
-            BinOp::Div,
-            BinOp::Rem,
-            BinOp::And,
-            BinOp::Or,
-            BinOp::Xor,
-            BinOp::Shl,
-            BinOp::Shr,
-        ];
-        let cmps = [
-            CmpOp::Eq,
-            CmpOp::Ne,
-            CmpOp::Lt,
-            CmpOp::Le,
-            CmpOp::Gt,
-            CmpOp::Ge,
-        ];
         for ty in [NumTy::I32, NumTy::U32] {
             for &x in &VALUES {
                 for &y in &VALUES {
-                    for op in bins {
+                    for op in BinOp::ALL {
                         if let Some(f) = IntOp::of(op, ty) {
                             assert_eq!(Ok(f.apply(x, y)), alu::bin(op, ty, x, y), "{op:?} {ty:?}");
                         }
                     }
-                    for op in cmps {
+                    for op in CmpOp::ALL {
                         let f = IntCmp::of(op, ty).expect("every compare has a fast form");
                         assert_eq!(f.apply(x, y), u32::from(alu::cmp(op, ty, x, y)));
                     }

@@ -78,8 +78,9 @@ pub fn parse(file: FileId, text: &str) -> (Vec<(Item, Span)>, Vec<Diagnostic>) {
     (items, diags)
 }
 
-/// Whether the token asks for more after it (so a line break after it continues the item).
-fn wants_more(t: &Token<'_>) -> bool {
+/// Whether the token is a binary operator, `=` or `:`: it joins what stands on either side
+/// of it, so a line break next to it does not end the item.
+fn joins(t: &Token<'_>) -> bool {
     matches!(
         t,
         Token::Assign
@@ -90,30 +91,26 @@ fn wants_more(t: &Token<'_>) -> bool {
             | Token::Slash
             | Token::Percent
             | Token::Pipe
-            | Token::LParen
-            | Token::LBracket
-            | Token::Call(_)
-            | Token::Let
-            | Token::Define
-            | Token::Include
     )
+}
+
+/// Whether the token asks for more after it (so a line break after it continues the item).
+fn wants_more(t: &Token<'_>) -> bool {
+    joins(t)
+        || matches!(
+            t,
+            Token::LParen
+                | Token::LBracket
+                | Token::Call(_)
+                | Token::Let
+                | Token::Define
+                | Token::Include
+        )
 }
 
 /// Whether the token continues the item when it starts a line.
 fn continues(t: &Token<'_>) -> bool {
-    matches!(
-        t,
-        Token::Assign
-            | Token::Colon
-            | Token::Plus
-            | Token::Minus
-            | Token::Star
-            | Token::Slash
-            | Token::Percent
-            | Token::Pipe
-            | Token::RParen
-            | Token::RBracket
-    )
+    joins(t) || matches!(t, Token::RParen | Token::RBracket)
 }
 
 /// Cuts the tokens into items (see the module documentation).

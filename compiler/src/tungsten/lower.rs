@@ -524,6 +524,24 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// The scalar type of a place in memory of type `ty`, or a type mismatch at `span`
+    /// whose message `message` words from the type's name, with `label`.
+    fn scalar_place(
+        &mut self,
+        ty: &Ty,
+        span: Span,
+        message: impl FnOnce(&str) -> String,
+        label: &str,
+    ) -> R<Scalar> {
+        match ty {
+            Ty::Scalar(s) => Ok(*s),
+            _ => {
+                let m = message(&ty.describe(&self.aggs));
+                Err(self.err(codes::TUNG_TYPE_MISMATCH, m, span, label))
+            }
+        }
+    }
+
     /// Reads a scalar place.
     pub fn load(&mut self, p: &Place, span: Span) -> R<Val> {
         match p {
@@ -534,15 +552,8 @@ impl<'a> Lower<'a> {
                 dynoff,
                 ty,
             } => {
-                let Ty::Scalar(s) = ty else {
-                    let d = ty.describe(&self.aggs);
-                    return Err(self.err(
-                        codes::TUNG_TYPE_MISMATCH,
-                        format!("`{d}` is not a scalar value"),
-                        span,
-                        "used as a value here",
-                    ));
-                };
+                let not_scalar = |d: &str| format!("`{d}` is not a scalar value");
+                let s = &self.scalar_place(ty, span, not_scalar, "used as a value here")?;
                 if *s == Scalar::U64 {
                     return Err(self.no_64bit(span, "a `u64` variable"));
                 }
@@ -572,15 +583,8 @@ impl<'a> Lower<'a> {
                 dynoff,
                 ty,
             } => {
-                let Ty::Scalar(s) = ty else {
-                    let d = ty.describe(&self.aggs);
-                    return Err(self.err(
-                        codes::TUNG_TYPE_MISMATCH,
-                        format!("cannot assign a scalar to `{d}`"),
-                        span,
-                        "assigned here",
-                    ));
-                };
+                let not_scalar = |d: &str| format!("cannot assign a scalar to `{d}`");
+                let s = &self.scalar_place(ty, span, not_scalar, "assigned here")?;
                 let src = self.materialize(v, *s, span)?;
                 let a = self.addr_of(*base, *off, *dynoff);
                 self.fb.emit(Inst::Store {

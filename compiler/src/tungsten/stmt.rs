@@ -9,9 +9,9 @@ use super::ast::{self, Arm, AssignOp, Expr, ExprKind, Init, LoopHead, Stmt, Stmt
 use super::lower::{Base, LastSend, Local, Lower, Par, Place, R, Reported, Val, const_int};
 use super::types::{Scalar, Ty, common};
 use crate::diag::{Diagnostic, codes};
-use crate::ir::{Inst, Term};
+use crate::ir::{BlockId, Inst, Term, VReg};
 use crate::source::Span;
-use csl_arch::isa::{BinOp, CmpOp};
+use csl_arch::isa::{BinOp, CmpOp, NumTy};
 
 impl<'a> Lower<'a> {
     /// Lowers a list of statements in a new scope.
@@ -403,30 +403,7 @@ impl<'a> Lower<'a> {
             Some(h) => Some(self.materialize(h, ty, range.hi.span)?),
             None => None,
         };
-        let head = self.fb.block();
-        let bodyb = self.fb.block();
-        let exit = self.fb.block();
-        self.fb.terminate(Term::Jump(head));
-        self.fb.switch_to(head);
-        match h {
-            Some(h) => {
-                let c = self.fb.reg();
-                self.fb.emit(Inst::Cmp {
-                    op: if range.closed { CmpOp::Le } else { CmpOp::Lt },
-                    ty: ty.nt(),
-                    dst: c,
-                    a: i,
-                    b: h,
-                });
-                self.fb.terminate(Term::Branch {
-                    cond: c,
-                    then: bodyb,
-                    otherwise: exit,
-                });
-            }
-            None => self.fb.terminate(Term::Jump(bodyb)),
-        }
-        self.fb.switch_to(bodyb);
+        let (head, exit) = self.open_counted_loop(i, h, range.closed, ty.nt());
         self.scopes.push(Default::default());
         if let Some(sc) = self.scopes.last_mut() {
             sc.insert(var.name.clone(), Local::Var { r: i, ty });
@@ -560,30 +537,7 @@ impl<'a> Lower<'a> {
             Some(h) => Some(self.materialize(h, Scalar::Xp, range.hi.span)?),
             None => None,
         };
-        let head = self.fb.block();
-        let bodyb = self.fb.block();
-        let exit = self.fb.block();
-        self.fb.terminate(Term::Jump(head));
-        self.fb.switch_to(head);
-        match h {
-            Some(h) => {
-                let c = self.fb.reg();
-                self.fb.emit(Inst::Cmp {
-                    op: if range.closed { CmpOp::Le } else { CmpOp::Lt },
-                    ty: Scalar::Xp.nt(),
-                    dst: c,
-                    a: i,
-                    b: h,
-                });
-                self.fb.terminate(Term::Branch {
-                    cond: c,
-                    then: bodyb,
-                    otherwise: exit,
-                });
-            }
-            None => self.fb.terminate(Term::Jump(bodyb)),
-        }
-        self.fb.switch_to(bodyb);
+        let (head, exit) = self.open_counted_loop(i, h, range.closed, Scalar::Xp.nt());
         let w = self.receive_value(s, Scalar::U32, body.span)?;
         let Val::Reg { r: w, .. } = w else {
             return Err(Reported);
@@ -647,6 +601,43 @@ impl<'a> Lower<'a> {
         self.fb.terminate(Term::Jump(head));
         self.fb.switch_to(exit);
         Ok(())
+    }
+
+    /// Opens a counted loop on `i`: jumps to a new head block, which enters the body while
+    /// `i < h` (`i <= h` when `closed`; always without a bound `h`) and leaves for the exit
+    /// block otherwise, and continues in the body. Returns the head and exit blocks.
+    fn open_counted_loop(
+        &mut self,
+        i: VReg,
+        h: Option<VReg>,
+        closed: bool,
+        ty: NumTy,
+    ) -> (BlockId, BlockId) {
+        let head = self.fb.block();
+        let bodyb = self.fb.block();
+        let exit = self.fb.block();
+        self.fb.terminate(Term::Jump(head));
+        self.fb.switch_to(head);
+        match h {
+            Some(h) => {
+                let c = self.fb.reg();
+                self.fb.emit(Inst::Cmp {
+                    op: if closed { CmpOp::Le } else { CmpOp::Lt },
+                    ty,
+                    dst: c,
+                    a: i,
+                    b: h,
+                });
+                self.fb.terminate(Term::Branch {
+                    cond: c,
+                    then: bodyb,
+                    otherwise: exit,
+                });
+            }
+            None => self.fb.terminate(Term::Jump(bodyb)),
+        }
+        self.fb.switch_to(bodyb);
+        (head, exit)
     }
 
     fn parallel(&mut self, body: &[Stmt], span: Span) -> R<()> {
