@@ -39,6 +39,35 @@ fn program(name: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) ->
     build(&format!("tests/programs/{name}"), arch, dims, params)
 }
 
+/// Builds tutorial `dir` with `params` on a `dims` fabric for both architectures, runs
+/// `host` on each and stops it.
+fn on_both(
+    dir: &str,
+    dims: (u32, u32),
+    params: &[(&str, &str)],
+    mut host: impl FnMut(&mut SdkRuntime, Arch),
+) {
+    for arch in BOTH {
+        let mut rt = tutorial(dir, arch, dims, params);
+        host(&mut rt, arch);
+        rt.stop().unwrap();
+    }
+}
+
+/// The same for test program `name`.
+fn program_on_both(
+    name: &str,
+    dims: (u32, u32),
+    params: &[(&str, &str)],
+    mut host: impl FnMut(&mut SdkRuntime, Arch),
+) {
+    for arch in BOTH {
+        let mut rt = program(name, arch, dims, params);
+        host(&mut rt, arch);
+        rt.stop().unwrap();
+    }
+}
+
 /// Every PE of a `w` x `h` grid in turn as the root, row by row within each column, with
 /// the seeds `seed`, `seed + 1`, ...
 fn every_root(w: u32, h: u32, seed: u32) -> impl Iterator<Item = (u32, u32, u32)> {
@@ -127,30 +156,29 @@ fn spread(seed: u32, lo: f32, hi: f32) -> Vec<f32> {
 
 #[test]
 fn math_library_accuracy() {
-    for arch in BOTH {
-        let mut rt = program("math", arch, (8, 3), &[]);
+    program_on_both("math", (8, 3), &[], |rt, arch| {
         let zeros = vec![0.0f32; 64];
         // Positive numbers over the whole exponent range, plus a subnormal.
         let mut pos: Vec<f32> = spread(1, -80.0, 80.0).into_iter().map(f32::exp).collect();
         pos[0] = 1e-40;
         pos[1] = 1.0;
         pos[2] = 4.0;
-        let r = math_run(&mut rt, 0, &pos, &zeros);
+        let r = math_run(rt, 0, &pos, &zeros);
         assert!(max_rel(&r, f64::sqrt, &pos) < 2e-7, "{arch} sqrt");
         assert_eq!(r[2], 2.0, "{arch} sqrt(4)");
-        let r = math_run(&mut rt, 1, &pos, &zeros);
+        let r = math_run(rt, 1, &pos, &zeros);
         assert!(
             max_rel(&r, |v| 1.0 / v.sqrt(), &pos) < 3e-7,
             "{arch} invsqrt"
         );
         let x = spread(2, -87.0, 88.0);
-        let r = math_run(&mut rt, 2, &x, &zeros);
+        let r = math_run(rt, 2, &x, &zeros);
         assert!(max_rel(&r, f64::exp, &x) < 5e-7, "{arch} exp");
         let mut lx: Vec<f32> = spread(3, -100.0, 88.0).into_iter().map(f32::exp).collect();
         lx[0] = 1.0;
         lx[1] = 1e-42;
         lx[2] = 1.000_000_1;
-        let r = math_run(&mut rt, 3, &lx, &zeros);
+        let r = math_run(rt, 3, &lx, &zeros);
         for (i, (&g, &v)) in r.iter().zip(&lx).enumerate() {
             let w = f64::from(v).ln();
             let err = (f64::from(g) - w).abs();
@@ -161,29 +189,29 @@ fn math_library_accuracy() {
         }
         let mut t = spread(4, -6434.0, 6434.0);
         t[..8].copy_from_slice(&spread(5, -4.0, 4.0)[..8]);
-        let r = math_run(&mut rt, 4, &t, &zeros);
+        let r = math_run(rt, 4, &t, &zeros);
         assert!(max_abs(&r, f64::sin, &t) < 3e-7, "{arch} sin");
-        let r = math_run(&mut rt, 5, &t, &zeros);
+        let r = math_run(rt, 5, &t, &zeros);
         assert!(max_abs(&r, f64::cos, &t) < 3e-7, "{arch} cos");
         let a = spread(6, -3.0, 3.0);
         let b = spread(7, -3.0, 3.0);
-        let r = math_run(&mut rt, 6, &a, &b);
+        let r = math_run(rt, 6, &a, &b);
         assert!(r.iter().zip(&a).all(|(g, v)| *g == v.abs()), "{arch} abs");
-        let r = math_run(&mut rt, 7, &a, &b);
+        let r = math_run(rt, 7, &a, &b);
         assert!(
             r.iter()
                 .zip(a.iter().zip(&b))
                 .all(|(g, (u, v))| *g == u.min(*v)),
             "{arch} min"
         );
-        let r = math_run(&mut rt, 8, &a, &b);
+        let r = math_run(rt, 8, &a, &b);
         assert!(
             r.iter()
                 .zip(a.iter().zip(&b))
                 .all(|(g, (u, v))| *g == u.max(*v)),
             "{arch} max"
         );
-        let r = math_run(&mut rt, 9, &a, &b);
+        let r = math_run(rt, 9, &a, &b);
         assert!(
             r.iter().zip(&a).all(|(g, v)| *g
                 == if *v > 0.0 {
@@ -197,7 +225,7 @@ fn math_library_accuracy() {
         );
         let px = spread(8, 0.1, 10.0);
         let py = spread(9, -5.0, 5.0);
-        let r = math_run(&mut rt, 10, &px, &py);
+        let r = math_run(rt, 10, &px, &py);
         for (i, g) in r.iter().enumerate() {
             let w = f64::from(px[i]).powf(f64::from(py[i]));
             let bound = 5e-7 * (1.0 + (f64::from(py[i]) * f64::from(px[i]).ln()).abs()) + 1e-7;
@@ -209,23 +237,23 @@ fn math_library_accuracy() {
             );
         }
         let f = spread(10, -100.0, 100.0);
-        let r = math_run(&mut rt, 11, &f, &zeros);
+        let r = math_run(rt, 11, &f, &zeros);
         assert!(
             r.iter().zip(&f).all(|(g, v)| *g == v.floor()),
             "{arch} floor"
         );
-        let r = math_run(&mut rt, 12, &f, &zeros);
+        let r = math_run(rt, 12, &f, &zeros);
         assert!(r.iter().zip(&f).all(|(g, v)| *g == v.ceil()), "{arch} ceil");
         // Special values and the classification flags.
         let mut sp = vec![1.0f32; 64];
         sp[..6].copy_from_slice(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, -1.0]);
-        let r = math_run(&mut rt, 0, &sp, &zeros);
+        let r = math_run(rt, 0, &sp, &zeros);
         assert!(
             r[0].is_nan() && r[1] == f32::INFINITY && r[2].is_nan() && r[3] == 0.0 && r[5].is_nan(),
             "{arch} sqrt specials {:?}",
             &r[..6]
         );
-        let r = math_run(&mut rt, 3, &sp, &zeros);
+        let r = math_run(rt, 3, &sp, &zeros);
         assert!(
             r[0].is_nan()
                 && r[1] == f32::INFINITY
@@ -235,25 +263,25 @@ fn math_library_accuracy() {
             "{arch} log specials {:?}",
             &r[..6]
         );
-        let r = math_run(&mut rt, 2, &sp, &zeros);
+        let r = math_run(rt, 2, &sp, &zeros);
         assert!(
             r[0].is_nan() && r[1] == f32::INFINITY && r[2] == 0.0 && r[3] == 1.0,
             "{arch} exp specials {:?}",
             &r[..6]
         );
-        let r = math_run(&mut rt, 4, &sp, &zeros);
+        let r = math_run(rt, 4, &sp, &zeros);
         assert!(
             r[0].is_nan() && r[1].is_nan() && r[2].is_nan() && r[3] == 0.0,
             "{arch} sin specials {:?}",
             &r[..6]
         );
-        let flags = d2h_u32(&mut rt, "flags", Region::new(0, 0, 1, 1, 64));
+        let flags = d2h_u32(rt, "flags", Region::new(0, 0, 1, 1, 64));
         assert_eq!(
             &flags[..6],
             &[1, 2, 2, 4, 4, 4],
             "{arch} isNaN/isInf/isFinite"
         );
-        let ints: Vec<i32> = d2h(&mut rt, "ints", Region::new(0, 0, 1, 1, 16), Transfer::COPY)
+        let ints: Vec<i32> = d2h(rt, "ints", Region::new(0, 0, 1, 1, 16), Transfer::COPY)
             .into_iter()
             .map(|v| v as i32)
             .collect();
@@ -264,8 +292,7 @@ fn math_library_accuracy() {
             ],
             "{arch} generic functions"
         );
-        rt.stop().unwrap();
-    }
+    });
 }
 
 /// The xorshift32 step of `<random>`.
@@ -428,20 +455,18 @@ fn scatter_gather(
 #[test]
 fn collectives_scatter_and_gather_with_every_root() {
     let (pw, ph, n) = (5usize, 4usize, 3usize);
-    for arch in BOTH {
-        let mut rt = program(
-            "scatter_gather",
-            arch,
-            (12, 6),
-            &[("Pw", "5"), ("Ph", "4"), ("n", "3")],
-        );
-        // Every root, one after the other on the same fabric: the library must leave no
-        // wavelet behind between operations.
-        for (rx, ry, seed) in every_root(pw as u32, ph as u32, 500) {
-            scatter_gather(&mut rt, (pw, ph, n), rx as usize, ry as usize, seed);
-        }
-        rt.stop().unwrap();
-    }
+    program_on_both(
+        "scatter_gather",
+        (12, 6),
+        &[("Pw", "5"), ("Ph", "4"), ("n", "3")],
+        |rt, _| {
+            // Every root, one after the other on the same fabric: the library must leave no
+            // wavelet behind between operations.
+            for (rx, ry, seed) in every_root(pw as u32, ph as u32, 500) {
+                scatter_gather(rt, (pw, ph, n), rx as usize, ry as usize, seed);
+            }
+        },
+    );
 }
 
 #[test]
@@ -879,30 +904,28 @@ fn t10_switches_deal_alternately_east_and_west() {
 #[test]
 fn t11_control_wavelets_start_control_tasks() {
     let n = 5usize;
-    for arch in BOTH {
-        let mut rt = tutorial("11-control-tasks", arch, (9, 3), &[("n", "5")]);
+    on_both("11-control-tasks", (9, 3), &[("n", "5")], |rt, arch| {
         for (round, tag) in [(1u32, 0x1234u32), (2, 0xBEEF)] {
             let x: Vec<u32> = data(110 + round, n)
                 .iter()
                 .map(|v| ((v + 1.0) * 500.0) as u32)
                 .collect();
             h2d(
-                &mut rt,
+                rt,
                 "x",
                 &x,
                 Region::new(0, 0, 1, 1, n as u32),
                 Transfer::COPY,
             );
             rt.launch("send", &[tag], false).unwrap();
-            let r = d2h_u32(&mut rt, "result", Region::new(1, 0, 1, 1, 4));
+            let r = d2h_u32(rt, "result", Region::new(1, 0, 1, 1, 4));
             assert_eq!(
                 r,
                 vec![x.iter().sum::<u32>(), tag, round, n as u32],
                 "{arch} round {round}"
             );
         }
-        rt.stop().unwrap();
-    }
+    });
 }
 
 #[test]
@@ -990,20 +1013,18 @@ fn collectives(
 #[test]
 fn t13_collectives_broadcast_and_reduce_with_every_root() {
     let (pw, ph, n) = (4usize, 3usize, 5usize);
-    for arch in BOTH {
-        let mut rt = tutorial(
-            "13-collectives",
-            arch,
-            (11, 5),
-            &[("Pw", "4"), ("Ph", "3"), ("n", "5")],
-        );
-        // Every root column and row, one after the other on the same fabric (the library
-        // must leave no wavelet behind between operations).
-        for (rx, ry, seed) in every_root(pw as u32, ph as u32, 130) {
-            collectives(&mut rt, pw, ph, n, rx, ry, seed);
-        }
-        rt.stop().unwrap();
-    }
+    on_both(
+        "13-collectives",
+        (11, 5),
+        &[("Pw", "4"), ("Ph", "3"), ("n", "5")],
+        |rt, _| {
+            // Every root column and row, one after the other on the same fabric (the library
+            // must leave no wavelet behind between operations).
+            for (rx, ry, seed) in every_root(pw as u32, ph as u32, 130) {
+                collectives(rt, pw, ph, n, rx, ry, seed);
+            }
+        },
+    );
 }
 
 #[test]

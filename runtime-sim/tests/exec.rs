@@ -448,8 +448,7 @@ fn task_picker_takes_runnable_ids_in_turn() {
     let t2 = a.func("t2", 2, 0, 0);
     a.imm(0, 2);
     a.call(log, 0, 1, 1);
-    a.imm(1, 7);
-    a.op(Op::Activate { id: Reg(1) });
+    a.activate(7, 1);
     a.ret_void();
     // Task 4 (initially blocked) logs 4.
     let t4 = a.func("t4", 2, 0, 0);

@@ -509,8 +509,7 @@ fn a_fifo_decouples_two_tasks() {
             &[X::D(0x40)],
             Dsd::on_ut(1).activate(13),
         );
-        a.imm(5, 11);
-        a.op(Op::Activate { id: Reg(5) });
+        a.activate(11, 5);
     });
     let push = a.func("push", 8, 0, 0);
     a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x80)]);

@@ -28,8 +28,7 @@ fn sample() -> Image {
     a.ret_void();
     a.export_func("f", f);
     let t = a.func("t", 1, 0, 0);
-    a.imm(0, 5);
-    a.op(Op::Activate { id: Reg(0) });
+    a.activate(5, 0);
     a.ret_void();
     a.task(5, t, true, false);
     image(
@@ -380,15 +379,20 @@ fn program() -> impl Strategy<Value = Image> {
     })
 }
 
+/// Writes `bytes` to a file and exercises the runtime on it if it loads as an image.
+fn exercise_file(bytes: &[u8]) {
+    let path = temp_file(bytes);
+    let rt = SdkRuntime::new(&path);
+    let _ = std::fs::remove_file(&path);
+    if let Ok(rt) = rt {
+        exercise(rt.with_max_cycles(20_000));
+    }
+}
+
 proptest! {
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        let path = temp_file(&bytes);
-        let rt = SdkRuntime::new(&path);
-        let _ = std::fs::remove_file(&path);
-        if let Ok(rt) = rt {
-            exercise(rt.with_max_cycles(20_000));
-        }
+        exercise_file(&bytes);
     }
 
     #[test]
@@ -398,12 +402,7 @@ proptest! {
         for (pos, b) in edits {
             bytes[pos % n] = b;
         }
-        let path = temp_file(&bytes);
-        let rt = SdkRuntime::new(&path);
-        let _ = std::fs::remove_file(&path);
-        if let Ok(rt) = rt {
-            exercise(rt.with_max_cycles(20_000));
-        }
+        exercise_file(&bytes);
     }
 
     #[test]

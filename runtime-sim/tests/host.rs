@@ -71,8 +71,7 @@ fn program() -> Image {
     a.export_func("compute", compute);
 
     let noop = a.func("noop", 1, 0, 0);
-    a.imm(0, 9);
-    a.op(Op::Activate { id: Reg(0) });
+    a.activate(9, 0);
     a.ret_void();
     a.export_func("noop", noop);
     // Task 9 is blocked forever.

@@ -140,6 +140,11 @@ impl Asm {
     pub fn ret_void(&mut self) -> u32 {
         self.op(Op::RetVoid {})
     }
+    /// Activates task `id`, through register `tmp`.
+    pub fn activate(&mut self, id: u32, tmp: u16) {
+        self.imm(tmp, id);
+        self.op(Op::Activate { id: Reg(tmp) });
+    }
     /// `dst = func(args..args+nargs)`.
     pub fn call(&mut self, func: u32, args: u16, nargs: u8, dst: u16) -> u32 {
         self.op(Op::Call {
