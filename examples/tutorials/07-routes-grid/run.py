@@ -19,12 +19,13 @@ rng = np.random.default_rng(7)
 A = rng.standard_normal((M, N)).astype(np.float32)
 x = rng.standard_normal(N).astype(np.float32)
 b = rng.standard_normal(M).astype(np.float32)
-
-runner = start(args)
+y_expected = A @ x + b
 
 # Row-major host order is [PE row][PE column][element]; PE (px, py) must get tile
 # A[py*Mt:(py+1)*Mt, px*Nt:(px+1)*Nt] flattened row by row.
 tiles = A.reshape(Ph, Mt, Pw, Nt).transpose(0, 2, 1, 3)
+
+runner = start(args)
 runner.memcpy_h2d(runner.get_id("A"), tiles.ravel(), 0, 0, Pw, Ph, Mt * Nt, **COPY)
 # x to the top row only (the PEs below get it over the fabric).
 runner.memcpy_h2d(runner.get_id("x"), x, 0, 0, Pw, 1, Nt, **COPY)
@@ -37,7 +38,6 @@ y = np.zeros(M, dtype=np.float32)
 runner.memcpy_d2h(y, runner.get_id("y"), Pw - 1, 0, 1, Ph, Mt, **COPY)
 runner.stop()
 
-y_expected = A @ x + b   # the host reference
 print("y (device)    =", y)
 print("y (reference) =", y_expected)
 np.testing.assert_allclose(y, y_expected, rtol=1e-5, atol=1e-5)
