@@ -542,30 +542,15 @@ impl Image {
             obj.append_section_data(id, &data, 4);
             id
         };
-        add(
-            &mut obj,
-            SECTION_META,
-            SectionKind::Metadata,
-            json(&self.meta)?,
-        );
-        add(
-            &mut obj,
-            SECTION_PLACEMENT,
-            SectionKind::Metadata,
-            json(&self.placement)?,
-        );
-        add(
-            &mut obj,
-            SECTION_ROUTES,
-            SectionKind::Metadata,
-            json(&self.routes)?,
-        );
-        add(
-            &mut obj,
-            SECTION_EXPORTS,
-            SectionKind::Metadata,
-            json(&self.exports)?,
-        );
+        let manifest = [
+            (SECTION_META, json(&self.meta)?),
+            (SECTION_PLACEMENT, json(&self.placement)?),
+            (SECTION_ROUTES, json(&self.routes)?),
+            (SECTION_EXPORTS, json(&self.exports)?),
+        ];
+        for (name, bytes) in manifest {
+            add(&mut obj, name, SectionKind::Metadata, bytes);
+        }
         if !self.tile_memory.is_empty() {
             add(
                 &mut obj,
