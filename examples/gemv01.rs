@@ -1,7 +1,7 @@
 //! Tutorial 01 host side: copy A, x and b to the PE, launch `compute`, copy y back and
 //! compare it with y = A·x + b computed here on the host.
 
-use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+use cslsim::host::{MemcpyDataType, MemcpyOrder, Region, SdkRuntime, Transfer};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -44,26 +44,24 @@ pub fn run(out: &Path) -> Result<GemvResult, String> {
     let (f32_, row) = (MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
     for (name, data) in [("A", &a), ("x", &x), ("b", &b)] {
         let id = rt.get_id(name).map_err(err)?;
-        rt.memcpy_h2d(
+        rt.h2d(
             id,
             &bits(data),
-            0,
-            0,
-            1,
-            1,
-            data.len() as u32,
-            false,
-            f32_,
-            row,
-            false,
+            Region::new(0, 0, 1, 1, data.len() as u32),
+            Transfer::COPY.data_type(f32_).order(row),
         )
         .map_err(err)?;
     }
     rt.launch("compute", &[], false).map_err(err)?;
     let mut y = vec![0u32; m];
     let id = rt.get_id("y").map_err(err)?;
-    rt.memcpy_d2h(&mut y, id, 0, 0, 1, 1, m as u32, false, f32_, row, false)
-        .map_err(err)?;
+    rt.d2h(
+        &mut y,
+        id,
+        Region::new(0, 0, 1, 1, m as u32),
+        Transfer::COPY.data_type(f32_).order(row),
+    )
+    .map_err(err)?;
     rt.stop().map_err(err)?;
     let device = y.into_iter().map(f32::from_bits).collect();
     Ok(GemvResult {

@@ -6,7 +6,7 @@
 
 use csl_arch::Arch;
 use csl_tests::d2h_u32;
-use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+use cslsim::host::{MemcpyDataType, Region, SdkRuntime, Transfer};
 use std::path::PathBuf;
 
 const ARCHS: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
@@ -170,20 +170,8 @@ fn wse3_explicit_microthreads() {
     let y: Vec<u32> = (0..n).map(|i| 200 + 3 * i).collect();
     for (name, data) in [("x", &x), ("y", &y)] {
         let id = rt.get_id(name).unwrap();
-        rt.memcpy_h2d(
-            id,
-            data,
-            0,
-            0,
-            1,
-            1,
-            n,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .unwrap();
+        rt.h2d(id, data, Region::new(0, 0, 1, 1, n), Transfer::COPY)
+            .unwrap();
     }
     rt.launch("start", &[], false).unwrap();
     let gx = d2h_u32(&mut rt, "x", 2, 1, n);
@@ -252,18 +240,11 @@ fn fabout_zero_clears_the_first_source_as_it_is_sent() {
 fn h2d16(rt: &mut SdkRuntime, name: &str, x: u32, values: &[u16]) {
     let id = rt.get_id(name).unwrap();
     let words: Vec<u32> = values.iter().map(|&v| u32::from(v)).collect();
-    rt.memcpy_h2d(
+    rt.h2d(
         id,
         &words,
-        x,
-        0,
-        1,
-        1,
-        values.len() as u32,
-        false,
-        MemcpyDataType::Bit16,
-        MemcpyOrder::RowMajor,
-        false,
+        Region::new(x, 0, 1, 1, values.len() as u32),
+        Transfer::COPY.data_type(MemcpyDataType::Bit16),
     )
     .unwrap();
 }
@@ -272,18 +253,11 @@ fn h2d16(rt: &mut SdkRuntime, name: &str, x: u32, values: &[u16]) {
 fn d2h16(rt: &mut SdkRuntime, name: &str, x: u32, n: usize) -> Vec<u16> {
     let id = rt.get_id(name).unwrap();
     let mut out = vec![0u32; n];
-    rt.memcpy_d2h(
+    rt.d2h(
         &mut out,
         id,
-        x,
-        0,
-        1,
-        1,
-        n as u32,
-        false,
-        MemcpyDataType::Bit16,
-        MemcpyOrder::RowMajor,
-        false,
+        Region::new(x, 0, 1, 1, n as u32),
+        Transfer::COPY.data_type(MemcpyDataType::Bit16),
     )
     .unwrap();
     out.into_iter().map(|v| v as u16).collect()

@@ -24,15 +24,9 @@ impl Header {
     /// Reads the header of a case.
     pub fn parse(src: &str) -> Header {
         let mut h = Header::default();
-        for line in src.lines() {
-            let Some(rest) = line.trim().strip_prefix("//@") else {
-                continue;
-            };
-            let Some((key, value)) = rest.split_once(':') else {
-                continue;
-            };
+        for (key, value) in header_fields(src, "//@", "") {
             let value = value.trim();
-            match key.trim() {
+            match key {
                 "expect" => h.expect.extend(
                     value
                         .split(|c: char| c.is_whitespace() || c == ',')
@@ -85,6 +79,31 @@ pub fn ui_snapshot(
             &rendered
         }
     )
+}
+
+/// A ui case: its path relative to this crate's directory (the tests' working directory,
+/// so that paths in messages and snapshot names do not depend on where the repository
+/// is) and its text.
+pub fn ui_case(path: &Path) -> (PathBuf, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rel = path.strip_prefix(root).unwrap_or(path).to_path_buf();
+    let src = std::fs::read_to_string(path).unwrap_or_default();
+    (rel, src)
+}
+
+/// The `key: value` fields of a case's header: the lines that start with `open` (such as
+/// `//@`), without the `close` that ends them (if any).
+pub fn header_fields<'a>(
+    src: &'a str,
+    open: &'a str,
+    close: &'a str,
+) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+    src.lines().filter_map(move |line| {
+        let rest = line.trim().strip_prefix(open)?;
+        let rest = rest.trim_end().trim_end_matches(close);
+        let (key, value) = rest.split_once(':')?;
+        Some((key.trim(), value))
+    })
 }
 
 /// The repository root.
@@ -161,20 +180,8 @@ pub fn d2h_into(
     h: u32,
     n: u32,
 ) {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder};
-    if let Err(e) = rt.memcpy_d2h(
-        out,
-        id,
-        0,
-        0,
-        w,
-        h,
-        n,
-        false,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-        false,
-    ) {
+    use cslsim::host::{Region, Transfer};
+    if let Err(e) = rt.d2h(out, id, Region::new(0, 0, w, h, n), Transfer::COPY) {
         panic!("memcpy_d2h of {w}x{h}x{n} words: {e}");
     }
 }
@@ -241,13 +248,18 @@ pub fn h2d_u32(
     h: u32,
     n: u32,
 ) {
-    use cslsim::host::{MemcpyDataType, MemcpyOrder};
+    use cslsim::host::{MemcpyDataType, MemcpyOrder, Region, Transfer};
     let id = match rt.get_id(name) {
         Ok(id) => id,
         Err(e) => panic!("no symbol `{name}`: {e}"),
     };
     let (ty, order) = (MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
-    if let Err(e) = rt.memcpy_h2d(id, data, 0, 0, w, h, n, false, ty, order, false) {
+    if let Err(e) = rt.h2d(
+        id,
+        data,
+        Region::new(0, 0, w, h, n),
+        Transfer::COPY.data_type(ty).order(order),
+    ) {
         panic!("memcpy_h2d of {w}x{h}x{n} words into `{name}`: {e}");
     }
 }

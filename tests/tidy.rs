@@ -6,6 +6,18 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
 
+/// Asserts that `f` compiles with `opts` without errors (`what` follows its name in the
+/// message).
+fn assert_compiles(f: &Path, opts: &cslc::Options, what: &str) {
+    let comp = cslc::compile_file(f, opts);
+    assert!(
+        !comp.has_errors(),
+        "{}{what}:\n{}",
+        f.display(),
+        cslc::diag::render_all(&comp.diagnostics, &comp.sources, false)
+    );
+}
+
 #[test]
 fn every_rust_module_starts_with_a_doc_comment() {
     let root = csl_tests::repo_root();
@@ -156,13 +168,7 @@ fn every_example_layout_compiles_for_both_archs() {
                 arch,
                 ..cslc::Options::default()
             };
-            let comp = cslc::compile_file(&f, &opts);
-            assert!(
-                !comp.has_errors(),
-                "{} ({arch}):\n{}",
-                f.display(),
-                cslc::diag::render_all(&comp.diagnostics, &comp.sources, false)
-            );
+            assert_compiles(&f, &opts, &format!(" ({arch})"));
         }
     }
 }
@@ -251,13 +257,7 @@ fn every_example_layout_analyses_completely() {
                 analyse_all: true,
                 ..cslc::Options::default()
             };
-            let comp = cslc::compile_file(&f, &opts);
-            assert!(
-                !comp.has_errors(),
-                "{}:\n{}",
-                f.display(),
-                cslc::diag::render_all(&comp.diagnostics, &comp.sources, false)
-            );
+            assert_compiles(&f, &opts, "");
         }
     }
 }

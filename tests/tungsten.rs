@@ -26,23 +26,6 @@ fn compile(src: &str, spec: &ClassSpec) -> cslc::ir::Program {
     prog.expect("a program")
 }
 
-/// A route of `color` on tile (x, y).
-fn route(x: u32, y: u32, color: u8, rx: Vec<Direction>, tx: Vec<Direction>) -> ColorConfig {
-    ColorConfig {
-        x,
-        y,
-        color,
-        rx,
-        tx,
-        switches: None,
-        filter: None,
-        teardown: false,
-        color_swap_x: false,
-        color_swap_y: false,
-        message_passing: false,
-    }
-}
-
 /// Links programs (one class each) placed on a `w` x `h` rectangle.
 fn image(
     arch: Arch,
@@ -132,7 +115,7 @@ fn one_tile(
             let prog = compile(src, &spec);
             let rs = routes
                 .iter()
-                .map(|(c, i, o)| route(0, 0, *c, vec![*i], vec![*o]))
+                .map(|(c, i, o)| ColorConfig::route(0, 0, *c, vec![*i], vec![*o]))
                 .collect();
             let img = image(arch, 1, 1, vec![prog], vec![0], rs, optimize);
             let sim = run(&img);
@@ -393,10 +376,10 @@ fn exchange(
     }));
     use Direction::*;
     let routes = vec![
-        route(0, 0, 1, vec![Ramp], vec![East]),
-        route(1, 0, 1, vec![West], vec![Ramp]),
-        route(1, 0, 2, vec![Ramp], vec![West]),
-        route(0, 0, 2, vec![East], vec![Ramp]),
+        ColorConfig::route(0, 0, 1, vec![Ramp], vec![East]),
+        ColorConfig::route(1, 0, 1, vec![West], vec![Ramp]),
+        ColorConfig::route(1, 0, 2, vec![Ramp], vec![West]),
+        ColorConfig::route(0, 0, 2, vec![East], vec![Ramp]),
     ];
     let img = image(arch, 2, 1, progs, vec![0, 1], routes, true);
     let mut sim = Simulator::new(&img).expect("loads");

@@ -47,13 +47,34 @@ fn run_tungsten(name: &str, arch: Arch, globals: &[(&str, i64)], path: &str, n: 
     out
 }
 
+/// Compiles `tests/programs/pairs/{name}` for `arch` on a `dims` fabric, launches `start`
+/// and reads `read` from the `(w, h, n)` region.
+fn run_csl(
+    arch: Arch,
+    name: &str,
+    dims: (u32, u32),
+    read: &str,
+    region: (u32, u32, u32),
+) -> Vec<u32> {
+    let tmp = std::env::temp_dir().join(format!("csl-pairs-{}", std::process::id()));
+    let layout = format!("tests/programs/pairs/{name}/layout.csl");
+    let run = Run {
+        layout: &layout,
+        arch,
+        dims,
+        launch: "start",
+        read,
+        region,
+    };
+    launch_and_read(&run, &tmp, name)
+}
+
 fn f32s(words: &[u32]) -> Vec<f32> {
     words.iter().map(|w| f32::from_bits(*w)).collect()
 }
 
 #[test]
 fn relay_sum_is_the_same_in_csl_and_tungsten() {
-    let tmp = std::env::temp_dir().join(format!("csl-pairs-{}", std::process::id()));
     let width = 5;
     // Partial sums of 1.5 * (x + 1), in fp32, in the order the relay adds them.
     let mut expected = Vec::new();
@@ -64,18 +85,7 @@ fn relay_sum_is_the_same_in_csl_and_tungsten() {
         expected.push(acc);
     }
     for arch in [Arch::Wse2, Arch::Wse3] {
-        let csl = launch_and_read(
-            &Run {
-                layout: "tests/programs/pairs/relay_sum/layout.csl",
-                arch,
-                dims: (12, 6),
-                launch: "start",
-                read: "sum",
-                region: (width, 1, 1),
-            },
-            &tmp,
-            "relay_sum",
-        );
+        let csl = run_csl(arch, "relay_sum", (12, 6), "sum", (width, 1, 1));
         let tungsten = run_tungsten("relay_sum", arch, &[("N", i64::from(width))], "row.sum", 1);
         assert_eq!(f32s(&csl), expected, "CSL on {arch}");
         assert_eq!(f32s(&tungsten), expected, "Tungsten on {arch}");
@@ -84,7 +94,6 @@ fn relay_sum_is_the_same_in_csl_and_tungsten() {
 
 #[test]
 fn saxpy_is_the_same_in_csl_and_tungsten() {
-    let tmp = std::env::temp_dir().join(format!("csl-pairs-{}", std::process::id()));
     let expected: Vec<f32> = (0..16)
         .map(|i| {
             let (x, y) = (0.5 * i as f32, 1.0 + i as f32);
@@ -92,18 +101,7 @@ fn saxpy_is_the_same_in_csl_and_tungsten() {
         })
         .collect();
     for arch in [Arch::Wse2, Arch::Wse3] {
-        let csl = launch_and_read(
-            &Run {
-                layout: "tests/programs/pairs/saxpy/layout.csl",
-                arch,
-                dims: (8, 3),
-                launch: "start",
-                read: "y",
-                region: (1, 1, 16),
-            },
-            &tmp,
-            "saxpy",
-        );
+        let csl = run_csl(arch, "saxpy", (8, 3), "y", (1, 1, 16));
         let tungsten = run_tungsten("saxpy", arch, &[], "pe.y", 16);
         assert_eq!(csl, tungsten, "CSL and Tungsten differ on {arch}");
         assert_eq!(f32s(&csl), expected, "on {arch}");

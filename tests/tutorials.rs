@@ -6,25 +6,20 @@
 #![allow(clippy::unwrap_used, clippy::too_many_arguments)]
 
 use csl_arch::Arch;
-use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+use cslsim::host::{MemcpyDataType, MemcpyOrder, Region, SdkRuntime, Transfer};
 use std::path::PathBuf;
 
 const BOTH: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
 
-/// Compiles `layout` (relative to the repository root) with `params` on a `dims` fabric and
-/// loads and starts it.
-fn build(
-    tag: &str,
-    layout: &str,
-    arch: Arch,
-    dims: (u32, u32),
-    params: &[(&str, &str)],
-) -> SdkRuntime {
+/// Compiles `dir/layout.csl` (`dir` relative to the repository root) with `params` on a
+/// `dims` fabric and loads and starts it.
+fn build(dir: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
     // One directory per (program, arch, params): tests run in parallel.
+    let tag = dir.rsplit('/').next().unwrap_or(dir);
     let shown: Vec<String> = params.iter().map(|(k, v)| format!("{k}{v}")).collect();
-    let dir = out_dir(&format!("{tag}-{arch}-{}", shown.join("-")));
-    csl_tests::compile_to(layout, arch, dims, params, &dir);
-    let mut rt = SdkRuntime::new(&dir).unwrap().with_max_cycles(50_000_000);
+    let out = out_dir(&format!("{tag}-{arch}-{}", shown.join("-")));
+    csl_tests::compile_to(&format!("{dir}/layout.csl"), arch, dims, params, &out);
+    let mut rt = SdkRuntime::new(&out).unwrap().with_max_cycles(50_000_000);
     rt.load().unwrap();
     rt.run().unwrap();
     rt
@@ -36,91 +31,76 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// Builds tutorial `dir` (under examples/tutorials).
 fn tutorial(dir: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
-    build(
-        dir,
-        &format!("examples/tutorials/{dir}/layout.csl"),
-        arch,
-        dims,
-        params,
-    )
+    build(&format!("examples/tutorials/{dir}"), arch, dims, params)
 }
 
 /// Builds test program `name` (under tests/programs).
-fn program(name: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
-    build(
-        name,
-        &format!("tests/programs/{name}/layout.csl"),
-        arch,
-        dims,
-        &[],
-    )
+fn program(name: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
+    build(&format!("tests/programs/{name}"), arch, dims, params)
 }
 
-fn h2d(
-    rt: &mut SdkRuntime,
-    name: &str,
-    data: &[u32],
-    (px, py, w, h): (u32, u32, u32, u32),
-    n: u32,
-    dt: MemcpyDataType,
-    order: MemcpyOrder,
+/// Builds tutorial `dir` with `params` on a `dims` fabric for both architectures, runs
+/// `host` on each and stops it.
+fn on_both(
+    dir: &str,
+    dims: (u32, u32),
+    params: &[(&str, &str)],
+    mut host: impl FnMut(&mut SdkRuntime, Arch),
 ) {
-    let id = rt.get_id(name).unwrap();
-    rt.memcpy_h2d(id, data, px, py, w, h, n, false, dt, order, false)
-        .unwrap();
+    for arch in BOTH {
+        let mut rt = tutorial(dir, arch, dims, params);
+        host(&mut rt, arch);
+        rt.stop().unwrap();
+    }
 }
 
-fn d2h(
-    rt: &mut SdkRuntime,
+/// The same for test program `name`.
+fn program_on_both(
     name: &str,
-    (px, py, w, h): (u32, u32, u32, u32),
-    n: u32,
-    dt: MemcpyDataType,
-    order: MemcpyOrder,
-) -> Vec<u32> {
+    dims: (u32, u32),
+    params: &[(&str, &str)],
+    mut host: impl FnMut(&mut SdkRuntime, Arch),
+) {
+    for arch in BOTH {
+        let mut rt = program(name, arch, dims, params);
+        host(&mut rt, arch);
+        rt.stop().unwrap();
+    }
+}
+
+/// Every PE of a `w` x `h` grid in turn as the root, row by row within each column, with
+/// the seeds `seed`, `seed + 1`, ...
+fn every_root(w: u32, h: u32, seed: u32) -> impl Iterator<Item = (u32, u32, u32)> {
+    (0..w)
+        .flat_map(move |x| (0..h).map(move |y| (x, y)))
+        .zip(seed..)
+        .map(|((x, y), seed)| (x, y, seed))
+}
+
+fn h2d(rt: &mut SdkRuntime, name: &str, data: &[u32], region: Region, how: Transfer) {
     let id = rt.get_id(name).unwrap();
-    let mut out = vec![0u32; (w * h * n) as usize];
-    rt.memcpy_d2h(&mut out, id, px, py, w, h, n, false, dt, order, false)
-        .unwrap();
+    rt.h2d(id, data, region, how).unwrap();
+}
+
+fn d2h(rt: &mut SdkRuntime, name: &str, region: Region, how: Transfer) -> Vec<u32> {
+    let id = rt.get_id(name).unwrap();
+    let mut out = vec![0u32; (region.w * region.h * region.l) as usize];
+    rt.d2h(&mut out, id, region, how).unwrap();
     out
 }
 
-fn h2d_f32(rt: &mut SdkRuntime, name: &str, data: &[f32], region: (u32, u32, u32, u32), n: u32) {
+fn h2d_f32(rt: &mut SdkRuntime, name: &str, data: &[f32], region: Region) {
     let bits: Vec<u32> = data.iter().map(|f| f.to_bits()).collect();
-    h2d(
-        rt,
-        name,
-        &bits,
-        region,
-        n,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-    );
+    h2d(rt, name, &bits, region, Transfer::COPY);
 }
 
-fn d2h_f32(rt: &mut SdkRuntime, name: &str, region: (u32, u32, u32, u32), n: u32) -> Vec<f32> {
-    d2h(
-        rt,
-        name,
-        region,
-        n,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-    )
-    .into_iter()
-    .map(f32::from_bits)
-    .collect()
+fn d2h_f32(rt: &mut SdkRuntime, name: &str, region: Region) -> Vec<f32> {
+    let words = d2h(rt, name, region, Transfer::COPY);
+    words.into_iter().map(f32::from_bits).collect()
 }
 
-fn d2h_u32(rt: &mut SdkRuntime, name: &str, region: (u32, u32, u32, u32), n: u32) -> Vec<u32> {
-    d2h(
-        rt,
-        name,
-        region,
-        n,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-    )
+fn d2h_u32(rt: &mut SdkRuntime, name: &str, region: Region) -> Vec<u32> {
+    d2h(rt, name, region, Transfer::COPY)
 }
 
 /// Deterministic test data in [-1, 1) (the same generator as `csl_examples::lcg_f32`).
@@ -143,10 +123,10 @@ fn assert_close(got: &[f32], want: &[f32], rtol: f32, atol: f32, what: &str) {
 
 /// Runs function `which` of tests/programs/math on 64 inputs.
 fn math_run(rt: &mut SdkRuntime, which: u32, x: &[f32], y: &[f32]) -> Vec<f32> {
-    h2d_f32(rt, "x", x, (0, 0, 1, 1), 64);
-    h2d_f32(rt, "y", y, (0, 0, 1, 1), 64);
+    h2d_f32(rt, "x", x, Region::new(0, 0, 1, 1, 64));
+    h2d_f32(rt, "y", y, Region::new(0, 0, 1, 1, 64));
     rt.launch("run", &[which], false).unwrap();
-    d2h_f32(rt, "r", (0, 0, 1, 1), 64)
+    d2h_f32(rt, "r", Region::new(0, 0, 1, 1, 64))
 }
 
 fn max_rel(got: &[f32], want: impl Fn(f64) -> f64, x: &[f32]) -> f64 {
@@ -176,30 +156,29 @@ fn spread(seed: u32, lo: f32, hi: f32) -> Vec<f32> {
 
 #[test]
 fn math_library_accuracy() {
-    for arch in BOTH {
-        let mut rt = program("math", arch, (8, 3));
+    program_on_both("math", (8, 3), &[], |rt, arch| {
         let zeros = vec![0.0f32; 64];
         // Positive numbers over the whole exponent range, plus a subnormal.
         let mut pos: Vec<f32> = spread(1, -80.0, 80.0).into_iter().map(f32::exp).collect();
         pos[0] = 1e-40;
         pos[1] = 1.0;
         pos[2] = 4.0;
-        let r = math_run(&mut rt, 0, &pos, &zeros);
+        let r = math_run(rt, 0, &pos, &zeros);
         assert!(max_rel(&r, f64::sqrt, &pos) < 2e-7, "{arch} sqrt");
         assert_eq!(r[2], 2.0, "{arch} sqrt(4)");
-        let r = math_run(&mut rt, 1, &pos, &zeros);
+        let r = math_run(rt, 1, &pos, &zeros);
         assert!(
             max_rel(&r, |v| 1.0 / v.sqrt(), &pos) < 3e-7,
             "{arch} invsqrt"
         );
         let x = spread(2, -87.0, 88.0);
-        let r = math_run(&mut rt, 2, &x, &zeros);
+        let r = math_run(rt, 2, &x, &zeros);
         assert!(max_rel(&r, f64::exp, &x) < 5e-7, "{arch} exp");
         let mut lx: Vec<f32> = spread(3, -100.0, 88.0).into_iter().map(f32::exp).collect();
         lx[0] = 1.0;
         lx[1] = 1e-42;
         lx[2] = 1.000_000_1;
-        let r = math_run(&mut rt, 3, &lx, &zeros);
+        let r = math_run(rt, 3, &lx, &zeros);
         for (i, (&g, &v)) in r.iter().zip(&lx).enumerate() {
             let w = f64::from(v).ln();
             let err = (f64::from(g) - w).abs();
@@ -210,29 +189,29 @@ fn math_library_accuracy() {
         }
         let mut t = spread(4, -6434.0, 6434.0);
         t[..8].copy_from_slice(&spread(5, -4.0, 4.0)[..8]);
-        let r = math_run(&mut rt, 4, &t, &zeros);
+        let r = math_run(rt, 4, &t, &zeros);
         assert!(max_abs(&r, f64::sin, &t) < 3e-7, "{arch} sin");
-        let r = math_run(&mut rt, 5, &t, &zeros);
+        let r = math_run(rt, 5, &t, &zeros);
         assert!(max_abs(&r, f64::cos, &t) < 3e-7, "{arch} cos");
         let a = spread(6, -3.0, 3.0);
         let b = spread(7, -3.0, 3.0);
-        let r = math_run(&mut rt, 6, &a, &b);
+        let r = math_run(rt, 6, &a, &b);
         assert!(r.iter().zip(&a).all(|(g, v)| *g == v.abs()), "{arch} abs");
-        let r = math_run(&mut rt, 7, &a, &b);
+        let r = math_run(rt, 7, &a, &b);
         assert!(
             r.iter()
                 .zip(a.iter().zip(&b))
                 .all(|(g, (u, v))| *g == u.min(*v)),
             "{arch} min"
         );
-        let r = math_run(&mut rt, 8, &a, &b);
+        let r = math_run(rt, 8, &a, &b);
         assert!(
             r.iter()
                 .zip(a.iter().zip(&b))
                 .all(|(g, (u, v))| *g == u.max(*v)),
             "{arch} max"
         );
-        let r = math_run(&mut rt, 9, &a, &b);
+        let r = math_run(rt, 9, &a, &b);
         assert!(
             r.iter().zip(&a).all(|(g, v)| *g
                 == if *v > 0.0 {
@@ -246,7 +225,7 @@ fn math_library_accuracy() {
         );
         let px = spread(8, 0.1, 10.0);
         let py = spread(9, -5.0, 5.0);
-        let r = math_run(&mut rt, 10, &px, &py);
+        let r = math_run(rt, 10, &px, &py);
         for (i, g) in r.iter().enumerate() {
             let w = f64::from(px[i]).powf(f64::from(py[i]));
             let bound = 5e-7 * (1.0 + (f64::from(py[i]) * f64::from(px[i]).ln()).abs()) + 1e-7;
@@ -258,23 +237,23 @@ fn math_library_accuracy() {
             );
         }
         let f = spread(10, -100.0, 100.0);
-        let r = math_run(&mut rt, 11, &f, &zeros);
+        let r = math_run(rt, 11, &f, &zeros);
         assert!(
             r.iter().zip(&f).all(|(g, v)| *g == v.floor()),
             "{arch} floor"
         );
-        let r = math_run(&mut rt, 12, &f, &zeros);
+        let r = math_run(rt, 12, &f, &zeros);
         assert!(r.iter().zip(&f).all(|(g, v)| *g == v.ceil()), "{arch} ceil");
         // Special values and the classification flags.
         let mut sp = vec![1.0f32; 64];
         sp[..6].copy_from_slice(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, -1.0]);
-        let r = math_run(&mut rt, 0, &sp, &zeros);
+        let r = math_run(rt, 0, &sp, &zeros);
         assert!(
             r[0].is_nan() && r[1] == f32::INFINITY && r[2].is_nan() && r[3] == 0.0 && r[5].is_nan(),
             "{arch} sqrt specials {:?}",
             &r[..6]
         );
-        let r = math_run(&mut rt, 3, &sp, &zeros);
+        let r = math_run(rt, 3, &sp, &zeros);
         assert!(
             r[0].is_nan()
                 && r[1] == f32::INFINITY
@@ -284,35 +263,28 @@ fn math_library_accuracy() {
             "{arch} log specials {:?}",
             &r[..6]
         );
-        let r = math_run(&mut rt, 2, &sp, &zeros);
+        let r = math_run(rt, 2, &sp, &zeros);
         assert!(
             r[0].is_nan() && r[1] == f32::INFINITY && r[2] == 0.0 && r[3] == 1.0,
             "{arch} exp specials {:?}",
             &r[..6]
         );
-        let r = math_run(&mut rt, 4, &sp, &zeros);
+        let r = math_run(rt, 4, &sp, &zeros);
         assert!(
             r[0].is_nan() && r[1].is_nan() && r[2].is_nan() && r[3] == 0.0,
             "{arch} sin specials {:?}",
             &r[..6]
         );
-        let flags = d2h_u32(&mut rt, "flags", (0, 0, 1, 1), 64);
+        let flags = d2h_u32(rt, "flags", Region::new(0, 0, 1, 1, 64));
         assert_eq!(
             &flags[..6],
             &[1, 2, 2, 4, 4, 4],
             "{arch} isNaN/isInf/isFinite"
         );
-        let ints: Vec<i32> = d2h(
-            &mut rt,
-            "ints",
-            (0, 0, 1, 1),
-            16,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-        )
-        .into_iter()
-        .map(|v| v as i32)
-        .collect();
+        let ints: Vec<i32> = d2h(rt, "ints", Region::new(0, 0, 1, 1, 16), Transfer::COPY)
+            .into_iter()
+            .map(|v| v as i32)
+            .collect();
         assert_eq!(
             &ints[..14],
             &[
@@ -320,8 +292,7 @@ fn math_library_accuracy() {
             ],
             "{arch} generic functions"
         );
-        rt.stop().unwrap();
-    }
+    });
 }
 
 /// The xorshift32 step of `<random>`.
@@ -335,7 +306,7 @@ fn xorshift(s: &mut u32) -> u32 {
 #[test]
 fn random_library_streams() {
     for arch in BOTH {
-        let mut rt = program("random", arch, (9, 3));
+        let mut rt = program("random", arch, (9, 3), &[]);
         let (n, seed, lo, hi, pow) = (256usize, 1234u32, -2.0f32, 3.0f32, 5u16);
         rt.launch(
             "draw",
@@ -343,10 +314,10 @@ fn random_library_streams() {
             false,
         )
         .unwrap();
-        let bits = d2h_u32(&mut rt, "bits", (0, 0, 2, 1), n as u32);
-        let uniform = d2h_f32(&mut rt, "uniform", (0, 0, 2, 1), n as u32);
-        let small = d2h_u32(&mut rt, "small", (0, 0, 2, 1), n as u32);
-        let normal = d2h_f32(&mut rt, "normal", (0, 0, 2, 1), n as u32);
+        let bits = d2h_u32(&mut rt, "bits", Region::new(0, 0, 2, 1, n as u32));
+        let uniform = d2h_f32(&mut rt, "uniform", Region::new(0, 0, 2, 1, n as u32));
+        let small = d2h_u32(&mut rt, "small", Region::new(0, 0, 2, 1, n as u32));
+        let normal = d2h_f32(&mut rt, "normal", Region::new(0, 0, 2, 1, n as u32));
         rt.stop().unwrap();
         for pe in 0..2usize {
             let mut s = seed + pe as u32;
@@ -390,9 +361,9 @@ fn random_library_streams() {
 #[test]
 fn directions_library_at_compile_time_and_runtime() {
     for arch in BOTH {
-        let mut rt = program("directions", arch, (9, 3));
+        let mut rt = program("directions", arch, (9, 3), &[]);
         rt.launch("start", &[], false).unwrap();
-        let out = d2h_u32(&mut rt, "out", (1, 0, 1, 1), 26);
+        let out = d2h_u32(&mut rt, "out", Region::new(1, 0, 1, 1, 26));
         rt.stop().unwrap();
         // N, E, S, W, RAMP = 0..4.
         assert_eq!(&out[0..5], &[1, 2, 3, 0, 4], "{arch} rotate_clockwise");
@@ -428,43 +399,25 @@ fn scatter_gather(
             .map(|v| ((v + 1.0) * 400.0) as u32)
             .collect()
     };
-    let grid = (0, 0, pw as u32, ph as u32);
+    let grid = |l: usize| Region::new(0, 0, pw as u32, ph as u32, l as u32);
     // all_x[(y * pw + x) * n * pw + k]: the row buffer of PE (x, y); only the root's counts.
     let all_x = words(seed, pw * ph * n * pw);
     let all_y = words(seed + 1000, pw * ph * n * ph);
-    h2d(
-        rt,
-        "all_x",
-        &all_x,
-        grid,
-        (n * pw) as u32,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-    );
-    h2d(
-        rt,
-        "all_y",
-        &all_y,
-        grid,
-        (n * ph) as u32,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-    );
+    h2d(rt, "all_x", &all_x, grid(n * pw), Transfer::COPY);
+    h2d(rt, "all_y", &all_y, grid(n * ph), Transfer::COPY);
     rt.launch("run", &[root_x as u32, root_y as u32], false)
         .unwrap();
-    let mine_x = d2h_u32(rt, "mine_x", grid, n as u32);
+    let mine_x = d2h_u32(rt, "mine_x", grid(n));
     let back_x = d2h_u32(
         rt,
         "back_x",
-        (root_x as u32, 0, 1, ph as u32),
-        (n * pw) as u32,
+        Region::new(root_x as u32, 0, 1, ph as u32, (n * pw) as u32),
     );
-    let mine_y = d2h_u32(rt, "mine_y", grid, n as u32);
+    let mine_y = d2h_u32(rt, "mine_y", grid(n));
     let back_y = d2h_u32(
         rt,
         "back_y",
-        (0, root_y as u32, pw as u32, 1),
-        (n * ph) as u32,
+        Region::new(0, root_y as u32, pw as u32, 1, (n * ph) as u32),
     );
     let what = format!("{pw}x{ph}, n {n}, root ({root_x},{root_y})");
     for y in 0..ph {
@@ -502,25 +455,18 @@ fn scatter_gather(
 #[test]
 fn collectives_scatter_and_gather_with_every_root() {
     let (pw, ph, n) = (5usize, 4usize, 3usize);
-    for arch in BOTH {
-        let mut rt = build(
-            "scatter_gather",
-            "tests/programs/scatter_gather/layout.csl",
-            arch,
-            (12, 6),
-            &[("Pw", "5"), ("Ph", "4"), ("n", "3")],
-        );
-        // Every root, one after the other on the same fabric: the library must leave no
-        // wavelet behind between operations.
-        let mut seed = 500;
-        for rx in 0..pw {
-            for ry in 0..ph {
-                scatter_gather(&mut rt, (pw, ph, n), rx, ry, seed);
-                seed += 1;
+    program_on_both(
+        "scatter_gather",
+        (12, 6),
+        &[("Pw", "5"), ("Ph", "4"), ("n", "3")],
+        |rt, _| {
+            // Every root, one after the other on the same fabric: the library must leave no
+            // wavelet behind between operations.
+            for (rx, ry, seed) in every_root(pw as u32, ph as u32, 500) {
+                scatter_gather(rt, (pw, ph, n), rx as usize, ry as usize, seed);
             }
-        }
-        rt.stop().unwrap();
-    }
+        },
+    );
 }
 
 #[test]
@@ -528,9 +474,8 @@ fn collectives_scatter_and_gather_on_long_rows_one_word_and_single_pe_axes() {
     for arch in BOTH {
         // 8 PEs in a row (up to 7 on one side of the root), one word per PE; the columns
         // have one PE (scatter and gather are local copies).
-        let mut rt = build(
+        let mut rt = program(
             "scatter_gather",
-            "tests/programs/scatter_gather/layout.csl",
             arch,
             (15, 3),
             &[("Pw", "8"), ("Ph", "1"), ("n", "1")],
@@ -540,9 +485,8 @@ fn collectives_scatter_and_gather_on_long_rows_one_word_and_single_pe_axes() {
         }
         rt.stop().unwrap();
         // A 2 x 7 grid with longer parts.
-        let mut rt = build(
+        let mut rt = program(
             "scatter_gather",
-            "tests/programs/scatter_gather/layout.csl",
             arch,
             (9, 10),
             &[("Pw", "2"), ("Ph", "7"), ("n", "17")],
@@ -558,41 +502,21 @@ fn collectives_scatter_and_gather_on_long_rows_one_word_and_single_pe_axes() {
 /// collects them plus one; the error text if a command fails.
 fn stream_through_one_pe(arch: Arch, size: usize) -> Result<(), String> {
     let s = size.to_string();
-    let mut rt = build(
-        "stream_buffering",
-        "tests/programs/stream_buffering/layout.csl",
-        arch,
-        (8, 3),
-        &[("size", &s)],
-    );
+    let mut rt = program("stream_buffering", arch, (8, 3), &[("size", &s)]);
     let x: Vec<u32> = (0..size as u32).map(|k| (k * 37 + 5) % 256).collect();
-    rt.memcpy_h2d(
+    rt.h2d(
         0,
         &x,
-        0,
-        0,
-        1,
-        1,
-        size as u32,
-        true,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::ColMajor,
-        true,
+        Region::new(0, 0, 1, 1, size as u32),
+        Transfer::STREAM.order(MemcpyOrder::ColMajor),
     )
     .map_err(|e| e.to_string())?;
     let mut out = vec![0u32; size];
-    rt.memcpy_d2h(
+    rt.d2h(
         &mut out,
         1,
-        0,
-        0,
-        1,
-        1,
-        size as u32,
-        true,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::ColMajor,
-        false,
+        Region::new(0, 0, 1, 1, size as u32),
+        Transfer::STREAM.order(MemcpyOrder::ColMajor),
     )
     .map_err(|e| e.to_string())?;
     rt.stop().unwrap();
@@ -654,19 +578,17 @@ fn t03_memcpy_2x2_row_and_column_major_16_bit() {
             &mut rt,
             "x",
             &col_major,
-            (0, 0, 2, 2),
-            n as u32,
-            MemcpyDataType::Bit16,
-            MemcpyOrder::ColMajor,
+            Region::new(0, 0, 2, 2, n as u32),
+            Transfer::COPY
+                .data_type(MemcpyDataType::Bit16)
+                .order(MemcpyOrder::ColMajor),
         );
         rt.launch("compute", &[], false).unwrap();
         let y = d2h(
             &mut rt,
             "y",
-            (0, 0, 2, 2),
-            n as u32,
-            MemcpyDataType::Bit16,
-            MemcpyOrder::RowMajor,
+            Region::new(0, 0, 2, 2, n as u32),
+            Transfer::COPY.data_type(MemcpyDataType::Bit16),
         );
         rt.stop().unwrap();
         for r in 0..h {
@@ -704,10 +626,23 @@ fn t04_params_from_the_command_line() {
             "{arch}: out.json params"
         );
         let x: Vec<f32> = data(4, width * size).iter().map(|v| v * 2.0).collect();
-        h2d_f32(&mut rt, "x", &x, (0, 0, width as u32, 1), size as u32);
+        h2d_f32(
+            &mut rt,
+            "x",
+            &x,
+            Region::new(0, 0, width as u32, 1, size as u32),
+        );
         rt.launch("compute", &[], false).unwrap();
-        let y = d2h_f32(&mut rt, "y", (0, 0, width as u32, 1), size as u32);
-        let index = d2h_u32(&mut rt, "index", (0, 0, width as u32, 1), size as u32);
+        let y = d2h_f32(
+            &mut rt,
+            "y",
+            Region::new(0, 0, width as u32, 1, size as u32),
+        );
+        let index = d2h_u32(
+            &mut rt,
+            "index",
+            Region::new(0, 0, width as u32, 1, size as u32),
+        );
         rt.stop().unwrap();
         assert_eq!(
             index,
@@ -750,13 +685,23 @@ fn t05_gemv_split_over_a_column_of_pes() {
         let a = data(51, m * n);
         let x = data(52, n);
         let b = data(53, m);
-        h2d_f32(&mut rt, "A", &a, (0, 0, 1, p as u32), (rows * n) as u32);
-        h2d_f32(&mut rt, "b", &b, (0, 0, 1, p as u32), rows as u32);
+        h2d_f32(
+            &mut rt,
+            "A",
+            &a,
+            Region::new(0, 0, 1, p as u32, (rows * n) as u32),
+        );
+        h2d_f32(
+            &mut rt,
+            "b",
+            &b,
+            Region::new(0, 0, 1, p as u32, rows as u32),
+        );
         // What memcpy_h2d_colbcast does: the same x on every PE of the column.
         let xs: Vec<f32> = (0..p).flat_map(|_| x.iter().copied()).collect();
-        h2d_f32(&mut rt, "x", &xs, (0, 0, 1, p as u32), n as u32);
+        h2d_f32(&mut rt, "x", &xs, Region::new(0, 0, 1, p as u32, n as u32));
         rt.launch("compute", &[], false).unwrap();
-        let y = d2h_f32(&mut rt, "y", (0, 0, 1, p as u32), rows as u32);
+        let y = d2h_f32(&mut rt, "y", Region::new(0, 0, 1, p as u32, rows as u32));
         rt.stop().unwrap();
         assert_close(
             &y,
@@ -774,9 +719,9 @@ fn t06_routes_between_two_pes() {
     for arch in BOTH {
         let mut rt = tutorial("06-routes-two-pes", arch, (9, 3), &[("n", "6")]);
         let x = data(6, 2 * n);
-        h2d_f32(&mut rt, "x", &x, (0, 0, 2, 1), n as u32);
+        h2d_f32(&mut rt, "x", &x, Region::new(0, 0, 2, 1, n as u32));
         rt.launch("compute", &[], false).unwrap();
-        let y = d2h_f32(&mut rt, "y", (1, 0, 1, 1), n as u32);
+        let y = d2h_f32(&mut rt, "y", Region::new(1, 0, 1, 1, n as u32));
         rt.stop().unwrap();
         let want: Vec<f32> = (0..n).map(|k| x[n + k] + x[k]).collect();
         assert_eq!(y, want, "{arch}");
@@ -812,19 +757,21 @@ fn t07_gemv_on_a_grid_with_column_multicast_and_row_sums() {
             &mut rt,
             "A",
             &tiles,
-            (0, 0, pw as u32, ph as u32),
-            (mt * nt) as u32,
+            Region::new(0, 0, pw as u32, ph as u32, (mt * nt) as u32),
         );
-        h2d_f32(&mut rt, "x", &x, (0, 0, pw as u32, 1), nt as u32);
+        h2d_f32(&mut rt, "x", &x, Region::new(0, 0, pw as u32, 1, nt as u32));
         h2d_f32(
             &mut rt,
             "b",
             &b,
-            (pw as u32 - 1, 0, 1, ph as u32),
-            mt as u32,
+            Region::new(pw as u32 - 1, 0, 1, ph as u32, mt as u32),
         );
         rt.launch("compute", &[], false).unwrap();
-        let y = d2h_f32(&mut rt, "y", (pw as u32 - 1, 0, 1, ph as u32), mt as u32);
+        let y = d2h_f32(
+            &mut rt,
+            "y",
+            Region::new(pw as u32 - 1, 0, 1, ph as u32, mt as u32),
+        );
         rt.stop().unwrap();
         assert_close(
             &y,
@@ -852,33 +799,19 @@ fn t08_streaming_memcpy_into_a_data_task_and_back() {
         );
         let x = data(8, w * n);
         let bits: Vec<u32> = x.iter().map(|f| f.to_bits()).collect();
-        rt.memcpy_h2d(
+        rt.h2d(
             2,
             &bits,
-            0,
-            0,
-            w as u32,
-            1,
-            n as u32,
-            true,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
+            Region::new(0, 0, w as u32, 1, n as u32),
+            Transfer::STREAM,
         )
         .unwrap();
         let mut out = vec![0u32; w * n];
-        rt.memcpy_d2h(
+        rt.d2h(
             &mut out,
             3,
-            0,
-            0,
-            w as u32,
-            1,
-            n as u32,
-            true,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
+            Region::new(0, 0, w as u32, 1, n as u32),
+            Transfer::STREAM,
         )
         .unwrap();
         rt.stop().unwrap();
@@ -906,33 +839,19 @@ fn fifo_pipeline(arch: Arch, n: usize, fifo: usize) -> Result<Vec<f32>, String> 
     );
     let x = data(9, n);
     let bits: Vec<u32> = x.iter().map(|f| f.to_bits()).collect();
-    rt.memcpy_h2d(
+    rt.h2d(
         2,
         &bits,
-        0,
-        0,
-        1,
-        1,
-        n as u32,
-        true,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-        false,
+        Region::new(0, 0, 1, 1, n as u32),
+        Transfer::STREAM,
     )
     .map_err(|e| e.to_string())?;
     let mut out = vec![0u32; n];
-    rt.memcpy_d2h(
+    rt.d2h(
         &mut out,
         3,
-        0,
-        0,
-        1,
-        1,
-        n as u32,
-        true,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-        false,
+        Region::new(0, 0, 1, 1, n as u32),
+        Transfer::STREAM,
     )
     .map_err(|e| e.to_string())?;
     rt.stop().unwrap();
@@ -959,9 +878,9 @@ fn t10_switches_deal_alternately_east_and_west() {
     for arch in BOTH {
         let mut rt = tutorial("10-switches", arch, (10, 3), &[("n", "8")]);
         let x: Vec<f32> = (1..=n).map(|k| k as f32 * 1.5).collect();
-        h2d_f32(&mut rt, "x", &x, (1, 0, 1, 1), n as u32);
+        h2d_f32(&mut rt, "x", &x, Region::new(1, 0, 1, 1, n as u32));
         rt.launch("deal", &[], false).unwrap();
-        let hands = d2h_f32(&mut rt, "hand", (0, 0, 3, 1), (n / 2) as u32);
+        let hands = d2h_f32(&mut rt, "hand", Region::new(0, 0, 3, 1, (n / 2) as u32));
         rt.stop().unwrap();
         let (west, east) = (&hands[..n / 2], &hands[n..]);
         assert_eq!(
@@ -985,32 +904,28 @@ fn t10_switches_deal_alternately_east_and_west() {
 #[test]
 fn t11_control_wavelets_start_control_tasks() {
     let n = 5usize;
-    for arch in BOTH {
-        let mut rt = tutorial("11-control-tasks", arch, (9, 3), &[("n", "5")]);
+    on_both("11-control-tasks", (9, 3), &[("n", "5")], |rt, arch| {
         for (round, tag) in [(1u32, 0x1234u32), (2, 0xBEEF)] {
             let x: Vec<u32> = data(110 + round, n)
                 .iter()
                 .map(|v| ((v + 1.0) * 500.0) as u32)
                 .collect();
             h2d(
-                &mut rt,
+                rt,
                 "x",
                 &x,
-                (0, 0, 1, 1),
-                n as u32,
-                MemcpyDataType::Bit32,
-                MemcpyOrder::RowMajor,
+                Region::new(0, 0, 1, 1, n as u32),
+                Transfer::COPY,
             );
             rt.launch("send", &[tag], false).unwrap();
-            let r = d2h_u32(&mut rt, "result", (1, 0, 1, 1), 4);
+            let r = d2h_u32(rt, "result", Region::new(1, 0, 1, 1, 4));
             assert_eq!(
                 r,
                 vec![x.iter().sum::<u32>(), tag, round, n as u32],
                 "{arch} round {round}"
             );
         }
-        rt.stop().unwrap();
-    }
+    });
 }
 
 #[test]
@@ -1032,19 +947,15 @@ fn t12_range_filters_scatter_one_stream() {
             &mut rt,
             "packed",
             &words,
-            (0, 0, 1, 1),
-            total as u32,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
+            Region::new(0, 0, 1, 1, total as u32),
+            Transfer::COPY,
         );
         rt.launch("scatter", &[], false).unwrap();
         let out = d2h(
             &mut rt,
             "slice",
-            (1, 0, p as u32, 1),
-            k as u32,
-            MemcpyDataType::Bit16,
-            MemcpyOrder::RowMajor,
+            Region::new(1, 0, p as u32, 1, k as u32),
+            Transfer::COPY.data_type(MemcpyDataType::Bit16),
         );
         rt.stop().unwrap();
         let got: Vec<i16> = out.iter().map(|&w| w as u16 as i16).collect();
@@ -1070,14 +981,12 @@ fn collectives(
         rt,
         "buf",
         &vectors,
-        (root_x, 0, 1, ph as u32),
-        n as u32,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
+        Region::new(root_x, 0, 1, ph as u32, n as u32),
+        Transfer::COPY,
     );
     rt.launch("compute", &[root_x, root_y], false).unwrap();
-    let totals = d2h_f32(rt, "total", (root_x, 0, 1, ph as u32), n as u32);
-    let grand = d2h_f32(rt, "grand", (root_x, root_y, 1, 1), n as u32);
+    let totals = d2h_f32(rt, "total", Region::new(root_x, 0, 1, ph as u32, n as u32));
+    let grand = d2h_f32(rt, "grand", Region::new(root_x, root_y, 1, 1, n as u32));
     let scale: f32 = (1..=pw).map(|v| v as f32).sum();
     let mut want_grand = vec![0.0f32; n];
     for y in 0..ph {
@@ -1104,24 +1013,18 @@ fn collectives(
 #[test]
 fn t13_collectives_broadcast_and_reduce_with_every_root() {
     let (pw, ph, n) = (4usize, 3usize, 5usize);
-    for arch in BOTH {
-        let mut rt = tutorial(
-            "13-collectives",
-            arch,
-            (11, 5),
-            &[("Pw", "4"), ("Ph", "3"), ("n", "5")],
-        );
-        // Every root column and row, one after the other on the same fabric (the library
-        // must leave no wavelet behind between operations).
-        let mut seed = 130;
-        for rx in 0..pw as u32 {
-            for ry in 0..ph as u32 {
-                collectives(&mut rt, pw, ph, n, rx, ry, seed);
-                seed += 1;
+    on_both(
+        "13-collectives",
+        (11, 5),
+        &[("Pw", "4"), ("Ph", "3"), ("n", "5")],
+        |rt, _| {
+            // Every root column and row, one after the other on the same fabric (the library
+            // must leave no wavelet behind between operations).
+            for (rx, ry, seed) in every_root(pw as u32, ph as u32, 130) {
+                collectives(rt, pw, ph, n, rx, ry, seed);
             }
-        }
-        rt.stop().unwrap();
-    }
+        },
+    );
 }
 
 #[test]
@@ -1230,9 +1133,9 @@ fn t14_debug_trace_buffers_and_simprint_log() {
     for arch in BOTH {
         let mut rt = tutorial("14-debug", arch, (9, 3), &[("iterations", "6")]);
         let a = [2.0f32, 30.0];
-        h2d_f32(&mut rt, "a", &a, (0, 0, 2, 1), 1);
+        h2d_f32(&mut rt, "a", &a, Region::new(0, 0, 2, 1, 1));
         rt.launch("compute", &[], false).unwrap();
-        let root = d2h_f32(&mut rt, "root", (0, 0, 2, 1), 1);
+        let root = d2h_f32(&mut rt, "root", Region::new(0, 0, 2, 1, 1));
         rt.stop().unwrap();
         for px in 0..2u32 {
             let (key, recs, dropped) = decode_trace(&read_global_u16(&rt, px, 0, "trace_buffer"));
@@ -1291,9 +1194,18 @@ fn t15_color_swap_running_sums() {
             "{arch}: colour configs with swap"
         );
         let v = data(15, width * n);
-        h2d_f32(&mut rt, "v", &v, (0, 0, width as u32, 1), n as u32);
+        h2d_f32(
+            &mut rt,
+            "v",
+            &v,
+            Region::new(0, 0, width as u32, 1, n as u32),
+        );
         rt.launch("compute", &[], false).unwrap();
-        let sums = d2h_f32(&mut rt, "sums", (0, 0, width as u32, 1), n as u32);
+        let sums = d2h_f32(
+            &mut rt,
+            "sums",
+            Region::new(0, 0, width as u32, 1, n as u32),
+        );
         rt.stop().unwrap();
         for k in 0..n {
             let mut acc = 0.0f32;
@@ -1311,9 +1223,9 @@ fn t16_microthreads_explicit_on_wse3_implied_on_wse2() {
     for arch in BOTH {
         let mut rt = tutorial("16-microthreads", arch, (10, 3), &[("n", "6")]);
         let v = data(16, 3 * n);
-        h2d_f32(&mut rt, "v", &v, (0, 0, 3, 1), n as u32);
+        h2d_f32(&mut rt, "v", &v, Region::new(0, 0, 3, 1, n as u32));
         rt.launch("compute", &[], false).unwrap();
-        let r = d2h_f32(&mut rt, "result", (1, 0, 1, 1), n as u32);
+        let r = d2h_f32(&mut rt, "result", Region::new(1, 0, 1, 1, n as u32));
         rt.stop().unwrap();
         let want: Vec<f32> = (0..n)
             .map(|k| (-2.0 * v[n + k] + v[k]) + v[2 * n + k])
@@ -1332,13 +1244,17 @@ fn t17_message_passing_collects_every_partial_sum() {
         &[("W", "4"), ("H", "3"), ("N", "8")],
     );
     let v = data(17, w * h * n);
-    h2d_f32(&mut rt, "v", &v, (0, 0, w as u32, h as u32), n as u32);
+    h2d_f32(
+        &mut rt,
+        "v",
+        &v,
+        Region::new(0, 0, w as u32, h as u32, n as u32),
+    );
     rt.launch("compute", &[], false).unwrap();
     let sums = d2h_f32(
         &mut rt,
         "sums",
-        (w as u32 - 1, h as u32 - 1, 1, 1),
-        (w * h) as u32,
+        Region::new(w as u32 - 1, h as u32 - 1, 1, 1, (w * h) as u32),
     );
     rt.stop().unwrap();
     // PE p = y * w + x holds v[p * n .. (p + 1) * n]; the device adds in order from 0.0.

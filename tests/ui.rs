@@ -18,9 +18,7 @@ use cslc::driver::{Options, compile_file};
 #[test]
 fn ui() {
     insta::glob!("ui/**/*.csl", |path| {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        let src = std::fs::read_to_string(path).unwrap();
+        let (rel, src) = csl_tests::ui_case(path);
         let header = csl_tests::Header::parse(&src);
         let opts = Options {
             arch: header.arch.unwrap_or(Arch::Wse2),
@@ -36,10 +34,10 @@ fn ui() {
             ..Options::default()
         };
         // Compile relative to the crate directory so that paths in messages are stable.
-        let comp = compile_file(rel, &opts);
+        let comp = compile_file(&rel, &opts);
         let compiled = comp.output.is_some();
         insta::assert_snapshot!(csl_tests::ui_snapshot(
-            rel,
+            &rel,
             &src,
             &header.expect,
             &comp.diagnostics,

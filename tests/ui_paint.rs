@@ -27,16 +27,9 @@ struct Header {
 
 fn header(src: &str) -> Header {
     let mut h = Header::default();
-    for line in src.lines() {
-        let Some(rest) = line.trim().strip_prefix("(*@") else {
-            continue;
-        };
-        let rest = rest.trim_end().trim_end_matches("*)");
-        let Some((key, value)) = rest.split_once(':') else {
-            continue;
-        };
+    for (key, value) in csl_tests::header_fields(src, "(*@", "*)") {
         let words = value.split_whitespace().map(str::to_string);
-        match key.trim() {
+        match key {
             "expect" => h.expect.extend(words),
             "arch" => h.arch = Arch::from_name(value.trim()),
             "args" => {
@@ -54,9 +47,7 @@ fn header(src: &str) -> Header {
 #[test]
 fn ui_paint() {
     insta::glob!("ui/paint/*.paint", |path| {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        let src = std::fs::read_to_string(path).unwrap();
+        let (rel, src) = csl_tests::ui_case(path);
         let h = header(&src);
         let opts = PaintOptions {
             arch: h.arch.unwrap_or(Arch::Wse3),
@@ -65,10 +56,10 @@ fn ui_paint() {
             optimize: true,
         };
         // Compile relative to the crate directory so that paths in messages are stable.
-        let comp = compile_floorplan(rel, &opts);
+        let comp = compile_floorplan(&rel, &opts);
         let compiled = comp.image.is_some() && comp.map.is_some();
         insta::assert_snapshot!(csl_tests::ui_snapshot(
-            rel,
+            &rel,
             &src,
             &h.expect,
             &comp.diagnostics,

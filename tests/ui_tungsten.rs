@@ -20,15 +20,9 @@ use cslc::tungsten::{ClassSpec, ParamValue, SocketBinding, compile_class};
 fn spec_of(src: &str) -> (ClassSpec, Vec<String>) {
     let mut spec = ClassSpec::new(Arch::Wse2);
     let mut expect = Vec::new();
-    for line in src.lines() {
-        let Some(rest) = line.trim().strip_prefix("//@") else {
-            continue;
-        };
-        let Some((key, value)) = rest.split_once(':') else {
-            continue;
-        };
+    for (key, value) in csl_tests::header_fields(src, "//@", "") {
         let words = value.split_whitespace().map(str::to_string);
-        match key.trim() {
+        match key {
             "expect" => expect.extend(words),
             "arch" => spec.arch = Arch::from_name(value.trim()).unwrap_or(Arch::Wse2),
             "sockets" => {
@@ -69,9 +63,7 @@ fn spec_of(src: &str) -> (ClassSpec, Vec<String>) {
 #[test]
 fn ui_tungsten() {
     insta::glob!("ui/tungsten/*.w", |path| {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        let src = std::fs::read_to_string(path).unwrap();
+        let (rel, src) = csl_tests::ui_case(path);
         let (mut spec, expect) = spec_of(&src);
         // Relative to the crate directory (the tests' working directory), so that paths in
         // messages do not depend on where the repository is.
@@ -86,7 +78,7 @@ fn ui_tungsten() {
         let mut diags = Vec::new();
         let prog = compile_class(&mut sources, file, &spec, &mut diags);
         insta::assert_snapshot!(csl_tests::ui_snapshot(
-            rel,
+            &rel,
             &src,
             &expect,
             &diags,

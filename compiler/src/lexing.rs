@@ -1,15 +1,17 @@
-//! Lexing and syntax-error plumbing that the Tungsten and Paint front ends share.
+//! Lexing and syntax-error plumbing that the CSL, Tungsten and Paint front ends share.
 //!
-//! * [`LexError`]: a lexical error with its span, the error type of both logos lexers;
-//! * the logos callbacks both lexers use for what they spell alike: [`radix_digits`] for
-//!   integer literals, [`bad_number`], [`unterminated_string`] and [`block_comment`];
+//! * [`LexError`]: a lexical error with its span, the error type of the three logos lexers;
+//! * [`err`] and [`err_at`] to make one in a logos callback, and the callbacks the Tungsten
+//!   and Paint lexers use for what they spell alike: [`radix_digits`] for integer
+//!   literals, [`bad_number`], [`unterminated_string`] and [`block_comment`];
 //! * [`tokenize`]: the loop that lexes a whole file without failing, over any token type
-//!   that says which of its tokens is a comment and what stands in for a bad number
-//!   ([`LexToken`]);
+//!   that says which of its tokens is a comment and what stands in for a literal an error
+//!   spoiled ([`LexToken`]);
+//! * [`generated_parser!`]: a lalrpop parser module with the lints its code does not meet
+//!   allowed;
 //! * [`Codes`], [`lex_diag`] and [`syntax_diag`]: lalrpop errors into [`Diagnostic`]s, with
-//!   each front end's codes, wording of expected tokens and hints.
-//!
-//! The CSL front end (`crate::syntax`) still has its own copy.
+//!   each front end's codes, wording of expected tokens and hints (Tungsten and Paint; CSL
+//!   words its own).
 
 use crate::diag::Diagnostic;
 use crate::source::{FileId, Span};
@@ -25,11 +27,19 @@ pub enum LexErrorKind {
     StrayChar,
     /// A malformed number literal, with the reason.
     BadNumber(&'static str),
-    /// A comment or a string without its end, with what it is.
+    /// A comment or a literal without its end, with what it is.
     Unterminated(&'static str),
+    /// A character literal that holds no character or more than one.
+    BadChar,
+    /// An unknown or malformed escape sequence; `in_char` tells the literal kind.
+    BadEscape {
+        /// The escape is inside a character literal (not a string).
+        in_char: bool,
+    },
 }
 
-/// A lexical error with its byte span.
+/// A lexical error with its byte span. The [`Default`] value (a stray character with an
+/// empty span) is what logos produces for unmatched input; [`tokenize`] fills in the span.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LexError {
     /// What went wrong.
@@ -45,10 +55,21 @@ pub type Spanned<T> = (usize, T, usize);
 
 /// An error of `kind` at the lexer's current token.
 pub fn err<'a, T: Logos<'a>>(lex: &Lexer<'a, T>, kind: LexErrorKind) -> LexError {
+    err_at(lex, kind, 0, lex.span().len())
+}
+
+/// An error of `kind` covering bytes `start..end` of the lexer's current token.
+pub fn err_at<'a, T: Logos<'a>>(
+    lex: &Lexer<'a, T>,
+    kind: LexErrorKind,
+    start: usize,
+    end: usize,
+) -> LexError {
+    let base = lex.span().start;
     LexError {
         kind,
-        start: lex.span().start,
-        end: lex.span().end,
+        start: base + start,
+        end: base + end,
     }
 }
 
@@ -105,15 +126,22 @@ pub fn block_comment<'a, T: Logos<'a, Source = str, Error = LexError>>(
 }
 
 /// What [`tokenize`] needs to know of a token type.
-pub trait LexToken<'a>: Logos<'a, Source = str, Error = LexError> {
-    /// Whether the token is a comment (dropped).
-    fn is_comment(&self) -> bool;
+pub trait LexToken<'a>: Logos<'a, Source = str, Error = LexError> + PartialEq {
+    /// The comment token, which [`tokenize`] drops (`None` where the lexer skips comments
+    /// itself).
+    const COMMENT: Option<Self>;
     /// The token that stands in for a malformed number, so that parsing goes on.
-    fn number_stand_in() -> Self;
+    const NUMBER_STAND_IN: Self;
+
+    /// The token that stands in for the literal an error of `kind` spoiled, if any: by
+    /// default [`NUMBER_STAND_IN`](Self::NUMBER_STAND_IN) for a malformed number.
+    fn stand_in(kind: &LexErrorKind) -> Option<Self> {
+        matches!(kind, LexErrorKind::BadNumber(_)).then_some(Self::NUMBER_STAND_IN)
+    }
 }
 
-/// Lexes the whole text, never failing: the tokens (comments dropped, a malformed number
-/// replaced by [`LexToken::number_stand_in`], stray characters dropped) and the errors in
+/// Lexes the whole text, never failing: the tokens (comments dropped, a spoiled literal
+/// replaced by its [`LexToken::stand_in`], stray characters dropped) and the errors in
 /// source order (runs of stray characters merged into one).
 pub fn tokenize<'a, T>(text: &'a str) -> (Vec<Spanned<T>>, Vec<LexError>)
 where
@@ -124,14 +152,14 @@ where
     let mut errors: Vec<LexError> = Vec::new();
     for (result, span) in T::lexer(text).spanned() {
         match result {
-            Ok(t) if t.is_comment() => {}
+            Ok(t) if T::COMMENT.as_ref() == Some(&t) => {}
             Ok(t) => tokens.push((span.start, t, span.end)),
             Err(mut e) => {
                 if e.start == e.end {
                     e.start = span.start;
                     e.end = span.end;
                 }
-                match e.kind {
+                match &e.kind {
                     LexErrorKind::StrayChar => {
                         if let Some(last) = errors.last_mut()
                             && last.kind == LexErrorKind::StrayChar
@@ -141,10 +169,11 @@ where
                             continue;
                         }
                     }
-                    LexErrorKind::BadNumber(_) => {
-                        tokens.push((span.start, T::number_stand_in(), span.end));
+                    kind => {
+                        if let Some(t) = T::stand_in(kind) {
+                            tokens.push((span.start, t, span.end));
+                        }
                     }
-                    LexErrorKind::Unterminated(_) => {}
                 }
                 errors.push(e);
             }
@@ -152,6 +181,28 @@ where
     }
     (tokens, errors)
 }
+
+/// The lalrpop parser generated from `$source` (a path below the build's output
+/// directory, as for `lalrpop_mod!`) as module `$name`, with the lints its code does not
+/// meet allowed.
+macro_rules! generated_parser {
+    ($name:ident, $source:literal) => {
+        lalrpop_util::lalrpop_mod!(
+            #[allow(
+                clippy::all,
+                clippy::unwrap_used,
+                clippy::expect_used,
+                clippy::panic,
+                clippy::indexing_slicing,
+                unused,
+                missing_docs
+            )]
+            $name,
+            $source
+        );
+    };
+}
+pub(crate) use generated_parser;
 
 /// A front end's diagnostic codes for lexical and syntax errors.
 pub struct Codes {
@@ -169,6 +220,22 @@ pub struct Codes {
     pub stray_note: Option<&'static str>,
     /// Words an `expected` list of lalrpop terminal names.
     pub describe_expected: fn(&[String]) -> String,
+}
+
+/// The `expected` terminal names of a lalrpop error as a diagnostic shows them: a token
+/// class (one of `classes`, such as "identifier") as it is, any other terminal quoted.
+pub fn shown_names(expected: &[String], classes: &[&str]) -> Vec<String> {
+    expected
+        .iter()
+        .map(|e| {
+            let inner = e.trim_matches('"');
+            if classes.contains(&inner) {
+                inner.to_string()
+            } else {
+                format!("'{inner}'")
+            }
+        })
+        .collect()
 }
 
 /// The diagnostic for a lexical error.
@@ -195,6 +262,19 @@ pub fn lex_diag(codes: &Codes, file: FileId, e: &LexError) -> Diagnostic {
             format!("unterminated {what}"),
             span,
             "starts here and never ends",
+        ),
+        // Only CSL has character literals and escapes, and it words its own diagnostics.
+        LexErrorKind::BadChar => Diagnostic::error(
+            codes.unterminated,
+            "malformed character literal",
+            span,
+            "a character literal holds exactly one character",
+        ),
+        LexErrorKind::BadEscape { .. } => Diagnostic::error(
+            codes.unterminated,
+            "invalid escape sequence",
+            span,
+            "unknown escape",
         ),
     }
 }

@@ -293,19 +293,7 @@ fn class(arch: Arch, send: Option<u8>, recv: Option<u8>, chunks: u32) -> Program
 }
 
 fn route(x: u32, y: u32, color: u8, rx: Direction, tx: Direction) -> ColorConfig {
-    ColorConfig {
-        x,
-        y,
-        color,
-        rx: vec![rx],
-        tx: vec![tx],
-        switches: None,
-        filter: None,
-        teardown: false,
-        color_swap_x: false,
-        color_swap_y: false,
-        message_passing: false,
-    }
+    ColorConfig::route(x, y, color, vec![rx], vec![tx])
 }
 
 /// The busy-grid image (module docs): `iters` sends per PE, rounded up to a multiple of

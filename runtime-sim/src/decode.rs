@@ -7,6 +7,15 @@
 
 use csl_arch::isa::{BinOp, CmpOp, NumTy, Op};
 
+/// Whether `ty` is signed, for the two 32-bit integer types (the only ones with fast forms).
+fn signed_32(ty: NumTy) -> Option<bool> {
+    match ty {
+        NumTy::I32 => Some(true),
+        NumTy::U32 => Some(false),
+        _ => None,
+    }
+}
+
 /// A 32-bit integer operation (the type's signedness matters only for `>>`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IntOp {
@@ -24,11 +33,7 @@ pub(crate) enum IntOp {
 impl IntOp {
     /// The fast form of `op` on type `ty`, if there is one.
     fn of(op: BinOp, ty: NumTy) -> Option<IntOp> {
-        let signed = match ty {
-            NumTy::I32 => true,
-            NumTy::U32 => false,
-            _ => return None,
-        };
+        let signed = signed_32(ty)?;
         Some(match op {
             BinOp::Add => IntOp::Add,
             BinOp::Sub => IntOp::Sub,
@@ -77,12 +82,7 @@ pub(crate) enum IntCmp {
 
 impl IntCmp {
     fn of(op: CmpOp, ty: NumTy) -> Option<IntCmp> {
-        let signed = match ty {
-            NumTy::I32 => true,
-            NumTy::U32 => false,
-            _ => return None,
-        };
-        Some(match (op, signed) {
+        Some(match (op, signed_32(ty)?) {
             (CmpOp::Eq, _) => IntCmp::Eq,
             (CmpOp::Ne, _) => IntCmp::Ne,
             (CmpOp::Lt, false) => IntCmp::LtU,
@@ -247,35 +247,15 @@ mod tests {
 
     #[test]
     fn fast_forms_compute_what_the_alu_computes() {
-        let bins = [
-            BinOp::Add,
-            BinOp::Sub,
-            BinOp::Mul,
-            BinOp::Div,
-            BinOp::Rem,
-            BinOp::And,
-            BinOp::Or,
-            BinOp::Xor,
-            BinOp::Shl,
-            BinOp::Shr,
-        ];
-        let cmps = [
-            CmpOp::Eq,
-            CmpOp::Ne,
-            CmpOp::Lt,
-            CmpOp::Le,
-            CmpOp::Gt,
-            CmpOp::Ge,
-        ];
         for ty in [NumTy::I32, NumTy::U32] {
             for &x in &VALUES {
                 for &y in &VALUES {
-                    for op in bins {
+                    for op in BinOp::ALL {
                         if let Some(f) = IntOp::of(op, ty) {
                             assert_eq!(Ok(f.apply(x, y)), alu::bin(op, ty, x, y), "{op:?} {ty:?}");
                         }
                     }
-                    for op in cmps {
+                    for op in CmpOp::ALL {
                         let f = IntCmp::of(op, ty).expect("every compare has a fast form");
                         assert_eq!(f.apply(x, y), u32::from(alu::cmp(op, ty, x, y)));
                     }

@@ -21,7 +21,7 @@ mod error;
 mod memcpy;
 
 pub use error::HostError;
-pub use memcpy::{MEMCPY_SETUP_CYCLES, MemcpyDataType, MemcpyOrder};
+pub use memcpy::{MEMCPY_SETUP_CYCLES, MemcpyDataType, MemcpyOrder, Region, Transfer};
 
 use crate::alu;
 use crate::error::{PeLoc, SimError};

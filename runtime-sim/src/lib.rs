@@ -38,7 +38,9 @@ pub use error::{
     FaultKind, PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason,
     Waiting,
 };
-pub use host::{DEFAULT_MAX_CYCLES, HostError, MemcpyDataType, MemcpyOrder, SdkRuntime};
+pub use host::{
+    DEFAULT_MAX_CYCLES, HostError, MemcpyDataType, MemcpyOrder, Region, SdkRuntime, Transfer,
+};
 pub use par::{THREADS_ENV, default_threads};
 pub use params::SimParams;
 pub use pe::Pe;

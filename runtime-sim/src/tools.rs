@@ -179,7 +179,7 @@ impl KeyArgs {
                 )));
             };
             if !keys.contains(&k) {
-                let hint = closest(k, keys)
+                let hint = csl_arch::suggest::closest(k, keys.iter().copied(), 2)
                     .map(|s| format!("did you mean `{s}=`? "))
                     .unwrap_or_default();
                 return Err(ToolError::Usage(format!(
@@ -237,33 +237,6 @@ impl KeyArgs {
             ))
         })
     }
-}
-
-/// The key of `keys` closest to `k` (edit distance at most 2), for "did you mean".
-fn closest<'a>(k: &str, keys: &[&'a str]) -> Option<&'a str> {
-    keys.iter()
-        .map(|c| (edit_distance(k, c), *c))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
-            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
-            let ins = cur.get(j).copied().unwrap_or(0) + 1;
-            if let Some(c) = cur.get_mut(j + 1) {
-                *c = sub.min(del).min(ins);
-            }
-        }
-        prev = cur;
-    }
-    prev.last().copied().unwrap_or(0)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -314,32 +314,17 @@ fn calls_pass_arguments_and_return_values() {
     let rec = a.here();
     a.patch(br, rec);
     a.bin(BinOp::Sub, NumTy::U32, 3, 0, 1);
-    a.op(Op::Call {
-        func: fact,
-        args: Reg(3),
-        nargs: 1,
-        dst: Reg(3),
-    });
+    a.call(fact, 3, 1, 3);
     a.bin(BinOp::Mul, NumTy::U32, 3, 3, 0);
     a.op(Op::Ret { src: Reg(3) });
     let main = a.func("main", 8, 0, 0);
     a.imm(0, 10);
     a.imm(1, 20);
     a.imm(2, 30);
-    a.op(Op::Call {
-        func: add3,
-        args: Reg(0),
-        nargs: 3,
-        dst: Reg(5),
-    });
+    a.call(add3, 0, 3, 5);
     a.store_at(Width::W32, 0x100, 5, 7);
     a.imm(4, 5);
-    a.op(Op::Call {
-        func: fact,
-        args: Reg(4),
-        nargs: 1,
-        dst: Reg(5),
-    });
+    a.call(fact, 4, 1, 5);
     a.store_at(Width::W32, 0x104, 5, 7);
     // Indirect call through a function index; caller registers survive the call.
     a.imm(6, add3);
@@ -378,12 +363,7 @@ fn frame_addresses_follow_the_stack() {
     });
     a.imm(1, 0xaaaa);
     a.store(Width::W16, 0, 1);
-    a.op(Op::Call {
-        func: inner,
-        args: Reg(0),
-        nargs: 0,
-        dst: Reg(2),
-    });
+    a.call(inner, 0, 0, 2);
     a.store_at(Width::W32, 0x100, 0, 3);
     a.store_at(Width::W32, 0x104, 2, 3);
     a.ret_void();
@@ -467,46 +447,25 @@ fn task_picker_takes_runnable_ids_in_turn() {
     // Task 2 logs 2 and activates task 7.
     let t2 = a.func("t2", 2, 0, 0);
     a.imm(0, 2);
-    a.op(Op::Call {
-        func: log,
-        args: Reg(0),
-        nargs: 1,
-        dst: Reg(1),
-    });
-    a.imm(1, 7);
-    a.op(Op::Activate { id: Reg(1) });
+    a.call(log, 0, 1, 1);
+    a.activate(7, 1);
     a.ret_void();
     // Task 4 (initially blocked) logs 4.
     let t4 = a.func("t4", 2, 0, 0);
     a.imm(0, 4);
-    a.op(Op::Call {
-        func: log,
-        args: Reg(0),
-        nargs: 1,
-        dst: Reg(1),
-    });
+    a.call(log, 0, 1, 1);
     a.ret_void();
     // Task 6 logs 6 and unblocks task 4.
     let t6 = a.func("t6", 2, 0, 0);
     a.imm(0, 6);
-    a.op(Op::Call {
-        func: log,
-        args: Reg(0),
-        nargs: 1,
-        dst: Reg(1),
-    });
+    a.call(log, 0, 1, 1);
     a.imm(1, 4);
     a.op(Op::Unblock { id: Reg(1) });
     a.ret_void();
     // Task 7 logs 7 and blocks task 6 and activates it (it stays pending).
     let t7 = a.func("t7", 2, 0, 0);
     a.imm(0, 7);
-    a.op(Op::Call {
-        func: log,
-        args: Reg(0),
-        nargs: 1,
-        dst: Reg(1),
-    });
+    a.call(log, 0, 1, 1);
     a.imm(1, 6);
     a.op(Op::Block { id: Reg(1) });
     a.op(Op::Activate { id: Reg(1) });

@@ -5,15 +5,17 @@
 
 mod common;
 
-use common::{Asm, LOG_COUNT, X, data_id, fabric_image, read_log, read32, route};
+use common::{Asm, Dsd, LOG_COUNT, X, data_id, fabric_image, read_log, read32, route};
 use csl_arch::dsd::{DsdOpcode, cfg, flags};
 use csl_arch::fabric::Direction::{East, North, Ramp, South, West};
 use csl_arch::fabric::{Arch, control};
 use csl_arch::image::{
-    FilterConfig, FilterKind, Image, PopMode, SwitchConfig, SwitchPos, WaveletArgs,
+    FilterConfig, FilterKind, Image, PopMode, ProgramClass, SwitchConfig, SwitchPos, WaveletArgs,
 };
 use csl_arch::isa::{BinOp, NumTy, Op, Reg, Width};
 use cslsim::{RoutingError, SimError, Simulator, StuckPlace, StuckWhy, WaitOn, WaitReason};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
 
 const ARCHS: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
 /// A local task id valid on both archs.
@@ -58,27 +60,71 @@ fn data_task(
     a.data_task(data_id(arch, c, q), f, args);
 }
 
+/// A row of PEs, PE k running `classes[k]`, in which PE k sends east on colour k % 2 and
+/// receives from the west on colour (k + 1) % 2.
+fn alternating_row(arch: Arch, classes: Vec<ProgramClass>) -> Image {
+    let n = classes.len() as u32;
+    let mut routes = Vec::new();
+    for k in 0..n {
+        let (send, recv) = ((k % 2) as u8, ((k + 1) % 2) as u8);
+        if k + 1 < n {
+            routes.push(route(k, 0, send, &[Ramp], &[East]));
+        }
+        if k > 0 {
+            routes.push(route(k, 0, recv, &[West], &[Ramp]));
+        }
+    }
+    fabric_image(arch, n, 1, classes, (0..n).collect(), routes)
+}
+
+/// A class whose data task on colour `c` (input queue 2) logs every wavelet it receives.
+fn logger(name: &str, arch: Arch, c: u8) -> Asm {
+    let mut a = Asm::new(name);
+    data_task(&mut a, arch, c, 2, WaveletArgs::Word, |a| a.log(0, 2));
+    a
+}
+
+/// A trace sink the test can read back while the simulator holds a clone of it.
+#[derive(Clone, Default)]
+struct Buf(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Two PEs in a row: `sender` at (0, 0) sends on colour `c` to `recv` at (1, 0).
+fn pair_image(arch: Arch, c: u8, sender: Asm, recv: Asm) -> Image {
+    let routes = vec![
+        route(0, 0, c, &[Ramp], &[East]),
+        route(1, 0, c, &[West], &[Ramp]),
+    ];
+    fabric_image(
+        arch,
+        2,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![0, 1],
+        routes,
+    )
+}
+
 #[test]
 fn a_value_is_relayed_along_a_row_on_alternating_colours() {
     const N: u32 = 5;
     for arch in ARCHS {
         let mut classes = Vec::new();
-        let mut routes = Vec::new();
         for k in 0..N {
             let send = (k % 2) as u8;
             let recv = ((k + 1) % 2) as u8;
             let mut a = if k == 0 {
                 main_task("source", |a| {
-                    a.dsd(
-                        DsdOpcode::Mov32,
-                        X::D(0x40),
-                        &[X::S(1000)],
-                        0,
-                        0,
-                        0,
-                        None,
-                        0,
-                    )
+                    a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1000)])
                 })
             } else {
                 let mut a = Asm::new("relay");
@@ -87,7 +133,7 @@ fn a_value_is_relayed_along_a_row_on_alternating_colours() {
                     a.bin(BinOp::Add, NumTy::U32, 1, 0, 2);
                     a.store_at(Width::W32, 0x80, 1, 3);
                     if k + 1 < N {
-                        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::R(1)], 0, 0, 0, None, 4);
+                        a.dsd_with(DsdOpcode::Mov32, X::D(0x40), &[X::R(1)], Dsd::regs(4));
                     }
                 });
                 a
@@ -95,14 +141,8 @@ fn a_value_is_relayed_along_a_row_on_alternating_colours() {
             a.fabout(0x40, send, 3, 1, 0);
             a.bind_output(arch, 3, send);
             classes.push(a.build());
-            if k + 1 < N {
-                routes.push(route(k, 0, send, &[Ramp], &[East]));
-            }
-            if k > 0 {
-                routes.push(route(k, 0, recv, &[West], &[Ramp]));
-            }
         }
-        let img = fabric_image(arch, N, 1, classes, (0..N).collect(), routes);
+        let img = alternating_row(arch, classes);
         let sim = run(&img);
         for k in 1..N {
             assert_eq!(read32(mem(&sim, k, 0), 0x80), 1000 + k, "PE {k} on {arch}");
@@ -120,18 +160,17 @@ fn relay_timing_follows_the_hop_latency() {
     // by one cycle per hop.
     let cycles = |arch: Arch, hop: Option<u32>| {
         let mut classes = Vec::new();
-        let mut routes = Vec::new();
         for k in 0..4u32 {
             let (send, recv) = ((k % 2) as u8, ((k + 1) % 2) as u8);
             let mut a = if k == 0 {
                 main_task("source", |a| {
-                    a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1)], 0, 0, 0, None, 0)
+                    a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1)])
                 })
             } else {
                 let mut a = Asm::new("relay");
                 data_task(&mut a, arch, recv, 2, WaveletArgs::Word, |a| {
                     if k < 3 {
-                        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::R(0)], 0, 0, 0, None, 4);
+                        a.dsd_with(DsdOpcode::Mov32, X::D(0x40), &[X::R(0)], Dsd::regs(4));
                     }
                 });
                 a
@@ -139,14 +178,8 @@ fn relay_timing_follows_the_hop_latency() {
             a.fabout(0x40, send, 3, 1, 0);
             a.bind_output(arch, 3, send);
             classes.push(a.build());
-            if k < 3 {
-                routes.push(route(k, 0, send, &[Ramp], &[East]));
-            }
-            if k > 0 {
-                routes.push(route(k, 0, recv, &[West], &[Ramp]));
-            }
         }
-        let img = fabric_image(arch, 4, 1, classes, vec![0, 1, 2, 3], routes);
+        let img = alternating_row(arch, classes);
         let params = cslsim::SimParams {
             hop_latency: hop,
             ..cslsim::SimParams::default()
@@ -190,43 +223,15 @@ fn fadds_chain_fabout_fabin_mem_along_a_row() {
     }
     for arch in ARCHS {
         let mut classes = Vec::new();
-        let mut routes = Vec::new();
         for k in 0..N {
             let (send, recv) = ((k % 2) as u8, ((k + 1) % 2) as u8);
             let mut a = main_task("chain", |a| {
                 if k == 0 {
-                    a.dsd(
-                        DsdOpcode::Fmovs,
-                        X::D(0x40),
-                        &[X::D(0x80)],
-                        0,
-                        0,
-                        0,
-                        None,
-                        0,
-                    );
+                    a.dsd(DsdOpcode::Fmovs, X::D(0x40), &[X::D(0x80)]);
                 } else if k + 1 < N {
-                    a.dsd(
-                        DsdOpcode::Fadds,
-                        X::D(0x40),
-                        &[X::D(0x60), X::D(0x80)],
-                        0,
-                        0,
-                        0,
-                        None,
-                        0,
-                    );
+                    a.dsd(DsdOpcode::Fadds, X::D(0x40), &[X::D(0x60), X::D(0x80)]);
                 } else {
-                    a.dsd(
-                        DsdOpcode::Fadds,
-                        X::D(0xa0),
-                        &[X::D(0x60), X::D(0x80)],
-                        0,
-                        0,
-                        0,
-                        None,
-                        0,
-                    );
+                    a.dsd(DsdOpcode::Fadds, X::D(0xa0), &[X::D(0x60), X::D(0x80)]);
                 }
             });
             a.fabout(0x40, send, 3, L, 0);
@@ -237,14 +242,8 @@ fn fadds_chain_fabout_fabin_mem_along_a_row() {
             a.mem1d(0xa0, 0x300, L, 1);
             a.poke(0x200, &f32s(&x(k)));
             classes.push(a.build());
-            if k + 1 < N {
-                routes.push(route(k, 0, send, &[Ramp], &[East]));
-            }
-            if k > 0 {
-                routes.push(route(k, 0, recv, &[West], &[Ramp]));
-            }
         }
-        let img = fabric_image(arch, N, 1, classes, (0..N).collect(), routes);
+        let img = alternating_row(arch, classes);
         let sim = run(&img);
         let got = read_f32s(mem(&sim, N - 1, 0), 0x300, L.into());
         assert_eq!(got, want, "{arch}");
@@ -263,16 +262,7 @@ fn a_multicast_route_broadcasts_down_a_column() {
     for arch in ARCHS {
         let c = 3;
         let mut src = main_task("src", |a| {
-            a.dsd(
-                DsdOpcode::Mov32,
-                X::D(0x40),
-                &[X::D(0x80)],
-                0,
-                0,
-                0,
-                None,
-                0,
-            )
+            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x80)])
         });
         src.fabout(0x40, c, 3, L, 0);
         src.bind_output(arch, 3, c);
@@ -285,16 +275,7 @@ fn a_multicast_route_broadcasts_down_a_column() {
                 .collect::<Vec<_>>(),
         );
         let mut dst = main_task("dst", |a| {
-            a.dsd(
-                DsdOpcode::Mov32,
-                X::D(0xa0),
-                &[X::D(0x60)],
-                0,
-                0,
-                0,
-                None,
-                0,
-            )
+            a.dsd(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x60)])
         });
         dst.fabin(0x60, c, 2, L, 0);
         dst.bind_input(arch, 2, c);
@@ -341,17 +322,8 @@ fn control_wavelets_advance_a_switch_to_four_neighbours_in_turn() {
         let c = 4;
         let mut sender = main_task("sender", |a| {
             for i in 0..4 {
-                a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(ADV)], 0, 0, 0, None, 0);
-                a.dsd(
-                    DsdOpcode::Mov32,
-                    X::D(0x60),
-                    &[X::S(2 * i)],
-                    0,
-                    0,
-                    0,
-                    None,
-                    0,
-                );
+                a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(ADV)]);
+                a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(2 * i)]);
             }
         });
         sender.fabout(0x40, c, 3, 1, flags::CONTROL);
@@ -421,18 +393,9 @@ fn a_control_wavelet_enters_a_control_task() {
         // Command 0 NOP without the CE filter, task id 40, data 0x1234.
         let payload = (40 << 16) | 0x1234;
         let mut sender = main_task("sender", |a| {
-            a.dsd(
-                DsdOpcode::Mov32,
-                X::D(0x40),
-                &[X::S(payload)],
-                0,
-                0,
-                0,
-                None,
-                0,
-            );
+            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(payload)]);
             // A data wavelet after it reaches the data task, in order.
-            a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(77)], 0, 0, 0, None, 0);
+            a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(77)]);
         });
         sender.fabout(0x40, c, 3, 1, flags::CONTROL);
         sender.fabout(0x60, c, 3, 1, 0);
@@ -443,18 +406,7 @@ fn a_control_wavelet_enters_a_control_task() {
         recv.ret_void();
         recv.control_task(40, ctl, WaveletArgs::Low16);
         data_task(&mut recv, arch, c, 2, WaveletArgs::Word, |a| a.log(0, 2));
-        let routes = vec![
-            route(0, 0, c, &[Ramp], &[East]),
-            route(1, 0, c, &[West], &[Ramp]),
-        ];
-        let img = fabric_image(
-            arch,
-            2,
-            1,
-            vec![sender.build(), recv.build()],
-            vec![0, 1],
-            routes,
-        );
+        let img = pair_image(arch, c, sender, recv);
         let sim = run(&img);
         assert_eq!(read_log(mem(&sim, 1, 0)), vec![0x1234, 77], "{arch}");
     }
@@ -467,13 +419,12 @@ fn filtered(arch: Arch, values: &[u32], filter: FilterConfig) -> (Vec<u32>, Vec<
     let values = values.to_vec();
     let mut sender = main_task("sender", |a| {
         for &v in &values {
-            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)], 0, 0, 0, None, 0);
+            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)]);
         }
     });
     sender.fabout(0x40, c, 3, 1, 0);
     sender.bind_output(arch, 3, c);
-    let mut recv = Asm::new("recv");
-    data_task(&mut recv, arch, c, 2, WaveletArgs::Word, |a| a.log(0, 2));
+    let recv = logger("recv", arch, c);
     let mut mid = route(1, 0, c, &[West], &[Ramp, East]);
     mid.filter = Some(filter);
     let routes = vec![
@@ -552,30 +503,16 @@ fn a_fifo_decouples_two_tasks() {
     // them synchronously; the pop's completion activates task 13, which logs a marker.
     let src: Vec<u32> = vec![5, 4, 3, 2, 1];
     let mut a = main_task("fifo", |a| {
-        a.dsd(
+        a.dsd_with(
             DsdOpcode::Mov32,
             X::D(0xa0),
             &[X::D(0x40)],
-            cfg::ASYNC | cfg::ON_DONE_ACTIVATE,
-            13,
-            1,
-            None,
-            0,
+            Dsd::on_ut(1).activate(13),
         );
-        a.imm(5, 11);
-        a.op(Op::Activate { id: Reg(5) });
+        a.activate(11, 5);
     });
     let push = a.func("push", 8, 0, 0);
-    a.dsd(
-        DsdOpcode::Mov32,
-        X::D(0x40),
-        &[X::D(0x80)],
-        0,
-        0,
-        0,
-        None,
-        0,
-    );
+    a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x80)]);
     a.ret_void();
     a.task(11, push, false, false);
     let done = a.func("done", 8, 0, 0);
@@ -607,16 +544,7 @@ fn a_fifo_decouples_two_tasks() {
 fn a_synchronous_push_into_a_full_fifo_stops_early() {
     let a = {
         let mut a = main_task("fifo", |a| {
-            a.dsd(
-                DsdOpcode::Mov32,
-                X::D(0x40),
-                &[X::D(0x80)],
-                0,
-                0,
-                0,
-                None,
-                0,
-            );
+            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x80)]);
             a.imm(1, 0xe0d);
             a.log(1, 2);
         });
@@ -646,16 +574,7 @@ fn an_async_receive_activates_a_task_when_done_while_the_issuer_continues() {
             for _ in 0..20 {
                 a.op(Op::Nop {});
             }
-            a.dsd(
-                DsdOpcode::Mov32,
-                X::D(0x40),
-                &[X::D(0x80)],
-                0,
-                0,
-                0,
-                None,
-                0,
-            );
+            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x80)]);
         });
         sender.fabout(0x40, c, 3, L, 0);
         sender.bind_output(arch, 3, c);
@@ -667,15 +586,11 @@ fn an_async_receive_activates_a_task_when_done_while_the_issuer_continues() {
                 .collect::<Vec<_>>(),
         );
         let mut recv = main_task("recv", |a| {
-            a.dsd(
+            a.dsd_with(
                 DsdOpcode::Mov32,
                 X::D(0xa0),
                 &[X::D(0x60)],
-                cfg::ASYNC | cfg::ON_DONE_ACTIVATE,
-                15,
-                2,
-                None,
-                0,
+                Dsd::on_ut(2).activate(15),
             );
             a.imm(6, 1);
             a.log(6, 7);
@@ -688,18 +603,7 @@ fn an_async_receive_activates_a_task_when_done_while_the_issuer_continues() {
         recv.fabin(0x60, c, 2, L, 0);
         recv.bind_input(arch, 2, c);
         recv.mem1d(0xa0, 0x300, L, 1);
-        let routes = vec![
-            route(0, 0, c, &[Ramp], &[East]),
-            route(1, 0, c, &[West], &[Ramp]),
-        ];
-        let img = fabric_image(
-            arch,
-            2,
-            1,
-            vec![sender.build(), recv.build()],
-            vec![0, 1],
-            routes,
-        );
+        let img = pair_image(arch, c, sender, recv);
         let sim = run(&img);
         let m = mem(&sim, 1, 0);
         assert_eq!(
@@ -722,17 +626,8 @@ fn two_pes_waiting_for_each_other_deadlock_with_a_report() {
         let mut classes = Vec::new();
         for (send, recv) in [(0u8, 1u8), (1, 0)] {
             let mut a = main_task("pe", |a| {
-                a.dsd(
-                    DsdOpcode::Mov32,
-                    X::D(0xa0),
-                    &[X::D(0x60)],
-                    0,
-                    0,
-                    0,
-                    None,
-                    0,
-                );
-                a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(5)], 0, 0, 0, None, 0);
+                a.dsd(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x60)]);
+                a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(5)]);
             });
             a.fabout(0x40, send, 3, 1, 0);
             a.bind_output(arch, 3, send);
@@ -790,26 +685,12 @@ fn wavelets_held_by_a_blocked_data_task_are_reported_where_they_are_stuck() {
     // 4 in its router's WEST buffer, 6 in PE 0's output queue 3; the sender waits.
     let c = 2;
     let mut sender = main_task("sender", |a| {
-        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(9)], 0, 0, 0, None, 0)
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(9)])
     });
     sender.fabout(0x40, c, 3, 20, 0);
-    let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
-        a.log(0, 2)
-    });
+    let mut recv = logger("recv", Arch::Wse2, c);
     recv.info.initially_blocked |= 1 << c;
-    let routes = vec![
-        route(0, 0, c, &[Ramp], &[East]),
-        route(1, 0, c, &[West], &[Ramp]),
-    ];
-    let img = fabric_image(
-        Arch::Wse2,
-        2,
-        1,
-        vec![sender.build(), recv.build()],
-        vec![0, 1],
-        routes,
-    );
+    let img = pair_image(Arch::Wse2, c, sender, recv);
     let mut sim = Simulator::new(&img).expect("load");
     let err = sim.run_until_idle(100_000).expect_err("deadlock");
     let SimError::Deadlock { waiting, stuck, .. } = &err else {
@@ -851,7 +732,7 @@ fn wavelets_held_by_a_blocked_data_task_are_reported_where_they_are_stuck() {
 /// Runs a two-PE image where PE 0 sends one wavelet on colour 5 with the given routes.
 fn send_one(arch: Arch, routes: Vec<csl_arch::image::ColorConfig>, width: u32) -> SimError {
     let mut sender = main_task("sender", |a| {
-        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1)], 0, 0, 0, None, 0)
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(1)])
     });
     sender.fabout(0x40, 5, 3, 1, 0);
     sender.bind_output(arch, 3, 5);
@@ -952,26 +833,14 @@ fn teardown_holds_a_colour_until_the_teardown_task_exits_it() {
     // Command 0 NOP (popped by the sender's router), command 1 TEARDOWN with the CE filter.
     let payload = control::with_command(0, 1, control::TEARDOWN | control::CE_FILTER);
     let mut sender = main_task("sender", |a| {
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0x40),
-            &[X::S(payload)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(payload)]);
         for v in 1..=3 {
-            a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(v)], 0, 0, 0, None, 0);
+            a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(v)]);
         }
     });
     sender.fabout(0x40, c, 3, 1, flags::CONTROL);
     sender.fabout(0x60, c, 3, 1, 0);
-    let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
-        a.log(0, 2)
-    });
+    let mut recv = logger("recv", Arch::Wse2, c);
     let td = recv.func("teardown", 8, 0, 0);
     recv.imm(0, mmio::TEARDOWN_PENDING);
     recv.load(Width::W16, 1, 0);
@@ -1011,14 +880,11 @@ fn advance_switch_run(
     let c = 3;
     let mut sender = main_task("sender", |a| {
         for v in 1..=messages {
-            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)], 0, 0, 0, None, 0);
+            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)]);
         }
     });
     sender.fabout(0x40, c, 3, 2, flags::ADVANCE_SWITCH);
-    let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
-        a.log(0, 2)
-    });
+    let recv = logger("recv", Arch::Wse2, c);
     let mut mid = route(1, 0, c, &[Ramp], &[East]);
     mid.switches = Some(SwitchConfig {
         positions,
@@ -1090,18 +956,12 @@ fn colour_swap_alternates_colours_every_hop() {
     let values = [11u32, 22];
     let mut sender = main_task("sender", |a| {
         for v in values {
-            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)], 0, 0, 0, None, 0);
+            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)]);
         }
     });
     sender.fabout(0x40, 2, 3, 1, 0);
-    let mut on2 = Asm::new("on2");
-    data_task(&mut on2, Arch::Wse2, 2, 2, WaveletArgs::Word, |a| {
-        a.log(0, 2)
-    });
-    let mut on3 = Asm::new("on3");
-    data_task(&mut on3, Arch::Wse2, 3, 2, WaveletArgs::Word, |a| {
-        a.log(0, 2)
-    });
+    let on2 = logger("on2", Arch::Wse2, 2);
+    let on3 = logger("on3", Arch::Wse2, 3);
     let mut routes = vec![route(0, 0, 2, &[Ramp], &[East])];
     for x in 1..4 {
         for c in [2, 3] {
@@ -1187,18 +1047,7 @@ fn mem4d_operands_walk_nested_dimensions() {
     // Read a 3x4 row-major matrix transposed: inner dimension down a column (stride 4),
     // outer across columns (stride 1 - 8 = -7 after the inner one wrapped).
     let m: Vec<u32> = (0..12).collect();
-    let mut a = main_task("t", |a| {
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0x60),
-            &[X::D(0x40)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        )
-    });
+    let mut a = main_task("t", |a| a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::D(0x40)]));
     a.mem4d(0x40, 0x200, &[3, 4], &[4, -7]);
     a.mem1d(0x60, 0x300, 12, 1);
     a.poke(0x200, &words(&m));
@@ -1217,55 +1066,22 @@ fn pointer_destinations_reduce_and_scalars_broadcast() {
             DsdOpcode::Fadds,
             X::P(0x500),
             &[X::S(10f32.to_bits()), X::D(0x40)],
-            0,
-            0,
-            0,
-            None,
-            0,
         );
         a.dsd(
             DsdOpcode::Fmaxs,
             X::P(0x504),
             &[X::S(f32::NEG_INFINITY.to_bits()), X::D(0x40)],
-            0,
-            0,
-            0,
-            None,
-            0,
         );
         // `*p` destination without a scalar first source: each element overwrites.
-        a.dsd(
-            DsdOpcode::Fmovs,
-            X::P(0x508),
-            &[X::D(0x40)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
+        a.dsd(DsdOpcode::Fmovs, X::P(0x508), &[X::D(0x40)]);
         // Scalar broadcast, and the length comes from the first DSD source.
         a.dsd(
             DsdOpcode::Fmuls,
             X::D(0x60),
             &[X::D(0x40), X::S(2f32.to_bits())],
-            0,
-            0,
-            0,
-            None,
-            0,
         );
         // The length rule skips a zero-length first source.
-        a.dsd(
-            DsdOpcode::Fadds,
-            X::D(0x80),
-            &[X::D(0xa0), X::D(0x40)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
+        a.dsd(DsdOpcode::Fadds, X::D(0x80), &[X::D(0xa0), X::D(0x40)]);
     });
     a.mem1d(0x40, 0x200, 5, 1);
     a.mem1d(0x60, 0x300, 9, 1);
@@ -1285,38 +1101,11 @@ fn sixteen_bit_ops_wrap_and_strides_step_in_elements() {
     let x: Vec<u16> = vec![0xfffe, 1, 2, 3, 0x8000, 5];
     let mut a = main_task("t", |a| {
         // Every other element, plus 3 (wrapping).
-        a.dsd(
-            DsdOpcode::Add16,
-            X::D(0x60),
-            &[X::D(0x40), X::S(3)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
+        a.dsd(DsdOpcode::Add16, X::D(0x60), &[X::D(0x40), X::S(3)]);
         // Backwards: base at the last element, stride -1.
-        a.dsd(
-            DsdOpcode::Mov16,
-            X::D(0x80),
-            &[X::D(0xa0)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
+        a.dsd(DsdOpcode::Mov16, X::D(0x80), &[X::D(0xa0)]);
         // Arithmetic shift of every element right by one.
-        a.dsd(
-            DsdOpcode::Sar16,
-            X::D(0xc0),
-            &[X::D(0xe0), X::S(1)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
+        a.dsd(DsdOpcode::Sar16, X::D(0xc0), &[X::D(0xe0), X::S(1)]);
     });
     a.mem1d(0x40, 0x200, 3, 2);
     a.mem1d(0x60, 0x300, 3, 1);
@@ -1365,39 +1154,17 @@ fn dsd_set_copy_and_index_offsets() {
         set(a, DsdField::AddBase, 4);
         set(a, DsdField::Length, 2);
         set(a, DsdField::Stride, 1);
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0x60),
-            &[X::D(0x40)],
-            0,
-            0,
-            0,
-            None,
-            4,
-        );
+        a.dsd_with(DsdOpcode::Mov32, X::D(0x60), &[X::D(0x40)], Dsd::regs(4));
         // A memory DSD with wavelet_index_offset adds `.index` words to its base.
-        a.dsd(
+        a.dsd_with(
             DsdOpcode::Mov16,
             X::D(0x80),
             &[X::D(0xa0)],
-            0,
-            0,
-            0,
-            Some(3),
-            4,
+            Dsd::regs(4).index(3),
         );
         // A negative byte offset.
         set(a, DsdField::AddBase, (-4i32) as u32);
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0xc0),
-            &[X::D(0x40)],
-            0,
-            0,
-            0,
-            None,
-            4,
-        );
+        a.dsd_with(DsdOpcode::Mov32, X::D(0xc0), &[X::D(0x40)], Dsd::regs(4));
     });
     a.mem1d(0x40, 0x200, 4, 2);
     a.mem1d(0x60, 0x300, 2, 1);
@@ -1420,15 +1187,11 @@ fn dsd_set_copy_and_index_offsets() {
 fn sixteen_bit_fabout_puts_the_index_in_the_high_half() {
     let c = 1;
     let mut sender = main_task("sender", |a| {
-        a.dsd(
+        a.dsd_with(
             DsdOpcode::Mov16,
             X::D(0x40),
             &[X::D(0x60)],
-            0,
-            0,
-            0,
-            Some(7),
-            0,
+            Dsd::default().index(7),
         )
     });
     sender.fabout(0x40, c, 3, 3, flags::WAVELET_INDEX_OFFSET);
@@ -1439,18 +1202,7 @@ fn sixteen_bit_fabout_puts_the_index_in_the_high_half() {
         a.log(0, 2);
         a.log(1, 2);
     });
-    let routes = vec![
-        route(0, 0, c, &[Ramp], &[East]),
-        route(1, 0, c, &[West], &[Ramp]),
-    ];
-    let img = fabric_image(
-        Arch::Wse2,
-        2,
-        1,
-        vec![sender.build(), recv.build()],
-        vec![0, 1],
-        routes,
-    );
+    let img = pair_image(Arch::Wse2, c, sender, recv);
     let sim = run(&img);
     assert_eq!(read_log(mem(&sim, 1, 0)), vec![0x11, 7, 0x22, 7, 0x33, 7]);
 }
@@ -1462,22 +1214,18 @@ fn a_control_wavelet_terminates_an_unbounded_receive() {
     let c = 4;
     let mut sender = main_task("sender", |a| {
         for v in [3, 4, 5] {
-            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)], 0, 0, 0, None, 0);
+            a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(v)]);
         }
-        a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(0)], 0, 0, 0, None, 0);
+        a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(0)]);
     });
     sender.fabout(0x40, c, 3, 1, 0);
     sender.fabout(0x60, c, 3, 1, flags::CONTROL);
     let mut recv = main_task("recv", |a| {
-        a.dsd(
+        a.dsd_with(
             DsdOpcode::Fadds,
             X::P(0x500),
             &[X::S(0), X::D(0x60)],
-            cfg::ASYNC | cfg::ON_CONTROL_TERMINATE | cfg::ON_DONE_ACTIVATE,
-            12,
-            c,
-            None,
-            0,
+            Dsd::on_ut(c).cfg(cfg::ON_CONTROL_TERMINATE).activate(12),
         );
     });
     let done = recv.func("done", 8, 0, 0);
@@ -1487,18 +1235,7 @@ fn a_control_wavelet_terminates_an_unbounded_receive() {
     recv.ret_void();
     recv.task(12, done, false, false);
     recv.fabin(0x60, c, 2, csl_arch::dsd::UNBOUNDED_LENGTH, 0);
-    let routes = vec![
-        route(0, 0, c, &[Ramp], &[East]),
-        route(1, 0, c, &[West], &[Ramp]),
-    ];
-    let img = fabric_image(
-        Arch::Wse2,
-        2,
-        1,
-        vec![sender.build(), recv.build()],
-        vec![0, 1],
-        routes,
-    );
+    let img = pair_image(Arch::Wse2, c, sender, recv);
     // Wavelets carry f32 bits: 3, 4 and 5 are tiny subnormals; compute the sum the same way.
     let sim = run(&img);
     let want = [3u32, 4, 5]
@@ -1513,26 +1250,8 @@ fn a_busy_microthread_holds_the_next_async_issue() {
     // completes: the report names both.
     let c = 2;
     let mut recv = main_task("recv", |a| {
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0xa0),
-            &[X::D(0x60)],
-            cfg::ASYNC,
-            0,
-            2,
-            None,
-            0,
-        );
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0xa0),
-            &[X::D(0x60)],
-            cfg::ASYNC,
-            0,
-            2,
-            None,
-            0,
-        );
+        a.dsd_with(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x60)], Dsd::on_ut(2));
+        a.dsd_with(DsdOpcode::Mov32, X::D(0xa0), &[X::D(0x60)], Dsd::on_ut(2));
     });
     recv.fabin(0x60, c, 2, 1, 0);
     recv.mem1d(0xa0, 0x300, 1, 1);
@@ -1559,49 +1278,13 @@ fn a_busy_microthread_holds_the_next_async_issue() {
 
 #[test]
 fn the_tracer_prints_instructions_and_wavelets_of_the_chosen_pe() {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("lock").extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let c = 1;
     let mut sender = main_task("sender", |a| {
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0x40),
-            &[X::S(0xabc)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        )
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(0xabc)])
     });
     sender.fabout(0x40, c, 3, 1, 0);
-    let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
-        a.log(0, 2)
-    });
-    let routes = vec![
-        route(0, 0, c, &[Ramp], &[East]),
-        route(1, 0, c, &[West], &[Ramp]),
-    ];
-    let img = fabric_image(
-        Arch::Wse2,
-        2,
-        1,
-        vec![sender.build(), recv.build()],
-        vec![0, 1],
-        routes,
-    );
+    let recv = logger("recv", Arch::Wse2, c);
+    let img = pair_image(Arch::Wse2, c, sender, recv);
     let buf = Buf::default();
     let mut sim = Simulator::new(&img).expect("load");
     sim.set_trace(Some(cslsim::Tracer::new(
@@ -1630,7 +1313,7 @@ fn streaming_program(arch: Arch) -> Image {
     data_task(&mut a, arch, 5, 2, WaveletArgs::Word, |a| {
         a.imm(2, 3);
         a.bin(BinOp::Mul, NumTy::U32, 1, 0, 2);
-        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::R(1)], 0, 0, 0, None, 4);
+        a.dsd_with(DsdOpcode::Mov32, X::D(0x40), &[X::R(1)], Dsd::regs(4));
     });
     a.fabout(0x40, 6, 3, 1, 0);
     a.bind_output(arch, 3, 6);
@@ -1639,40 +1322,21 @@ fn streaming_program(arch: Arch) -> Image {
 
 #[test]
 fn streaming_memcpy_feeds_data_tasks_and_collects_their_output() {
-    use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    use cslsim::{MemcpyOrder, Region, SdkRuntime, Transfer};
     const L: u32 = 5;
     for arch in ARCHS {
         let mut rt = SdkRuntime::from_image(streaming_program(arch));
         rt.load().expect("load");
         rt.run().expect("run");
         let input: Vec<u32> = (0..4 * L).map(|i| i * 7 + 1).collect();
-        rt.memcpy_h2d(
-            5,
-            &input,
-            0,
-            0,
-            2,
-            2,
-            L,
-            true,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
-        .expect("h2d");
+        rt.h2d(5, &input, Region::new(0, 0, 2, 2, L), Transfer::STREAM)
+            .expect("h2d");
         let mut out = vec![0u32; (4 * L) as usize];
-        rt.memcpy_d2h(
+        rt.d2h(
             &mut out,
             6,
-            0,
-            0,
-            2,
-            2,
-            L,
-            true,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::ColMajor,
-            false,
+            Region::new(0, 0, 2, 2, L),
+            Transfer::STREAM.order(MemcpyOrder::ColMajor),
         )
         .expect("d2h");
         // PE (i, j) element k: row-major in, column-major out.
@@ -1688,19 +1352,7 @@ fn streaming_memcpy_feeds_data_tasks_and_collects_their_output() {
         // Asking for more than the PEs send is a deadlock naming each PE's shortfall.
         let mut more = vec![0u32; 4];
         let err = rt
-            .memcpy_d2h(
-                &mut more,
-                6,
-                0,
-                0,
-                2,
-                2,
-                1,
-                true,
-                MemcpyDataType::Bit32,
-                MemcpyOrder::RowMajor,
-                false,
-            )
+            .d2h(&mut more, 6, Region::new(0, 0, 2, 2, 1), Transfer::STREAM)
             .expect_err("nothing to collect");
         let cslsim::HostError::Sim(SimError::Deadlock {
             waiting, command, ..
@@ -1730,7 +1382,7 @@ fn streaming_memcpy_feeds_data_tasks_and_collects_their_output() {
 
 #[test]
 fn a_streaming_h2d_nobody_reads_deadlocks_on_back_pressure() {
-    use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime, SimParams};
+    use cslsim::{Region, SdkRuntime, SimParams, Transfer};
     let img = fabric_image(
         Arch::Wse2,
         1,
@@ -1750,18 +1402,11 @@ fn a_streaming_h2d_nobody_reads_deadlocks_on_back_pressure() {
         rt.load().expect("load");
         rt.run().expect("run");
         let h2d = |rt: &mut SdkRuntime, n: u32| {
-            rt.memcpy_h2d(
+            rt.h2d(
                 9,
                 &vec![1; n as usize],
-                0,
-                0,
-                1,
-                1,
-                n,
-                true,
-                MemcpyDataType::Bit32,
-                MemcpyOrder::RowMajor,
-                false,
+                Region::new(0, 0, 1, 1, n),
+                Transfer::STREAM,
             )
         };
         let fits = 4 + path;
@@ -1814,24 +1459,12 @@ fn pop_modes_let_one_control_wavelet_drive_a_chain_of_routers() {
     let f = control::SWITCH_ADV | control::CE_FILTER;
     let payload = control::with_command(control::with_command(0, 1, f), 2, f);
     let mut sender = main_task("sender", |a| {
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0x40),
-            &[X::S(payload)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
-        a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(42)], 0, 0, 0, None, 0);
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(payload)]);
+        a.dsd(DsdOpcode::Mov32, X::D(0x60), &[X::S(42)]);
     });
     sender.fabout(0x40, c, 3, 1, flags::CONTROL);
     sender.fabout(0x60, c, 3, 1, 0);
-    let mut recv = Asm::new("recv");
-    data_task(&mut recv, Arch::Wse2, c, 2, WaveletArgs::Word, |a| {
-        a.log(0, 2)
-    });
+    let recv = logger("recv", Arch::Wse2, c);
     let mut first = route(0, 0, c, &[Ramp], &[East]);
     first.switches = Some(SwitchConfig {
         pop_mode: PopMode::PopOnAdvanceNop,
@@ -1903,15 +1536,11 @@ fn colour_swap_stream_program() -> Image {
                 a.op(Op::Block { id: Reg(1) });
                 a.imm(2, 0x200);
                 a.store(Width::W32, 2, 0);
-                a.dsd(
+                a.dsd_with(
                     DsdOpcode::Mov32,
                     X::D(0x40),
                     &[X::D(0x60)],
-                    cfg::ASYNC | cfg::ON_DONE_UNBLOCK,
-                    6,
-                    2,
-                    None,
-                    4,
+                    Dsd::regs(4).cfg(cfg::ASYNC).ut(2).unblock(6),
                 );
             });
             a.fabout(0x40, 3, 2, 1, 0);
@@ -1943,40 +1572,26 @@ fn colour_swap_stream_program() -> Image {
 
 #[test]
 fn a_copy_d2h_after_a_stream_sees_every_word_handled_along_a_colour_swap_chain() {
-    use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+    use cslsim::{MemcpyOrder, Region, SdkRuntime, Transfer};
     let mut rt = SdkRuntime::from_image(colour_swap_stream_program());
     rt.load().expect("load");
     rt.run().expect("run");
     let words: Vec<u32> = (0..5).collect();
-    rt.memcpy_h2d(
+    rt.h2d(
         6,
         &words,
-        0,
-        0,
-        1,
-        1,
-        5,
-        true,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::ColMajor,
-        true,
+        Region::new(0, 0, 1, 1, 5),
+        Transfer::STREAM.order(MemcpyOrder::ColMajor),
     )
     .expect("h2d");
     // The stream has entered PE 0's input queue; PE 0 has handled only part of it.
     let id = rt.get_id("sum").expect("sum");
     let mut sum = vec![0u32; 4];
-    rt.memcpy_d2h(
+    rt.d2h(
         &mut sum,
         id,
-        0,
-        0,
-        4,
-        1,
-        1,
-        false,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::ColMajor,
-        false,
+        Region::new(0, 0, 4, 1, 1),
+        Transfer::COPY.order(MemcpyOrder::ColMajor),
     )
     .expect("d2h");
     // The copy waited until the region was quiescent: every word reached every PE.
@@ -2014,23 +1629,14 @@ fn send_message_words_from(
     let mut sender = main_task("sender", |a| {
         for &(w, ctrl) in words {
             let d = if ctrl { 0x60 } else { 0x40 };
-            a.dsd(DsdOpcode::Mov32, X::D(d), &[X::S(w)], 0, 0, 0, None, 0);
+            a.dsd(DsdOpcode::Mov32, X::D(d), &[X::S(w)]);
         }
     });
     sender.fabout(0x40, 5, 3, 1, 0);
     sender.fabout(0x60, 5, 3, 1, flags::CONTROL);
     sender.bind_output(arch, 3, 5);
     let mut receiver = main_task("receiver", |a| {
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0x80),
-            &[X::D(0x40)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
+        a.dsd(DsdOpcode::Mov32, X::D(0x80), &[X::D(0x40)]);
     });
     receiver.fabin(0x40, 5, 2, 3, 0);
     receiver.mem1d(0x80, 0x100, 3, 1);
@@ -2201,19 +1807,6 @@ fn runs_are_identical_for_every_thread_count() {
 
 #[test]
 fn traces_are_identical_for_every_thread_count() {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("lock").extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let img = cslsim::bench::busy_grid(Arch::Wse2, 9, 9, 8);
     let trace = |threads: usize| {
         let buf = Buf::default();

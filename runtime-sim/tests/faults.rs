@@ -174,20 +174,10 @@ fn unbound_task() {
 fn stack_overflow_by_deep_recursion() {
     let (err, pc) = fault_of(|a| {
         let rec = a.func("rec", 1, 0, 64);
-        let call = a.op(Op::Call {
-            func: rec,
-            args: Reg(0),
-            nargs: 0,
-            dst: Reg(0),
-        });
+        let call = a.call(rec, 0, 0, 0);
         a.ret_void();
         let main = a.func("main", 1, 0, 0);
-        a.op(Op::Call {
-            func: rec,
-            args: Reg(0),
-            nargs: 0,
-            dst: Reg(0),
-        });
+        a.call(rec, 0, 0, 0);
         a.ret_void();
         a.task(3, main, true, false);
         call
@@ -210,12 +200,7 @@ fn stack_overflow_by_deep_recursion() {
 fn call_depth_exceeded_without_stack_use() {
     let (err, pc) = fault_of(|a| {
         let rec = a.func("rec", 1, 0, 0);
-        let call = a.op(Op::Call {
-            func: rec,
-            args: Reg(0),
-            nargs: 0,
-            dst: Reg(0),
-        });
+        let call = a.call(rec, 0, 0, 0);
         a.ret_void();
         a.task(3, rec, true, false);
         call

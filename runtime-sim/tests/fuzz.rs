@@ -13,7 +13,7 @@ use csl_arch::image::{
 };
 use csl_arch::image::{ExportKind, Image};
 use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg, UnOp, Width};
-use cslsim::{MemcpyDataType, MemcpyOrder, SdkRuntime, Simulator};
+use cslsim::{MemcpyDataType, MemcpyOrder, Region, SdkRuntime, Simulator, Transfer};
 use proptest::prelude::*;
 
 /// A small valid image exercising launch and memcpy.
@@ -28,8 +28,7 @@ fn sample() -> Image {
     a.ret_void();
     a.export_func("f", f);
     let t = a.func("t", 1, 0, 0);
-    a.imm(0, 5);
-    a.op(Op::Activate { id: Reg(0) });
+    a.activate(5, 0);
     a.ret_void();
     a.task(5, t, true, false);
     image(
@@ -58,31 +57,17 @@ fn exercise(mut rt: SdkRuntime) {
             }
             ExportKind::Tensor { .. } => {
                 let mut buf = vec![7u32; (w * h * 2) as usize];
-                let _ = rt.memcpy_h2d(
+                let _ = rt.h2d(
                     id as u32,
                     &buf,
-                    0,
-                    0,
-                    w,
-                    h,
-                    2,
-                    false,
-                    MemcpyDataType::Bit16,
-                    MemcpyOrder::RowMajor,
-                    false,
+                    Region::new(0, 0, w, h, 2),
+                    Transfer::COPY.data_type(MemcpyDataType::Bit16),
                 );
-                let _ = rt.memcpy_d2h(
+                let _ = rt.d2h(
                     &mut buf,
                     id as u32,
-                    0,
-                    0,
-                    w,
-                    h,
-                    2,
-                    false,
-                    MemcpyDataType::Bit32,
-                    MemcpyOrder::ColMajor,
-                    false,
+                    Region::new(0, 0, w, h, 2),
+                    Transfer::COPY.order(MemcpyOrder::ColMajor),
                 );
             }
         }
@@ -90,31 +75,12 @@ fn exercise(mut rt: SdkRuntime) {
     // Streaming mode on a few colours (most have no consumer: back-pressure, deadlocks).
     for c in [0u32, 3, 23, 30] {
         let mut buf = vec![5u32; (w * h) as usize];
-        let _ = rt.memcpy_h2d(
-            c,
-            &buf,
-            0,
-            0,
-            w,
-            h,
-            1,
-            true,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        );
-        let _ = rt.memcpy_d2h(
+        let _ = rt.h2d(c, &buf, Region::new(0, 0, w, h, 1), Transfer::STREAM);
+        let _ = rt.d2h(
             &mut buf,
             c,
-            0,
-            0,
-            w,
-            h,
-            1,
-            true,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::ColMajor,
-            false,
+            Region::new(0, 0, w, h, 1),
+            Transfer::STREAM.order(MemcpyOrder::ColMajor),
         );
     }
     let _ = rt.run_until_idle();
@@ -413,15 +379,20 @@ fn program() -> impl Strategy<Value = Image> {
     })
 }
 
+/// Writes `bytes` to a file and exercises the runtime on it if it loads as an image.
+fn exercise_file(bytes: &[u8]) {
+    let path = temp_file(bytes);
+    let rt = SdkRuntime::new(&path);
+    let _ = std::fs::remove_file(&path);
+    if let Ok(rt) = rt {
+        exercise(rt.with_max_cycles(20_000));
+    }
+}
+
 proptest! {
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        let path = temp_file(&bytes);
-        let rt = SdkRuntime::new(&path);
-        let _ = std::fs::remove_file(&path);
-        if let Ok(rt) = rt {
-            exercise(rt.with_max_cycles(20_000));
-        }
+        exercise_file(&bytes);
     }
 
     #[test]
@@ -431,12 +402,7 @@ proptest! {
         for (pos, b) in edits {
             bytes[pos % n] = b;
         }
-        let path = temp_file(&bytes);
-        let rt = SdkRuntime::new(&path);
-        let _ = std::fs::remove_file(&path);
-        if let Ok(rt) = rt {
-            exercise(rt.with_max_cycles(20_000));
-        }
+        exercise_file(&bytes);
     }
 
     #[test]
@@ -455,19 +421,7 @@ fn the_sample_runs() {
     rt.run().unwrap();
     rt.launch("f", &[42], false).unwrap();
     let mut out = [0u32; 2];
-    rt.memcpy_d2h(
-        &mut out,
-        0,
-        0,
-        0,
-        2,
-        1,
-        1,
-        false,
-        MemcpyDataType::Bit32,
-        MemcpyOrder::RowMajor,
-        false,
-    )
-    .unwrap();
+    rt.d2h(&mut out, 0, Region::new(0, 0, 2, 1, 1), Transfer::COPY)
+        .unwrap();
     assert_eq!(out, [42, 42]);
 }

@@ -7,7 +7,9 @@ use common::{Asm, export_func, export_tensor, image, temp_file};
 use csl_arch::fabric::mmio;
 use csl_arch::image::Image;
 use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg, Width};
-use cslsim::{HostError, MemcpyDataType, MemcpyOrder, SdkRuntime, SimError, WaitReason};
+use cslsim::{
+    HostError, MemcpyDataType, MemcpyOrder, Region, SdkRuntime, SimError, Transfer, WaitReason,
+};
 
 const L: u32 = 3;
 const X_PTR: u32 = 0x10;
@@ -69,8 +71,7 @@ fn program() -> Image {
     a.export_func("compute", compute);
 
     let noop = a.func("noop", 1, 0, 0);
-    a.imm(0, 9);
-    a.op(Op::Activate { id: Reg(0) });
+    a.activate(9, 0);
     a.ret_void();
     a.export_func("noop", noop);
     // Task 9 is blocked forever.
@@ -130,18 +131,11 @@ fn round_trip(order: MemcpyOrder) {
     );
     assert_eq!((x, y, z), (0, 1, 2));
     let input: Vec<u32> = (0..12).map(|n| 1000 * (n + 1)).collect();
-    rt.memcpy_h2d(
+    rt.h2d(
         x,
         &input,
-        0,
-        0,
-        2,
-        2,
-        L,
-        false,
-        MemcpyDataType::Bit32,
-        order,
-        false,
+        Region::new(0, 0, 2, 2, L),
+        Transfer::COPY.order(order),
     )
     .expect("h2d");
     let before = rt.cycles();
@@ -149,18 +143,11 @@ fn round_trip(order: MemcpyOrder) {
     rt.launch("compute", &[2], false).expect("launch");
     assert!(rt.cycles() > before);
     let mut out = vec![0u32; 12];
-    rt.memcpy_d2h(
+    rt.d2h(
         &mut out,
         y,
-        0,
-        0,
-        2,
-        2,
-        L,
-        false,
-        MemcpyDataType::Bit32,
-        order,
-        false,
+        Region::new(0, 0, 2, 2, L),
+        Transfer::COPY.order(order),
     )
     .expect("d2h");
     for j in 0..2 {
@@ -174,33 +161,19 @@ fn round_trip(order: MemcpyOrder) {
     }
     // 16-bit copies keep the low half and zero-extend on the way back.
     let wide: Vec<u32> = (0..12).map(|n| 0xabcd_0000 | (n * 3)).collect();
-    rt.memcpy_h2d(
+    rt.h2d(
         z,
         &wide,
-        0,
-        0,
-        2,
-        2,
-        L,
-        false,
-        MemcpyDataType::Bit16,
-        order,
-        false,
+        Region::new(0, 0, 2, 2, L),
+        Transfer::COPY.data_type(MemcpyDataType::Bit16).order(order),
     )
     .expect("h2d16");
     let mut back = vec![u32::MAX; 12];
-    rt.memcpy_d2h(
+    rt.d2h(
         &mut back,
         z,
-        0,
-        0,
-        2,
-        2,
-        L,
-        false,
-        MemcpyDataType::Bit16,
-        order,
-        false,
+        Region::new(0, 0, 2, 2, L),
+        Transfer::COPY.data_type(MemcpyDataType::Bit16).order(order),
     )
     .expect("d2h16");
     assert_eq!(back, wide.iter().map(|v| v & 0xffff).collect::<Vec<_>>());
@@ -212,48 +185,27 @@ fn round_trip(order: MemcpyOrder) {
         wide[n] & 0xffff
     );
     // A sub-region copy touches only its PEs.
-    rt.memcpy_h2d(
+    rt.h2d(
         x,
         &[7, 8, 9],
-        1,
-        1,
-        1,
-        1,
-        L,
-        false,
-        MemcpyDataType::Bit32,
-        order,
-        false,
+        Region::new(1, 1, 1, 1, L),
+        Transfer::COPY.order(order),
     )
     .expect("h2d sub");
     let mut one = vec![0; 3];
-    rt.memcpy_d2h(
+    rt.d2h(
         &mut one,
         x,
-        1,
-        1,
-        1,
-        1,
-        L,
-        false,
-        MemcpyDataType::Bit32,
-        order,
-        false,
+        Region::new(1, 1, 1, 1, L),
+        Transfer::COPY.order(order),
     )
     .expect("d2h sub");
     assert_eq!(one, vec![7, 8, 9]);
-    rt.memcpy_d2h(
+    rt.d2h(
         &mut one,
         x,
-        0,
-        1,
-        1,
-        1,
-        L,
-        false,
-        MemcpyDataType::Bit32,
-        order,
-        false,
+        Region::new(0, 1, 1, 1, L),
+        Transfer::COPY.order(order),
     )
     .expect("d2h sub");
     assert_eq!(
@@ -348,19 +300,7 @@ fn host_call_errors() {
     let mut rt = SdkRuntime::from_image(program());
     let mut out = [0u32; 12];
     let h2d = |rt: &mut SdkRuntime, id, data: &[u32], px, py, w, h| {
-        rt.memcpy_h2d(
-            id,
-            data,
-            px,
-            py,
-            w,
-            h,
-            L,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false,
-        )
+        rt.h2d(id, data, Region::new(px, py, w, h, L), Transfer::COPY)
     };
     assert!(matches!(
         h2d(&mut rt, 0, &[0; 12], 0, 0, 2, 2),
@@ -374,19 +314,7 @@ fn host_call_errors() {
     rt.load().unwrap();
     assert!(matches!(rt.load(), Err(HostError::AlreadyLoaded)));
     assert!(matches!(
-        rt.memcpy_d2h(
-            &mut out,
-            1,
-            0,
-            0,
-            2,
-            2,
-            L,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false
-        ),
+        rt.d2h(&mut out, 1, Region::new(0, 0, 2, 2, L), Transfer::COPY),
         Err(HostError::NotRunning)
     ));
     rt.run().unwrap();
@@ -468,18 +396,11 @@ fn host_call_errors() {
         "{err}"
     );
     assert!(matches!(
-        rt.memcpy_d2h(
+        rt.d2h(
             &mut out[..4],
             1,
-            0,
-            0,
-            2,
-            2,
-            L,
-            false,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::ColMajor,
-            false
+            Region::new(0, 0, 2, 2, L),
+            Transfer::COPY.order(MemcpyOrder::ColMajor)
         ),
         Err(HostError::WrongArraySize {
             expected: 12,
@@ -488,36 +409,17 @@ fn host_call_errors() {
     ));
     // Streaming mode takes a colour id.
     assert!(matches!(
-        rt.memcpy_h2d(
-            99,
-            &[0; 12],
-            0,
-            0,
-            2,
-            2,
-            L,
-            true,
-            MemcpyDataType::Bit32,
-            MemcpyOrder::RowMajor,
-            false
-        ),
+        rt.h2d(99, &[0; 12], Region::new(0, 0, 2, 2, L), Transfer::STREAM),
         Err(HostError::InvalidColor { color: 99 })
     ));
 
     // A copy past the end of memory.
     let err = rt
-        .memcpy_h2d(
+        .h2d(
             0,
             &vec![0; 4 * 30_000],
-            0,
-            0,
-            2,
-            2,
-            30_000,
-            false,
-            MemcpyDataType::Bit16,
-            MemcpyOrder::RowMajor,
-            false,
+            Region::new(0, 0, 2, 2, 30_000),
+            Transfer::COPY.data_type(MemcpyDataType::Bit16),
         )
         .unwrap_err();
     assert!(

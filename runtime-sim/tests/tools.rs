@@ -96,6 +96,20 @@ fn idle_class() -> ProgramClass {
     a.build()
 }
 
+/// A fresh directory `dir(name)` holding `a.img` (3x2 tiles of `idle_class`) and `a.map`
+/// (`MAP`); returns the directory and the two paths.
+fn idle_with_map(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let d = dir(name);
+    let img_path = d.join("a.img");
+    let map_path = d.join("a.map");
+    write_image(
+        &img_path,
+        &image(3, 2, vec![idle_class()], vec![0; 6], vec![]),
+    );
+    std::fs::write(&map_path, MAP).expect("map");
+    (d, img_path, map_path)
+}
+
 /// A class whose active task adds 5 to the u32 at 0x20 (0x40 bytes of initial memory).
 fn adder_class() -> ProgramClass {
     let mut a = Asm::new("adder");
@@ -227,14 +241,7 @@ fn miset_then_miget_round_trips_rectangular_and_odd_regions_in_both_orders() {
 
 #[test]
 fn miset_in_place_replaces_earlier_patches_and_default_order_is_rows_first() {
-    let d = dir("inplace");
-    let img_path = d.join("a.img");
-    let map_path = d.join("a.map");
-    write_image(
-        &img_path,
-        &image(3, 2, vec![idle_class()], vec![0; 6], vec![]),
-    );
-    std::fs::write(&map_path, MAP).expect("map");
+    let (d, img_path, map_path) = idle_with_map("inplace");
     let data = d.join("x.bin");
     for round in 0..3u16 {
         let words: Vec<u16> = (0..12).map(|i| 100 * round + i).collect();
@@ -272,14 +279,7 @@ fn assert_error(r: (i32, String, String), needles: &[&str]) {
 
 #[test]
 fn bad_input_is_a_one_line_error_with_exit_status_1() {
-    let d = dir("errors");
-    let img_path = d.join("a.img");
-    let map_path = d.join("a.map");
-    write_image(
-        &img_path,
-        &image(3, 2, vec![idle_class()], vec![0; 6], vec![]),
-    );
-    std::fs::write(&map_path, MAP).expect("map");
+    let (d, img_path, map_path) = idle_with_map("errors");
     let data = d.join("d.bin");
     write_words(&data, &[1, 2, 3, 4, 5]);
     let out = d.join("o.img");
@@ -549,16 +549,7 @@ fn an_unchanged_tile_is_left_out_of_the_core() {
 /// PE 1 receives them into a CE input queue that nobody reads.
 fn orphan_image(arch: Arch, n: u16, value: u32) -> Image {
     let mut sender = main_class("sender", |a| {
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0x40),
-            &[X::S(value)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(value)]);
     });
     sender.fabout(0x40, 1, 3, n, 0);
     sender.bind_output(arch, 3, 1);
@@ -726,16 +717,7 @@ fn a_message_reaching_a_tile_without_message_passing_is_reported() {
     }
     .encode();
     let mut sender = main_class("sender", |a| {
-        a.dsd(
-            DsdOpcode::Mov32,
-            X::D(0x40),
-            &[X::S(header)],
-            0,
-            0,
-            0,
-            None,
-            0,
-        );
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::S(header)]);
     });
     sender.fabout(0x40, COMM_COLOR, 3, 1, 0);
     sender.bind_output(Arch::Wse3, 3, COMM_COLOR);

@@ -491,17 +491,7 @@ fn reg() -> impl Strategy<Value = VReg> {
 }
 
 fn ty() -> impl Strategy<Value = NumTy> {
-    prop::sample::select(vec![
-        NumTy::Bool,
-        NumTy::I8,
-        NumTy::U8,
-        NumTy::I16,
-        NumTy::U16,
-        NumTy::I32,
-        NumTy::U32,
-        NumTy::F16,
-        NumTy::F32,
-    ])
+    prop::sample::select(NumTy::ALL.to_vec())
 }
 
 fn constant() -> impl Strategy<Value = u32> {

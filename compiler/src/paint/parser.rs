@@ -1,8 +1,8 @@
 //! The generated Paint parser (`grammar/paint.lalrpop`), the cutting of a file into items,
 //! and the conversion of lexical and syntax errors into [`Diagnostic`]s.
 //!
-//! Paint items have no terminator. [`parse`] lexes the whole file ([`tokenize`] never
-//! fails), then cuts the tokens into items: a token that is first on its line starts a new
+//! Paint items have no terminator. [`parse`] lexes the whole file ([`lexing::tokenize`]
+//! never fails), then cuts the tokens into items: a token that is first on its line starts a new
 //! item when the brackets opened since the item's start are all closed, the previous token
 //! does not ask for more (`=`, `:`, an operator, `|`, `(`, `[`, `let`, ...) and the token
 //! itself cannot continue an expression (`+`, `-`, `*`, `/`, `%`, `:`, `|`, `)`, `]`). A
@@ -13,25 +13,13 @@
 //! brackets is refused (the evaluator recurses over it). Never panics.
 
 use super::ast::Item;
-use super::token::{LexError, Spanned, Token, tokenize};
+use super::token::{LexError, Spanned, Token};
 use crate::diag::{Diagnostic, codes};
 use crate::lexing::{self, Codes};
 use crate::source::{FileId, Span};
-use lalrpop_util::{ParseError, lalrpop_mod};
+use lalrpop_util::ParseError;
 
-lalrpop_mod!(
-    #[allow(
-        clippy::all,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        unused,
-        missing_docs
-    )]
-    grammar,
-    "/paint.rs"
-);
+lexing::generated_parser!(grammar, "/paint.rs");
 
 /// The most operators plus bracket depth one item may have.
 pub const MAX_COMPLEXITY: usize = 256;
@@ -43,8 +31,11 @@ pub(crate) fn sp(file: FileId, start: usize, end: usize) -> Span {
 
 /// Parses one file into items (each with its span) and diagnostics.
 pub fn parse(file: FileId, text: &str) -> (Vec<(Item, Span)>, Vec<Diagnostic>) {
-    let (tokens, lex_errors) = tokenize(text);
-    let mut diags: Vec<Diagnostic> = lex_errors.iter().map(|e| lex_diag(file, e)).collect();
+    let (tokens, lex_errors) = lexing::tokenize::<Token>(text);
+    let mut diags: Vec<Diagnostic> = lex_errors
+        .iter()
+        .map(|e| lexing::lex_diag(&CODES, file, e))
+        .collect();
     let mut items = Vec::new();
     let mut prev_end = 0usize;
     for chunk in chunks(text, &tokens) {
@@ -87,8 +78,9 @@ pub fn parse(file: FileId, text: &str) -> (Vec<(Item, Span)>, Vec<Diagnostic>) {
     (items, diags)
 }
 
-/// Whether the token asks for more after it (so a line break after it continues the item).
-fn wants_more(t: &Token<'_>) -> bool {
+/// Whether the token is a binary operator, `=` or `:`: it joins what stands on either side
+/// of it, so a line break next to it does not end the item.
+fn joins(t: &Token<'_>) -> bool {
     matches!(
         t,
         Token::Assign
@@ -99,30 +91,26 @@ fn wants_more(t: &Token<'_>) -> bool {
             | Token::Slash
             | Token::Percent
             | Token::Pipe
-            | Token::LParen
-            | Token::LBracket
-            | Token::Call(_)
-            | Token::Let
-            | Token::Define
-            | Token::Include
     )
+}
+
+/// Whether the token asks for more after it (so a line break after it continues the item).
+fn wants_more(t: &Token<'_>) -> bool {
+    joins(t)
+        || matches!(
+            t,
+            Token::LParen
+                | Token::LBracket
+                | Token::Call(_)
+                | Token::Let
+                | Token::Define
+                | Token::Include
+        )
 }
 
 /// Whether the token continues the item when it starts a line.
 fn continues(t: &Token<'_>) -> bool {
-    matches!(
-        t,
-        Token::Assign
-            | Token::Colon
-            | Token::Plus
-            | Token::Minus
-            | Token::Star
-            | Token::Slash
-            | Token::Percent
-            | Token::Pipe
-            | Token::RParen
-            | Token::RBracket
-    )
+    joins(t) || matches!(t, Token::RParen | Token::RBracket)
 }
 
 /// Cuts the tokens into items (see the module documentation).
@@ -191,24 +179,10 @@ const CODES: Codes = Codes {
     describe_expected,
 };
 
-fn lex_diag(file: FileId, e: &LexError) -> Diagnostic {
-    lexing::lex_diag(&CODES, file, e)
-}
-
 /// Describes an `expected` list of terminal names.
 fn describe_expected(expected: &[String]) -> String {
-    let names: Vec<String> = expected
-        .iter()
-        .map(|e| {
-            let inner = e.trim_matches('"');
-            match inner {
-                "name" | "call" | "quoted name" | "integer" | "float" | "string" => {
-                    inner.to_string()
-                }
-                _ => format!("'{inner}'"),
-            }
-        })
-        .collect();
+    let classes = ["name", "call", "quoted name", "integer", "float", "string"];
+    let names = lexing::shown_names(expected, &classes);
     if names.is_empty() {
         return "unexpected here".into();
     }

@@ -134,19 +134,7 @@ fn merges_exactly(routes: &[Route]) -> Result<(), (Side, Sides, Sides)> {
 }
 
 fn empty_config(x: u32, y: u32, color: u8) -> ColorConfig {
-    ColorConfig {
-        x,
-        y,
-        color,
-        rx: Vec::new(),
-        tx: Vec::new(),
-        switches: None,
-        filter: None,
-        teardown: false,
-        color_swap_x: false,
-        color_swap_y: false,
-        message_passing: false,
-    }
+    ColorConfig::route(x, y, color, Vec::new(), Vec::new())
 }
 
 /// Resolves the actions into a floorplan. Problems are pushed onto `diags`; `None` when

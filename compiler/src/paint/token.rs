@@ -3,8 +3,8 @@
 //! A call is a name written directly before `(` (`rect(`, `union(`): that is one token,
 //! [`Token::Call`], so that `x (y)` inside an argument list is two arguments while `x(y)`
 //! is a call. `'prog` (a quoted name, as in `code('relay ...)`) is one token, and so is a
-//! `"string"` (only `include` uses one). `(* ... *)` comments do not nest. [`tokenize`]
-//! never fails: malformed numbers become stand-in tokens and errors are collected.
+//! `"string"` (only `include` uses one). `(* ... *)` comments do not nest.
+//! [`lexing::tokenize`] never fails: malformed numbers become stand-in tokens and errors are collected.
 
 use crate::lexing::{self, LexToken, err};
 use logos::{Lexer, Logos};
@@ -49,7 +49,7 @@ pub enum Token<'a> {
     /// A string without its closing quote. Never produced.
     #[regex(r#""[^"\n]*"#, lexing::unterminated_string)]
     BadStr,
-    /// `(* ... *)` (skipped by [`tokenize`]).
+    /// `(* ... *)` (skipped by [`lexing::tokenize`]).
     #[token("(*", |lex| lexing::block_comment(lex, "*)", "comment"))]
     Comment,
 
@@ -125,19 +125,8 @@ fn lex_float<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<f64, LexError> {
 pub type Spanned<'a> = lexing::Spanned<Token<'a>>;
 
 impl<'a> LexToken<'a> for Token<'a> {
-    fn is_comment(&self) -> bool {
-        matches!(self, Token::Comment)
-    }
-
-    fn number_stand_in() -> Self {
-        Token::Int(0)
-    }
-}
-
-/// Lexes the whole text, never failing (see [`lexing::tokenize`]): comments dropped, a
-/// malformed number replaced by `0`, runs of stray characters merged into one error.
-pub fn tokenize(text: &str) -> (Vec<Spanned<'_>>, Vec<LexError>) {
-    lexing::tokenize(text)
+    const COMMENT: Option<Self> = Some(Token::Comment);
+    const NUMBER_STAND_IN: Self = Token::Int(0);
 }
 
 impl fmt::Display for Token<'_> {

@@ -1,98 +1,26 @@
-//! Adapter from logos to lalrpop, plus the error-tolerant tokenizer the parser uses.
-//!
-//! [`Lexer`] is the plain adapter: an iterator of `Result<(start, Token, end), LexError>`
-//! in the shape lalrpop expects from an external lexer. The parser does not feed it to
-//! lalrpop directly, because lalrpop stops at the first lexer error. Instead [`tokenize`]
-//! collects every token and every error up front, replacing each malformed literal with a
-//! stand-in token of the right kind so that one bad literal costs one diagnostic.
-//! Runs of stray characters are merged into one error.
+//! The error-tolerant tokenizer the parser uses: [`crate::lexing::tokenize`] over the CSL
+//! [`Token`]s. lalrpop stops at the first lexer error, so [`tokenize`] collects every token
+//! and every error up front, replacing each malformed literal with a stand-in token of the
+//! right kind ([`Token`]'s [`LexToken::stand_in`](crate::lexing::LexToken::stand_in)) so
+//! that one bad literal costs one diagnostic. Runs of stray characters are merged into one
+//! error.
 
-use super::token::{LexError, LexErrorKind, Token};
-use logos::{Logos, SpannedIter};
+use super::token::{LexError, Token};
+use crate::lexing;
 
 /// A token with its byte span, as lalrpop wants it.
-pub type Spanned<'a> = (usize, Token<'a>, usize);
-
-/// The logos lexer as an iterator of spanned tokens or errors.
-pub struct Lexer<'a> {
-    inner: SpannedIter<'a, Token<'a>>,
-}
-
-impl<'a> Lexer<'a> {
-    /// Lexes `text`.
-    pub fn new(text: &'a str) -> Lexer<'a> {
-        Lexer {
-            inner: Token::lexer(text).spanned(),
-        }
-    }
-}
-
-impl<'a> Iterator for Lexer<'a> {
-    type Item = Result<Spanned<'a>, LexError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let (result, span) = self.inner.next()?;
-        Some(match result {
-            Ok(token) => Ok((span.start, token, span.end)),
-            Err(mut error) => {
-                // logos' default error has no span of its own.
-                if error.start == error.end {
-                    error.start = span.start;
-                    error.end = span.end;
-                }
-                Err(error)
-            }
-        })
-    }
-}
+pub type Spanned<'a> = lexing::Spanned<Token<'a>>;
 
 /// Lexes the whole text, never failing: returns the tokens (malformed literals replaced by
 /// stand-ins, stray characters dropped) and the errors in source order.
 pub fn tokenize(text: &str) -> (Vec<Spanned<'_>>, Vec<LexError>) {
-    let mut tokens = Vec::new();
-    let mut errors: Vec<LexError> = Vec::new();
-    for (result, span) in Token::lexer(text).spanned() {
-        let error = match result {
-            Ok(token) => {
-                tokens.push((span.start, token, span.end));
-                continue;
-            }
-            Err(error) => error,
-        };
-        let stand_in = match error.kind {
-            LexErrorKind::StrayChar => {
-                // Merge with an adjacent stray character.
-                if let Some(last) = errors.last_mut()
-                    && last.kind == LexErrorKind::StrayChar
-                    && last.end == span.start
-                {
-                    last.end = span.end;
-                } else {
-                    errors.push(LexError {
-                        kind: LexErrorKind::StrayChar,
-                        start: span.start,
-                        end: span.end,
-                    });
-                }
-                continue;
-            }
-            LexErrorKind::UnterminatedString | LexErrorKind::BadEscape { in_char: false } => {
-                Token::Str(String::new())
-            }
-            LexErrorKind::UnterminatedChar
-            | LexErrorKind::BadChar
-            | LexErrorKind::BadEscape { in_char: true } => Token::Char(0),
-            LexErrorKind::BadNumber(_) => Token::Int(0),
-        };
-        tokens.push((span.start, stand_in, span.end));
-        errors.push(error);
-    }
-    (tokens, errors)
+    lexing::tokenize(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::syntax::token::{CHAR_LITERAL, LexErrorKind, STRING_LITERAL};
 
     fn toks(text: &str) -> Vec<Token<'_>> {
         let (tokens, errors) = tokenize(text);
@@ -222,7 +150,7 @@ mod tests {
         assert_eq!(
             e,
             vec![LexError {
-                kind: LexErrorKind::UnterminatedString,
+                kind: LexErrorKind::Unterminated(STRING_LITERAL),
                 start: 4,
                 end: 5
             }]
@@ -245,7 +173,7 @@ mod tests {
                 end: 3
             }]
         );
-        assert_eq!(errs("'a")[0].kind, LexErrorKind::UnterminatedChar);
+        assert_eq!(errs("'a")[0].kind, LexErrorKind::Unterminated(CHAR_LITERAL));
         assert_eq!(errs("''")[0].kind, LexErrorKind::BadChar);
         assert_eq!(errs("'ab'")[0].kind, LexErrorKind::BadChar);
         assert_eq!(
@@ -256,7 +184,10 @@ mod tests {
             errs("\"\\u{110000}\"")[0].kind,
             LexErrorKind::BadEscape { in_char: false }
         );
-        assert_eq!(errs("\"abc\\")[0].kind, LexErrorKind::UnterminatedString);
+        assert_eq!(
+            errs("\"abc\\")[0].kind,
+            LexErrorKind::Unterminated(STRING_LITERAL)
+        );
     }
 
     #[test]
@@ -282,20 +213,6 @@ mod tests {
                     end: 11
                 },
             ]
-        );
-    }
-
-    #[test]
-    fn adapter_reports_errors_with_spans() {
-        let items: Vec<_> = Lexer::new("a $ b").collect();
-        assert_eq!(items.len(), 3);
-        assert_eq!(
-            items[1],
-            Err(LexError {
-                kind: LexErrorKind::StrayChar,
-                start: 2,
-                end: 3
-            })
         );
     }
 }

@@ -12,22 +12,12 @@
 
 use super::ast::{Ast, Block, ExprId, Ident, Stmt, StmtKind};
 use super::lexer::{Spanned, tokenize};
-use super::token::{LexError, LexErrorKind, Token};
+use super::token::{CHAR_LITERAL, LexError, LexErrorKind, Token};
 use crate::diag::{Diagnostic, codes};
 use crate::source::{FileId, Span};
-use lalrpop_util::{ErrorRecovery, ParseError, lalrpop_mod};
+use lalrpop_util::{ErrorRecovery, ParseError};
 
-lalrpop_mod!(
-    #[allow(
-        clippy::all,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        unused
-    )]
-    csl
-);
+crate::lexing::generated_parser!(csl, "/csl.rs");
 
 // ---- helpers for the grammar actions ----
 
@@ -424,17 +414,15 @@ fn lex_diagnostic(file: FileId, text: &str, e: &LexError) -> Diagnostic {
                 d
             }
         }
-        LexErrorKind::UnterminatedString => Diagnostic::error(
+        LexErrorKind::Unterminated(what) => Diagnostic::error(
             codes::UNTERMINATED_STRING,
-            "unterminated string literal",
+            format!("unterminated {what}"),
             span,
-            "this string has no closing quote on its line",
-        ),
-        LexErrorKind::UnterminatedChar => Diagnostic::error(
-            codes::UNTERMINATED_STRING,
-            "unterminated character literal",
-            span,
-            "this character literal has no closing quote",
+            if *what == CHAR_LITERAL {
+                "this character literal has no closing quote"
+            } else {
+                "this string has no closing quote on its line"
+            },
         ),
         LexErrorKind::BadChar => {
             let (message, label) = if slice == "''" {
@@ -647,9 +635,7 @@ impl Context<'_, '_> {
         self.lex_errors.iter().any(|e| {
             matches!(
                 e.kind,
-                LexErrorKind::StrayChar
-                    | LexErrorKind::UnterminatedString
-                    | LexErrorKind::UnterminatedChar
+                LexErrorKind::StrayChar | LexErrorKind::Unterminated(_)
             ) && e.start >= prev_start
                 && e.end <= start
         })

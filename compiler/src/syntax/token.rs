@@ -6,45 +6,16 @@
 //! span points at the offending part; [`super::lexer`] turns errors into diagnostics and a
 //! stand-in token so that parsing can go on.
 
+pub use crate::lexing::{LexError, LexErrorKind};
+use crate::lexing::{LexToken, err_at as error_at};
 use logos::{Lexer, Logos};
 use std::fmt;
 
-/// What went wrong while lexing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum LexErrorKind {
-    /// A character that starts no token (logos' default error).
-    #[default]
-    StrayChar,
-    /// A string literal with no closing `"` on its line.
-    UnterminatedString,
-    /// A character literal with no closing `'`.
-    UnterminatedChar,
-    /// A character literal that holds no character or more than one.
-    BadChar,
-    /// An unknown or malformed escape sequence; `in_char` tells the literal kind.
-    BadEscape {
-        /// The escape is inside a character literal (not a string).
-        in_char: bool,
-    },
-    /// A malformed number literal, with the reason.
-    BadNumber(&'static str),
-}
-
-/// A lexical error with the byte span it concerns.
-///
-/// For unterminated literals the span starts at the opening quote; for bad escapes it
-/// covers the escape sequence; otherwise it covers the whole offending text. The
-/// [`Default`] value (a stray character with an empty span) is what logos produces for
-/// unmatched input; the lexer adapter fills in the span.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LexError {
-    /// What went wrong.
-    pub kind: LexErrorKind,
-    /// First byte.
-    pub start: usize,
-    /// One past the last byte.
-    pub end: usize,
-}
+/// What [`LexErrorKind::Unterminated`] says of a string literal with no closing `"` on
+/// its line.
+pub const STRING_LITERAL: &str = "string literal";
+/// What [`LexErrorKind::Unterminated`] says of a character literal with no closing `'`.
+pub const CHAR_LITERAL: &str = "character literal";
 
 /// One token. Identifier and builtin names borrow from the source text; literal values are
 /// decoded.
@@ -311,6 +282,26 @@ pub enum Token<'a> {
     CaretAssign,
 }
 
+impl<'a> LexToken<'a> for Token<'a> {
+    /// Comments are skipped by the lexer itself.
+    const COMMENT: Option<Self> = None;
+    const NUMBER_STAND_IN: Self = Token::Int(0);
+
+    /// A literal of the kind the error spoiled: one bad literal costs one diagnostic.
+    fn stand_in(kind: &LexErrorKind) -> Option<Self> {
+        Some(match kind {
+            LexErrorKind::StrayChar => return None,
+            LexErrorKind::Unterminated(CHAR_LITERAL)
+            | LexErrorKind::BadChar
+            | LexErrorKind::BadEscape { in_char: true } => Token::Char(0),
+            LexErrorKind::Unterminated(_) | LexErrorKind::BadEscape { in_char: false } => {
+                Token::Str(String::new())
+            }
+            LexErrorKind::BadNumber(_) => Token::Int(0),
+        })
+    }
+}
+
 impl Token<'_> {
     /// How the token is described in "unexpected ..." messages.
     pub fn describe(&self) -> String {
@@ -415,21 +406,6 @@ impl fmt::Display for Token<'_> {
 }
 
 // ---- literal callbacks ----
-
-/// An error covering `start..end` relative to the current token.
-fn error_at<'a>(
-    lex: &Lexer<'a, Token<'a>>,
-    kind: LexErrorKind,
-    start: usize,
-    end: usize,
-) -> LexError {
-    let base = lex.span().start;
-    LexError {
-        kind,
-        start: base + start,
-        end: base + end,
-    }
-}
 
 /// The value of an integer literal (its syntax is already checked by the regex).
 fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
@@ -611,7 +587,12 @@ fn lex_string<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<String, LexError> {
     loop {
         let Some(c) = rest.get(i..).and_then(|r| r.chars().next()) else {
             lex.bump(i);
-            return Err(error_at(lex, LexErrorKind::UnterminatedString, 0, 1));
+            return Err(error_at(
+                lex,
+                LexErrorKind::Unterminated(STRING_LITERAL),
+                0,
+                1,
+            ));
         };
         match c {
             '"' => {
@@ -628,7 +609,12 @@ fn lex_string<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<String, LexError> {
             }
             '\n' => {
                 lex.bump(i);
-                return Err(error_at(lex, LexErrorKind::UnterminatedString, 0, 1));
+                return Err(error_at(
+                    lex,
+                    LexErrorKind::Unterminated(STRING_LITERAL),
+                    0,
+                    1,
+                ));
             }
             '\\' => {
                 match escape(rest.get(i..).unwrap_or("")) {
@@ -669,10 +655,22 @@ fn clamp_to_line(s: &str, len: usize) -> usize {
 fn lex_char<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
     let rest = lex.remainder();
     let Some(first) = rest.chars().next() else {
-        return Err(error_at(lex, LexErrorKind::UnterminatedChar, 0, 1));
+        return Err(error_at(
+            lex,
+            LexErrorKind::Unterminated(CHAR_LITERAL),
+            0,
+            1,
+        ));
     };
     let (value, len) = match first {
-        '\n' => return Err(error_at(lex, LexErrorKind::UnterminatedChar, 0, 1)),
+        '\n' => {
+            return Err(error_at(
+                lex,
+                LexErrorKind::Unterminated(CHAR_LITERAL),
+                0,
+                1,
+            ));
+        }
         '\'' => {
             lex.bump(1);
             return Err(error_at(lex, LexErrorKind::BadChar, 0, 2));
@@ -705,7 +703,12 @@ fn lex_char<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
         }
         None => {
             lex.bump(len);
-            Err(error_at(lex, LexErrorKind::UnterminatedChar, 0, 1))
+            Err(error_at(
+                lex,
+                LexErrorKind::Unterminated(CHAR_LITERAL),
+                0,
+                1,
+            ))
         }
     }
 }

@@ -511,18 +511,7 @@ impl Lower<'_> {
         // Exact folding of untyped literals.
         if let (Val::Int(x), Val::Int(y)) = (a, b) {
             if let Some(c) = cmp {
-                let t = match c {
-                    CmpOp::Lt => x < y,
-                    CmpOp::Le => x <= y,
-                    CmpOp::Gt => x > y,
-                    CmpOp::Ge => x >= y,
-                    CmpOp::Eq => x == y,
-                    CmpOp::Ne => x != y,
-                };
-                return Ok(Val::Const {
-                    bits: u64::from(t),
-                    ty: Scalar::Bool,
-                });
+                return Ok(exact_compare(c, x, y));
             }
             let lim = 1i128 << 100;
             let r = match bop {
@@ -561,18 +550,7 @@ impl Lower<'_> {
         if ty == Scalar::U64 {
             if let (Val::Const { bits: x, .. }, Val::Const { bits: y, .. }) = (a, b) {
                 if let Some(c) = cmp {
-                    let t = match c {
-                        CmpOp::Lt => x < y,
-                        CmpOp::Le => x <= y,
-                        CmpOp::Gt => x > y,
-                        CmpOp::Ge => x >= y,
-                        CmpOp::Eq => x == y,
-                        CmpOp::Ne => x != y,
-                    };
-                    return Ok(Val::Const {
-                        bits: u64::from(t),
-                        ty: Scalar::Bool,
-                    });
+                    return Ok(exact_compare(c, x, y));
                 }
                 let r = match bop {
                     BinOp::Add => Some(x.wrapping_add(y)),
@@ -812,5 +790,13 @@ impl Lower<'_> {
             (Some(r), Some(ty)) => Val::Reg { r, ty },
             _ => Val::Int(0),
         })
+    }
+}
+
+/// The boolean constant `x c y` of two exact values.
+fn exact_compare<T: PartialOrd>(c: CmpOp, x: T, y: T) -> Val {
+    Val::Const {
+        bits: u64::from(csl_arch::alu::compare(c, x, y)),
+        ty: Scalar::Bool,
     }
 }

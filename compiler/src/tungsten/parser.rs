@@ -1,31 +1,19 @@
 //! The generated Tungsten parser (`grammar/tungsten.lalrpop`) and the conversion of lexical
 //! and syntax errors into [`Diagnostic`]s.
 //!
-//! [`parse`] lexes the whole file first ([`tokenize`] never fails), cuts the token stream
-//! off where brackets nest deeper than [`MAX_NESTING`] (so the recursive walks over the
-//! tree stay within the stack), then runs the parser, which recovers at item and statement
-//! boundaries. Never panics.
+//! [`parse`] lexes the whole file first ([`lexing::tokenize`] never fails), cuts the token
+//! stream off where brackets nest deeper than [`MAX_NESTING`] (so the recursive walks over
+//! the tree stay within the stack), then runs the parser, which recovers at item and
+//! statement boundaries. Never panics.
 
 use super::ast::Item;
-use super::token::{LexError, Spanned, Token, spelling, tokenize};
+use super::token::{LexError, Spanned, Token, spelling};
 use crate::diag::{Diagnostic, codes};
 use crate::lexing::{self, Codes};
 use crate::source::{FileId, Span};
-use lalrpop_util::{ErrorRecovery, ParseError, lalrpop_mod};
+use lalrpop_util::{ErrorRecovery, ParseError};
 
-lalrpop_mod!(
-    #[allow(
-        clippy::all,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        unused,
-        missing_docs
-    )]
-    grammar,
-    "/tungsten.rs"
-);
+lexing::generated_parser!(grammar, "/tungsten.rs");
 
 /// The deepest bracket nesting accepted.
 pub const MAX_NESTING: usize = 200;
@@ -37,8 +25,11 @@ pub(crate) fn sp(file: FileId, start: usize, end: usize) -> Span {
 
 /// Parses one file into items and diagnostics.
 pub fn parse(file: FileId, text: &str) -> (Vec<Item>, Vec<Diagnostic>) {
-    let (mut tokens, lex_errors) = tokenize(text);
-    let mut diags: Vec<Diagnostic> = lex_errors.iter().map(|e| lex_diag(file, e)).collect();
+    let (mut tokens, lex_errors) = lexing::tokenize::<Token>(text);
+    let mut diags: Vec<Diagnostic> = lex_errors
+        .iter()
+        .map(|e| lexing::lex_diag(&CODES, file, e))
+        .collect();
     // Bound the nesting depth: open brackets plus, per bracket level, the operators,
     // `if`s and loop heads since the last `;` or `,` of that level.
     let mut chains: Vec<usize> = vec![0];
@@ -141,23 +132,18 @@ const CODES: Codes = Codes {
     describe_expected,
 };
 
-fn lex_diag(file: FileId, e: &LexError) -> Diagnostic {
-    lexing::lex_diag(&CODES, file, e)
-}
-
 /// Describes an `expected` list of terminal names.
 fn describe_expected(expected: &[String]) -> String {
-    let names: Vec<String> = expected
-        .iter()
-        .map(|e| {
-            let inner = e.trim_matches('"');
-            match inner {
-                "identifier" | "integer literal" | "float literal" | "string literal"
-                | "pragma" | "type suffix" | "type" => inner.to_string(),
-                _ => format!("'{inner}'"),
-            }
-        })
-        .collect();
+    let classes = [
+        "identifier",
+        "integer literal",
+        "float literal",
+        "string literal",
+        "pragma",
+        "type suffix",
+        "type",
+    ];
+    let names = lexing::shown_names(expected, &classes);
     if names.is_empty() {
         return "unexpected here".into();
     }

@@ -1,9 +1,10 @@
 //! Unit tests of the Tungsten front end: lexing, parsing, lowering shapes, and never
 //! panicking on arbitrary input (random bytes and mutated programs).
 
-use super::token::{Token, tokenize};
+use super::token::Token;
 use super::*;
 use crate::ir::Inst;
+use crate::lexing::tokenize;
 use csl_arch::dsd::DsdOpcode;
 use proptest::prelude::*;
 

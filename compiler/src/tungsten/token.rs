@@ -1,7 +1,7 @@
 //! The tokens of Tungsten (`.w`) and the logos rules that recognise them.
 //!
 //! Number literals are decoded by callbacks; a malformed one becomes a [`LexError`] and
-//! [`tokenize`] replaces it with a stand-in token so that parsing goes on. The `:TYPE`
+//! [`lexing::tokenize`] replaces it with a stand-in token so that parsing goes on. The `:TYPE`
 //! suffix of a typed literal (`1.0:hp`) is its own token ([`Token::TypeSuffix`], written
 //! without spaces), so that `c ? a : b` keeps its plain `:`. `∞`/`INF`, `∀`/`forall` and
 //! the arrow operators `<-` and `<+-` are single tokens.
@@ -54,7 +54,7 @@ pub enum Token<'a> {
     /// A string without its closing quote. Never produced.
     #[regex(r#""[^"\n]*"#, lexing::unterminated_string)]
     BadStr,
-    /// `/* ... */` (skipped by [`tokenize`]).
+    /// `/* ... */` (skipped by [`lexing::tokenize`]).
     #[token("/*", |lex| lexing::block_comment(lex, "*/", "block comment"))]
     Comment,
     /// `#pragma ...` to the end of the line; the payload is the text after `#pragma`.
@@ -325,18 +325,8 @@ fn hex_float(text: &str) -> Option<f64> {
 pub type Spanned<'a> = lexing::Spanned<Token<'a>>;
 
 impl<'a> LexToken<'a> for Token<'a> {
-    fn is_comment(&self) -> bool {
-        matches!(self, Token::Comment)
-    }
-
-    fn number_stand_in() -> Self {
-        Token::Int(0)
-    }
-}
-
-/// Lexes the whole text, never failing (see [`lexing::tokenize`]).
-pub fn tokenize(text: &str) -> (Vec<Spanned<'_>>, Vec<LexError>) {
-    lexing::tokenize(text)
+    const COMMENT: Option<Self> = Some(Token::Comment);
+    const NUMBER_STAND_IN: Self = Token::Int(0);
 }
 
 impl fmt::Display for Token<'_> {

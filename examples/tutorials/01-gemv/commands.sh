@@ -5,10 +5,6 @@
 # pip install ./runtime-sim/python).
 set -euo pipefail
 
-cslc --arch=wse2 ./layout.csl \
-  --fabric-dims=8,3 --fabric-offsets=4,1 \
-  --params=M:4,N:6 \
-  --memcpy --channels=1 \
-  -o out
-
+cslc --arch=wse2 ./layout.csl --fabric-dims=8,3 --fabric-offsets=4,1 \
+  --params=M:4,N:6 --memcpy --channels=1 -o out
 cs_python run.py --name out

@@ -3,27 +3,19 @@
 
 Copies A, x and b to the PE, launches `compute`, copies y back and checks it against
 numpy. Usage: cs_python run.py --name out   (out = the cslc -o directory)
-"""
 
-import argparse
-import json
+`cslsim.script` holds what every host script repeats (the --name/--cmaddr command line,
+reading out.json, starting the runtime, the usual memcpy keyword arguments).
+"""
 
 import numpy as np
 
-from cerebras.sdk.runtime.sdkruntimepybind import (  # pylint: disable=no-name-in-module
-    MemcpyDataType,
-    MemcpyOrder,
-    SdkRuntime,
-)
+from cslsim.script import COPY, compiled_params, parse_args, start
 
-parser = argparse.ArgumentParser(description="GEMV on a single PE")
-parser.add_argument("--name", default="out", help="directory written by cslc -o")
-parser.add_argument("--cmaddr", help="IP:port of a CS system (omit to simulate)")
-args = parser.parse_args()
+args = parse_args("GEMV on a single PE")
 
 # The matrix size was fixed at compile time (--params=M:..,N:..); cslc records it.
-with open(f"{args.name}/out.json", encoding="utf-8") as f:
-    params = json.load(f)["params"]
+params = compiled_params(args.name)
 M = int(params["M"])
 N = int(params["N"])
 
@@ -34,21 +26,17 @@ x = rng.standard_normal(N).astype(np.float32)
 b = rng.standard_normal(M).astype(np.float32)
 y_expected = A @ x + b
 
-runner = SdkRuntime(args.name, cmaddr=args.cmaddr)
-runner.load()
-runner.run()
+runner = start(args)
 
-# One PE at (0, 0) of the program rectangle; all arrays are 32-bit, row-major.
-copy = dict(streaming=False, data_type=MemcpyDataType.MEMCPY_32BIT,
-            order=MemcpyOrder.ROW_MAJOR, nonblock=False)
-runner.memcpy_h2d(runner.get_id("A"), A.ravel(), 0, 0, 1, 1, M * N, **copy)
-runner.memcpy_h2d(runner.get_id("x"), x, 0, 0, 1, 1, N, **copy)
-runner.memcpy_h2d(runner.get_id("b"), b, 0, 0, 1, 1, M, **copy)
+# One PE at (0, 0) of the program rectangle; all arrays are 32-bit, row-major (COPY).
+runner.memcpy_h2d(runner.get_id("A"), A.ravel(), 0, 0, 1, 1, M * N, **COPY)
+runner.memcpy_h2d(runner.get_id("x"), x, 0, 0, 1, 1, N, **COPY)
+runner.memcpy_h2d(runner.get_id("b"), b, 0, 0, 1, 1, M, **COPY)
 
 runner.launch("compute", nonblock=False)
 
 y = np.zeros(M, dtype=np.float32)
-runner.memcpy_d2h(y, runner.get_id("y"), 0, 0, 1, 1, M, **copy)
+runner.memcpy_d2h(y, runner.get_id("y"), 0, 0, 1, 1, M, **COPY)
 
 runner.stop()
 

@@ -4,10 +4,6 @@
 # `cs_python` on PATH (cargo build --release -p cslc; pip install ./runtime-sim/python).
 set -euo pipefail
 
-cslc --arch=wse2 ./layout.csl \
-  --fabric-dims=9,4 --fabric-offsets=4,1 \
-  --params=N:6 \
-  --memcpy --channels=1 \
-  -o out
-
+cslc --arch=wse2 ./layout.csl --fabric-dims=9,4 --fabric-offsets=4,1 \
+  --params=N:6 --memcpy --channels=1 -o out
 cs_python run.py --name out

@@ -5,25 +5,18 @@ The input goes in column-major order and the result comes back in row-major orde
 the script shows both host layouts. Usage: cs_python run.py --name out
 """
 
-import argparse
-import json
-
 import numpy as np
 
 from cerebras.sdk.runtime.sdkruntimepybind import (  # pylint: disable=no-name-in-module
     MemcpyDataType,
     MemcpyOrder,
-    SdkRuntime,
 )
 from cerebras.sdk.sdk_utils import input_array_to_u32, memcpy_view
+from cslsim.script import compiled_params, parse_args, start
 
-parser = argparse.ArgumentParser(description="memcpy on a 2x2 rectangle, 16-bit data")
-parser.add_argument("--name", default="out", help="directory written by cslc -o")
-parser.add_argument("--cmaddr", help="IP:port of a CS system (omit to simulate)")
-args = parser.parse_args()
+args = parse_args("memcpy on a 2x2 rectangle, 16-bit data")
 
-with open(f"{args.name}/out.json", encoding="utf-8") as f:
-    params = json.load(f)["params"]
+params = compiled_params(args.name)
 N = int(params["N"])
 W, H = 2, 2
 
@@ -36,9 +29,7 @@ rows = np.arange(H, dtype=np.int16).reshape(H, 1, 1)
 cols = np.arange(W, dtype=np.int16).reshape(1, W, 1)
 y_expected = (2 * x + 100 * rows + 10 * cols).astype(np.int16)
 
-runner = SdkRuntime(args.name, cmaddr=args.cmaddr)
-runner.load()
-runner.run()
+runner = start(args)
 
 # Host arrays are always 32-bit words; with MEMCPY_16BIT the device value is the low
 # half. COL_MAJOR is numpy's Fortran order of the [H][W][N] array (the row index varies

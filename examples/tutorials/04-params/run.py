@@ -6,26 +6,15 @@ host needs the same numbers to size its arrays, and cslc records them in out.jso
 Usage: cs_python run.py --name out
 """
 
-import argparse
-import json
-
 import numpy as np
 
-from cerebras.sdk.runtime.sdkruntimepybind import (  # pylint: disable=no-name-in-module
-    MemcpyDataType,
-    MemcpyOrder,
-    SdkRuntime,
-)
+from cslsim.script import COPY, parse_args, read_compile_data, start
 
-parser = argparse.ArgumentParser(description="compile-time params")
-parser.add_argument("--name", default="out", help="directory written by cslc -o")
-parser.add_argument("--cmaddr", help="IP:port of a CS system (omit to simulate)")
-args = parser.parse_args()
+args = parse_args("compile-time params")
 
 # out.json lists the params given on the cslc command line, as strings. A param left at
 # its default in layout.csl is not listed, so fall back to the same default here.
-with open(f"{args.name}/out.json", encoding="utf-8") as f:
-    compile_data = json.load(f)
+compile_data = read_compile_data(args.name)
 params = compile_data["params"]
 width = int(params.get("width", 3))
 size = int(params.get("size", 8))
@@ -38,20 +27,16 @@ y_expected = np.ones_like(x)
 for _ in range(power):
     y_expected = y_expected * x
 
-runner = SdkRuntime(args.name, cmaddr=args.cmaddr)
-runner.load()
-runner.run()
+runner = start(args)
 
-copy = dict(streaming=False, data_type=MemcpyDataType.MEMCPY_32BIT,
-            order=MemcpyOrder.ROW_MAJOR, nonblock=False)
 # The whole row at once: PE px gets x[px*size : (px+1)*size].
-runner.memcpy_h2d(runner.get_id("x"), x, 0, 0, width, 1, size, **copy)
+runner.memcpy_h2d(runner.get_id("x"), x, 0, 0, width, 1, size, **COPY)
 runner.launch("compute", nonblock=False)
 
 y = np.zeros(width * size, dtype=np.float32)
-runner.memcpy_d2h(y, runner.get_id("y"), 0, 0, width, 1, size, **copy)
+runner.memcpy_d2h(y, runner.get_id("y"), 0, 0, width, 1, size, **COPY)
 index = np.zeros(width * size, dtype=np.int32)
-runner.memcpy_d2h(index, runner.get_id("index"), 0, 0, width, 1, size, **copy)
+runner.memcpy_d2h(index, runner.get_id("index"), 0, 0, width, 1, size, **COPY)
 runner.stop()
 
 np.testing.assert_array_equal(index, np.arange(width * size, dtype=np.int32))

@@ -4,38 +4,23 @@
 Usage: cs_python run.py --name out
 """
 
-import argparse
-import json
-
 import numpy as np
 
-from cerebras.sdk.runtime.sdkruntimepybind import (  # pylint: disable=no-name-in-module
-    MemcpyDataType,
-    MemcpyOrder,
-    SdkRuntime,
-)
+from cslsim.script import COPY, compiled_params, parse_args, start
 
-parser = argparse.ArgumentParser(description="control wavelets and control tasks")
-parser.add_argument("--name", default="out", help="directory written by cslc -o")
-parser.add_argument("--cmaddr", help="IP:port of a CS system (omit to simulate)")
-args = parser.parse_args()
+args = parse_args("control wavelets and control tasks")
 
-with open(f"{args.name}/out.json", encoding="utf-8") as f:
-    n = int(json.load(f)["params"]["n"])
+n = int(compiled_params(args.name)["n"])
 
-runner = SdkRuntime(args.name, cmaddr=args.cmaddr)
-runner.load()
-runner.run()
+runner = start(args)
 
-copy = dict(streaming=False, data_type=MemcpyDataType.MEMCPY_32BIT,
-            order=MemcpyOrder.ROW_MAJOR, nonblock=False)
 rng = np.random.default_rng(11)
 for round_no, tag in enumerate([0x1234, 0xBEEF], start=1):
     x = rng.integers(0, 1000, n, dtype=np.uint32)
-    runner.memcpy_h2d(runner.get_id("x"), x, 0, 0, 1, 1, n, **copy)
+    runner.memcpy_h2d(runner.get_id("x"), x, 0, 0, 1, 1, n, **COPY)
     runner.launch("send", np.uint16(tag), nonblock=False)
     result = np.zeros(4, dtype=np.uint32)
-    runner.memcpy_d2h(result, runner.get_id("result"), 1, 0, 1, 1, 4, **copy)
+    runner.memcpy_d2h(result, runner.get_id("result"), 1, 0, 1, 1, 4, **COPY)
     print(f"round {round_no}: sum={result[0]} tag={result[1]:#x} resets={result[2]} count={result[3]}")
     # reset ran once per round and cleared the sum: only this round's data is counted.
     assert result[0] == x.sum(), "sum"

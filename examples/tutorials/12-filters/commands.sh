@@ -3,10 +3,6 @@
 # fabric. Needs `cslc` and `cs_python` on PATH.
 set -euo pipefail
 
-cslc --arch=wse2 ./layout.csl \
-  --fabric-dims=11,3 --fabric-offsets=4,1 \
-  --params=P:3,k:4 \
-  --memcpy --channels=1 \
-  -o out
-
+cslc --arch=wse2 ./layout.csl --fabric-dims=11,3 --fabric-offsets=4,1 \
+  --params=P:3,k:4 --memcpy --channels=1 -o out
 cs_python run.py --name out

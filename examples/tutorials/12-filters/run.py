@@ -4,25 +4,18 @@
 Usage: cs_python run.py --name out
 """
 
-import argparse
-import json
-
 import numpy as np
 
 from cerebras.sdk.runtime.sdkruntimepybind import (  # pylint: disable=no-name-in-module
     MemcpyDataType,
     MemcpyOrder,
-    SdkRuntime,
 )
 from cerebras.sdk.sdk_utils import input_array_to_u32, memcpy_view
+from cslsim.script import compiled_params, parse_args, start
 
-parser = argparse.ArgumentParser(description="range filters")
-parser.add_argument("--name", default="out", help="directory written by cslc -o")
-parser.add_argument("--cmaddr", help="IP:port of a CS system (omit to simulate)")
-args = parser.parse_args()
+args = parse_args("range filters")
 
-with open(f"{args.name}/out.json", encoding="utf-8") as f:
-    params = json.load(f)["params"]
+params = compiled_params(args.name)
 P, k = int(params["P"]), int(params["k"])
 total = P * k
 
@@ -31,9 +24,7 @@ values = rng.integers(-30000, 30000, total, dtype=np.int16)
 # 32-bit words with the value in the low half and its index (i % total) in the high half.
 words = input_array_to_u32(values, 1, total)
 
-runner = SdkRuntime(args.name, cmaddr=args.cmaddr)
-runner.load()
-runner.run()
+runner = start(args)
 
 runner.memcpy_h2d(runner.get_id("packed"), words, 0, 0, 1, 1, total, streaming=False,
                   data_type=MemcpyDataType.MEMCPY_32BIT, order=MemcpyOrder.ROW_MAJOR,

@@ -4,26 +4,16 @@
 Usage: cs_python run.py --name out [--root-x COLUMN] [--root-y ROW]
 """
 
-import argparse
-import json
-
 import numpy as np
 
-from cerebras.sdk.runtime.sdkruntimepybind import (  # pylint: disable=no-name-in-module
-    MemcpyDataType,
-    MemcpyOrder,
-    SdkRuntime,
-)
+from cslsim.script import COPY, arg_parser, compiled_params, start
 
-parser = argparse.ArgumentParser(description="collectives over rows and columns")
-parser.add_argument("--name", default="out", help="directory written by cslc -o")
-parser.add_argument("--cmaddr", help="IP:port of a CS system (omit to simulate)")
+parser = arg_parser("collectives over rows and columns")
 parser.add_argument("--root-x", type=int, default=1, help="root column")
 parser.add_argument("--root-y", type=int, default=0, help="root row")
 args = parser.parse_args()
 
-with open(f"{args.name}/out.json", encoding="utf-8") as f:
-    params = json.load(f)["params"]
+params = compiled_params(args.name)
 Pw, Ph, n = int(params["Pw"]), int(params["Ph"]), int(params["n"])
 root_x, root_y = args.root_x, args.root_y
 
@@ -37,19 +27,15 @@ x_scale = np.arange(1, Pw + 1, dtype=np.float32).sum()
 row_totals = vectors.astype(np.float32) * x_scale + (Pw * np.arange(Ph, dtype=np.float32))[:, None]
 grand_expected = row_totals.sum(axis=0)
 
-runner = SdkRuntime(args.name, cmaddr=args.cmaddr)
-runner.load()
-runner.run()
+runner = start(args)
 
-copy = dict(streaming=False, data_type=MemcpyDataType.MEMCPY_32BIT,
-            order=MemcpyOrder.ROW_MAJOR, nonblock=False)
-runner.memcpy_h2d(runner.get_id("buf"), vectors.ravel(), root_x, 0, 1, Ph, n, **copy)
+runner.memcpy_h2d(runner.get_id("buf"), vectors.ravel(), root_x, 0, 1, Ph, n, **COPY)
 runner.launch("compute", np.uint16(root_x), np.uint16(root_y), nonblock=False)
 
 totals = np.zeros(Ph * n, dtype=np.float32)
-runner.memcpy_d2h(totals, runner.get_id("total"), root_x, 0, 1, Ph, n, **copy)
+runner.memcpy_d2h(totals, runner.get_id("total"), root_x, 0, 1, Ph, n, **COPY)
 grand = np.zeros(n, dtype=np.float32)
-runner.memcpy_d2h(grand, runner.get_id("grand"), root_x, root_y, 1, 1, n, **copy)
+runner.memcpy_d2h(grand, runner.get_id("grand"), root_x, root_y, 1, 1, n, **COPY)
 runner.stop()
 
 print("row totals:\n", totals.reshape(Ph, n))

@@ -4,10 +4,6 @@
 # colours instead.
 set -euo pipefail
 
-cslc --arch=wse2 ./layout.csl \
-  --fabric-dims=12,3 --fabric-offsets=4,1 \
-  --params=width:5,n:4 \
-  --memcpy --channels=1 \
-  -o out
-
+cslc --arch=wse2 ./layout.csl --fabric-dims=12,3 --fabric-offsets=4,1 \
+  --params=width:5,n:4 --memcpy --channels=1 -o out
 cs_python run.py --name out

@@ -3,10 +3,6 @@
 # `cs_python` on PATH. WSE-3 names the microthreads; --arch=wse2 works too.
 set -euo pipefail
 
-cslc --arch=wse3 ./layout.csl \
-  --fabric-dims=10,3 --fabric-offsets=4,1 \
-  --params=n:6 \
-  --memcpy --channels=1 \
-  -o out
-
+cslc --arch=wse3 ./layout.csl --fabric-dims=10,3 --fabric-offsets=4,1 \
+  --params=n:6 --memcpy --channels=1 -o out
 cs_python run.py --name out

@@ -3,10 +3,6 @@
 # Needs `cslc` and `cs_python` on PATH.
 set -euo pipefail
 
-cslc --arch=wse3 ./layout.csl \
-  --fabric-dims=11,5 --fabric-offsets=4,1 \
-  --params=W:4,H:3,N:8 \
-  --memcpy --channels=1 \
-  -o out
-
+cslc --arch=wse3 ./layout.csl --fabric-dims=11,5 --fabric-offsets=4,1 \
+  --params=W:4,H:3,N:8 --memcpy --channels=1 -o out
 cs_python run.py --name out

@@ -5,24 +5,13 @@ sender's index.
 Usage: cs_python run.py --name out
 """
 
-import argparse
-import json
-
 import numpy as np
 
-from cerebras.sdk.runtime.sdkruntimepybind import (  # pylint: disable=no-name-in-module
-    MemcpyDataType,
-    MemcpyOrder,
-    SdkRuntime,
-)
+from cslsim.script import COPY, compiled_params, parse_args, start
 
-parser = argparse.ArgumentParser(description="message passing")
-parser.add_argument("--name", default="out", help="directory written by cslc -o")
-parser.add_argument("--cmaddr", help="IP:port of a CS system (omit to simulate)")
-args = parser.parse_args()
+args = parse_args("message passing")
 
-with open(f"{args.name}/out.json", encoding="utf-8") as f:
-    params = json.load(f)["params"]
+params = compiled_params(args.name)
 w, h, n = (int(params[k]) for k in ("W", "H", "N"))
 
 rng = np.random.default_rng(17)
@@ -36,15 +25,11 @@ for y in range(h):
             s = np.float32(s + v[y, x, i])
         expected[y * w + x] = s
 
-runner = SdkRuntime(args.name, cmaddr=args.cmaddr)
-runner.load()
-runner.run()
-copy = dict(streaming=False, data_type=MemcpyDataType.MEMCPY_32BIT,
-            order=MemcpyOrder.ROW_MAJOR, nonblock=False)
-runner.memcpy_h2d(runner.get_id("v"), v.ravel(), 0, 0, w, h, n, **copy)
+runner = start(args)
+runner.memcpy_h2d(runner.get_id("v"), v.ravel(), 0, 0, w, h, n, **COPY)
 runner.launch("compute", nonblock=False)
 sums = np.zeros(w * h, dtype=np.float32)
-runner.memcpy_d2h(sums, runner.get_id("sums"), w - 1, h - 1, 1, 1, w * h, **copy)
+runner.memcpy_d2h(sums, runner.get_id("sums"), w - 1, h - 1, 1, 1, w * h, **COPY)
 runner.stop()
 
 print("partial sums (row-major by PE):", sums)

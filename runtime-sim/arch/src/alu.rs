@@ -123,17 +123,15 @@ pub fn bin(op: BinOp, ty: NumTy, a: u32, b: u32) -> Result<u32, DivisionByZero> 
 #[inline]
 pub fn cmp(op: CmpOp, ty: NumTy, a: u32, b: u32) -> bool {
     if ty.is_float() {
-        let (x, y) = (to_f32(ty, a), to_f32(ty, b));
-        return match op {
-            CmpOp::Eq => x == y,
-            CmpOp::Ne => x != y,
-            CmpOp::Lt => x < y,
-            CmpOp::Le => x <= y,
-            CmpOp::Gt => x > y,
-            CmpOp::Ge => x >= y,
-        };
+        compare(op, to_f32(ty, a), to_f32(ty, b))
+    } else {
+        compare(op, int_value(ty, a), int_value(ty, b))
     }
-    let (x, y) = (int_value(ty, a), int_value(ty, b));
+}
+
+/// `x <op> y` for values of any ordered type (so a NaN compares unequal and unordered).
+#[inline]
+pub fn compare<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
     match op {
         CmpOp::Eq => x == y,
         CmpOp::Ne => x != y,

@@ -194,6 +194,32 @@ pub struct ColorConfig {
     pub message_passing: bool,
 }
 
+impl ColorConfig {
+    /// A plain route of `color` at `(x, y)`, from `rx` to `tx`: no switch positions, no
+    /// filter, no teardown, colour swap or message passing.
+    pub fn route(
+        x: u32,
+        y: u32,
+        color: u8,
+        rx: Vec<crate::fabric::Direction>,
+        tx: Vec<crate::fabric::Direction>,
+    ) -> ColorConfig {
+        ColorConfig {
+            x,
+            y,
+            color,
+            rx,
+            tx,
+            switches: None,
+            filter: None,
+            teardown: false,
+            color_swap_x: false,
+            color_swap_y: false,
+            message_passing: false,
+        }
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -516,30 +542,15 @@ impl Image {
             obj.append_section_data(id, &data, 4);
             id
         };
-        add(
-            &mut obj,
-            SECTION_META,
-            SectionKind::Metadata,
-            json(&self.meta)?,
-        );
-        add(
-            &mut obj,
-            SECTION_PLACEMENT,
-            SectionKind::Metadata,
-            json(&self.placement)?,
-        );
-        add(
-            &mut obj,
-            SECTION_ROUTES,
-            SectionKind::Metadata,
-            json(&self.routes)?,
-        );
-        add(
-            &mut obj,
-            SECTION_EXPORTS,
-            SectionKind::Metadata,
-            json(&self.exports)?,
-        );
+        let manifest = [
+            (SECTION_META, json(&self.meta)?),
+            (SECTION_PLACEMENT, json(&self.placement)?),
+            (SECTION_ROUTES, json(&self.routes)?),
+            (SECTION_EXPORTS, json(&self.exports)?),
+        ];
+        for (name, bytes) in manifest {
+            add(&mut obj, name, SectionKind::Metadata, bytes);
+        }
         if !self.tile_memory.is_empty() {
             add(
                 &mut obj,
@@ -912,19 +923,7 @@ mod tests {
     /// also runs (issue 11: such an image once compiled with exit 0 and failed to load).
     #[test]
     fn routes_outside_the_rectangle_are_invalid() {
-        let route = |x, y, color| ColorConfig {
-            x,
-            y,
-            color,
-            rx: vec![],
-            tx: vec![],
-            switches: None,
-            filter: None,
-            teardown: false,
-            color_swap_x: false,
-            color_swap_y: false,
-            message_passing: false,
-        };
+        let route = |x, y, color| ColorConfig::route(x, y, color, vec![], vec![]);
         let mut img = sample();
         img.routes.push(route(0, 0, 3));
         assert!(img.validate().is_ok());

@@ -14,6 +14,8 @@
 //! * [`image`]: the compiled image (an ELF file) and its manifest types.
 //! * [`symmap`]: the symbol map of named regions that `paint` writes and `miset`/`miget`
 //!   read.
+//! * [`suggest`]: "did you mean" suggestions for misspelt names (compiler diagnostics and
+//!   the simulator's tools).
 //!
 //! Architecture invariant: this crate depends on nothing of the compiler or the simulator.
 
@@ -22,6 +24,7 @@ pub mod dsd;
 pub mod fabric;
 pub mod image;
 pub mod isa;
+pub mod suggest;
 pub mod symmap;
 
 pub use fabric::Arch;

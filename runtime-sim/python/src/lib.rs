@@ -15,7 +15,7 @@
 
 use csl_arch::image::{ExportKind, Image};
 use cslsim::SimError;
-use cslsim::host::{HostError, MemcpyDataType, MemcpyOrder, SdkRuntime};
+use cslsim::host::{HostError, MemcpyDataType, MemcpyOrder, Region, SdkRuntime, Transfer};
 use cslsim::sim::InterruptCheck;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -103,24 +103,49 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// Value `v` of a vendor enum whose values are the indices of `members`, or an error
+/// naming `what` and every member.
+fn vendor_enum<T: Copy>(v: u32, what: &str, members: &[(T, &str)]) -> PyResult<T> {
+    let found = usize::try_from(v).ok().and_then(|i| members.get(i));
+    found.map(|&(t, _)| t).ok_or_else(|| {
+        let names: Vec<String> = members
+            .iter()
+            .enumerate()
+            .map(|(i, (_, name))| format!("{name} ({i})"))
+            .collect();
+        PyValueError::new_err(format!("{what} must be {}, got {v}", names.join(" or ")))
+    })
+}
+
 fn data_type(v: u32) -> PyResult<MemcpyDataType> {
-    match v {
-        0 => Ok(MemcpyDataType::Bit32),
-        1 => Ok(MemcpyDataType::Bit16),
-        _ => Err(PyValueError::new_err(format!(
-            "data_type must be MEMCPY_32BIT (0) or MEMCPY_16BIT (1), got {v}"
-        ))),
-    }
+    let members = [
+        (MemcpyDataType::Bit32, "MEMCPY_32BIT"),
+        (MemcpyDataType::Bit16, "MEMCPY_16BIT"),
+    ];
+    vendor_enum(v, "data_type", &members)
 }
 
 fn order(v: u32) -> PyResult<MemcpyOrder> {
-    match v {
-        0 => Ok(MemcpyOrder::RowMajor),
-        1 => Ok(MemcpyOrder::ColMajor),
-        _ => Err(PyValueError::new_err(format!(
-            "order must be ROW_MAJOR (0) or COL_MAJOR (1), got {v}"
-        ))),
-    }
+    let members = [
+        (MemcpyOrder::RowMajor, "ROW_MAJOR"),
+        (MemcpyOrder::ColMajor, "COL_MAJOR"),
+    ];
+    vendor_enum(v, "order", &members)
+}
+
+/// A memcpy region as the Python layer passes it: `(px, py, w, h, elem_per_pe)`.
+type RegionArgs = (u32, u32, u32, u32, u32);
+
+/// How a memcpy moves its data, as the Python layer passes it: `(streaming, data_type,
+/// order)` with the vendor enum values.
+type TransferArgs = (bool, u32, u32);
+
+fn region_of((px, py, w, h, elem_per_pe): RegionArgs) -> Region {
+    Region::new(px, py, w, h, elem_per_pe)
+}
+
+fn transfer_of((streaming, dt, ord): TransferArgs) -> PyResult<Transfer> {
+    Ok(Transfer::new(streaming, data_type(dt)?, order(ord)?))
 }
 
 fn words_of(bytes: &[u8]) -> PyResult<Vec<u32>> {
@@ -316,76 +341,35 @@ impl Runtime {
         self.host(py, move |rt| rt.launch(&name, &args, false))
     }
 
-    /// Copy-mode H2D: `data` is `w*h*elem_per_pe` little-endian 32-bit words.
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (dest, data, px, py_, w, h, elem_per_pe, streaming, data_type_, order_))]
+    /// H2D of `data`, `w*h*elem_per_pe` little-endian 32-bit words, into `dest` (a symbol
+    /// id, or a colour in streaming mode).
     fn memcpy_h2d(
         &self,
         py: Python<'_>,
         dest: u32,
         data: &[u8],
-        px: u32,
-        py_: u32,
-        w: u32,
-        h: u32,
-        elem_per_pe: u32,
-        streaming: bool,
-        data_type_: u32,
-        order_: u32,
+        region: RegionArgs,
+        how: TransferArgs,
     ) -> PyResult<()> {
-        let (dt, ord) = (data_type(data_type_)?, order(order_)?);
+        let (region, how) = (region_of(region), transfer_of(how)?);
         let src = words_of(data)?;
-        self.host(py, move |rt| {
-            rt.memcpy_h2d(
-                dest,
-                &src,
-                px,
-                py_,
-                w,
-                h,
-                elem_per_pe,
-                streaming,
-                dt,
-                ord,
-                false,
-            )
-        })
+        self.host(py, move |rt| rt.h2d(dest, &src, region, how))
     }
 
-    /// Copy-mode D2H into a host array of `n` words; returns them as bytes.
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (n, src, px, py_, w, h, elem_per_pe, streaming, data_type_, order_))]
+    /// D2H of `src` (a symbol id, or a colour in streaming mode) into a host array of `n`
+    /// words; returns them as bytes.
     fn memcpy_d2h<'py>(
         &self,
         py: Python<'py>,
         n: usize,
         src: u32,
-        px: u32,
-        py_: u32,
-        w: u32,
-        h: u32,
-        elem_per_pe: u32,
-        streaming: bool,
-        data_type_: u32,
-        order_: u32,
+        region: RegionArgs,
+        how: TransferArgs,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let (dt, ord) = (data_type(data_type_)?, order(order_)?);
+        let (region, how) = (region_of(region), transfer_of(how)?);
         let words = self.host(py, move |rt| {
             let mut dest = vec![0u32; n];
-            rt.memcpy_d2h(
-                &mut dest,
-                src,
-                px,
-                py_,
-                w,
-                h,
-                elem_per_pe,
-                streaming,
-                dt,
-                ord,
-                false,
-            )
-            .map(|()| dest)
+            rt.d2h(&mut dest, src, region, how).map(|()| dest)
         })?;
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         Ok(PyBytes::new(py, &bytes))

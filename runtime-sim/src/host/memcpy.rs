@@ -64,7 +64,8 @@ pub enum MemcpyOrder {
 
 impl SdkRuntime {
     /// Copies `src` into the tensor `dest` (a [`get_id`](Self::get_id) value) of every PE
-    /// of the region.
+    /// of the region: the vendor's argument list; [`h2d`](Self::h2d) takes the same as a
+    /// [`Region`] and a [`Transfer`].
     #[allow(clippy::too_many_arguments)]
     pub fn memcpy_h2d(
         &mut self,
@@ -80,43 +81,13 @@ impl SdkRuntime {
         order: MemcpyOrder,
         _nonblock: bool,
     ) -> Result<(), HostError> {
-        let region = Region {
-            px,
-            py,
-            w,
-            h,
-            l: elem_per_pe,
-        };
-        if streaming {
-            return self.stream_h2d(dest, src, region, order);
-        }
-        let plan = self.plan_copy(dest, src.len(), region, data_type, true)?;
-        let Some(sim) = self.sim.as_mut() else {
-            return Err(HostError::NotLoaded);
-        };
-        let n = data_type.bytes() as usize;
-        for (i, j, addr) in plan {
-            let Some(pe) = sim.pe_mut(px + i, py + j) else {
-                continue;
-            };
-            for k in 0..elem_per_pe {
-                let v = src
-                    .get(region.host_index(order, i, j, k))
-                    .copied()
-                    .unwrap_or(0);
-                let at = (addr + k * data_type.bytes()) as usize;
-                let bytes = v.to_le_bytes();
-                if let (Some(dst), Some(b)) = (pe.memory_mut().get_mut(at..at + n), bytes.get(..n))
-                {
-                    dst.copy_from_slice(b);
-                }
-            }
-        }
-        Ok(())
+        let how = Transfer::new(streaming, data_type, order);
+        self.h2d(dest, src, Region::new(px, py, w, h, elem_per_pe), how)
     }
 
     /// Copies the tensor `src` (a [`get_id`](Self::get_id) value) of every PE of the region
-    /// into `dest`.
+    /// into `dest`: the vendor's argument list; [`d2h`](Self::d2h) takes the same as a
+    /// [`Region`] and a [`Transfer`].
     #[allow(clippy::too_many_arguments)]
     pub fn memcpy_d2h(
         &mut self,
@@ -132,13 +103,67 @@ impl SdkRuntime {
         order: MemcpyOrder,
         _nonblock: bool,
     ) -> Result<(), HostError> {
-        let region = Region {
-            px,
-            py,
-            w,
-            h,
-            l: elem_per_pe,
+        let how = Transfer::new(streaming, data_type, order);
+        self.d2h(dest, src, Region::new(px, py, w, h, elem_per_pe), how)
+    }
+
+    /// Copies `src` into the tensor `dest` (a [`get_id`](Self::get_id) value; a colour in
+    /// streaming mode) of every PE of `region`.
+    pub fn h2d(
+        &mut self,
+        dest: u32,
+        src: &[u32],
+        region: Region,
+        how: Transfer,
+    ) -> Result<(), HostError> {
+        let Transfer {
+            streaming,
+            data_type,
+            order,
+        } = how;
+        let Region { px, py, l, .. } = region;
+        if streaming {
+            return self.stream_h2d(dest, src, region, order);
+        }
+        let plan = self.plan_copy(dest, src.len(), region, data_type, true)?;
+        let Some(sim) = self.sim.as_mut() else {
+            return Err(HostError::NotLoaded);
         };
+        let n = data_type.bytes() as usize;
+        for (i, j, addr) in plan {
+            let Some(pe) = sim.pe_mut(px + i, py + j) else {
+                continue;
+            };
+            for k in 0..l {
+                let v = src
+                    .get(region.host_index(order, i, j, k))
+                    .copied()
+                    .unwrap_or(0);
+                let at = (addr + k * data_type.bytes()) as usize;
+                let bytes = v.to_le_bytes();
+                if let (Some(dst), Some(b)) = (pe.memory_mut().get_mut(at..at + n), bytes.get(..n))
+                {
+                    dst.copy_from_slice(b);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies the tensor `src` (a [`get_id`](Self::get_id) value; a colour in streaming
+    /// mode) of every PE of `region` into `dest`.
+    pub fn d2h(
+        &mut self,
+        dest: &mut [u32],
+        src: u32,
+        region: Region,
+        how: Transfer,
+    ) -> Result<(), HostError> {
+        let Transfer {
+            streaming,
+            data_type,
+            order,
+        } = how;
         if streaming {
             return self.stream_d2h(dest, src, region, order);
         }
@@ -147,10 +172,10 @@ impl SdkRuntime {
             return Err(HostError::NotLoaded);
         };
         for (i, j, addr) in plan {
-            let Some(pe) = sim.pe(px + i, py + j) else {
+            let Some(pe) = sim.pe(region.px + i, region.py + j) else {
                 continue;
             };
-            for k in 0..elem_per_pe {
+            for k in 0..region.l {
                 let at = (addr + k * data_type.bytes()) as usize;
                 let mem = pe.memory();
                 let v = match data_type {
@@ -409,17 +434,66 @@ impl SdkRuntime {
     }
 }
 
-/// A memcpy region: origin, size in PEs, elements per PE.
-#[derive(Clone, Copy, Debug)]
-struct Region {
-    px: u32,
-    py: u32,
-    w: u32,
-    h: u32,
-    l: u32,
+/// The PEs and elements of a memcpy: the `w` x `h` PEs whose north-west corner is PE
+/// `(px, py)` of the program rectangle, `l` elements each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// Column of the region's first PE (rectangle-relative).
+    pub px: u32,
+    /// Row of the region's first PE (rectangle-relative).
+    pub py: u32,
+    /// Width in PEs.
+    pub w: u32,
+    /// Height in PEs.
+    pub h: u32,
+    /// Elements per PE.
+    pub l: u32,
+}
+
+/// How a memcpy moves its data. [`Transfer::COPY`] is the usual one: copy mode, 32-bit
+/// elements, row-major host order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// Streaming mode (to or from a colour) rather than copy mode (exported tensors).
+    pub streaming: bool,
+    /// Device element size (copy mode).
+    pub data_type: MemcpyDataType,
+    /// Host array layout.
+    pub order: MemcpyOrder,
+}
+
+impl Transfer {
+    /// Copy mode, 32-bit elements, row-major.
+    pub const COPY: Transfer = Transfer::new(false, MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+    /// Streaming mode, row-major.
+    pub const STREAM: Transfer = Transfer::new(true, MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+
+    /// The transfer with these settings.
+    pub const fn new(streaming: bool, data_type: MemcpyDataType, order: MemcpyOrder) -> Self {
+        Transfer {
+            streaming,
+            data_type,
+            order,
+        }
+    }
+
+    /// The same with host order `order`.
+    pub const fn order(self, order: MemcpyOrder) -> Self {
+        Transfer { order, ..self }
+    }
+
+    /// The same with device element size `data_type`.
+    pub const fn data_type(self, data_type: MemcpyDataType) -> Self {
+        Transfer { data_type, ..self }
+    }
 }
 
 impl Region {
+    /// The region of `w` x `h` PEs from `(px, py)`, `l` elements each.
+    pub const fn new(px: u32, py: u32, w: u32, h: u32, l: u32) -> Self {
+        Region { px, py, w, h, l }
+    }
+
     /// Host array index of PE `(i, j)` of the region, element `k`.
     fn host_index(&self, order: MemcpyOrder, i: u32, j: u32, k: u32) -> usize {
         let (i, j, k) = (i as usize, j as usize, k as usize);

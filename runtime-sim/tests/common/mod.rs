@@ -140,6 +140,20 @@ impl Asm {
     pub fn ret_void(&mut self) -> u32 {
         self.op(Op::RetVoid {})
     }
+    /// Activates task `id`, through register `tmp`.
+    pub fn activate(&mut self, id: u32, tmp: u16) {
+        self.imm(tmp, id);
+        self.op(Op::Activate { id: Reg(tmp) });
+    }
+    /// `dst = func(args..args+nargs)`.
+    pub fn call(&mut self, func: u32, args: u16, nargs: u8, dst: u16) -> u32 {
+        self.op(Op::Call {
+            func,
+            args: Reg(args),
+            nargs,
+            dst: Reg(dst),
+        })
+    }
 
     pub fn build(self) -> ProgramClass {
         ProgramClass {
@@ -226,6 +240,75 @@ pub fn read16(mem: &[u8], at: usize) -> u16 {
 use csl_arch::dsd::{self, Desc, DsdKind, DsdOpcode, OperandKind};
 use csl_arch::fabric::Direction;
 use csl_arch::image::{ColorConfig, QueueBinding, WaveletArgs};
+
+/// The settings of [`Asm::dsd_with`] besides the operands. [`Asm::dsd`] takes the
+/// defaults: no cfg flags, no completion task, microthread 0, no index, scratch registers
+/// from r0. The constructors and methods set what differs: `Dsd::regs(4).index(3)`,
+/// `Dsd::on_ut(1).activate(13)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dsd {
+    cfg: u8,
+    done: u8,
+    ut: u8,
+    index: Option<u32>,
+    r: u16,
+}
+
+impl Dsd {
+    /// Scratch registers from `r` (constants go to `r..r+4`, the index to `r + 4`).
+    pub fn regs(r: u16) -> Dsd {
+        Dsd {
+            r,
+            ..Dsd::default()
+        }
+    }
+
+    /// Asynchronous on microthread `ut`.
+    pub fn on_ut(ut: u8) -> Dsd {
+        Dsd {
+            cfg: dsd::cfg::ASYNC,
+            ut,
+            ..Dsd::default()
+        }
+    }
+
+    /// Adds `cfg` flags (`dsd::cfg::*`); `HAS_INDEX` is added when an index is set.
+    pub fn cfg(self, cfg: u8) -> Dsd {
+        Dsd {
+            cfg: self.cfg | cfg,
+            ..self
+        }
+    }
+
+    /// The microthread.
+    pub fn ut(self, ut: u8) -> Dsd {
+        Dsd { ut, ..self }
+    }
+
+    /// Activates task `done` on completion.
+    pub fn activate(self, done: u8) -> Dsd {
+        Dsd {
+            done,
+            ..self.cfg(dsd::cfg::ON_DONE_ACTIVATE)
+        }
+    }
+
+    /// Unblocks task `done` on completion.
+    pub fn unblock(self, done: u8) -> Dsd {
+        Dsd {
+            done,
+            ..self.cfg(dsd::cfg::ON_DONE_UNBLOCK)
+        }
+    }
+
+    /// A wavelet index (`wavelet_index_offset` DSDs).
+    pub fn index(self, index: u32) -> Dsd {
+        Dsd {
+            index: Some(index),
+            ..self
+        }
+    }
+}
 
 /// An operand of [`Asm::dsd`].
 #[derive(Clone, Copy, Debug)]
@@ -359,20 +442,21 @@ impl Asm {
         );
     }
 
-    /// Emits a `dsd_op`: constants go to registers `r..r+4` first (`r + 4` holds the
-    /// index when `index` is given).
-    #[allow(clippy::too_many_arguments)]
-    pub fn dsd(
-        &mut self,
-        op: DsdOpcode,
-        dst: X,
-        srcs: &[X],
-        cfg: u8,
-        done: u8,
-        ut: u8,
-        index: Option<u32>,
-        r: u16,
-    ) {
+    /// Emits `dsd_op op dst, srcs` with the [`Dsd`] defaults.
+    pub fn dsd(&mut self, op: DsdOpcode, dst: X, srcs: &[X]) {
+        self.dsd_with(op, dst, srcs, Dsd::default());
+    }
+
+    /// Emits `dsd_op op dst, srcs` with the settings of `opts`: constants go to registers
+    /// `r..r+4` first (`r + 4` holds the index when `index` is given).
+    pub fn dsd_with(&mut self, op: DsdOpcode, dst: X, srcs: &[X], opts: Dsd) {
+        let Dsd {
+            cfg,
+            done,
+            ut,
+            index,
+            r,
+        } = opts;
         let mut kinds = [OperandKind::None; 4];
         let mut regs = [Reg(r); 4];
         for (i, x) in std::iter::once(&dst).chain(srcs).enumerate() {
@@ -443,19 +527,7 @@ pub fn read_log(mem: &[u8]) -> Vec<u32> {
 
 /// A route of colour `color` at `(x, y)`.
 pub fn route(x: u32, y: u32, color: u8, rx: &[Direction], tx: &[Direction]) -> ColorConfig {
-    ColorConfig {
-        x,
-        y,
-        color,
-        rx: rx.to_vec(),
-        tx: tx.to_vec(),
-        switches: None,
-        filter: None,
-        teardown: false,
-        color_swap_x: false,
-        color_swap_y: false,
-        message_passing: false,
-    }
+    ColorConfig::route(x, y, color, rx.to_vec(), tx.to_vec())
 }
 
 /// An image of `arch` with routes (through the ELF encoding).

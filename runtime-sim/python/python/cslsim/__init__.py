@@ -8,7 +8,7 @@ module paths (``cerebras.sdk.runtime.sdkruntimepybind``, ``cerebras.sdk.sdk_util
 This is an independent implementation; it is not affiliated with Cerebras Systems.
 """
 
-from . import errors
+from . import enums, errors, runtime
 from ._native import DEFAULT_MAX_CYCLES, __version__
 from .debug import debug_util
 from .enums import FP16TYPE, Edge, MemcpyDataType, MemcpyOrder, Route, SdkTarget
@@ -24,25 +24,17 @@ from .runtime import (
 )
 from .utils import calculate_cycles, input_array_to_u32, memcpy_view
 
-__all__ = [
-    "SdkRuntime",
-    "Task",
-    "MemcpyDataType",
-    "MemcpyOrder",
-    "SdkTarget",
-    "Route",
-    "Edge",
-    "FP16TYPE",
-    "SimfabConfig",
-    "SdkCompileArtifacts",
-    "get_platform",
-    "get_simulator",
-    "get_system",
-    "debug_util",
-    "memcpy_view",
-    "input_array_to_u32",
-    "calculate_cycles",
-    "errors",
-    "DEFAULT_MAX_CYCLES",
-    "__version__",
-] + errors.__all__
+__all__ = (
+    runtime.__all__
+    + enums.__all__
+    + [
+        "debug_util",
+        "memcpy_view",
+        "input_array_to_u32",
+        "calculate_cycles",
+        "errors",
+        "DEFAULT_MAX_CYCLES",
+        "__version__",
+    ]
+    + errors.__all__
+)

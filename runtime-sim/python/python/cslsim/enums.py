@@ -2,6 +2,8 @@
 
 from enum import IntEnum
 
+__all__ = ["MemcpyDataType", "MemcpyOrder", "SdkTarget", "Route", "Edge", "FP16TYPE"]
+
 
 class MemcpyDataType(IntEnum):
     """Device element size of a copy-mode memcpy."""

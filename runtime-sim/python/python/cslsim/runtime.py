@@ -521,8 +521,8 @@ class SdkRuntime:
         region = [_u32(k, v) for k, v in
                   (("px", px), ("py", py), ("w", w), ("h", h), ("elem_per_pe", elem_per_pe))]
         dest = _u32("dest", dest)
-        return self._exec("memcpy_h2d", self._rt.memcpy_h2d, dest, data, *region,
-                          bool(streaming), dt, od)
+        return self._exec("memcpy_h2d", self._rt.memcpy_h2d, dest, data, tuple(region),
+                          (bool(streaming), dt, od))
 
     def memcpy_d2h(self, dest, src, px, py, w, h, elem_per_pe, streaming=False,
                    data_type=MemcpyDataType.MEMCPY_32BIT, order=MemcpyOrder.ROW_MAJOR,
@@ -541,7 +541,8 @@ class SdkRuntime:
         out = {}
 
         def run():
-            out["data"] = self._rt.memcpy_d2h(target.size, src, *region, bool(streaming), dt, od)
+            out["data"] = self._rt.memcpy_d2h(target.size, src, tuple(region),
+                                              (bool(streaming), dt, od))
 
         task = self._exec("memcpy_d2h", run)
         target[...] = np.frombuffer(out["data"], dtype="<u4")

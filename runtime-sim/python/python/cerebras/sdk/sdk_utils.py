@@ -1,20 +1,6 @@
 """``cerebras.sdk.sdk_utils`` as host scripts import it, implemented by cslsim (an
-independent implementation, not affiliated with Cerebras Systems)."""
+independent implementation, not affiliated with Cerebras Systems): the functions of
+``cslsim.utils``."""
 
-from cslsim.utils import (
-    calculate_cycles,
-    float_to_hex,
-    input_array_to_u32,
-    make_u48,
-    memcpy_view,
-    sub_ts,
-)
-
-__all__ = [
-    "memcpy_view",
-    "input_array_to_u32",
-    "calculate_cycles",
-    "make_u48",
-    "sub_ts",
-    "float_to_hex",
-]
+from cslsim.utils import *  # noqa: F401,F403
+from cslsim.utils import __all__  # noqa: F401

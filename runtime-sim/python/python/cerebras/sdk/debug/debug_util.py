@@ -2,7 +2,7 @@
 independent implementation, not affiliated with Cerebras Systems).
 
 ``debug_util(bindir)`` reads the simulated fabric of a run made in the same Python
-process (cslsim writes no core files); ``read_trace`` is not supported.
+process (cslsim writes no core files).
 """
 
 from cslsim.debug import debug_util

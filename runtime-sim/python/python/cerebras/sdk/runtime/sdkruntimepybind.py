@@ -6,17 +6,10 @@ The SdkLayout API (``SdkLayout``, ``Color``, ``RoutingPosition``, ...) can be im
 but not used: constructing it raises ``cslsim.errors.UnsupportedError``.
 """
 
-from cslsim.enums import FP16TYPE, Edge, MemcpyDataType, MemcpyOrder, Route, SdkTarget
+from cslsim import enums, runtime
+from cslsim.enums import *  # noqa: F401,F403
 from cslsim.errors import UnsupportedError
-from cslsim.runtime import (
-    SdkCompileArtifacts,
-    SdkRuntime,
-    SimfabConfig,
-    Task,
-    get_platform,
-    get_simulator,
-    get_system,
-)
+from cslsim.runtime import *  # noqa: F401,F403
 
 
 class _LayoutApi:
@@ -45,20 +38,7 @@ def get_edge_routing(*args, **kwargs):
     raise UnsupportedError("get_edge_routing: the SdkLayout API is not supported by cslsim")
 
 
-__all__ = [
-    "SdkRuntime",
-    "MemcpyDataType",
-    "MemcpyOrder",
-    "SdkTarget",
-    "Task",
-    "Route",
-    "Edge",
-    "FP16TYPE",
-    "SimfabConfig",
-    "SdkCompileArtifacts",
-    "get_platform",
-    "get_simulator",
-    "get_system",
+__all__ = runtime.__all__ + enums.__all__ + [
     "SdkLayout",
     "Color",
     "RoutingPosition",
