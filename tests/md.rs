@@ -41,6 +41,7 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: true,
         progress: false,
+        relay: csl_examples::md::rings::Relay::Express,
     }
 }
 

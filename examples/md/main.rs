@@ -4,6 +4,7 @@
 
 use csl_arch::Arch;
 use csl_examples::md::reference::{Params, System};
+use csl_examples::md::rings::Relay;
 use csl_examples::md::{device, dump::Dump, energies, geometry::Geometry};
 use std::process::ExitCode;
 
@@ -13,7 +14,7 @@ const CLOCK_HZ: f64 = 850e6;
 
 const USAGE: &str = "usage: mdlj --dump PATH [--nx N --ny N --nzx N --nzy N] [--steps N] [--ninner N] [--nsample N] \
 [--dt DT] [--rcut R] [--arch wse2|wse3] [--energies OUT.tsv] [--check REF.tsv] [--check-host] [--dump-out PATH] \
-[--nloc N] [--nmax N] [--npair N] [--max-cycles N] [--threads N] [-O0]";
+[--nloc N] [--nmax N] [--npair N] [--max-cycles N] [--threads N] [--relay express|ce] [--profile] [-O0]";
 
 struct Args {
     dump: String,
@@ -32,6 +33,8 @@ struct Args {
     max_cycles: u64,
     threads: Option<usize>,
     optimize: bool,
+    relay: Relay,
+    profile: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -52,6 +55,8 @@ fn parse_args() -> Result<Args, String> {
         max_cycles: 2_000_000_000,
         threads: None,
         optimize: true,
+        relay: Relay::Express,
+        profile: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -102,6 +107,14 @@ fn parse_args() -> Result<Args, String> {
                 n => a.threads = Some(usize::try_from(n).unwrap_or(usize::MAX)),
             },
             "-O0" => a.optimize = false,
+            "--relay" => {
+                a.relay = match value()?.as_str() {
+                    "express" => Relay::Express,
+                    "ce" => Relay::Ce,
+                    v => return Err(format!("--relay: `{v}` is not express or ce\n{USAGE}")),
+                }
+            }
+            "--profile" => a.profile = true,
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -222,14 +235,19 @@ fn real_main() -> Result<(), String> {
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: a.optimize,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        relay: a.relay,
     };
     println!(
-        "mdlj: {} atoms, {nx}x{ny}x{} cells on a {}x{} PE rectangle ({}), {} steps",
+        "mdlj: {} atoms, {nx}x{ny}x{} cells on a {}x{} PE rectangle ({}, {} relay), {} steps",
         d.atoms.len(),
         geometry.nz(),
         geometry.width(),
         geometry.height(),
         a.arch,
+        match a.relay {
+            Relay::Express => "express",
+            Relay::Ce => "CE",
+        },
         a.steps * a.ninner
     );
     let out = device::run(&d, &cfg)?;
@@ -275,6 +293,21 @@ fn real_main() -> Result<(), String> {
         100.0 * idle as f64 / all,
         out.instructions
     );
+    if a.profile {
+        // The device's own per-phase cycle counters (frame 0 to the last record), as in
+        // the one-line summary above, one phase a line with its share; then the share of
+        // PE-cycles spent stalled inside a task (waiting on the fabric).
+        let total: f64 = out.phase_cycles.iter().sum::<f64>().max(1.0);
+        println!("profile (cycles per timestep, mean over PEs):");
+        for (name, c) in device::PHASES.iter().zip(out.phase_cycles) {
+            println!("  {name:<16} {c:>10.0}  {:5.1}%", 100.0 * c / total);
+        }
+        println!("  {:<16} {total:>10.0}", "sum");
+        println!(
+            "  stall fraction {:.1}% of PE-cycles",
+            100.0 * stalled as f64 / all
+        );
+    }
     if let Some(p) = &a.energies {
         std::fs::write(p, energies::write(&out.energies))
             .map_err(|e| format!("cannot write {p}: {e}"))?;
