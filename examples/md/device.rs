@@ -419,7 +419,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             ic[21] = cfg.nsample;
             for ax in 0..3 {
                 ic[3 + 6 * ax..9 + 6 * ax].copy_from_slice(&rings[p][ax].words());
-                ic[22 + ax] = u32::from(rings[p][ax].send_first);
+                ic[22 + ax] = rings[p][ax].order_word();
             }
             let n = [g.nx, g.ny, g.nz()];
             let idx = [c.x, c.y, c.z];

@@ -72,12 +72,21 @@ pub struct RingPart {
     /// Consecutive PEs of a ring have opposite values, except at most one pair of a ring
     /// of odd length; one stream at a time, that leaves no cycle of waits.
     pub send_first: bool,
+    /// Whether every link of the ring joins a PE that sends first to one that receives
+    /// first (a ring of even length, or the checkerboard): then a PE may send (and
+    /// receive) both streams' blocks at once.
+    pub alternating: bool,
     /// The PE (index `py * width + px`) at the other end of slot 0's next link (for the
     /// host's own checks).
     pub next_pe: [usize; 2],
 }
 
 impl RingPart {
+    /// The ordering word of `icfg` (22 + axis): bit 0 send first, bit 1 alternating.
+    pub fn order_word(&self) -> u32 {
+        u32::from(self.send_first) | (u32::from(self.alternating) << 1)
+    }
+
     /// The six words of `icfg` the device reads for this axis.
     pub fn words(&self) -> [u32; 6] {
         [
@@ -97,6 +106,7 @@ const EMPTY: RingPart = RingPart {
     next: [Dir::None; 2],
     prev: [Dir::None; 2],
     send_first: false,
+    alternating: false,
     next_pe: [0; 2],
 };
 
@@ -160,6 +170,7 @@ fn install(
         } else {
             (s.0 + s.1) % 2 == 0
         };
+        p.alternating = !express || n % 2 == 0;
     }
     // The home of cell 0 is one of its PE's slots; the rest follow every `hops` slots.
     let start =
@@ -394,7 +405,7 @@ mod tests {
         ]
     }
 
-    const GEOMETRIES: [(usize, usize, usize, usize); 8] = [
+    const GEOMETRIES: [(usize, usize, usize, usize); 10] = [
         (8, 8, 4, 2),
         (8, 8, 2, 4),
         (7, 7, 7, 1),
@@ -402,6 +413,8 @@ mod tests {
         (9, 7, 4, 4),
         (7, 8, 2, 5),
         (16, 16, 4, 4),
-        (7, 7, 3, 2),
+        (7, 7, 3, 4),
+        (9, 11, 3, 4),
+        (7, 7, 2, 4),
     ];
 }
