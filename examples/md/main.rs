@@ -262,6 +262,15 @@ fn real_main() -> Result<(), String> {
             r.step, r.potential, r.kinetic, r.total
         );
     }
+    if let (Some(first), Some(last)) = (out.energies.first(), out.energies.last()) {
+        println!(
+            "total energy drift over {} steps: {:+.4e} ({:+.3e} relative, {:+.3e} per step)",
+            last.step - first.step,
+            last.total - first.total,
+            (last.total - first.total) / first.total.abs().max(f64::MIN_POSITIVE),
+            (last.total - first.total) / (last.step - first.step).max(1) as f64
+        );
+    }
     let checked = device::check_exchange(&geometry, &out)?;
     println!("exchange oracle: halo counts and region starts of all {checked} PEs match the host");
     println!("cycles per timestep: {:.0}", out.cycles_per_step);
@@ -321,7 +330,7 @@ fn real_main() -> Result<(), String> {
     // (what, rows, whether a failure fails the run)
     let mut checks = Vec::new();
     if let Some(r) = reference {
-        checks.push(("the reference file", r, true));
+        checks.push(("the reference file", r, true, 1e-5));
     }
     if a.check_host {
         // This repository's velocity-Verlet integrator on the host, sampled like the device
@@ -339,16 +348,18 @@ fn real_main() -> Result<(), String> {
         };
         let r64 = sampled(System::<f64>::from_dump(&d).run(steps, &params));
         let r32 = sampled(System::<f32>::from_dump(&d).run(steps, &params));
-        checks.push(("the host's f64 integrator", r64, false));
-        checks.push(("the host's f32 integrator", r32, true));
+        checks.push(("the host's f64 integrator", r64, false, 1e-5));
+        // The same arithmetic as the device: only summation order differs, so the bound
+        // is tighter than the reference file's.
+        checks.push(("the host's f32 integrator", r32, true, 2e-6));
     }
     let mut failed = false;
-    for (what, r, decides) in checks {
+    for (what, r, decides, limit) in checks {
         print!("against {what}: ");
         let worst = energies::compare(&out.energies, &r)?;
-        let ok = worst.iter().all(|&e| e <= 1e-5);
+        let ok = worst.iter().all(|&e| e <= limit);
         println!(
-            "max|dE|/(1+max|ref|): potential {:.2e}, kinetic {:.2e}, total {:.2e} (limit 1e-5): {}",
+            "max|dE|/(1+max|ref|): potential {:.2e}, kinetic {:.2e}, total {:.2e} (limit {limit:.0e}): {}",
             worst[0],
             worst[1],
             worst[2],

@@ -82,9 +82,11 @@ pub struct RingPart {
 }
 
 impl RingPart {
-    /// The ordering word of `icfg` (22 + axis): bit 0 send first, bit 1 alternating.
+    /// The ordering word of `icfg` (22 + axis): bit 0 send first, bit 1 alternating,
+    /// bit 2 one slot per PE (slot 1 unused).
     pub fn order_word(&self) -> u32 {
-        u32::from(self.send_first) | (u32::from(self.alternating) << 1)
+        let single = self.next[1] == Dir::None && self.prev[1] == Dir::None;
+        u32::from(self.send_first) | (u32::from(self.alternating) << 1) | (u32::from(single) << 2)
     }
 
     /// The six words of `icfg` the device reads for this axis.
