@@ -455,6 +455,16 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     if let Some(t) = cfg.threads {
         rt = rt.with_threads(t);
     }
+    // A development aid: `MDLJ_TRACE=X,Y` (a PE) or `all` writes the simulator's
+    // instruction and wavelet trace to `MDLJ_TRACE_FILE` (default mdlj-trace.txt).
+    if let Some(f) = std::env::var("MDLJ_TRACE")
+        .ok()
+        .and_then(|v| cslsim::TraceFilter::parse(&v))
+    {
+        let path = std::env::var("MDLJ_TRACE_FILE").unwrap_or_else(|_| "mdlj-trace.txt".into());
+        let file = std::fs::File::create(&path).map_err(|e| format!("{path}: {e}"))?;
+        rt = rt.with_trace(cslsim::Tracer::new(f, Box::new(std::io::BufWriter::new(file))));
+    }
     rt.load().map_err(host_err)?;
     rt.run().map_err(host_err)?;
     let region = (w as u32, h as u32);

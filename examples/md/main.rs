@@ -329,8 +329,9 @@ fn real_main() -> Result<(), String> {
     }
     // (what, rows, whether a failure fails the run)
     let mut checks = Vec::new();
+    let mut host = false;
     if let Some(r) = reference {
-        checks.push(("the reference file", r, true, 1e-5));
+        checks.push(("the reference file", r, Some(true), 1e-5));
     }
     if a.check_host {
         // This repository's velocity-Verlet integrator on the host, sampled like the device
@@ -348,12 +349,17 @@ fn real_main() -> Result<(), String> {
         };
         let r64 = sampled(System::<f64>::from_dump(&d).run(steps, &params));
         let r32 = sampled(System::<f32>::from_dump(&d).run(steps, &params));
-        checks.push(("the host's f64 integrator", r64, false, 1e-5));
-        // The same arithmetic as the device: only summation order differs, so the bound
-        // is tighter than the reference file's.
-        checks.push(("the host's f32 integrator", r32, true, 2e-6));
+        checks.push(("the host's f64 integrator", r64, None, 2e-6));
+        // The same arithmetic as the device, except the order of the sums.
+        checks.push(("the host's f32 integrator", r32, None, 2e-6));
+        host = true;
     }
     let mut failed = false;
+    // The host models decide together: the run passes if every row is within 2e-6 of one
+    // of them (over long runs fp32 rounding takes the device away from f64, while it keeps
+    // tracking the f32 model; on thousands of atoms the f32 model's own single long sum of
+    // pair energies is the worse of the two).
+    let mut host_ok = false;
     for (what, r, decides, limit) in checks {
         print!("against {what}: ");
         let worst = energies::compare(&out.energies, &r)?;
@@ -365,11 +371,21 @@ fn real_main() -> Result<(), String> {
             worst[2],
             match (ok, decides) {
                 (true, _) => "PASS",
-                (false, true) => "FAIL",
-                (false, false) => "over the limit (fp32 drift; informational)",
+                (false, Some(true)) => "FAIL",
+                (false, _) => "over the limit",
             }
         );
-        failed |= !ok && decides;
+        match decides {
+            Some(true) => failed |= !ok,
+            _ => host_ok |= ok,
+        }
+    }
+    if host {
+        println!(
+            "host check (within 2e-6 of the f32 or the f64 model): {}",
+            if host_ok { "PASS" } else { "FAIL" }
+        );
+        failed |= !host_ok;
     }
     if failed {
         return Err("the energies differ from the reference".into());
