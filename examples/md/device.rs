@@ -463,7 +463,10 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     {
         let path = std::env::var("MDLJ_TRACE_FILE").unwrap_or_else(|_| "mdlj-trace.txt".into());
         let file = std::fs::File::create(&path).map_err(|e| format!("{path}: {e}"))?;
-        rt = rt.with_trace(cslsim::Tracer::new(f, Box::new(std::io::BufWriter::new(file))));
+        rt = rt.with_trace(cslsim::Tracer::new(
+            f,
+            Box::new(std::io::BufWriter::new(file)),
+        ));
     }
     rt.load().map_err(host_err)?;
     rt.run().map_err(host_err)?;

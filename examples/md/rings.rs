@@ -383,7 +383,10 @@ mod tests {
                 }
                 for (p, wv) in want.iter().enumerate() {
                     let got = layout_roles(n, m, p);
-                    assert_eq!(got, *wv, "axis {ax} position {p} of {nx}x{ny} ({nzx}x{nzy})");
+                    assert_eq!(
+                        got, *wv,
+                        "axis {ax} position {p} of {nx}x{ny} ({nzx}x{nzy})"
+                    );
                     // One role per colour.
                     assert!(wv[..3].iter().filter(|&&b| b).count() <= 1);
                     assert!(wv[3..].iter().filter(|&&b| b).count() <= 1);
