@@ -172,7 +172,7 @@ fn install(
         } else {
             (s.0 + s.1) % 2 == 0
         };
-        p.alternating = !express || n % 2 == 0;
+        p.alternating = !express || n.is_multiple_of(2);
     }
     // The home of cell 0 is one of its PE's slots; the rest follow every `hops` slots.
     let start =
@@ -345,6 +345,7 @@ mod tests {
     /// the ring's express links: every link starts at a source, crosses only forwarders of
     /// its colour and ends at a destination, and no router has two roles on one colour.
     #[test]
+    #[allow(clippy::needless_range_loop)] // `ax` picks the axis of the geometry too
     fn layout_express_routes_match_the_rings() {
         for (nx, ny, nzx, nzy) in GEOMETRIES {
             let g = Geometry::new(nx, ny, nzx, nzy).expect("geometry");
@@ -376,9 +377,9 @@ mod tests {
                     want[p][k] = true;
                     assert!(!want[q][k + 2]);
                     want[q][k + 2] = true;
-                    for r in lo + 1..hi {
-                        assert!(!want[r][k + 1]);
-                        want[r][k + 1] = true;
+                    for between in &mut want[lo + 1..hi] {
+                        assert!(!between[k + 1]);
+                        between[k + 1] = true;
                     }
                 }
                 for (p, wv) in want.iter().enumerate() {
@@ -403,7 +404,7 @@ mod tests {
         [
             even && o == m - 1 && g != n - 1,
             !even && !last,
-            (even && g >= 2 && o == 0) || (n % 2 == 0 && last),
+            (even && g >= 2 && o == 0) || (n.is_multiple_of(2) && last),
             (!even && o == 0) || (n % 2 == 1 && last),
             even && ((g == 0 && o >= 1) || (g >= 2 && !last)),
             (!even && o == m - 1 && (n % 2 == 1 || g + 3 <= n)) || (g == 0 && o == 0),
