@@ -10,6 +10,7 @@ use csl_examples::md::energies::{self, EnergyRow};
 use csl_examples::md::generate;
 use csl_examples::md::geometry::Geometry;
 use csl_examples::md::reference::{Params, System};
+use csl_examples::md::rings::Relay;
 
 fn lj108() -> Dump {
     let path = csl_tests::repo_root().join("examples/md/data/lj108.dump");
@@ -23,6 +24,7 @@ fn reference() -> Vec<EnergyRow> {
     energies::parse(&text).unwrap_or_else(|e| panic!("lj108_10.tsv: {e}"))
 }
 
+/// A run with the default relay (express links along x and y).
 fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
     Config {
         geometry: Geometry::new(dims[0], dims[1], dims[2], dims[3])
@@ -41,6 +43,7 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: true,
         progress: false,
+        relay: Relay::Express,
     }
 }
 
@@ -112,6 +115,33 @@ fn other_geometries_agree_with_the_reference_and_each_other() {
             "{x:?} vs {y:?}"
         );
     }
+}
+
+#[test]
+fn the_ce_relay_gives_the_same_rows_as_the_express_relay() {
+    // The baseline (`mdlj --relay ce`): every PE's CE relays every block. The same halos
+    // in the same order, so the same sums: the rows are bit-identical.
+    let d = lj108();
+    let mut cfg = config([8, 8, 4, 2], 2, Arch::Wse2);
+    cfg.relay = Relay::Ce;
+    let ce = run(&d, &cfg);
+    check(&ce.energies);
+    let ex = run(&d, &config([8, 8, 4, 2], 2, Arch::Wse2));
+    assert_eq!(format!("{:?}", ce.energies), format!("{:?}", ex.energies));
+    assert!(
+        ex.cycles_per_step < ce.cycles_per_step,
+        "express {} vs CE {} cycles per step",
+        ex.cycles_per_step,
+        ce.cycles_per_step
+    );
+}
+
+#[test]
+fn odd_axes_fold_back_over_express_turnarounds() {
+    // 7 × 7 cells with a 2 × 4 block: both rings turn round at the far end in the other
+    // direction (an odd number of column and row groups).
+    let out = run(&lj108(), &config([7, 7, 2, 4], 2, Arch::Wse2));
+    check(&out.energies);
 }
 
 #[test]

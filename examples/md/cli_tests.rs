@@ -87,6 +87,10 @@ fn bad_inputs_are_refused_up_front_naming_the_line_or_flag() {
             vec!["--dump", d, "--nx", "100000000", "--nzx", "100000000"],
             "over 4096 PEs",
         ),
+        (
+            vec!["--dump", d, "--relay", "switch"],
+            "--relay: `switch` is not express or ce",
+        ),
     ];
     for (args, want) in cases {
         let (code, err) = mdlj(&args);

@@ -44,6 +44,8 @@ pub struct Config {
     pub optimize: bool,
     /// Print the steps done after each launch to standard error (for terminals).
     pub progress: bool,
+    /// How the x and y halos travel (see `rings::Relay`).
+    pub relay: rings::Relay,
 }
 
 /// The capacities the device program was compiled with.
@@ -63,7 +65,7 @@ pub struct Capacities {
 pub const SAMPLES_PER_LAUNCH: u32 = 50;
 
 /// Words of the device's `icfg` array (see md.csl).
-const ICFG_LEN: usize = 22;
+const ICFG_LEN: usize = 25;
 
 /// Words of the device's `diag` array (see md.csl).
 pub const DIAG_LEN: usize = 32;
@@ -316,6 +318,8 @@ fn compile(
         ("nmax", caps.nmax),
         ("npair", caps.npair),
         ("nframes", frames),
+        ("express_x", u32::from(cfg.relay.express_on(g, 0))),
+        ("express_y", u32::from(cfg.relay.express_on(g, 1))),
     ];
     let opts = cslc::driver::Options {
         arch: cfg.arch,
@@ -385,7 +389,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let out = compile(g, caps, chunk + 1, cfg)?;
     let (w, h) = (g.width(), g.height());
     let npe = w * h;
-    let rings = rings::build(g)?;
+    let rings = rings::build(g, cfg.relay)?;
 
     // Per-PE inputs, row-major over the rectangle.
     let (nloc, nmax) = (caps.nloc as usize, caps.nmax as usize);
@@ -415,6 +419,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             ic[21] = cfg.nsample;
             for ax in 0..3 {
                 ic[3 + 6 * ax..9 + 6 * ax].copy_from_slice(&rings[p][ax].words());
+                ic[22 + ax] = rings[p][ax].order_word();
             }
             let n = [g.nx, g.ny, g.nz()];
             let idx = [c.x, c.y, c.z];
@@ -449,6 +454,19 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let mut rt = SdkRuntime::from_image(out.image).with_max_cycles(cfg.max_cycles);
     if let Some(t) = cfg.threads {
         rt = rt.with_threads(t);
+    }
+    // A development aid: `MDLJ_TRACE=X,Y` (a PE) or `all` writes the simulator's
+    // instruction and wavelet trace to `MDLJ_TRACE_FILE` (default mdlj-trace.txt).
+    if let Some(f) = std::env::var("MDLJ_TRACE")
+        .ok()
+        .and_then(|v| cslsim::TraceFilter::parse(&v))
+    {
+        let path = std::env::var("MDLJ_TRACE_FILE").unwrap_or_else(|_| "mdlj-trace.txt".into());
+        let file = std::fs::File::create(&path).map_err(|e| format!("{path}: {e}"))?;
+        rt = rt.with_trace(cslsim::Tracer::new(
+            f,
+            Box::new(std::io::BufWriter::new(file)),
+        ));
     }
     rt.load().map_err(host_err)?;
     rt.run().map_err(host_err)?;

@@ -4,6 +4,7 @@
 
 use csl_arch::Arch;
 use csl_examples::md::reference::{Params, System};
+use csl_examples::md::rings::Relay;
 use csl_examples::md::{device, dump::Dump, energies, geometry::Geometry};
 use std::process::ExitCode;
 
@@ -13,7 +14,7 @@ const CLOCK_HZ: f64 = 850e6;
 
 const USAGE: &str = "usage: mdlj --dump PATH [--nx N --ny N --nzx N --nzy N] [--steps N] [--ninner N] [--nsample N] \
 [--dt DT] [--rcut R] [--arch wse2|wse3] [--energies OUT.tsv] [--check REF.tsv] [--check-host] [--dump-out PATH] \
-[--nloc N] [--nmax N] [--npair N] [--max-cycles N] [--threads N] [-O0]";
+[--nloc N] [--nmax N] [--npair N] [--max-cycles N] [--threads N] [--relay express|ce] [--profile] [-O0]";
 
 struct Args {
     dump: String,
@@ -32,6 +33,8 @@ struct Args {
     max_cycles: u64,
     threads: Option<usize>,
     optimize: bool,
+    relay: Relay,
+    profile: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -52,6 +55,8 @@ fn parse_args() -> Result<Args, String> {
         max_cycles: 2_000_000_000,
         threads: None,
         optimize: true,
+        relay: Relay::Express,
+        profile: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -102,6 +107,14 @@ fn parse_args() -> Result<Args, String> {
                 n => a.threads = Some(usize::try_from(n).unwrap_or(usize::MAX)),
             },
             "-O0" => a.optimize = false,
+            "--relay" => {
+                a.relay = match value()?.as_str() {
+                    "express" => Relay::Express,
+                    "ce" => Relay::Ce,
+                    v => return Err(format!("--relay: `{v}` is not express or ce\n{USAGE}")),
+                }
+            }
+            "--profile" => a.profile = true,
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -222,14 +235,19 @@ fn real_main() -> Result<(), String> {
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: a.optimize,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        relay: a.relay,
     };
     println!(
-        "mdlj: {} atoms, {nx}x{ny}x{} cells on a {}x{} PE rectangle ({}), {} steps",
+        "mdlj: {} atoms, {nx}x{ny}x{} cells on a {}x{} PE rectangle ({}, {} relay), {} steps",
         d.atoms.len(),
         geometry.nz(),
         geometry.width(),
         geometry.height(),
         a.arch,
+        match a.relay {
+            Relay::Express => "express",
+            Relay::Ce => "CE",
+        },
         a.steps * a.ninner
     );
     let out = device::run(&d, &cfg)?;
@@ -242,6 +260,15 @@ fn real_main() -> Result<(), String> {
         println!(
             "{}\t{:.10}\t{:.10}\t{:.10}",
             r.step, r.potential, r.kinetic, r.total
+        );
+    }
+    if let (Some(first), Some(last)) = (out.energies.first(), out.energies.last()) {
+        println!(
+            "total energy drift over {} steps: {:+.4e} ({:+.3e} relative, {:+.3e} per step)",
+            last.step - first.step,
+            last.total - first.total,
+            (last.total - first.total) / first.total.abs().max(f64::MIN_POSITIVE),
+            (last.total - first.total) / (last.step - first.step).max(1) as f64
         );
     }
     let checked = device::check_exchange(&geometry, &out)?;
@@ -275,6 +302,21 @@ fn real_main() -> Result<(), String> {
         100.0 * idle as f64 / all,
         out.instructions
     );
+    if a.profile {
+        // The device's own per-phase cycle counters (frame 0 to the last record), as in
+        // the one-line summary above, one phase a line with its share; then the share of
+        // PE-cycles spent stalled inside a task (waiting on the fabric).
+        let total: f64 = out.phase_cycles.iter().sum::<f64>().max(1.0);
+        println!("profile (cycles per timestep, mean over PEs):");
+        for (name, c) in device::PHASES.iter().zip(out.phase_cycles) {
+            println!("  {name:<16} {c:>10.0}  {:5.1}%", 100.0 * c / total);
+        }
+        println!("  {:<16} {total:>10.0}", "sum");
+        println!(
+            "  stall fraction {:.1}% of PE-cycles",
+            100.0 * stalled as f64 / all
+        );
+    }
     if let Some(p) = &a.energies {
         std::fs::write(p, energies::write(&out.energies))
             .map_err(|e| format!("cannot write {p}: {e}"))?;
@@ -287,8 +329,9 @@ fn real_main() -> Result<(), String> {
     }
     // (what, rows, whether a failure fails the run)
     let mut checks = Vec::new();
+    let mut host = false;
     if let Some(r) = reference {
-        checks.push(("the reference file", r, true));
+        checks.push(("the reference file", r, Some(true), 1e-5));
     }
     if a.check_host {
         // This repository's velocity-Verlet integrator on the host, sampled like the device
@@ -306,26 +349,43 @@ fn real_main() -> Result<(), String> {
         };
         let r64 = sampled(System::<f64>::from_dump(&d).run(steps, &params));
         let r32 = sampled(System::<f32>::from_dump(&d).run(steps, &params));
-        checks.push(("the host's f64 integrator", r64, false));
-        checks.push(("the host's f32 integrator", r32, true));
+        checks.push(("the host's f64 integrator", r64, None, 2e-6));
+        // The same arithmetic as the device, except the order of the sums.
+        checks.push(("the host's f32 integrator", r32, None, 2e-6));
+        host = true;
     }
     let mut failed = false;
-    for (what, r, decides) in checks {
+    // The host models decide together: the run passes if every row is within 2e-6 of one
+    // of them (over long runs fp32 rounding takes the device away from f64, while it keeps
+    // tracking the f32 model; on thousands of atoms the f32 model's own single long sum of
+    // pair energies is the worse of the two).
+    let mut host_ok = false;
+    for (what, r, decides, limit) in checks {
         print!("against {what}: ");
         let worst = energies::compare(&out.energies, &r)?;
-        let ok = worst.iter().all(|&e| e <= 1e-5);
+        let ok = worst.iter().all(|&e| e <= limit);
         println!(
-            "max|dE|/(1+max|ref|): potential {:.2e}, kinetic {:.2e}, total {:.2e} (limit 1e-5): {}",
+            "max|dE|/(1+max|ref|): potential {:.2e}, kinetic {:.2e}, total {:.2e} (limit {limit:.0e}): {}",
             worst[0],
             worst[1],
             worst[2],
             match (ok, decides) {
                 (true, _) => "PASS",
-                (false, true) => "FAIL",
-                (false, false) => "over the limit (fp32 drift; informational)",
+                (false, Some(true)) => "FAIL",
+                (false, _) => "over the limit",
             }
         );
-        failed |= !ok && decides;
+        match decides {
+            Some(true) => failed |= !ok,
+            _ => host_ok |= ok,
+        }
+    }
+    if host {
+        println!(
+            "host check (within 2e-6 of the f32 or the f64 model): {}",
+            if host_ok { "PASS" } else { "FAIL" }
+        );
+        failed |= !host_ok;
     }
     if failed {
         return Err("the energies differ from the reference".into());

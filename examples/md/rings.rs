@@ -31,6 +31,29 @@ pub enum Dir {
     South = 4,
     /// The other slot of the same PE.
     Local = 5,
+    /// An express link of the express relay: a static route along the row (x) or column
+    /// (y) that skips the PEs in between, on the PE's express port of this axis.
+    Express = 6,
+}
+
+/// How the x and y halos travel (z always uses the block's ring).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Relay {
+    /// Every PE's CE copies every block that passes it (two slots per PE, 2·nzx hops per
+    /// cell shift along x).
+    Ce,
+    /// One slot per PE; the jump over the other lane's group is a static multi-hop route
+    /// through the routers only (nzx hops per cell shift, no passenger blocks). Axes whose
+    /// fold is 1 (nzx = 1 or nzy = 1) keep the CE ring.
+    #[default]
+    Express,
+}
+
+impl Relay {
+    /// Whether axis `ax` (0 = x, 1 = y) of `g` uses express links.
+    pub fn express_on(self, g: &Geometry, ax: usize) -> bool {
+        self == Relay::Express && [g.nzx, g.nzy, 0][ax] >= 2
+    }
 }
 
 /// One PE's part of one axis's ring.
@@ -45,9 +68,27 @@ pub struct RingPart {
     pub next: [Dir; 2],
     /// See `next`.
     pub prev: [Dir; 2],
+    /// Whether this PE sends before it receives in a hop (else it receives first).
+    /// Consecutive PEs of a ring have opposite values, except at most one pair of a ring
+    /// of odd length; one stream at a time, that leaves no cycle of waits.
+    pub send_first: bool,
+    /// Whether every link of the ring joins a PE that sends first to one that receives
+    /// first (a ring of even length, or the checkerboard): then a PE may send (and
+    /// receive) both streams' blocks at once.
+    pub alternating: bool,
+    /// The PE (index `py * width + px`) at the other end of slot 0's next link (for the
+    /// host's own checks).
+    pub next_pe: [usize; 2],
 }
 
 impl RingPart {
+    /// The ordering word of `icfg` (22 + axis): bit 0 send first, bit 1 alternating,
+    /// bit 2 one slot per PE (slot 1 unused).
+    pub fn order_word(&self) -> u32 {
+        let single = self.next[1] == Dir::None && self.prev[1] == Dir::None;
+        u32::from(self.send_first) | (u32::from(self.alternating) << 1) | (u32::from(single) << 2)
+    }
+
     /// The six words of `icfg` the device reads for this axis.
     pub fn words(&self) -> [u32; 6] {
         [
@@ -66,17 +107,21 @@ const EMPTY: RingPart = RingPart {
     home: 0,
     next: [Dir::None; 2],
     prev: [Dir::None; 2],
+    send_first: false,
+    alternating: false,
+    next_pe: [0; 2],
 };
 
 /// A slot: (px, py, slot index).
 type Slot = (usize, usize, usize);
 
-fn dir(from: Slot, to: Slot) -> Result<Dir, String> {
+fn dir(from: Slot, to: Slot, express: bool) -> Result<Dir, String> {
     let (dx, dy) = (
         to.0 as isize - from.0 as isize,
         to.1 as isize - from.1 as isize,
     );
     match (dx, dy) {
+        (0, d) | (d, 0) if express && d.abs() > 1 => Ok(Dir::Express),
         (0, 0) if from.2 != to.2 => Ok(Dir::Local),
         (1, 0) => Ok(Dir::East),
         (-1, 0) => Ok(Dir::West),
@@ -104,6 +149,7 @@ fn install(
     ring: &[Slot],
     hops: usize,
     cells: &[(usize, usize)],
+    express: bool,
 ) -> Result<(), String> {
     let n = ring.len();
     if hops * cells.len() != n {
@@ -117,8 +163,16 @@ fn install(
         let prev = ring[(i + n - 1) % n];
         let p = &mut parts[s.1 * width + s.0][ax];
         p.hops = hops as u32;
-        p.next[s.2] = dir(s, next)?;
-        p.prev[s.2] = dir(s, prev)?;
+        p.next[s.2] = dir(s, next, express)?;
+        p.prev[s.2] = dir(s, prev, express)?;
+        p.next_pe[s.2] = next.1 * width + next.0;
+        // One slot per PE (express): alternate along the ring; else the checkerboard.
+        p.send_first = if express {
+            i % 2 == 0
+        } else {
+            (s.0 + s.1) % 2 == 0
+        };
+        p.alternating = !express || n.is_multiple_of(2);
     }
     // The home of cell 0 is one of its PE's slots; the rest follow every `hops` slots.
     let start =
@@ -145,13 +199,25 @@ fn install(
 }
 
 /// The ring parts of every PE, indexed `py * width + px`, for axes x, y, z.
-pub fn build(g: &Geometry) -> Result<Vec<[RingPart; 3]>, String> {
+pub fn build(g: &Geometry, relay: Relay) -> Result<Vec<[RingPart; 3]>, String> {
     let (w, h) = (g.width(), g.height());
     let mut parts = vec![[EMPTY; 3]; w * h];
     let nz = g.nz();
+    let (ex, ey) = (relay.express_on(g, 0), relay.express_on(g, 1));
     for py in 0..h {
         let row: Vec<(usize, usize)> = (0..w).map(|px| (px, py)).collect();
-        let ring = two_track(&row);
+        let (ring, hops) = if ex {
+            // Cell (x, izx) at ring position x·nzx + izx: one slot per PE.
+            let mut order = row.clone();
+            order.sort_by_key(|&(px, py)| {
+                let c = g.cell(px, py);
+                (c.x, c.izx)
+            });
+            let ring: Vec<Slot> = order.into_iter().map(|(x, y)| (x, y, 0)).collect();
+            (ring, g.nzx)
+        } else {
+            (two_track(&row), 2 * g.nzx)
+        };
         // Each (y, z) of the row is one logical x ring.
         for px in 0..w {
             let c = g.cell(px, py);
@@ -159,19 +225,29 @@ pub fn build(g: &Geometry) -> Result<Vec<[RingPart; 3]>, String> {
                 continue;
             }
             let cells: Vec<_> = (0..g.nx).map(|x| g.pe(x, c.y, c.z)).collect();
-            install(&mut parts, w, 0, &ring, 2 * g.nzx, &cells)?;
+            install(&mut parts, w, 0, &ring, hops, &cells, ex)?;
         }
     }
     for px in 0..w {
         let col: Vec<(usize, usize)> = (0..h).map(|py| (px, py)).collect();
-        let ring = two_track(&col);
+        let (ring, hops) = if ey {
+            let mut order = col.clone();
+            order.sort_by_key(|&(px, py)| {
+                let c = g.cell(px, py);
+                (c.y, c.izy)
+            });
+            let ring: Vec<Slot> = order.into_iter().map(|(x, y)| (x, y, 0)).collect();
+            (ring, g.nzy)
+        } else {
+            (two_track(&col), 2 * g.nzy)
+        };
         for py in 0..h {
             let c = g.cell(px, py);
             if c.y != 0 {
                 continue;
             }
             let cells: Vec<_> = (0..g.ny).map(|y| g.pe(c.x, y, c.z)).collect();
-            install(&mut parts, w, 1, &ring, 2 * g.nzy, &cells)?;
+            install(&mut parts, w, 1, &ring, hops, &cells, ey)?;
         }
     }
     for y in 0..g.ny {
@@ -179,12 +255,12 @@ pub fn build(g: &Geometry) -> Result<Vec<[RingPart; 3]>, String> {
             let cells: Vec<_> = (0..nz).map(|z| g.pe(x, y, z)).collect();
             if g.nzx >= 2 && g.nzy >= 2 {
                 let ring: Vec<Slot> = cells.iter().map(|&(px, py)| (px, py, 0)).collect();
-                install(&mut parts, w, 2, &ring, 1, &cells)?;
+                install(&mut parts, w, 2, &ring, 1, &cells, false)?;
             } else {
                 // A straight block: its PEs from one end to the other.
                 let mut line = cells.clone();
                 line.sort();
-                install(&mut parts, w, 2, &two_track(&line), 2, &cells)?;
+                install(&mut parts, w, 2, &two_track(&line), 2, &cells, false)?;
             }
         }
     }
@@ -197,8 +273,8 @@ mod tests {
 
     /// Simulates the rotation on the host: after `hops`·k hops every home slot holds the
     /// block of the cell k behind.
-    fn check(g: &Geometry) {
-        let parts = build(g).expect("rings");
+    fn check(g: &Geometry, relay: Relay) {
+        let parts = build(g, relay).expect("rings");
         let w = g.width();
         for ax in 0..3 {
             // Blocks are labelled by the cell that owns them.
@@ -224,6 +300,10 @@ mod tests {
                                 Dir::South => (px, py + 1, s, Dir::North),
                                 Dir::North => (px, py - 1, s, Dir::South),
                                 Dir::Local => (px, py, 1 - s, Dir::Local),
+                                Dir::Express => {
+                                    let t = parts[here][ax].next_pe[s];
+                                    (t % w, t / w, s, Dir::Express)
+                                }
                             };
                             // The receiving slot must expect it from here.
                             assert_eq!(parts[ty * w + tx][ax].prev[ts], back);
@@ -254,15 +334,93 @@ mod tests {
 
     #[test]
     fn rings_shift_one_cell() {
-        for (nx, ny, nzx, nzy) in [
-            (8, 8, 4, 2),
-            (8, 8, 2, 4),
-            (7, 7, 7, 1),
-            (7, 9, 1, 7),
-            (9, 7, 4, 4),
-            (7, 8, 2, 5),
-        ] {
-            check(&Geometry::new(nx, ny, nzx, nzy).expect("geometry"));
+        for relay in [Relay::Ce, Relay::Express] {
+            for (nx, ny, nzx, nzy) in GEOMETRIES {
+                check(&Geometry::new(nx, ny, nzx, nzy).expect("geometry"), relay);
+            }
         }
     }
+
+    /// The express routes `layout.csl` configures (its formulas, copied) carry exactly
+    /// the ring's express links: every link starts at a source, crosses only forwarders of
+    /// its colour and ends at a destination, and no router has two roles on one colour.
+    #[test]
+    #[allow(clippy::needless_range_loop)] // `ax` picks the axis of the geometry too
+    fn layout_express_routes_match_the_rings() {
+        for (nx, ny, nzx, nzy) in GEOMETRIES {
+            let g = Geometry::new(nx, ny, nzx, nzy).expect("geometry");
+            let parts = build(&g, Relay::Express).expect("rings");
+            let w = g.width();
+            for ax in 0..2 {
+                if !Relay::Express.express_on(&g, ax) {
+                    continue;
+                }
+                let (n, m, len) = if ax == 0 {
+                    (g.nx, g.nzx, g.width())
+                } else {
+                    (g.ny, g.nzy, g.height())
+                };
+                // Roles along one row (x) or column (y), from the ring: per position,
+                // (source of +, pass +, destination of +, source of −, pass −, dest −),
+                // where + is the forward link toward higher coordinates.
+                let mut want = vec![[false; 6]; len];
+                for p in 0..len {
+                    let pe = if ax == 0 { p } else { p * w };
+                    let part = &parts[pe][ax];
+                    if part.next[0] != Dir::Express {
+                        continue;
+                    }
+                    let t = part.next_pe[0];
+                    let q = if ax == 0 { t % w } else { t / w };
+                    let (lo, hi, k) = if q > p { (p, q, 0) } else { (q, p, 3) };
+                    assert!(!want[p][k], "two sources at {p}");
+                    want[p][k] = true;
+                    assert!(!want[q][k + 2]);
+                    want[q][k + 2] = true;
+                    for between in &mut want[lo + 1..hi] {
+                        assert!(!between[k + 1]);
+                        between[k + 1] = true;
+                    }
+                }
+                for (p, wv) in want.iter().enumerate() {
+                    let got = layout_roles(n, m, p);
+                    assert_eq!(
+                        got, *wv,
+                        "axis {ax} position {p} of {nx}x{ny} ({nzx}x{nzy})"
+                    );
+                    // One role per colour.
+                    assert!(wv[..3].iter().filter(|&&b| b).count() <= 1);
+                    assert!(wv[3..].iter().filter(|&&b| b).count() <= 1);
+                }
+            }
+        }
+    }
+
+    /// `layout.csl`'s role formulas for position `p` of an axis of `n` cells folded by `m`.
+    fn layout_roles(n: usize, m: usize, p: usize) -> [bool; 6] {
+        let (g, o) = (p / m, p % m);
+        let even = g % 2 == 0;
+        let last = g == n - 1 && o == m - 1;
+        [
+            even && o == m - 1 && g != n - 1,
+            !even && !last,
+            (even && g >= 2 && o == 0) || (n.is_multiple_of(2) && last),
+            (!even && o == 0) || (n % 2 == 1 && last),
+            even && ((g == 0 && o >= 1) || (g >= 2 && !last)),
+            (!even && o == m - 1 && (n % 2 == 1 || g + 3 <= n)) || (g == 0 && o == 0),
+        ]
+    }
+
+    const GEOMETRIES: [(usize, usize, usize, usize); 10] = [
+        (8, 8, 4, 2),
+        (8, 8, 2, 4),
+        (7, 7, 7, 1),
+        (7, 9, 1, 7),
+        (9, 7, 4, 4),
+        (7, 8, 2, 5),
+        (16, 16, 4, 4),
+        (7, 7, 3, 4),
+        (9, 11, 3, 4),
+        (7, 7, 2, 4),
+    ];
 }
