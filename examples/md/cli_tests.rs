@@ -1,6 +1,6 @@
-//! `mdlj` input validation (issue 11): every bad input is refused up front, before the
-//! device program is compiled or run, with a message naming the line or the flag; never
-//! a panic.
+//! `mdlj` and `mdgen` command lines: `--help` works, and every bad input is refused up
+//! front (issue 11), before the device program is compiled or run, with a message naming
+//! the line or the flag; never a panic.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -100,5 +100,61 @@ fn bad_inputs_are_refused_up_front_naming_the_line_or_flag() {
     }
     for p in [nan_box, inf_pos, count] {
         let _ = std::fs::remove_file(p);
+    }
+}
+
+#[test]
+fn help_lists_every_flag_with_its_default_and_exits_0() {
+    for bin in [env!("CARGO_BIN_EXE_mdlj"), env!("CARGO_BIN_EXE_mdgen")] {
+        let out = Command::new(bin)
+            .arg("--help")
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {bin}: {e}"));
+        assert_eq!(out.status.code(), Some(0), "{bin} --help");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Usage:"), "{bin}: {text}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_mdlj"))
+        .arg("--help")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run mdlj: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--dump",
+        "--nx",
+        "--ny",
+        "--nzx",
+        "--nzy",
+        "--steps",
+        "--ninner",
+        "--nsample",
+        "--dt",
+        "--rcut",
+        "--arch",
+        "--energies",
+        "--check",
+        "--check-host",
+        "--dump-out",
+        "--nloc",
+        "--nmax",
+        "--npair",
+        "--max-cycles",
+        "--threads",
+        "--relay",
+        "--profile",
+        "-O",
+    ] {
+        assert!(text.contains(flag), "mdlj --help lacks {flag}:\n{text}");
+    }
+    for default in [
+        "[default: 8]",
+        "[default: 10]",
+        "[default: 0.001]",
+        "[default: express]",
+    ] {
+        assert!(
+            text.contains(default),
+            "mdlj --help lacks {default}:\n{text}"
+        );
     }
 }

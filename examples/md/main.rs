@@ -12,9 +12,81 @@ use std::process::ExitCode;
 /// uses (not a measured property of the simulator).
 const CLOCK_HZ: f64 = 850e6;
 
-const USAGE: &str = "usage: mdlj --dump PATH [--nx N --ny N --nzx N --nzy N] [--steps N] [--ninner N] [--nsample N] \
-[--dt DT] [--rcut R] [--arch wse2|wse3] [--energies OUT.tsv] [--check REF.tsv] [--check-host] [--dump-out PATH] \
-[--nloc N] [--nmax N] [--npair N] [--max-cycles N] [--threads N] [--relay express|ce] [--profile] [-O0]";
+/// Runs the MD flagship: reads a LAMMPS dump, compiles the device program for the
+/// geometry, simulates it and prints energies per step and cycles per timestep.
+#[derive(clap::Parser)]
+#[command(name = "mdlj", version)]
+struct Cli {
+    /// The initial condition (a LAMMPS dump: id type x y z [vx vy vz]).
+    #[arg(long, value_name = "PATH")]
+    dump: String,
+    /// Cells along x.
+    #[arg(long, default_value_t = 8)]
+    nx: u64,
+    /// Cells along y.
+    #[arg(long, default_value_t = 8)]
+    ny: u64,
+    /// z cells folded along x (cells along z = nzx * nzy).
+    #[arg(long, default_value_t = 4)]
+    nzx: u64,
+    /// z cells folded along y.
+    #[arg(long, default_value_t = 2)]
+    nzy: u64,
+    /// Outer timesteps (one energy row each).
+    #[arg(long, default_value_t = 10)]
+    steps: u64,
+    /// Inner timesteps per outer step, 1 to 1000.
+    #[arg(long, default_value_t = 1)]
+    ninner: u64,
+    /// Outer steps between barriers and energy records, 1 to 1000000.
+    #[arg(long, default_value_t = 1)]
+    nsample: u64,
+    /// Timestep.
+    #[arg(long, default_value_t = 0.001)]
+    dt: f64,
+    /// Cutoff radius.
+    #[arg(long, default_value_t = 2.5)]
+    rcut: f64,
+    /// Target architecture: wse2 or wse3.
+    #[arg(long, default_value = "wse2")]
+    arch: String,
+    /// Write the energy rows (step, potential, kinetic) to this TSV file.
+    #[arg(long, value_name = "OUT.tsv")]
+    energies: Option<String>,
+    /// Compare the energies with a reference TSV (max |d| / (1 + max |ref|) <= 1e-5).
+    #[arg(long, value_name = "REF.tsv")]
+    check: Option<String>,
+    /// Compare every row with the host's own f32/f64 integrator (within 2e-6).
+    #[arg(long)]
+    check_host: bool,
+    /// Write the final positions and velocities as a dump.
+    #[arg(long, value_name = "PATH")]
+    dump_out: Option<String>,
+    /// Atoms per cell (default: from the input).
+    #[arg(long)]
+    nloc: Option<u64>,
+    /// Resident records per PE (default: from the input).
+    #[arg(long)]
+    nmax: Option<u64>,
+    /// Pairs per PE (default: from the input).
+    #[arg(long)]
+    npair: Option<u64>,
+    /// Simulated cycles before the run is stopped as a runaway.
+    #[arg(long, default_value_t = 2_000_000_000)]
+    max_cycles: u64,
+    /// Simulator threads (default: the available cores; results are identical for any N).
+    #[arg(long)]
+    threads: Option<u64>,
+    /// How halos travel: express (default) or ce (the baseline CE relay).
+    #[arg(long, default_value = "express")]
+    relay: String,
+    /// Print cycles per phase and the stall fraction.
+    #[arg(long)]
+    profile: bool,
+    /// Optimisation level of the device program (-O0 turns the IR optimiser off).
+    #[arg(short = 'O', value_name = "LEVEL", value_parser = ["0", "1"])]
+    opt_level: Option<String>,
+}
 
 struct Args {
     dump: String,
@@ -37,91 +109,60 @@ struct Args {
     profile: bool,
 }
 
+/// The command line, validated: every flag's range is checked here, before a run that
+/// may take minutes. `--help` and clap's own errors exit from inside.
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        dump: String::new(),
-        dims: [8, 8, 4, 2],
-        steps: 10,
-        ninner: 1,
-        nsample: 1,
-        dt: 0.001,
-        rcut: 2.5,
-        arch: Arch::Wse2,
-        energies: None,
-        check: None,
-        check_host: false,
-        dump_out: None,
-        caps: [None; 3],
-        max_cycles: 2_000_000_000,
-        threads: None,
-        optimize: true,
-        relay: Relay::Express,
-        profile: false,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || {
-            it.next()
-                .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
-        };
-        let num = |v: String| -> Result<u64, String> {
-            v.parse()
-                .map_err(|_| format!("{flag}: `{v}` is not a non-negative integer"))
-        };
-        let float = |v: String| -> Result<f64, String> {
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x > 0.0)
-                .ok_or_else(|| format!("{flag}: `{v}` is not a positive number"))
-        };
-        match flag.as_str() {
-            "--dump" => a.dump = value()?,
-            "--nx" => a.dims[0] = num(value()?)? as usize,
-            "--ny" => a.dims[1] = num(value()?)? as usize,
-            "--nzx" => a.dims[2] = num(value()?)? as usize,
-            "--nzy" => a.dims[3] = num(value()?)? as usize,
-            "--steps" => {
-                a.steps = num(value()?)?
-                    .try_into()
-                    .map_err(|_| "--steps is too large".to_string())?
-            }
-            "--ninner" => a.ninner = in_range(&flag, num(value()?)?, 1, 1000)?,
-            "--nsample" => a.nsample = in_range(&flag, num(value()?)?, 1, 1_000_000)?,
-            "--dt" => a.dt = float(value()?)?,
-            "--rcut" => a.rcut = float(value()?)?,
-            "--arch" => {
-                let v = value()?;
-                a.arch = Arch::from_name(&v)
-                    .ok_or_else(|| format!("--arch: `{v}` is not wse2 or wse3"))?;
-            }
-            "--energies" => a.energies = Some(value()?),
-            "--check" => a.check = Some(value()?),
-            "--check-host" => a.check_host = true,
-            "--dump-out" => a.dump_out = Some(value()?),
-            "--nloc" => a.caps[0] = Some(in_range(&flag, num(value()?)?, 1, 1 << 16)?),
-            "--nmax" => a.caps[1] = Some(in_range(&flag, num(value()?)?, 1, 1 << 16)?),
-            "--npair" => a.caps[2] = Some(in_range(&flag, num(value()?)?, 1, 1 << 20)?),
-            "--max-cycles" => a.max_cycles = num(value()?)?,
-            "--threads" => match num(value()?)? {
-                0 => return Err(format!("--threads: give at least one thread\n{USAGE}")),
-                n => a.threads = Some(usize::try_from(n).unwrap_or(usize::MAX)),
-            },
-            "-O0" => a.optimize = false,
-            "--relay" => {
-                a.relay = match value()?.as_str() {
-                    "express" => Relay::Express,
-                    "ce" => Relay::Ce,
-                    v => return Err(format!("--relay: `{v}` is not express or ce\n{USAGE}")),
-                }
-            }
-            "--profile" => a.profile = true,
-            "-h" | "--help" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
+    use clap::Parser as _;
+    let c = Cli::parse();
+    let caps = [
+        c.nloc
+            .map(|v| in_range("--nloc", v, 1, 1 << 16))
+            .transpose()?,
+        c.nmax
+            .map(|v| in_range("--nmax", v, 1, 1 << 16))
+            .transpose()?,
+        c.npair
+            .map(|v| in_range("--npair", v, 1, 1 << 20))
+            .transpose()?,
+    ];
+    let positive = |flag: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("{flag}: `{v}` is not a positive number"))
         }
-    }
-    if a.dump.is_empty() {
-        return Err(format!("--dump is required\n{USAGE}"));
-    }
+    };
+    let a = Args {
+        dims: [c.nx, c.ny, c.nzx, c.nzy].map(|v| usize::try_from(v).unwrap_or(usize::MAX)),
+        steps: c
+            .steps
+            .try_into()
+            .map_err(|_| "--steps is too large".to_string())?,
+        ninner: in_range("--ninner", c.ninner, 1, 1000)?,
+        nsample: in_range("--nsample", c.nsample, 1, 1_000_000)?,
+        dt: positive("--dt", c.dt)?,
+        rcut: positive("--rcut", c.rcut)?,
+        arch: Arch::from_name(&c.arch)
+            .ok_or_else(|| format!("--arch: `{}` is not wse2 or wse3", c.arch))?,
+        relay: match c.relay.as_str() {
+            "express" => Relay::Express,
+            "ce" => Relay::Ce,
+            v => return Err(format!("--relay: `{v}` is not express or ce")),
+        },
+        threads: match c.threads {
+            Some(0) => return Err("--threads: give at least one thread".into()),
+            n => n.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        },
+        optimize: c.opt_level.as_deref() != Some("0"),
+        dump: c.dump,
+        energies: c.energies,
+        check: c.check,
+        check_host: c.check_host,
+        dump_out: c.dump_out,
+        caps,
+        max_cycles: c.max_cycles,
+        profile: c.profile,
+    };
     // Everything below is checked before the run, which may take minutes.
     if a.steps.checked_mul(a.ninner).is_none() {
         return Err(format!(
