@@ -583,14 +583,11 @@ impl Sema {
                 "declared extern here",
             ));
         };
-        if self.prog.is_none() {
-            return Err(self.err(
-                codes::BUILTIN_CONTEXT,
-                "runtime functions can only be called from PE code",
-                span,
-                "called here",
-            ));
-        }
+        self.pe_prog(
+            "runtime functions can only be called from PE code",
+            span,
+            "called here",
+        )?;
         let ast = self.mods[d.module].ast.clone();
         let mut ptys = Vec::new();
         for (p, b) in f.params.iter().zip(binds) {
@@ -785,14 +782,7 @@ impl Sema {
         else {
             return Err(Reported);
         };
-        if self.prog.is_none() {
-            return Err(self.err(
-                codes::BUILTIN_CONTEXT,
-                "tasks exist only in PE programs",
-                span,
-                "used here",
-            ));
-        }
+        self.pe_prog("tasks exist only in PE programs", span, "used here")?;
         let void = self.types.common.void;
         // The type the body is checked against: a wrong return type is reported, and the
         // body is still checked (against what it declares, so its `return`s are not
@@ -939,14 +929,11 @@ impl Sema {
         if let Some(&g) = self.mods[d.module].globals.get(&d.index) {
             return Ok(g);
         }
-        if self.prog.is_none() {
-            return Err(self.err(
-                codes::BUILTIN_CONTEXT,
-                "runtime variables exist only in PE programs",
-                span,
-                "used here",
-            ));
-        }
+        self.pe_prog(
+            "runtime variables exist only in PE programs",
+            span,
+            "used here",
+        )?;
         let ast = self.mods[d.module].ast.clone();
         let Some(DeclKind::Var(v)) = ast.decls.get(d.index as usize).map(|x| x.kind.clone()) else {
             return Err(Reported);

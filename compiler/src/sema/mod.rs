@@ -216,6 +216,15 @@ impl Sema {
         self.err(code, msg, span, format!("this has type {d}"))
     }
 
+    /// The PE program being built; outside one (in a layout file) a BUILTIN_CONTEXT error
+    /// `msg` at `span`, labelled `label`.
+    pub fn pe_prog(&mut self, msg: &str, span: Span, label: &str) -> R<&mut Program> {
+        if self.prog.is_none() {
+            return Err(self.err(codes::BUILTIN_CONTEXT, msg, span, label));
+        }
+        self.prog.as_mut().ok_or(Reported)
+    }
+
     /// Stops runaway nesting (recursive comptime calls, generic instances that make new
     /// instances, recursive inline functions, deeply nested expressions) before the
     /// compiler's own stack runs out.

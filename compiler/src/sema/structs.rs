@@ -813,14 +813,11 @@ impl Sema {
         let mut relocs = Vec::new();
         self.value_bytes(v, ty, &mut bytes, 0, &mut relocs, span)?;
         let n = self.dsd_consts.len();
-        let Some(p) = self.prog.as_mut() else {
-            return Err(self.err(
-                codes::BUILTIN_CONTEXT,
-                "constants in memory exist only in PE programs",
-                span,
-                "used here",
-            ));
-        };
+        let p = self.pe_prog(
+            "constants in memory exist only in PE programs",
+            span,
+            "used here",
+        )?;
         let g = p.globals.push(crate::ir::Global {
             name: format!("<const{n}>"),
             size: size as u32,

@@ -29,14 +29,7 @@ impl Sema {
         if let Some(g) = self.dsd_consts.get(&key) {
             return Ok(*g);
         }
-        let Some(p) = self.prog.as_mut() else {
-            return Err(self.err(
-                codes::BUILTIN_CONTEXT,
-                "DSRs exist only in PE programs",
-                span,
-                "used here",
-            ));
-        };
+        let p = self.pe_prog("DSRs exist only in PE programs", span, "used here")?;
         let g = p.globals.push(crate::ir::Global {
             name: format!("<{key}>"),
             size: DESC_BYTES,
