@@ -204,6 +204,35 @@ macro_rules! generated_parser {
 }
 pub(crate) use generated_parser;
 
+/// A logos token enum (the attributes and `enum Token<'a> { ... }` as written, its last
+/// variant with a trailing comma) with the punctuation and operator tokens the front ends
+/// share added after the variants written out: `+ core` adds `( ) [ ] : = |` and
+/// `+ - * / %`; `+ c_like` adds `{ } , ; .`, `& ^ ~ !`, the shifts and the comparisons.
+macro_rules! token_enum {
+    ($(#[$($m:tt)*])* $v:vis enum $n:ident<$lt:lifetime> { $($body:tt)* } $(+ $group:ident)*) => {
+        $crate::lexing::token_enum!(@add [$(#[$($m)*])* $v enum $n<$lt>] [$($body)*] $($group)*);
+    };
+    (@add $head:tt $body:tt core $($rest:ident)*) => {
+        $crate::lexing::token_enum!(@tokens $head $body [$($rest)*]
+            "(" LParen ")" RParen "[" LBracket "]" RBracket ":" Colon "=" Assign "|" Pipe
+            "+" Plus "-" Minus "*" Star "/" Slash "%" Percent);
+    };
+    (@add $head:tt $body:tt c_like $($rest:ident)*) => {
+        $crate::lexing::token_enum!(@tokens $head $body [$($rest)*]
+            "{" LBrace "}" RBrace "," Comma ";" Semi "." Dot "&" Amp "^" Caret "~" Tilde
+            "!" Bang "<<" Shl ">>" Shr "==" EqEq "!=" NotEq "<" Lt "<=" Le ">" Gt ">=" Ge);
+    };
+    // Each `"text" Name` pair becomes a variant documented as its text.
+    (@tokens $head:tt [$($body:tt)*] [$($rest:ident)*] $($t:tt $name:ident)*) => {
+        $crate::lexing::token_enum!(@add $head
+            [$($body)* $(#[doc = concat!("`", $t, "`")] #[token($t)] $name,)*] $($rest)*);
+    };
+    (@add [$($head:tt)*] [$($body:tt)*]) => {
+        $($head)* { $($body)* }
+    };
+}
+pub(crate) use token_enum;
+
 /// A front end's diagnostic codes for lexical and syntax errors.
 pub struct Codes {
     /// A character that starts no token (also lalrpop's invalid token).

@@ -12,6 +12,7 @@ use std::fmt;
 
 pub use crate::lexing::{LexError, LexErrorKind};
 
+lexing::token_enum! {
 /// One token.
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(skip r"[ \t\r\n\f]+")]
@@ -62,43 +63,7 @@ pub enum Token<'a> {
     /// `include`
     #[token("include")]
     Include,
-
-    /// `(`
-    #[token("(")]
-    LParen,
-    /// `)`
-    #[token(")")]
-    RParen,
-    /// `[`
-    #[token("[")]
-    LBracket,
-    /// `]`
-    #[token("]")]
-    RBracket,
-    /// `:`
-    #[token(":")]
-    Colon,
-    /// `=`
-    #[token("=")]
-    Assign,
-    /// `|`
-    #[token("|")]
-    Pipe,
-    /// `+`
-    #[token("+")]
-    Plus,
-    /// `-`
-    #[token("-")]
-    Minus,
-    /// `*`
-    #[token("*")]
-    Star,
-    /// `/`
-    #[token("/")]
-    Slash,
-    /// `%`
-    #[token("%")]
-    Percent,
+} + core
 }
 
 fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<i64, LexError> {

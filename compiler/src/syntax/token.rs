@@ -17,6 +17,7 @@ pub const STRING_LITERAL: &str = "string literal";
 /// What [`LexErrorKind::Unterminated`] says of a character literal with no closing `'`.
 pub const CHAR_LITERAL: &str = "character literal";
 
+crate::lexing::token_enum! {
 /// One token. Identifier and builtin names borrow from the source text; literal values are
 /// decoded.
 #[derive(Logos, Clone, Debug, PartialEq)]
@@ -143,42 +144,12 @@ pub enum Token<'a> {
     #[token("while")]
     While,
 
-    // ---- brackets ----
-    /// `(`
-    #[token("(")]
-    LParen,
-    /// `)`
-    #[token(")")]
-    RParen,
-    /// `[`
-    #[token("[")]
-    LBracket,
-    /// `]`
-    #[token("]")]
-    RBracket,
+    // ---- brackets (the plain ones come from `+ core`) ----
     /// `[*]`, the many-item pointer prefix (one token, as in Zig).
     #[token("[*]")]
     ManyPtr,
-    /// `{`
-    #[token("{")]
-    LBrace,
-    /// `}`
-    #[token("}")]
-    RBrace,
 
-    // ---- punctuation ----
-    /// `,`
-    #[token(",")]
-    Comma,
-    /// `;`
-    #[token(";")]
-    Semi,
-    /// `:`
-    #[token(":")]
-    Colon,
-    /// `.`
-    #[token(".")]
-    Dot,
+    // ---- punctuation (`, ; : .` come from `+ core` and `+ c_like`) ----
     /// `.*` (dereference; one token).
     #[token(".*")]
     DotStar,
@@ -192,64 +163,7 @@ pub enum Token<'a> {
     #[token("->")]
     Arrow,
 
-    // ---- operators ----
-    /// `+`
-    #[token("+")]
-    Plus,
-    /// `-`
-    #[token("-")]
-    Minus,
-    /// `*`
-    #[token("*")]
-    Star,
-    /// `/`
-    #[token("/")]
-    Slash,
-    /// `%`
-    #[token("%")]
-    Percent,
-    /// `<<`
-    #[token("<<")]
-    Shl,
-    /// `>>`
-    #[token(">>")]
-    Shr,
-    /// `&`
-    #[token("&")]
-    Amp,
-    /// `|`
-    #[token("|")]
-    Pipe,
-    /// `^`
-    #[token("^")]
-    Caret,
-    /// `~`
-    #[token("~")]
-    Tilde,
-    /// `!`
-    #[token("!")]
-    Bang,
-    /// `==`
-    #[token("==")]
-    EqEq,
-    /// `!=`
-    #[token("!=")]
-    NotEq,
-    /// `<`
-    #[token("<")]
-    Lt,
-    /// `<=`
-    #[token("<=")]
-    Le,
-    /// `>`
-    #[token(">")]
-    Gt,
-    /// `>=`
-    #[token(">=")]
-    Ge,
-    /// `=`
-    #[token("=")]
-    Assign,
+    // ---- compound assignment (the other operators come from `+ core` and `+ c_like`) ----
     /// `+=`
     #[token("+=")]
     PlusAssign,
@@ -280,6 +194,7 @@ pub enum Token<'a> {
     /// `^=`
     #[token("^=")]
     CaretAssign,
+} + core + c_like
 }
 
 impl<'a> LexToken<'a> for Token<'a> {

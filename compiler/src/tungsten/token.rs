@@ -22,6 +22,7 @@ pub struct FloatLit {
     pub exponent: bool,
 }
 
+lexing::token_enum! {
 /// One token.
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(skip r"[ \t\r\n\f]+")]
@@ -164,39 +165,9 @@ pub enum Token<'a> {
     #[token("return")]
     Return,
 
-    /// `(`
-    #[token("(")]
-    LParen,
-    /// `)`
-    #[token(")")]
-    RParen,
-    /// `[`
-    #[token("[")]
-    LBracket,
-    /// `]`
-    #[token("]")]
-    RBracket,
-    /// `{`
-    #[token("{")]
-    LBrace,
-    /// `}`
-    #[token("}")]
-    RBrace,
-    /// `,`
-    #[token(",")]
-    Comma,
-    /// `;`
-    #[token(";")]
-    Semi,
-    /// `:`
-    #[token(":")]
-    Colon,
     /// `?`
     #[token("?")]
     Question,
-    /// `.`
-    #[token(".")]
-    Dot,
     /// `->`
     #[token("->")]
     Arrow,
@@ -206,69 +177,13 @@ pub enum Token<'a> {
     /// `<+-`
     #[token("<+-")]
     AccArrow,
-    /// `=`
-    #[token("=")]
-    Assign,
-    /// `+`
-    #[token("+")]
-    Plus,
-    /// `-`
-    #[token("-")]
-    Minus,
-    /// `*`
-    #[token("*")]
-    Star,
-    /// `/`
-    #[token("/")]
-    Slash,
-    /// `%`
-    #[token("%")]
-    Percent,
-    /// `&`
-    #[token("&")]
-    Amp,
-    /// `|`
-    #[token("|")]
-    Pipe,
-    /// `^`
-    #[token("^")]
-    Caret,
-    /// `~`
-    #[token("~")]
-    Tilde,
-    /// `!`
-    #[token("!")]
-    Bang,
-    /// `<<`
-    #[token("<<")]
-    Shl,
-    /// `>>`
-    #[token(">>")]
-    Shr,
-    /// `==`
-    #[token("==")]
-    EqEq,
-    /// `!=`
-    #[token("!=")]
-    NotEq,
-    /// `<`
-    #[token("<")]
-    Lt,
-    /// `<=`
-    #[token("<=")]
-    Le,
-    /// `>`
-    #[token(">")]
-    Gt,
-    /// `>=`
-    #[token(">=")]
-    Ge,
     /// `&&`
     #[token("&&")]
     AndAnd,
     /// `||`
     #[token("||")]
     OrOr,
+} + core + c_like
 }
 
 fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
