@@ -627,13 +627,7 @@ impl Sema {
             if vt == t {
                 return Ok(v);
             }
-            let (a, b) = (self.types.display(vt), self.types.display(t));
-            return Err(self.err(
-                codes::TYPE_MISMATCH,
-                format!("@as cannot convert {a} to {b}"),
-                vspan,
-                format!("this has type {a}"),
-            ));
+            return Err(self.report(self.as_mismatch(vt, t, vspan)));
         }
         match v {
             Val::Ct(c) => {

@@ -450,21 +450,7 @@ impl Sema {
                     reachable: true,
                 });
             } else {
-                let end = Span {
-                    file: body.span.file,
-                    start: body.span.end.saturating_sub(1),
-                    end: body.span.end,
-                };
-                let d2 = self.types.display(ret);
-                result = Err(self.report(
-                    Diagnostic::error(
-                        codes::BAD_RETURN,
-                        format!("missing return value of type {d2}"),
-                        end,
-                        "control reaches the end of the function here",
-                    )
-                    .with_help("add a `return` statement"),
-                ));
+                result = Err(self.missing_return(body.span, ret));
             }
         }
         // An error in the body leaves its value unknown; do not guess one.
@@ -898,21 +884,7 @@ impl Sema {
         if ret == void || !check_end {
             fb.terminate(Term::Ret(None));
         } else if fb.cur_reachable() {
-            let end = Span {
-                file: body.span.file,
-                start: body.span.end.saturating_sub(1),
-                end: body.span.end,
-            };
-            let d2 = self.types.display(ret);
-            self.report(
-                Diagnostic::error(
-                    codes::BAD_RETURN,
-                    format!("missing return value of type {d2}"),
-                    end,
-                    "control reaches the end of the function here",
-                )
-                .with_help("add a `return` statement"),
-            );
+            self.missing_return(body.span, ret);
         }
         let Some(fb) = env.fb.take() else {
             return Err(Reported);
@@ -1036,6 +1008,21 @@ impl Sema {
         Ok(g)
     }
 
+    /// BAD_RETURN: control reaches the end (the last character of `body`) of a function
+    /// that returns `ret`.
+    fn missing_return(&mut self, body: Span, ret: TypeId) -> Reported {
+        let end = Span {
+            file: body.file,
+            start: body.end.saturating_sub(1),
+            end: body.end,
+        };
+        let d = self.types.display(ret);
+        let msg = format!("missing return value of type {d}");
+        let label = "control reaches the end of the function here";
+        let dg = Diagnostic::error(codes::BAD_RETURN, msg, end, label);
+        self.report(dg.with_help("add a `return` statement"))
+    }
+
     /// "a runtime variable cannot have the comptime-only type T".
     pub(crate) fn comptime_only_var(&mut self, ty: TypeId, span: Span, is_var: bool) -> Reported {
         let d = self.types.display(ty);
@@ -1045,15 +1032,9 @@ impl Sema {
             } else {
                 "use a scalar, array, struct or pointer type"
             };
-            return self.report(
-                Diagnostic::error(
-                    codes::UNSUPPORTED,
-                    format!("runtime variables of type {d} are not supported yet"),
-                    span,
-                    format!("this has type {d}"),
-                )
-                .with_help(help),
-            );
+            let msg = format!("runtime variables of type {d} are not supported yet");
+            let dg = self.diag_with_type(codes::UNSUPPORTED, msg, span, ty);
+            return self.report(dg.with_help(help));
         }
         let (msg, label, help) = if ty == self.types.common.type_ {
             (

@@ -371,15 +371,10 @@ impl Sema {
             }
             _ => {
                 let d = self.types.display(sty);
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::TYPE_MISMATCH,
-                        format!("cannot switch on a value of type {d}"),
-                        sspan,
-                        format!("this has type {d}"),
-                    )
-                    .with_help("switch on a fixed-width integer, a bool or an enum"),
-                ));
+                let msg = format!("cannot switch on a value of type {d}");
+                let help = "switch on a fixed-width integer, a bool or an enum";
+                let dg = self.diag_with_type(codes::TYPE_MISMATCH, msg, sspan, sty);
+                return Err(self.report(dg.with_help(help)));
             }
         };
         let items = self.switch_items(env, cases, sty, kind)?;

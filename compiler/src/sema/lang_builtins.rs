@@ -332,20 +332,7 @@ impl Sema {
                 Ok(Val::Rt { reg, ty: tag })
             }
             Val::Rt { reg, ty } if self.types.int_info(ty).is_some() => Ok(Val::Rt { reg, ty }),
-            Val::Rt { reg, ty }
-                if matches!(
-                    self.types.get(ty),
-                    Type::Color
-                        | Type::DataTaskId
-                        | Type::LocalTaskId
-                        | Type::ControlTaskId
-                        | Type::InputQueue
-                        | Type::OutputQueue
-                        | Type::UtId
-                ) =>
-            {
-                Ok(Val::Rt { reg, ty: u16t })
-            }
+            Val::Rt { reg, ty } if self.types.get(ty).is_id() => Ok(Val::Rt { reg, ty: u16t }),
             other => {
                 let sp = self.span(env, e);
                 let t = self.val_ty(&other);
@@ -360,6 +347,14 @@ impl Sema {
         }
     }
 
+    /// `@as cannot convert FROM to TO`, at the operand (`span`) of type `from`.
+    pub(crate) fn as_mismatch(&self, from: TypeId, to: TypeId, span: Span) -> Diagnostic {
+        let (a, b) = (self.types.display(from), self.types.display(to));
+        let msg = format!("@as cannot convert {a} to {b}");
+        let label = format!("this has type {a}");
+        Diagnostic::error(codes::TYPE_MISMATCH, msg, span, label)
+    }
+
     /// `@as` where the target or the operand is an enum.
     pub(crate) fn as_enum(&mut self, env: &mut Env, t: TypeId, v: Val, vspan: Span) -> R<Val> {
         let vt = self.val_ty(&v);
@@ -371,18 +366,9 @@ impl Sema {
             self.types.enum_def(vt).cloned(),
         );
         if te.is_some() && ve.is_some() {
-            let (a, b) = (self.types.display(vt), self.types.display(t));
-            return Err(self.report(
-                Diagnostic::error(
-                    codes::TYPE_MISMATCH,
-                    format!("@as cannot convert {a} to {b}"),
-                    vspan,
-                    format!("this has type {a}"),
-                )
-                .with_help(format!(
-                    "convert through an integer: `@as({b}, @as(u16, x))`"
-                )),
-            ));
+            let b = self.types.display(t);
+            let help = format!("convert through an integer: `@as({b}, @as(u16, x))`");
+            return Err(self.report(self.as_mismatch(vt, t, vspan).with_help(help)));
         }
         if let Some(def) = te {
             // Number -> enum.
@@ -426,13 +412,7 @@ impl Sema {
         let Some(def) = ve else { return Err(Reported) };
         // Enum -> number.
         if !self.types.is_numeric(t) {
-            let (a, b) = (self.types.display(vt), self.types.display(t));
-            return Err(self.err(
-                codes::TYPE_MISMATCH,
-                format!("@as cannot convert {a} to {b}"),
-                vspan,
-                format!("this has type {a}"),
-            ));
+            return Err(self.report(self.as_mismatch(vt, t, vspan)));
         }
         match v {
             Val::Ct(Value::Enum(_, i)) => {

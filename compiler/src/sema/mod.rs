@@ -212,8 +212,27 @@ impl Sema {
         span: Span,
         ty: TypeId,
     ) -> Reported {
+        let d = self.diag_with_type(code, msg, span, ty);
+        self.report(d)
+    }
+
+    /// Error `code` at `span`, labelled with the type `ty` of what is there.
+    pub fn diag_with_type(
+        &self,
+        code: &'static str,
+        msg: impl Into<String>,
+        span: Span,
+        ty: TypeId,
+    ) -> Diagnostic {
         let d = self.types.display(ty);
-        self.err(code, msg, span, format!("this has type {d}"))
+        Diagnostic::error(code, msg, span, format!("this has type {d}"))
+    }
+
+    /// NOT_COMPTIME: a value of type `ty` exists only at comptime, at `span` labelled `label`.
+    pub fn comptime_only(&mut self, ty: TypeId, span: Span, label: &str) -> Reported {
+        let d = self.types.display(ty);
+        let msg = format!("a value of type {d} exists only at comptime");
+        self.err(codes::NOT_COMPTIME, msg, span, label)
     }
 
     /// The PE program being built; outside one (in a layout file) a BUILTIN_CONTEXT error

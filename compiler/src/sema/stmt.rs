@@ -967,15 +967,10 @@ impl Sema {
                     return self.finish_return(env, None, span);
                 }
                 let t = self.val_ty(&v);
-                let d = self.types.display(t);
+                let msg = "a `void` function cannot return a value";
+                let dg = self.diag_with_type(codes::BAD_RETURN, msg, s, t);
                 Err(self.report(
-                    Diagnostic::error(
-                        codes::BAD_RETURN,
-                        "a `void` function cannot return a value",
-                        s,
-                        format!("this has type {d}"),
-                    )
-                    .with_help("remove the value, or declare the function's return type"),
+                    dg.with_help("remove the value, or declare the function's return type"),
                 ))
             }
             (None, false) => {

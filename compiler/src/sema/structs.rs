@@ -236,13 +236,8 @@ impl Sema {
     }
 
     fn no_fields(&mut self, ty: TypeId, span: Span) -> Reported {
-        let d = self.types.display(ty);
-        let mut dg = Diagnostic::error(
-            codes::UNKNOWN_MEMBER,
-            format!("a value of type {d} has no fields"),
-            span,
-            format!("this has type {d}"),
-        );
+        let msg = format!("a value of type {} has no fields", self.types.display(ty));
+        let mut dg = self.diag_with_type(codes::UNKNOWN_MEMBER, msg, span, ty);
         if let Type::Ptr { elem, .. } = self.types.get(ty)
             && !matches!(self.types.get(*elem), Type::Struct(_))
         {
@@ -801,13 +796,7 @@ impl Sema {
             return Ok(g);
         }
         let (Some(size), Some(align)) = (self.types.size_of(ty), self.types.align_of(ty)) else {
-            let d = self.types.display(ty);
-            return Err(self.err(
-                codes::NOT_COMPTIME,
-                format!("a value of type {d} exists only at comptime"),
-                span,
-                "used in runtime code here",
-            ));
+            return Err(self.comptime_only(ty, span, "used in runtime code here"));
         };
         let mut bytes = vec![0u8; size as usize];
         let mut relocs = Vec::new();

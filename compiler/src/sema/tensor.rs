@@ -118,12 +118,8 @@ impl Sema {
         };
         let Type::Array { dims, .. } = self.types.get(arr_ty).clone() else {
             let d = self.types.display(arr_ty);
-            return Err(self.err(
-                codes::BAD_TENSOR_ACCESS,
-                format!("a tensor access must index an array, not {d}"),
-                bspan,
-                format!("this has type {d}"),
-            ));
+            let msg = format!("a tensor access must index an array, not {d}");
+            return Err(self.err_with_type(codes::BAD_TENSOR_ACCESS, msg, bspan, arr_ty));
         };
         if indices.len() != dims.len() {
             return Err(self.report(
@@ -286,10 +282,7 @@ impl Sema {
                     ty,
                     mutable,
                 } => {
-                    let pty = self.types.intern(Type::Ptr {
-                        elem: ty,
-                        is_const: !mutable,
-                    });
+                    let pty = self.types.ptr(ty, !mutable);
                     Ok(Value::GlobalPtr {
                         global: g,
                         offset: off,
@@ -322,10 +315,7 @@ impl Sema {
                 Ok(c @ Value::Array(..)) => {
                     let ty = c.ty(&mut self.types);
                     let g = self.const_global(&c, ty, span)?;
-                    let pty = self.types.intern(Type::Ptr {
-                        elem: ty,
-                        is_const: true,
-                    });
+                    let pty = self.types.ptr(ty, true);
                     Ok(Value::GlobalPtr {
                         global: g,
                         offset: 0,

@@ -130,6 +130,21 @@ impl Type {
                 | Type::Dsr(_)
         )
     }
+
+    /// Whether values of this type are 16-bit ids: colours, task ids, queues and
+    /// microthread ids (`@as` takes them as u16 numbers).
+    pub fn is_id(&self) -> bool {
+        matches!(
+            self,
+            Type::Color
+                | Type::DataTaskId
+                | Type::LocalTaskId
+                | Type::ControlTaskId
+                | Type::InputQueue
+                | Type::OutputQueue
+                | Type::UtId
+        )
+    }
 }
 
 /// The definition of a named struct type.
@@ -383,6 +398,11 @@ impl TypeStore {
         matches!(t, Type::Array { .. } | Type::Struct(_)) || t.is_dsd()
     }
 
+    /// The interned type `*T` (`*const T` when `is_const`).
+    pub fn ptr(&mut self, elem: TypeId, is_const: bool) -> TypeId {
+        self.intern(Type::Ptr { elem, is_const })
+    }
+
     /// Interns a type.
     pub fn intern(&mut self, t: Type) -> TypeId {
         if let Some(&id) = self.map.get(&t) {
@@ -515,16 +535,8 @@ impl TypeStore {
             } => NumTy::U32,
             Type::F16 => NumTy::F16,
             Type::F32 => NumTy::F32,
-            Type::Color
-            | Type::Direction
-            | Type::DataTaskId
-            | Type::LocalTaskId
-            | Type::ControlTaskId
-            | Type::InputQueue
-            | Type::OutputQueue
-            | Type::UtId
-            | Type::Ptr { .. }
-            | Type::ManyPtr { .. } => NumTy::U16,
+            t if t.is_id() => NumTy::U16,
+            Type::Direction | Type::Ptr { .. } | Type::ManyPtr { .. } => NumTy::U16,
             Type::Enum(_) => return self.enum_def(id).and_then(|d| self.num_ty(d.tag)),
             _ => return None,
         })

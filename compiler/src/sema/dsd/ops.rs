@@ -327,16 +327,11 @@ impl Sema {
             {
                 return Ok(Operand::Ptr(v));
             }
-            let d = self.types.display(ty);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                format!(
-                    "a pointer operand must point to a {}-bit scalar",
-                    elem.bytes() * 8
-                ),
-                span,
-                format!("this has type {d}"),
-            ));
+            let msg = format!(
+                "a pointer operand must point to a {}-bit scalar",
+                elem.bytes() * 8
+            );
+            return Err(self.err_with_type(codes::BUILTIN_ARGS, msg, span, ty));
         }
         if is_dst {
             let d = self.types.display(ty);

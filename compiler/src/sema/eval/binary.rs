@@ -239,18 +239,12 @@ impl Sema {
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => numeric,
             BinaryOp::Eq | BinaryOp::Ne => {
                 numeric
+                    || t.is_id()
                     || matches!(
                         t,
                         Type::Bool
                             | Type::ComptimeString
-                            | Type::Color
                             | Type::Direction
-                            | Type::DataTaskId
-                            | Type::LocalTaskId
-                            | Type::ControlTaskId
-                            | Type::InputQueue
-                            | Type::OutputQueue
-                            | Type::UtId
                             | Type::Type
                             | Type::Ptr { .. }
                             | Type::ManyPtr { .. }

@@ -105,13 +105,7 @@ impl Sema {
             Value::AbsPtr { addr, .. } => *addr,
             other => {
                 let ty = other.ty(&mut self.types);
-                let d = self.types.display(ty);
-                return Err(self.err(
-                    codes::NOT_COMPTIME,
-                    format!("a value of type {d} exists only at comptime"),
-                    span,
-                    "used in runtime code here",
-                ));
+                return Err(self.comptime_only(ty, span, "used in runtime code here"));
             }
         })
     }

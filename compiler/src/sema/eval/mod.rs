@@ -430,10 +430,7 @@ impl Sema {
             }
             ExprKind::PtrType { is_const, elem } => {
                 let elem = self.eval_type(env, *elem)?;
-                Ok(Val::Ct(Value::Type(self.types.intern(Type::Ptr {
-                    elem,
-                    is_const: *is_const,
-                }))))
+                Ok(Val::Ct(Value::Type(self.types.ptr(elem, *is_const))))
             }
             ExprKind::ManyPtrType { is_const, elem } => {
                 let elem = self.eval_type(env, *elem)?;

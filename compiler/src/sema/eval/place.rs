@@ -363,13 +363,7 @@ impl Sema {
                     return Ok(());
                 }
                 let Some(nt) = self.types.num_ty(ty) else {
-                    let d = self.types.display(ty);
-                    return Err(self.err(
-                        codes::NOT_COMPTIME,
-                        format!("a value of type {d} exists only at comptime"),
-                        target_span,
-                        "cannot be stored in memory",
-                    ));
+                    return Err(self.comptime_only(ty, target_span, "cannot be stored in memory"));
                 };
                 let src = self.materialize(env, v, span)?;
                 let addr = self.place_addr(env, base, off, dyn_off, span)?;

@@ -129,10 +129,7 @@ impl Sema {
                         ));
                     }
                     let g = self.const_global(&c, ty, ospan)?;
-                    let pty = self.types.intern(Type::Ptr {
-                        elem: ty,
-                        is_const: true,
-                    });
+                    let pty = self.types.ptr(ty, true);
                     Ok(Val::Ct(Value::GlobalPtr {
                         global: g,
                         offset: 0,
@@ -166,10 +163,7 @@ impl Sema {
                 ty,
                 mutable,
             } => {
-                let pty = self.types.intern(Type::Ptr {
-                    elem: ty,
-                    is_const: !mutable,
-                });
+                let pty = self.types.ptr(ty, !mutable);
                 match (base, dyn_off) {
                     (MemBase::Global(g), None) => Ok(Val::Ct(Value::GlobalPtr {
                         global: g,
