@@ -717,13 +717,7 @@ impl Sema {
                 if to == from {
                     return Ok(Val::Rt { reg, ty: t });
                 }
-                let dst = self.fb(env).reg();
-                self.fb(env).emit(Inst::Conv {
-                    to,
-                    from,
-                    dst,
-                    src: reg,
-                });
+                let dst = self.emit_conv(env, reg, from, to);
                 Ok(Val::Rt { reg: dst, ty: t })
             }
         }

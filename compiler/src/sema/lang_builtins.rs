@@ -11,9 +11,10 @@ use super::types::{Type, TypeId};
 use super::value::Value;
 use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
-use crate::ir::Inst;
+use crate::ir::{Inst, VReg};
 use crate::source::Span;
 use crate::syntax::ast::ExprId;
+use csl_arch::NumTy;
 use std::rc::Rc;
 
 impl Sema {
@@ -455,14 +456,14 @@ impl Sema {
         if f == t {
             return Ok(reg);
         }
+        Ok(self.emit_conv(env, reg, f, t))
+    }
+
+    /// Emits the conversion of `src` from `from` to `to` into a new register.
+    pub(crate) fn emit_conv(&mut self, env: &mut Env, src: VReg, from: NumTy, to: NumTy) -> VReg {
         let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::Conv {
-            to: t,
-            from: f,
-            dst,
-            src: reg,
-        });
-        Ok(dst)
+        self.fb(env).emit(Inst::Conv { to, from, dst, src });
+        dst
     }
 
     /// `@import_comptime_value(T, "file.json")`.

@@ -343,13 +343,7 @@ impl Sema {
         let Val::Rt { reg, .. } = v else {
             return Err(Reported);
         };
-        let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::Conv {
-            to,
-            from,
-            dst,
-            src: reg,
-        });
+        let dst = self.emit_conv(env, reg, from, to);
         Ok(Val::Rt { reg: dst, ty })
     }
 

@@ -394,13 +394,6 @@ impl Sema {
         if from == NumTy::U16 {
             return Ok(r);
         }
-        let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::Conv {
-            to: NumTy::U16,
-            from,
-            dst,
-            src: r,
-        });
-        Ok(dst)
+        Ok(self.emit_conv(env, r, from, NumTy::U16))
     }
 }
