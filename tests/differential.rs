@@ -4,9 +4,11 @@
 //! (every operand a runtime global), and both must equal an independent host model bit
 //! for bit. Expressions whose comptime evaluation is an error by design (an arithmetic
 //! overflow of `T`, a division by zero, a shift by the width or more) are not generated;
-//! within those rules the two evaluators must agree on every bit.
+//! within those rules the two evaluators must agree on every bit. The same is done for
+//! `f32` expressions of `+ - * /` (against the host's IEEE single-precision arithmetic).
 //!
-//! `DIFF_SEEDS=N` runs N programs per type instead of the default 2 (40 expressions each).
+//! `DIFF_SEEDS=N` runs N programs per type instead of the default (2 per integer type, 4
+//! for `f32`; 40 expressions each).
 
 #![allow(clippy::unwrap_used)]
 
@@ -263,6 +265,117 @@ fn comptime_and_runtime_integer_arithmetic_agree() {
                     t.name
                 );
             }
+        }
+    }
+}
+
+/// An `f32` expression: comptime text, run-time text and the host's value (IEEE single
+/// precision, rounded to nearest after every operation).
+fn float_expr(rng: &mut Rng, leaves: &mut Vec<f64>, depth: u32) -> (String, String, f32) {
+    if depth == 0 || rng.below(3) == 0 {
+        // Exact small values, values f32 must round (tenths) and a few large ones.
+        let v = match rng.below(3) {
+            0 => (rng.below(129) as f64 - 64.0) / 4.0,
+            1 => (rng.below(2001) as f64 - 1000.0) / 10.0,
+            _ => (rng.below(2001) as f64 - 1000.0) * 1.0e5,
+        };
+        let k = leaves.len();
+        leaves.push(v);
+        return (format!("@as(f32, {v:?})"), format!("v[{k}]"), v as f32);
+    }
+    let (ca, ra, a) = float_expr(rng, leaves, depth - 1);
+    let (cb, rb, b) = float_expr(rng, leaves, depth - 1);
+    let (op, v) = match rng.below(4) {
+        0 => ("+", a + b),
+        1 => ("-", a - b),
+        2 => ("*", a * b),
+        _ => ("/", a / b),
+    };
+    (format!("({ca} {op} {cb})"), format!("({ra} {op} {rb})"), v)
+}
+
+/// The float half of the differential test: random `f32` expressions of `+ - * /` over
+/// exact and inexact literals, at comptime and on the simulator, against the host's IEEE
+/// arithmetic, bit for bit.
+#[test]
+fn comptime_and_runtime_float_arithmetic_agree() {
+    let seeds: u64 = std::env::var("DIFF_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4);
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    for seed in 0..seeds {
+        let mut rng = Rng(seed * 7919 + 17);
+        let mut leaves = Vec::new();
+        let mut exprs = Vec::new();
+        while exprs.len() < 40 {
+            let mark = leaves.len();
+            let (c, r, v) = float_expr(&mut rng, &mut leaves, 4);
+            // Non-finite results (a division by zero, an overflow) are left out: their
+            // NaN payloads are not part of the contract.
+            if v.is_finite() {
+                exprs.push((c, r, v));
+            } else {
+                leaves.truncate(mark);
+            }
+        }
+        let dir = tmp.join(format!("diff-f32-{seed}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let layout = "const memcpy = @import_module(\"<memcpy/get_params>\", .{ .width = 1, .height = 1 });\n\
+            layout {\n  @set_rectangle(1, 1);\n  @set_tile_code(0, 0, \"pe.csl\", .{ .memcpy_params = memcpy.get_params(0) });\n\
+            \x20 @export_name(\"out\", [*]u32, false);\n  @export_name(\"go\", fn() void);\n}\n";
+        std::fs::write(dir.join("layout.csl"), layout).unwrap();
+        let mut pe = String::from(
+            "param memcpy_params: comptime_struct;\nconst sys_mod = @import_module(\"<memcpy/memcpy>\", memcpy_params);\n",
+        );
+        let vals: Vec<String> = leaves.iter().map(|v| format!("{v:?}")).collect();
+        let _ = writeln!(
+            pe,
+            "var v = [{}]f32{{ {} }};",
+            leaves.len(),
+            vals.join(", ")
+        );
+        let n = exprs.len();
+        let _ = writeln!(
+            pe,
+            "var out = @zeros([{}]u32);\nvar out_ptr: [*]u32 = &out;",
+            2 * n
+        );
+        pe.push_str("fn go() void {\n");
+        for (i, (c, r, _)) in exprs.iter().enumerate() {
+            let _ = writeln!(
+                pe,
+                "  const c{i}: f32 = {c};\n  out[{}] = @bitcast(u32, c{i});",
+                2 * i
+            );
+            let _ = writeln!(
+                pe,
+                "  const r{i}: f32 = {r};\n  out[{}] = @bitcast(u32, r{i});",
+                2 * i + 1
+            );
+        }
+        pe.push_str("  sys_mod.unblock_cmd_stream();\n}\n");
+        pe.push_str("comptime {\n  @export_symbol(out_ptr, \"out\");\n  @export_symbol(go);\n}\n");
+        std::fs::write(dir.join("pe.csl"), pe).unwrap();
+        let layout = dir.join("layout.csl");
+        let run = csl_tests::Run {
+            layout: layout.to_str().unwrap(),
+            arch: Arch::Wse2,
+            dims: (8, 3),
+            launch: "go",
+            read: "out",
+            region: (1, 1, 2 * n as u32),
+        };
+        let out = csl_tests::launch_and_read(&run, &tmp, &format!("diff-f32-{seed}-run"));
+        for (i, (c, _, v)) in exprs.iter().enumerate() {
+            let host = v.to_bits();
+            let (ct, rt) = (out[2 * i], out[2 * i + 1]);
+            assert!(
+                ct == host && rt == host,
+                "f32 seed {seed}: `{c}`: comptime {} ({ct:#x}), run time {} ({rt:#x}), host {v} ({host:#x})",
+                f32::from_bits(ct),
+                f32::from_bits(rt)
+            );
         }
     }
 }
