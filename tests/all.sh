@@ -12,6 +12,10 @@ venv="target/test-venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check ./runtime-sim/python pytest
+# Building the extension module compiles the simulator once more (its own workspace, a
+# few minutes on two cores); pip's --verbose shows cargo's progress meanwhile.
+echo "all.sh: building and installing the Python package (cslsim extension module)..."
+"$venv/bin/pip" install --verbose --disable-pip-version-check ./runtime-sim/python pytest \
+  2>&1 | { grep -E "Compiling|Finished|Successfully|[Ee]rror" || true; }
 CSLC="$PWD/target/release/cslc" PATH="$PWD/target/release:$PWD/$venv/bin:$PATH" \
   "$venv/bin/python" -m pytest -q runtime-sim/python/tests

@@ -286,3 +286,45 @@ fn task_picker_takes_turns_above_the_last_task() {
         assert_eq!(out, vec![20, 9, 12], "{arch}");
     }
 }
+
+/// A copy-mode memcpy longer than the array the exported pointer points at is a host
+/// error naming the symbol, the PE and the array (it used to overwrite the next global).
+#[test]
+fn memcpy_past_the_end_of_the_array_is_a_host_error() {
+    use cslsim::host::{HostError, Region, SdkRuntime, Transfer};
+    let dir = compile_to_dir(
+        "examples/tutorials/01-gemv/layout.csl",
+        Arch::Wse2,
+        "past-end",
+    );
+    let mut rt = SdkRuntime::new(&dir).unwrap();
+    rt.load().unwrap();
+    rt.run().unwrap();
+    // The tutorial's default y has M = 4 elements.
+    let y = rt.get_id("y").unwrap();
+    let mut out = vec![0u32; 5];
+    let err = rt
+        .d2h(&mut out, y, Region::new(0, 0, 1, 1, 5), Transfer::COPY)
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            HostError::PastEndOfArray {
+                room: 16,
+                bytes: 20,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("`y`") && text.contains("16 bytes"), "{text}");
+    let b = rt.get_id("b").unwrap();
+    let err = rt
+        .h2d(b, &[0; 5], Region::new(0, 0, 1, 1, 5), Transfer::COPY)
+        .unwrap_err();
+    assert!(matches!(err, HostError::PastEndOfArray { .. }), "{err}");
+    // The exact length still works.
+    rt.d2h(&mut out[..4], y, Region::new(0, 0, 1, 1, 4), Transfer::COPY)
+        .unwrap();
+}

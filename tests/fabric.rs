@@ -131,6 +131,22 @@ fn deadlock_names_the_waiting_pe_and_colour() {
     }
 }
 
+/// A fabric DSD operation longer than its memory destination (the length set at run time)
+/// faults at the operation, naming the PE, the function and the pc.
+#[test]
+fn fabric_operation_longer_than_its_memory_operand_faults() {
+    for arch in ARCHS {
+        let mut rt = build("dsd_overrun", arch, (9, 3));
+        let err = rt.launch("start", &[], false).unwrap_err().to_string();
+        assert!(err.contains("fault on PE(0,0)"), "{arch}: {err}");
+        assert!(err.contains("function `start`, pc "), "{arch}: {err}");
+        assert!(
+            err.contains("fabric DSD operation of 6 elements, but the destination is a memory descriptor of 4"),
+            "{arch}: {err}"
+        );
+    }
+}
+
 #[test]
 fn range_filter_selects_what_reaches_the_ce() {
     for arch in ARCHS {

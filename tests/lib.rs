@@ -18,6 +18,8 @@ pub struct Header {
     pub max_nesting: Option<u32>,
     /// Module instance limit (`cslc --max-module-instances`).
     pub max_modules: Option<u32>,
+    /// Command-line params (`cslc --params`), as `NAME:VALUE` pairs separated by commas.
+    pub params: Vec<(String, String)>,
 }
 
 impl Header {
@@ -37,6 +39,10 @@ impl Header {
                 "fuel" => h.fuel = value.parse().ok(),
                 "max-nesting-depth" => h.max_nesting = value.parse().ok(),
                 "max-module-instances" => h.max_modules = value.parse().ok(),
+                "params" => h.params.extend(value.split(',').filter_map(|p| {
+                    let (k, v) = p.split_once(':')?;
+                    Some((k.trim().to_string(), v.trim().to_string()))
+                })),
                 _ => {}
             }
         }

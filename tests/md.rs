@@ -42,7 +42,7 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         threads: None,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: true,
-        progress: false,
+        progress: device::Progress::Lines(0),
         relay: Relay::Express,
     }
 }

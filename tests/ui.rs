@@ -6,6 +6,7 @@
 //!   rendering; the header states the intent).
 //! * `arch: wse3` — target (default wse2).
 //! * `fuel: N` — comptime budget, for cases that test the runaway-loop diagnostic.
+//! * `params: NAME:VALUE,...` — `cslc --params`, for cases about command-line params.
 //! * `max-nesting-depth: N`, `max-module-instances: N` — the other analysis limits
 //!   (`cslc` flags of the same names), for cases that test their diagnostics.
 //!
@@ -31,6 +32,7 @@ fn ui() {
             max_modules: header
                 .max_modules
                 .unwrap_or(cslc::driver::DEFAULT_MAX_MODULES),
+            params: header.params.clone(),
             ..Options::default()
         };
         // Compile relative to the crate directory so that paths in messages are stable.

@@ -214,11 +214,21 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     }
     // --params: bind the top-level file's params.
     let mut params = BTreeMap::new();
-    let declared = |name: &str| {
-        ast.decls.iter().any(|d| matches!(&d.kind, crate::syntax::ast::DeclKind::Param { name: n, .. } if n.name == name))
-    };
+    let param_names: Vec<&str> = ast
+        .decls
+        .iter()
+        .filter_map(|d| match &d.kind {
+            crate::syntax::ast::DeclKind::Param { name, .. } => Some(name.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let declared = |name: &str| param_names.contains(&name);
     for (name, raw) in &opts.params {
         if !declared(name) {
+            let help = match crate::suggest::did_you_mean(name, param_names.iter().copied()) {
+                Some(best) => format!("did you mean `{best}`? (--params={best}:{raw})"),
+                None => format!("declare it with `param {name}: i16;` or remove it from --params"),
+            };
             sema.report(
                 Diagnostic::global(
                     codes::BAD_ARGUMENT,
@@ -226,9 +236,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
                         "--params names `{name}`, but the top-level file declares no such param"
                     ),
                 )
-                .with_help(format!(
-                    "declare it with `param {name}: i16;` or remove it from --params"
-                )),
+                .with_help(help),
             );
             continue;
         }
@@ -263,6 +271,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         params.insert(name.clone(), Value::Color(*id as u8));
     }
     let top_mod = sema.instantiate(top, params, String::new(), None);
+    sema.cli_params = Some((top_mod, opts.params.iter().cloned().collect()));
     let plan = sema.run_layout(top_mod)?;
     if !plan.tiles.values().any(|t| t.file == top) {
         sema.run_layout_file_comptime(top_mod);

@@ -42,8 +42,8 @@ pub struct Config {
     pub samples_per_launch: u32,
     /// Run the compiler's IR optimiser (`-O0` turns it off).
     pub optimize: bool,
-    /// Print the steps done after each launch to standard error (for terminals).
-    pub progress: bool,
+    /// How the steps done are reported on standard error.
+    pub progress: Progress,
     /// How the x and y halos travel (see `rings::Relay`).
     pub relay: rings::Relay,
 }
@@ -339,6 +339,15 @@ fn compile(
 }
 
 /// Runs the device program on `d`.
+/// Progress reports of a run, on standard error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// One line rewritten after every launch (`\r`), for a terminal.
+    Terminal,
+    /// A line each time this many more steps are done (0: never), for a log file.
+    Lines(u64),
+}
+
 pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let g = &cfg.geometry;
     let b = d.box_len();
@@ -531,16 +540,20 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         for (acc, &v) in prof_sum.iter_mut().zip(&prof) {
             *acc += u64::from(v);
         }
+        let before = u64::from(done) * every;
         done += n;
-        if cfg.progress {
-            eprint!(
-                "\r  {} of {} steps simulated",
-                u64::from(done) * every,
-                u64::from(samples) * every
-            );
-            if done >= samples {
-                eprintln!();
+        let (now, total) = (u64::from(done) * every, u64::from(samples) * every);
+        match cfg.progress {
+            Progress::Terminal => {
+                eprint!("\r  {now} of {total} steps simulated");
+                if done >= samples {
+                    eprintln!();
+                }
             }
+            Progress::Lines(k) if k > 0 && now / k > before / k => {
+                eprintln!("  {now} of {total} steps simulated");
+            }
+            Progress::Lines(_) => {}
         }
         if done >= samples {
             break;

@@ -83,6 +83,10 @@ struct Cli {
     /// Print cycles per phase and the stall fraction.
     #[arg(long)]
     profile: bool,
+    /// Progress on standard error: on a terminal one updating line after every launch;
+    /// otherwise a line each time this many more steps are done (0: none).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    progress_every: u64,
     /// Optimisation level of the device program (-O0 turns the IR optimiser off).
     #[arg(short = 'O', value_name = "LEVEL", value_parser = ["0", "1"])]
     opt_level: Option<String>,
@@ -107,6 +111,7 @@ struct Args {
     optimize: bool,
     relay: Relay,
     profile: bool,
+    progress_every: u64,
 }
 
 /// The command line, validated: every flag's range is checked here, before a run that
@@ -162,6 +167,7 @@ fn parse_args() -> Result<Args, String> {
         caps,
         max_cycles: c.max_cycles,
         profile: c.profile,
+        progress_every: c.progress_every,
     };
     // Everything below is checked before the run, which may take minutes.
     if a.steps.checked_mul(a.ninner).is_none() {
@@ -275,7 +281,11 @@ fn real_main() -> Result<(), String> {
         threads: a.threads,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: a.optimize,
-        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        progress: if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            device::Progress::Terminal
+        } else {
+            device::Progress::Lines(a.progress_every)
+        },
         relay: a.relay,
     };
     println!(

@@ -134,6 +134,16 @@ impl Class {
             .map_or("(task picker)", |f| f.name.as_str())
     }
 
+    /// The name of the function whose code holds instruction `pc` (the one with the
+    /// greatest entry not above it), for traces.
+    pub fn func_name_at(&self, pc: u32) -> &str {
+        self.functions()
+            .iter()
+            .filter(|f| f.entry <= pc)
+            .max_by_key(|f| f.entry)
+            .map_or("?", |f| f.name.as_str())
+    }
+
     /// How task id `id` is triggered, if a task is bound to it.
     pub fn kind(&self, id: u8) -> Option<TaskKind> {
         self.binding(id)?;

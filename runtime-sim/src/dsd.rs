@@ -364,6 +364,30 @@ fn parse(
     })
 }
 
+/// Faults a fabric operation (one with a `fabin` or `fabout` operand) that is longer than
+/// one of its memory operands, instead of letting it run past that operand's end.
+fn check_memory_lengths(dst: &Opnd, src: &[Opnd], total: u32) -> Result<(), FaultKind> {
+    let all = std::iter::once(dst).chain(src);
+    let fabric = all
+        .clone()
+        .any(|o| matches!(o, Opnd::FabIn { .. } | Opnd::FabOut { .. }));
+    if !fabric || total == UNBOUNDED {
+        return Ok(());
+    }
+    for (operand, o) in all.enumerate() {
+        if let Opnd::Mem { len, .. } | Opnd::Mem4 { len, .. } = *o
+            && len < total
+        {
+            return Err(FaultKind::DsdLengthMismatch {
+                operand,
+                len,
+                total,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Starts a `dsd_op`: reads its operands and applies the operation-length rule.
 pub(crate) fn issue(
     pe: &mut Pe,
@@ -431,6 +455,7 @@ pub(crate) fn issue(
         .find_map(|s| s.dsd_len().filter(|&l| l != 0))
         .or(dst.dsd_len())
         .unwrap_or(if any_dsd { 0 } else { 1 });
+    check_memory_lengths(&dst, &src[..nsrc], total)?;
     // `*p` destination with a scalar (or pointer) first source: a reduction seeded by it.
     let acc = match (dst, src[0]) {
         (Opnd::Ptr(_), Opnd::Scalar(v)) if nsrc >= 2 => Some(v),

@@ -124,6 +124,16 @@ pub enum FaultKind {
         /// What is wrong.
         why: &'static str,
     },
+    /// A fabric DSD operation longer than one of its memory operands: it would read or
+    /// write past the operand's end (a compile-time warning when the lengths are known).
+    DsdLengthMismatch {
+        /// Which operand: 0 the destination, 1.. the sources.
+        operand: usize,
+        /// That operand's length.
+        len: u32,
+        /// The operation's length.
+        total: u32,
+    },
 }
 
 impl FaultKind {
@@ -204,6 +214,21 @@ impl fmt::Display for FaultKind {
                 write!(f, "bad DSD descriptor at 0x{addr:04x}: {why}")
             }
             FaultKind::BadDsdOperands { why } => write!(f, "bad DSD operation: {why}"),
+            FaultKind::DsdLengthMismatch {
+                operand,
+                len,
+                total,
+            } => {
+                let which = match operand {
+                    0 => "the destination".to_string(),
+                    n => format!("source {n}"),
+                };
+                write!(
+                    f,
+                    "fabric DSD operation of {total} elements, but {which} is a memory \
+                     descriptor of {len}: it would run past its end"
+                )
+            }
         }
     }
 }

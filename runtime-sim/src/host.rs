@@ -19,6 +19,7 @@
 
 mod error;
 mod memcpy;
+pub mod values;
 
 pub use error::HostError;
 pub use memcpy::{MEMCPY_SETUP_CYCLES, MemcpyDataType, MemcpyOrder, Region, Transfer};

@@ -7,9 +7,11 @@
 //! Exit status: 0 on success, 1 with a message on any failure (bad arguments included).
 
 use clap::Parser;
+use csl_arch::isa::NumTy;
+use cslsim::host::{MemcpyDataType, Region, Transfer, values};
 use cslsim::params::MAX_LATENCY_CYCLES;
 use cslsim::{DEFAULT_MAX_CYCLES, HostError, SdkRuntime, SimParams, TraceFilter, Tracer};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -25,6 +27,15 @@ struct Cli {
     /// Launch this exported function (no arguments) on every PE; repeatable, in order.
     #[arg(long = "launch", value_name = "NAME")]
     launch: Vec<String>,
+    /// Before the launches, copy the numbers in FILE into the exported tensor NAME of
+    /// every PE (text: numbers separated by spaces, commas or newlines, `#` comments;
+    /// split evenly over the PEs in row-major order); repeatable.
+    #[arg(long = "set", value_name = "NAME=FILE", value_parser = parse_binding)]
+    set: Vec<(String, PathBuf)>,
+    /// After the run, write the exported tensor NAME of every PE to FILE (one line per
+    /// PE, row-major; the format `--set` reads); repeatable.
+    #[arg(long = "dump", value_name = "NAME=FILE", value_parser = parse_binding)]
+    dump: Vec<(String, PathBuf)>,
     /// Print the disassembly of every program class.
     #[arg(long)]
     disas: bool,
@@ -54,6 +65,24 @@ struct Cli {
     /// results are the same for every number).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     threads: Option<u32>,
+}
+
+/// `println!` that ignores write errors: a reader that closes the pipe early (`| head`)
+/// must not make the simulator panic.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+fn parse_binding(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, file)) if !name.is_empty() && !file.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(file)))
+        }
+        _ => Err(format!("`{s}` is not NAME=FILE")),
+    }
 }
 
 fn parse_trace(s: &str) -> Result<TraceFilter, String> {
@@ -104,17 +133,21 @@ fn run(cli: &Cli) -> Result<(), HostError> {
     }
     if cli.disas {
         for (n, class) in rt.image().classes.iter().enumerate() {
-            println!("class {n} `{}`:", class.info.name);
+            out!("class {n} `{}`:", class.info.name);
             for f in &class.info.functions {
-                println!(
+                out!(
                     "  fn {} @{} (regs {}, params {}, frame {} bytes)",
-                    f.name, f.entry, f.nregs, f.nparams, f.frame_bytes
+                    f.name,
+                    f.entry,
+                    f.nregs,
+                    f.nparams,
+                    f.frame_bytes
                 );
             }
             for t in &class.info.tasks {
-                println!("  task id {} ({:?}) -> function {}", t.id, t.kind, t.func);
+                out!("  task id {} ({:?}) -> function {}", t.id, t.kind, t.func);
             }
-            print!("{}", csl_arch::isa::disassemble(&class.code));
+            out!("{}", csl_arch::isa::disassemble(&class.code).trim_end());
         }
     }
     rt.load()?;
@@ -147,16 +180,37 @@ fn run(cli: &Cli) -> Result<(), HostError> {
         })?;
     }
     for line in rt.sim_log() {
-        println!("{line}");
+        out!("{line}");
     }
     result?;
-    println!("simulated cycles: {}", stats.cycles);
-    println!("instructions: {}", stats.instructions);
-    println!("wavelet hops: {}", stats.wavelet_hops);
+    out!("simulated cycles: {}", stats.cycles);
+    out!("instructions: {}", stats.instructions);
+    out!("wavelet hops: {}", stats.wavelet_hops);
     for pe in &stats.pes {
-        println!(
+        out!(
             "{}: busy {} cycles, stalled {} cycles, {} instructions, {} tasks",
-            pe.pe, pe.busy_cycles, pe.stalled_cycles, pe.instructions, pe.tasks_started
+            pe.pe,
+            pe.busy_cycles,
+            pe.stalled_cycles,
+            pe.instructions,
+            pe.tasks_started
+        );
+    }
+    if cli.launch.is_empty() && stats.instructions == 0 {
+        let funcs: Vec<String> = rt
+            .image()
+            .exports
+            .iter()
+            .filter(|e| matches!(e.kind, csl_arch::image::ExportKind::Func { .. }))
+            .map(|e| format!("`{}`", e.name))
+            .collect();
+        let hint = if funcs.is_empty() {
+            String::new()
+        } else {
+            format!("; launch one of {} with --launch NAME", funcs.join(", "))
+        };
+        eprintln!(
+            "cslsim: note: nothing ran: no task was active at start and no function was launched{hint}"
         );
     }
     Ok(())
@@ -164,9 +218,83 @@ fn run(cli: &Cli) -> Result<(), HostError> {
 
 fn simulate(rt: &mut SdkRuntime, cli: &Cli) -> Result<(), HostError> {
     rt.run()?;
+    for (name, file) in &cli.set {
+        set_tensor(rt, name, file)?;
+    }
     for name in &cli.launch {
         rt.launch(name, &[], false)?;
     }
     rt.run_until_idle()?;
+    for (name, file) in &cli.dump {
+        dump_tensor(rt, name, file)?;
+    }
     rt.stop()
+}
+
+/// The region of the whole rectangle with `l` elements per PE, and the transfer for
+/// elements of type `elem`.
+fn whole(rt: &SdkRuntime, l: u32, elem: NumTy) -> (Region, Transfer) {
+    let m = &rt.image().meta;
+    let dt = if elem.size() == 4 {
+        MemcpyDataType::Bit32
+    } else {
+        MemcpyDataType::Bit16
+    };
+    (
+        Region::new(0, 0, m.width, m.height, l),
+        Transfer::COPY.data_type(dt),
+    )
+}
+
+/// `--set NAME=FILE`.
+fn set_tensor(rt: &mut SdkRuntime, name: &str, file: &Path) -> Result<(), HostError> {
+    let id = rt.get_id(name)?;
+    let (elem, _) = rt.tensor_len(id, 0, 0)?;
+    let text = std::fs::read_to_string(file).map_err(|source| HostError::Io {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let words = values::parse(&text, elem).map_err(|why| HostError::BadArgument {
+        what: format!("--set {name}={}: {why}", file.display()),
+    })?;
+    let m = &rt.image().meta;
+    let pes = (m.width * m.height) as usize;
+    if words.is_empty() || words.len() % pes != 0 {
+        return Err(HostError::BadArgument {
+            what: format!(
+                "--set {name}={}: {} values do not split evenly over the {pes} PEs",
+                file.display(),
+                words.len()
+            ),
+        });
+    }
+    let (region, how) = whole(rt, (words.len() / pes) as u32, elem);
+    rt.h2d(id, &words, region, how)
+}
+
+/// `--dump NAME=FILE`: the whole array on every PE (its length from PE (0,0)).
+fn dump_tensor(rt: &mut SdkRuntime, name: &str, file: &Path) -> Result<(), HostError> {
+    let id = rt.get_id(name)?;
+    let (elem, len) = rt.tensor_len(id, 0, 0)?;
+    let Some(l) = len.filter(|&l| l > 0) else {
+        return Err(HostError::BadArgument {
+            what: format!("--dump {name}: the length of the array `{name}` points at is unknown"),
+        });
+    };
+    let (region, how) = whole(rt, l, elem);
+    let mut words = vec![0u32; (region.w * region.h * l) as usize];
+    rt.d2h(&mut words, id, region, how)?;
+    let mut text = format!(
+        "# {name}: {} x {} PEs, {l} {elem:?} elements each, one line per PE (row-major)\n",
+        region.w, region.h
+    );
+    for pe in words.chunks(l as usize) {
+        let line: Vec<String> = pe.iter().map(|&w| values::format_one(w, elem)).collect();
+        text.push_str(&line.join(" "));
+        text.push('\n');
+    }
+    std::fs::write(file, text).map_err(|source| HostError::Io {
+        path: file.to_path_buf(),
+        source,
+    })
 }

@@ -1261,7 +1261,16 @@ fn trace_ce(t: &Tracer, pe: &Pe, class: &Class, out: &CeOut, now: u64) {
     if let Some(pc) = out.retired
         && let Some(op) = class.code().get(pc as usize)
     {
-        t.line(format_args!("@{now} {loc}: pc {pc}: {op}"));
+        let func = class.func_name_at(pc);
+        match op {
+            Op::Call { func: callee, .. } => {
+                let callee = class.func_name(*callee);
+                t.line(format_args!(
+                    "@{now} {loc}: pc {pc} in `{func}`: {op}  ; calls `{callee}`"
+                ));
+            }
+            _ => t.line(format_args!("@{now} {loc}: pc {pc} in `{func}`: {op}")),
+        }
     }
 }
 

@@ -174,3 +174,93 @@ fn too_large_images_say_how_much_memory_they_need() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+/// A 2x1 image exporting `v`, four f32 elements at 0x100 on each PE (a global the
+/// pointer at 0x80 points at), and a launchable `go`.
+fn tensor_program() -> Vec<u8> {
+    let mut a = Asm::new("main.csl");
+    let go = a.func("go", 1, 0, 0);
+    a.unblock_cmd_stream(0);
+    a.ret_void();
+    a.export_func("go", go);
+    a.export_tensor("v", 0x80, 0x100);
+    a.poke(0x100, &[0; 16]);
+    let mut class = a.build();
+    class.info.globals.push(csl_arch::image::GlobalInfo {
+        name: "v".into(),
+        addr: 0x100,
+        size: 16,
+    });
+    let img = image(
+        2,
+        1,
+        vec![class],
+        vec![0, 0],
+        vec![
+            export_func("go", vec![]),
+            common::export_tensor("v", csl_arch::isa::NumTy::F32, true),
+        ],
+    );
+    img.to_elf().expect("encode")
+}
+
+#[test]
+fn set_and_dump_move_tensors_through_text_files() {
+    let path = temp_file(&tensor_program());
+    let p = path.to_str().expect("utf-8 path");
+    let input = temp_file(b"# two PEs, four each\n1 2 3 4\n5.5, 6, 7, -8\n");
+    let dump = temp_file(b"");
+    let (i, d) = (
+        format!("v={}", input.display()),
+        format!("v={}", dump.display()),
+    );
+    let (code, _, err) = cslsim(&[p, "--set", &i, "--launch", "go", "--dump", &d]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&dump).expect("dump written");
+    assert_eq!(
+        text,
+        "# v: 2 x 1 PEs, 4 F32 elements each, one line per PE (row-major)\n1 2 3 4\n5.5 6 7 -8\n"
+    );
+    // A dump reads back as the same input.
+    let again = temp_file(text.as_bytes());
+    let (code, _, err) = cslsim(&[p, "--set", &format!("v={}", again.display())]);
+    assert_eq!(code, 0, "{err}");
+
+    // Too many values for the array, a bad number, an unknown name.
+    let long = temp_file(b"1 2 3 4 5 6 7 8 9");
+    let (code, _, err) = cslsim(&[p, "--set", &format!("v={}", long.display())]);
+    assert_eq!(code, 1);
+    assert!(err.contains("do not split evenly over the 2 PEs"), "{err}");
+    let ten = temp_file(b"1 2 3 4 5 6 7 8 9 10");
+    let (code, _, err) = cslsim(&[p, "--set", &format!("v={}", ten.display())]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("needs 20 bytes") && err.contains("has 16 bytes"),
+        "{err}"
+    );
+    let bad = temp_file(b"1 two");
+    let (code, _, err) = cslsim(&[p, "--set", &format!("v={}", bad.display())]);
+    assert_eq!(code, 1);
+    assert!(err.contains("`two` is not a F32 value"), "{err}");
+    let (code, _, err) = cslsim(&[p, "--dump", "w=out.txt"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no exported name `w`"), "{err}");
+    let (code, _, err) = cslsim(&[p, "--set", "v"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is not NAME=FILE"), "{err}");
+}
+
+#[test]
+fn a_run_without_launches_says_that_nothing_ran() {
+    let path = temp_file(&program());
+    let p = path.to_str().expect("utf-8 path");
+    let (code, _, err) = cslsim(&[p]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("nothing ran"), "{err}");
+    assert!(
+        err.contains("`go`") && err.contains("--launch NAME"),
+        "{err}"
+    );
+    let (_, _, err) = cslsim(&[p, "--launch", "go"]);
+    assert!(!err.contains("nothing ran"), "{err}");
+}

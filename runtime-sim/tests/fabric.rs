@@ -1299,7 +1299,7 @@ fn the_tracer_prints_instructions_and_wavelets_of_the_chosen_pe() {
     );
     assert!(text.contains("PE(1,0): task 1 starts `recv`"), "{text}");
     assert!(
-        text.contains("PE(1,0): pc 0: imm dst=r2, imm=256"),
+        text.contains("PE(1,0): pc 0 in `recv`: imm dst=r2, imm=256"),
         "{text}"
     );
     assert!(!text.contains("PE(0,0)"), "{text}");

@@ -122,6 +122,8 @@ codes! {
     BAD_EXPORT = "E0506";
     /// A feature the target architecture does not have (e.g. message passing on wse2).
     ARCH_FEATURE = "E0507";
+    /// The descriptors of a fabric DSD operation disagree on its length (a warning).
+    DSD_LENGTH = "E0508";
     /// The program does not fit in PE memory.
     OUT_OF_MEMORY = "E0601";
     /// A bad command-line argument.

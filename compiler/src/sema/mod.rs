@@ -149,6 +149,9 @@ pub struct Sema {
     /// Approximate stack address of the outermost nested analysis (see
     /// [`Sema::stack_guard`]).
     stack_base: Option<usize>,
+    /// The top-level module and the `--params` text of each param bound on the command
+    /// line, so that a value of the wrong type names the flag it came from.
+    pub cli_params: Option<(ModId, HashMap<String, String>)>,
 }
 
 impl Sema {
@@ -184,6 +187,7 @@ impl Sema {
             teardown_handlers: Vec::new(),
             stack_base,
             class_first_mod: 0,
+            cli_params: None,
         }
     }
 
@@ -635,10 +639,17 @@ impl Sema {
                         ));
                     }
                 };
-                match ty {
-                    Some(t) => self.coerce_value(v, t, name.span),
-                    None => Ok(v),
+                let Some(t) = ty else { return Ok(v) };
+                let before = self.diags.len();
+                let result = self.coerce_value(v, t, name.span);
+                if result.is_err()
+                    && let Some(raw) = self.cli_param_text(d.module, &name.name)
+                    && let Some(diag) = self.diags.get_mut(before)
+                {
+                    let note = format!("the value comes from `--params={}:{raw}`", name.name);
+                    diag.notes.push(note);
                 }
+                result
             }
             DeclKind::Var(v) => {
                 let Some(init) = v.init else {
@@ -661,6 +672,12 @@ impl Sema {
             }
             _ => Err(Reported),
         }
+    }
+
+    /// The `--params` text that bound param `name` of module `m`, if the command line did.
+    fn cli_param_text(&self, m: ModId, name: &str) -> Option<String> {
+        let (top, given) = self.cli_params.as_ref()?;
+        (*top == m).then(|| given.get(name).cloned()).flatten()
     }
 
     /// Runs the top-level comptime blocks of a module instance (once).

@@ -31,6 +31,11 @@ pub enum HostError {
     },
     /// The file is not a valid image.
     Image(ImageError),
+    /// Host data given to a tool (e.g. `cslsim --set`) that does not fit the program.
+    BadArgument {
+        /// What is wrong, naming the option.
+        what: String,
+    },
     /// No `@export_name` has this name.
     UnknownSymbol {
         /// The name asked for.
@@ -110,6 +115,19 @@ pub enum HostError {
         /// Bytes the copy needs from there.
         bytes: u64,
     },
+    /// A memcpy would pass the end of the array the exported pointer points at.
+    PastEndOfArray {
+        /// The exported symbol.
+        name: String,
+        /// The PE.
+        pe: PeLoc,
+        /// The array the pointer points at (a global of the PE's program).
+        array: String,
+        /// Bytes of the array from the pointer's target to its end.
+        room: u64,
+        /// Bytes the copy needs.
+        bytes: u64,
+    },
     /// A streaming memcpy names a colour that does not exist.
     InvalidColor {
         /// The colour id given.
@@ -144,6 +162,7 @@ impl fmt::Display for HostError {
             }
             HostError::AlreadyRunning => f.write_str("run() was already called"),
             HostError::Stopped => f.write_str("the runtime was stopped: no more commands"),
+            HostError::BadArgument { what } => f.write_str(what),
             HostError::Io { path, source } => {
                 write!(f, "cannot read `{}`: {source}", path.display())
             }
@@ -213,6 +232,17 @@ impl fmt::Display for HostError {
                 f,
                 "memcpy of `{name}` on {pe} needs {bytes} bytes from address 0x{addr:04x}, \
                  past the end of the {PE_MEMORY_BYTES}-byte memory"
+            ),
+            HostError::PastEndOfArray {
+                name,
+                pe,
+                array,
+                room,
+                bytes,
+            } => write!(
+                f,
+                "memcpy of `{name}` on {pe} needs {bytes} bytes, but the array `{array}` it \
+                 points at has {room} bytes from there (elem_per_pe too large?)"
             ),
             HostError::InvalidColor { color } => write!(
                 f,

@@ -312,6 +312,29 @@ impl SdkRuntime {
                     bytes,
                 });
             }
+            let class = self
+                .image
+                .placement
+                .get(((py + j) * width + px + i) as usize)
+                .and_then(|&c| self.image.classes.get(c as usize));
+            let array = class.and_then(|c| {
+                c.info
+                    .globals
+                    .iter()
+                    .find(|g| g.addr <= addr && addr < g.addr.saturating_add(g.size))
+            });
+            if let Some(g) = array {
+                let room = u64::from(g.addr) + u64::from(g.size) - u64::from(addr);
+                if bytes > room {
+                    return Err(HostError::PastEndOfArray {
+                        name,
+                        pe: pe.loc(),
+                        array: g.name.clone(),
+                        room,
+                        bytes,
+                    });
+                }
+            }
             plan.push((i, j, addr));
         }
         Ok(plan)
@@ -319,6 +342,58 @@ impl SdkRuntime {
 }
 
 impl SdkRuntime {
+    /// The element type of the exported tensor `id` and how many elements the array its
+    /// pointer points at holds on PE `(px, py)`, from the program's table of globals
+    /// (`None` when the pointer leads into no known global). Needs a loaded image.
+    pub fn tensor_len(
+        &self,
+        id: u32,
+        px: u32,
+        py: u32,
+    ) -> Result<(csl_arch::isa::NumTy, Option<u32>), HostError> {
+        let export = self
+            .image
+            .exports
+            .get(id as usize)
+            .ok_or(HostError::UnknownSymbolId {
+                id,
+                count: self.image.exports.len(),
+            })?;
+        let ExportKind::Tensor { elem, .. } = export.kind else {
+            return Err(HostError::WrongSymbolKind {
+                name: export.name.clone(),
+                expected: "a tensor",
+                found: "a function",
+            });
+        };
+        let width = self.image.meta.width;
+        let pe_index = (py * width + px) as usize;
+        let c = self.image.placement.get(pe_index).copied().unwrap_or(0) as usize;
+        let SymbolTarget::Tensor { ptr_addr } = self.lookup_on(c, pe_index, &export.name)? else {
+            return Ok((elem, None));
+        };
+        let Some(sim) = self.sim.as_ref() else {
+            return Err(HostError::NotLoaded);
+        };
+        let addr = sim
+            .pe(px, py)
+            .and_then(|pe| {
+                pe.memory()
+                    .get(ptr_addr as usize..)
+                    .and_then(|t| t.first_chunk::<2>())
+                    .map(|c| u32::from(u16::from_le_bytes(*c)))
+            })
+            .unwrap_or(u32::MAX);
+        let len = self.image.classes.get(c).and_then(|cl| {
+            cl.info
+                .globals
+                .iter()
+                .find(|g| g.addr <= addr && addr < g.addr.saturating_add(g.size))
+                .map(|g| (g.addr + g.size - addr) / elem.size().max(1))
+        });
+        Ok((elem, len))
+    }
+
     /// Checks that the region lies in the rectangle and the host array fits it.
     fn check_region(&self, region: Region, host_len: usize) -> Result<(), HostError> {
         let Region { px, py, w, h, l } = region;

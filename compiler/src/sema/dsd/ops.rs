@@ -90,6 +90,9 @@ impl Sema {
         let mut queues: [Option<u8>; 3] = [None; 3];
         let mut warned_elem = false;
         let mut dsr_keys = Vec::new();
+        // Each operand's descriptor kind and length where known at compile time (`None`
+        // for a runtime descriptor; operands that are not descriptors are left out).
+        let mut lengths: Vec<(usize, Option<(DsdKind, u32)>, Span)> = Vec::new();
         for (i, &a) in operands.iter().enumerate() {
             let elem = if i == 0 {
                 op.dst_elem()
@@ -104,6 +107,15 @@ impl Sema {
             let operand = self.classify_operand(v, elem, i == 0, aspan)?;
             let (kind, val) = match operand {
                 Operand::Desc(v) => {
+                    let known = match &v {
+                        // A FIFO's length for the rule is its read or write length,
+                        // set at run time, not its capacity.
+                        Val::Ct(Value::Dsd(d)) if d.kind != DsdKind::Fifo => {
+                            Some((d.kind, op_length_of(d)))
+                        }
+                        _ => None,
+                    };
+                    lengths.push((i, known, aspan));
                     if let Val::Ct(Value::Dsd(d)) = &v {
                         if matches!(d.kind, DsdKind::FabIn | DsdKind::FabOut) {
                             any_fabric = true;
@@ -136,6 +148,9 @@ impl Sema {
             }
             let r = self.materialize(env, val, aspan)?;
             regs[i] = (kind, Some(r));
+        }
+        if any_fabric {
+            self.check_lengths(op, &lengths);
         }
         let (mut cfg, mut done, mut ut, mut idx) = (0u8, 0u8, None::<u8>, None);
         let mut done_task = None;
@@ -503,6 +518,85 @@ impl Sema {
         Ok(())
     }
 
+    /// Warns when the descriptors of a fabric operation have lengths that disagree with
+    /// the operation's length (builtins.md §9: the first source with a non-zero length,
+    /// else the destination): a memory operand shorter than the operation is read or
+    /// written past its end, and a fabric operand of another length sends or receives a
+    /// different number of wavelets than it says. A fabric length of 1 (the usual
+    /// "extent 1" descriptor whose length the other operand sets) and unbounded lengths
+    /// are never reported. Checked only when the deciding operand's length is known.
+    fn check_lengths(&mut self, op: DsdOpcode, lengths: &[(usize, Option<(DsdKind, u32)>, Span)]) {
+        // The deciding operand: the first source with a non-zero length, else the
+        // destination; give up at the first source whose length is not known.
+        let mut decide = None;
+        for &(i, known, span) in lengths.iter().filter(|(i, ..)| *i > 0) {
+            match known {
+                None => return,
+                Some((_, 0)) => continue,
+                Some((_, len)) => {
+                    decide = Some((i, len, span));
+                    break;
+                }
+            }
+        }
+        let decide = match decide {
+            Some(d) => d,
+            None => match lengths.iter().find(|(i, ..)| *i == 0) {
+                Some(&(0, Some((_, len)), span)) => (0, len, span),
+                _ => return,
+            },
+        };
+        let (di, total, dspan) = decide;
+        if total == u32::from(csl_arch::dsd::UNBOUNDED_LENGTH) {
+            return;
+        }
+        let role = |i: usize| {
+            if i == 0 {
+                "the destination".to_string()
+            } else {
+                format!("source {i}")
+            }
+        };
+        for &(i, known, span) in lengths {
+            let Some((kind, len)) = known else { continue };
+            if i == di || len == u32::from(csl_arch::dsd::UNBOUNDED_LENGTH) {
+                continue;
+            }
+            let bad = match kind {
+                DsdKind::Mem1d | DsdKind::Mem4d => len < total,
+                DsdKind::FabIn | DsdKind::FabOut => len != total && len != 1,
+                DsdKind::Fifo => false, // never known (see above)
+            };
+            if !bad {
+                continue;
+            }
+            let what = if matches!(kind, DsdKind::Mem1d | DsdKind::Mem4d) {
+                format!(
+                    "{} describes {len} elements, so the operation runs past its end",
+                    role(i)
+                )
+            } else {
+                format!(
+                    "{} says {len} wavelets, but the operation moves {total}",
+                    role(i)
+                )
+            };
+            self.report(
+                Diagnostic::error(
+                    codes::DSD_LENGTH,
+                    format!("the operands of `@{}` disagree on its length", op.name()),
+                    span,
+                    format!("{len} elements"),
+                )
+                .with_label(dspan, format!("{} sets the length: {total} elements", role(di)))
+                .with_note(what)
+                .with_help("give both descriptors the same length (e.g. with @set_dsd_length), or an extent of 1 to a fabric descriptor whose length the other operand sets")
+                .warning(),
+            );
+            return;
+        }
+    }
+
     /// Warns when a memory DSD's elements differ in size from the operation's: legal (the
     /// operation reads the memory with its own element size), but usually a mistake.
     /// Returns whether it warned.
@@ -624,5 +718,14 @@ impl Sema {
             idx: None,
         });
         Ok(Val::Ct(Value::Void))
+    }
+}
+
+/// The length a compile-time descriptor contributes to the operation-length rule: a mem4d
+/// descriptor's product of extents, otherwise its length field.
+fn op_length_of(d: &DsdVal) -> u32 {
+    match d.kind {
+        DsdKind::Mem4d => d.extents.iter().map(|&e| u32::from(e)).product(),
+        _ => u32::from(d.length),
     }
 }
