@@ -1,0 +1,210 @@
+//! The semantic index, for editors (`csl-lsp`): what analysis learnt about each name it
+//! resolved, by source span — where the name is defined, its type and, when known at
+//! comptime, its value.
+//!
+//! Recording is off unless [`crate::driver::Options::index`] asks for it: every hook
+//! starts with a test of [`Sema::index`] being `Some`, so normal compiles pay one branch
+//! per resolved name. Analysis is lazy and may visit a name many times (once per module
+//! instance, once per comptime loop iteration); the first visit fixes the definition and
+//! type, and a later visit with another value marks the value as varying.
+
+use super::eval::{Env, Local, Val};
+use super::types::TypeId;
+use super::value::Value;
+use super::{Sema, decl_name_span};
+use crate::sema::module::DeclRef;
+use crate::source::{FileId, Span};
+use std::collections::HashMap;
+
+/// Values longer than this are cut (an array of a thousand elements is not a hover).
+const MAX_VALUE_CHARS: usize = 200;
+
+/// Visits of one span after which its entry is no longer updated (bounds the cost of
+/// names inside long comptime loops).
+const MAX_VISITS: u32 = 64;
+
+/// What is known about one name occurrence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// The occurrence (a use or the name in a definition).
+    pub span: Span,
+    /// Where the name is defined, when analysis resolved it to a top-level declaration
+    /// or a file (`@import_module("f.csl")`: the start of `f.csl`). Local names are
+    /// resolved by the editor from the syntax tree.
+    pub def: Option<Span>,
+    /// Its type, as diagnostics show types.
+    pub ty: Option<String>,
+    /// Its comptime value, if it has one; [`VARIES`] when visits saw different values.
+    pub value: Option<String>,
+    /// How many times analysis visited it.
+    pub visits: u32,
+}
+
+/// The value shown for a name that had several comptime values (a loop variable, a
+/// param of a module imported twice with different params).
+pub const VARIES: &str = "(differs between evaluations)";
+
+/// Every recorded occurrence, by span.
+#[derive(Default, Debug)]
+pub struct SemIndex {
+    entries: HashMap<Span, IndexEntry>,
+}
+
+impl SemIndex {
+    /// The entries of one file, in no particular order.
+    pub fn entries_in(&self, file: FileId) -> impl Iterator<Item = &IndexEntry> {
+        self.entries.values().filter(move |e| e.span.file == file)
+    }
+
+    /// The innermost (shortest) entry of `file` whose span contains byte `offset` (an
+    /// offset at the end of a name counts as inside it).
+    pub fn at(&self, file: FileId, offset: u32) -> Option<&IndexEntry> {
+        self.entries_in(file)
+            .filter(|e| e.span.start <= offset && offset <= e.span.end)
+            .min_by_key(|e| e.span.end - e.span.start)
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn visit(&mut self, span: Span) -> Option<&mut IndexEntry> {
+        let e = self.entries.entry(span).or_insert(IndexEntry {
+            span,
+            def: None,
+            ty: None,
+            value: None,
+            visits: 0,
+        });
+        if e.visits >= MAX_VISITS {
+            return None;
+        }
+        e.visits += 1;
+        Some(e)
+    }
+}
+
+impl Sema {
+    /// Records that the name at `span` has the value `val` (and, if `def` is given, is
+    /// defined there).
+    pub(crate) fn index_val(&mut self, span: Span, def: Option<Span>, val: &Val) {
+        if self.index.is_none() {
+            return;
+        }
+        let (ty, value) = match val {
+            Val::Ct(v) => self.describe_for_index(v),
+            Val::Rt { ty, .. } => (Some(self.types.display(*ty)), None),
+        };
+        self.index_record(span, def, ty, value);
+    }
+
+    /// Records that the name at `span` has the runtime type `ty`.
+    pub(crate) fn index_ty(&mut self, span: Span, def: Option<Span>, ty: TypeId) {
+        if self.index.is_none() {
+            return;
+        }
+        let ty = self.types.display(ty);
+        self.index_record(span, def, Some(ty), None);
+    }
+
+    /// Records a reference at `span` to the top-level declaration `d` with value `val`.
+    pub(crate) fn index_decl(&mut self, span: Span, d: DeclRef, val: &Val) {
+        if self.index.is_none() {
+            return;
+        }
+        let def = decl_name_span(&self.mods[d.module].ast, d.index);
+        self.index_val(span, def, val);
+    }
+
+    /// Records a file reference (an import path) at `span` to `file`.
+    pub(crate) fn index_file(&mut self, span: Span, file: FileId) {
+        if self.index.is_none() {
+            return;
+        }
+        let def = Span::new(file, 0, 0);
+        self.index_record(span, Some(def), None, None);
+    }
+
+    /// Records the local just bound under `name` (declared at `span`) in `env`.
+    pub(crate) fn index_local(&mut self, env: &Env, name: &str, span: Span) {
+        if self.index.is_none() {
+            return;
+        }
+        let Some(local) = env
+            .scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, l)| l))
+        else {
+            return;
+        };
+        let (ty, value) = match local {
+            Local::Value(v) => self.describe_for_index(v),
+            Local::CtVar(v) => (self.describe_for_index(v).0, None),
+            Local::Reg { ty, .. } | Local::Frame { ty, .. } => {
+                (Some(self.types.display(*ty)), None)
+            }
+            Local::Poison => return,
+        };
+        self.index_record(span, Some(span), ty, value);
+    }
+
+    fn describe_for_index(&mut self, v: &Value) -> (Option<String>, Option<String>) {
+        let ty = v.ty(&mut self.types);
+        let ty = Some(self.types.display(ty));
+        let value = match v {
+            // Their "value" is the name already shown, or an internal handle.
+            Value::Func(_) | Value::Task(_) | Value::Module(_) | Value::GlobalPtr { .. } => None,
+            Value::Array(_, elems) if elems.len() > 64 => Some(format!("{} elements", elems.len())),
+            other => {
+                let mut s = other.describe(&self.types);
+                if s.len() > MAX_VALUE_CHARS {
+                    let mut cut = MAX_VALUE_CHARS;
+                    while !s.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    s.truncate(cut);
+                    s.push('…');
+                }
+                Some(s)
+            }
+        };
+        (ty, value)
+    }
+
+    fn index_record(
+        &mut self,
+        span: Span,
+        def: Option<Span>,
+        ty: Option<String>,
+        value: Option<String>,
+    ) {
+        let Some(index) = self.index.as_mut() else {
+            return;
+        };
+        let Some(e) = index.visit(span) else {
+            return;
+        };
+        if e.visits == 1 {
+            e.def = def;
+            e.ty = ty;
+            e.value = value;
+            return;
+        }
+        if e.def.is_none() {
+            e.def = def;
+        }
+        if e.ty.is_none() {
+            e.ty = ty;
+        }
+        if e.value != value && e.value.as_deref() != Some(VARIES) {
+            e.value = Some(VARIES.to_string());
+        }
+    }
+}
