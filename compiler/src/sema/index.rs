@@ -208,3 +208,65 @@ impl Sema {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::VARIES;
+    use crate::diag::codes;
+    use crate::driver::{Compilation, Options, compile_sources};
+    use crate::source::{FileId, SourceMap};
+
+    fn compile(text: &str, index: bool) -> (Compilation, FileId) {
+        let mut sources = SourceMap::new();
+        let top = sources.add("m.csl".into(), None, text.to_string());
+        let opts = Options {
+            lone_module: true,
+            index,
+            ..Options::default()
+        };
+        (compile_sources(sources, top, &opts), top)
+    }
+
+    fn offset(text: &str, needle: &str) -> u32 {
+        text.find(needle).map_or(u32::MAX, |i| i as u32)
+    }
+
+    #[test]
+    fn records_types_values_and_definitions() {
+        let text = "param p: u16;\nconst k: u16 = 5 * 2;\nvar g: [3]f32;\nfn f(a: i16) i16 {\n  const b = a + 1;\n  g[0] = 1.0;\n  return b * @as(i16, k);\n}\ncomptime {\n  for (@range(u16, 3)) |j| { @comptime_assert(j < 5); }\n}\n";
+        let (c, top) = compile(text, true);
+        assert!(!c.has_errors(), "{:?}", c.diagnostics);
+        let ix = c.index.as_ref();
+        let at = |needle: &str, extra: u32| {
+            ix.and_then(|ix| ix.at(top, offset(text, needle) + extra))
+                .cloned()
+        };
+        let k = at("k)", 0);
+        assert_eq!(k.as_ref().and_then(|e| e.ty.as_deref()), Some("u16"));
+        assert_eq!(k.as_ref().and_then(|e| e.value.as_deref()), Some("10"));
+        let def = k.and_then(|e| e.def);
+        assert_eq!(def.map(|d| d.start), Some(offset(text, "k:")));
+        let b = at("b * ", 0);
+        assert_eq!(b.and_then(|e| e.ty), Some("i16".to_string()));
+        let g = at("g[0]", 0);
+        assert_eq!(g.and_then(|e| e.ty), Some("[3]f32".to_string()));
+        let j = at("j < 5", 0);
+        assert_eq!(j.and_then(|e| e.value), Some(VARIES.to_string()));
+    }
+
+    #[test]
+    fn lone_module_reports_no_missing_layout_or_unbound_params() {
+        let (c, _) = compile("param n: u16;\nfn f() u16 { return n; }\n", false);
+        assert!(c.index.is_none());
+        assert!(
+            c.diagnostics
+                .iter()
+                .all(|d| d.code != codes::LAYOUT_MISSING && d.code != codes::UNBOUND_PARAM),
+            "{:?}",
+            c.diagnostics
+        );
+        // Every function is checked.
+        let (c, _) = compile("fn f() u16 { return true; }\n", false);
+        assert!(c.has_errors());
+    }
+}
