@@ -375,6 +375,7 @@ fn has_layout(ast: &crate::syntax::ast::Ast) -> bool {
 /// without defaults are not reported (a layout would bind them); nothing is linked.
 fn analyse_lone_module(sema: &mut Sema, top: FileId) {
     sema.opts.analyse_all = true;
+    sema.lone_module = true;
     let before = sema.diags.len();
     let _ = sema.compile_class(top, &[]);
     let mut i = 0;

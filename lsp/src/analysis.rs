@@ -143,7 +143,14 @@ pub fn analyse(
         Lang::Tungsten => tungsten(display, canonical, text, settings, overlay),
         Lang::Paint => paint(canonical, text, settings),
     };
-    let diagnostics = diags
+    // Several program classes of one file report its mistakes once each.
+    let mut unique: Vec<&Diagnostic> = Vec::new();
+    for d in &diags {
+        if !unique.contains(&d) {
+            unique.push(d);
+        }
+    }
+    let diagnostics = unique
         .iter()
         .map(|d| convert::diagnostic(&sources, d, main, uri))
         .collect();
@@ -164,6 +171,84 @@ fn alone(display: String, canonical: Option<PathBuf>, text: &str) -> (SourceMap,
     (sources, main)
 }
 
+/// The names of the params a CSL text declares, and whether it has a layout block.
+fn outline(text: &str) -> (Vec<String>, bool) {
+    let mut probe = SourceMap::new();
+    let f = probe.add(String::new(), None, String::new());
+    let (ast, _) = cslc::syntax::parse(f, text);
+    let params = ast
+        .decls
+        .iter()
+        .filter_map(|d| match &d.kind {
+            cslc::syntax::ast::DeclKind::Param { name, .. } => Some(name.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let layout = ast
+        .decls
+        .iter()
+        .any(|d| matches!(d.kind, cslc::syntax::ast::DeclKind::Layout(_)));
+    (params, layout)
+}
+
+/// A layout file beside `pe` that places it (`@set_tile_code(..., "pe.csl", ...)`).
+fn layout_placing(pe: &Path, overlay: &Overlay) -> Option<(PathBuf, String)> {
+    let dir = pe.parent()?;
+    let quoted = format!("\"{}\"", pe.file_name()?.to_string_lossy());
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "csl") && p.as_path() != pe)
+        .collect();
+    candidates.sort();
+    candidates.into_iter().find_map(|p| {
+        let canonical = p.canonicalize().unwrap_or_else(|_| p.clone());
+        let text = match overlay.get(&canonical) {
+            Some(t) => t.clone(),
+            None => std::fs::read_to_string(&p).ok()?,
+        };
+        (text.contains("layout") && text.contains(&quoted) && outline(&text).1)
+            .then_some((canonical, text))
+    })
+}
+
+/// Compiles the layout that places the PE file `pe` (with the index on, checking every
+/// function), if the layout runs far enough to analyse `pe`: that file analysed with the
+/// params the layout gives it, and its diagnostics.
+fn through_layout(pe: &Path, settings: &Settings, overlay: &Overlay) -> Option<Compiled> {
+    let (layout, text) = layout_placing(pe, overlay)?;
+    let (declared, _) = outline(&text);
+    let opts = Options {
+        arch: settings.arch,
+        params: settings
+            .params
+            .iter()
+            .filter(|(n, _)| declared.contains(n))
+            .cloned()
+            .collect(),
+        index: true,
+        analyse_all: true,
+        overlay: overlay.clone(),
+        ..Options::default()
+    };
+    let mut sources = SourceMap::with_overlay(overlay.clone());
+    let display = layout
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into());
+    let top = sources.add(display, Some(layout), text);
+    let comp = cslc::driver::compile_sources(sources, top, &opts);
+    let main = comp.sources.find_path(pe)?;
+    let index = comp.index?;
+    // Nothing recorded for the file: the layout did not get as far as placing it.
+    index.entries_in(main).next()?;
+    let diags = comp
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.primary.as_ref().is_some_and(|l| l.span.file == main))
+        .collect();
+    Some((comp.sources, main, diags, Some(index)))
+}
+
 fn csl(
     display: String,
     canonical: Option<PathBuf>,
@@ -172,18 +257,13 @@ fn csl(
     overlay: &Overlay,
 ) -> Compiled {
     // The `params` setting serves every layout file: give each only those it declares.
-    let declared: Vec<String> = {
-        let mut probe = SourceMap::new();
-        let f = probe.add(String::new(), None, String::new());
-        let (ast, _) = cslc::syntax::parse(f, text);
-        ast.decls
-            .iter()
-            .filter_map(|d| match &d.kind {
-                cslc::syntax::ast::DeclKind::Param { name, .. } => Some(name.name.clone()),
-                _ => None,
-            })
-            .collect()
-    };
+    let (declared, has_layout) = outline(text);
+    if !has_layout
+        && let Some(pe) = &canonical
+        && let Some(c) = through_layout(pe, settings, overlay)
+    {
+        return c;
+    }
     let opts = Options {
         arch: settings.arch,
         params: settings

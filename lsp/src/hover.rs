@@ -19,18 +19,39 @@ pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
         return Some(h);
     }
     let slice = |s: Span| text.get(s.start as usize..s.end as usize).unwrap_or("");
-    if let Some(e) = a.index.as_ref().and_then(|ix| ix.at(a.main, offset))
-        && (e.ty.is_some() || e.value.is_some())
-    {
+    if let Some(e) = a.index.as_ref().and_then(|ix| ix.at(a.main, offset)) {
         let name = slice(e.span);
-        let mut md = format!(
-            "```csl\n{name}: {}\n```",
-            e.ty.as_deref().unwrap_or("(unknown type)")
-        );
-        if let Some(v) = &e.value {
-            md.push_str(&format!("\n\ncomptime value: `{v}`"));
+        let def_file = e.def.map(|d| a.sources.get(d.file));
+        let md = match (&e.ty, e.def, def_file) {
+            (Some(ty), _, _) => {
+                let mut md = format!("```csl\n{name}: {ty}\n```");
+                if let Some(v) = e.value.as_deref().filter(|v| *v != name) {
+                    md.push_str(&format!("\n\ncomptime value: `{v}`"));
+                }
+                Some(md)
+            }
+            // An import path: the file it names.
+            (None, Some(d), Some(f)) if d.start == 0 && d.end == 0 => {
+                Some(format!("module file `{}`", f.display))
+            }
+            // A function or task: its declaration.
+            (None, Some(d), Some(f)) => Some(format!(
+                "```csl\n{}\n```",
+                declaration_line(&f.text, d)
+                    .trim_end_matches('{')
+                    .trim_end()
+            )),
+            _ => None,
+        };
+        if let Some(mut md) = md {
+            if let (Some(d), Some(f)) = (e.def, def_file)
+                && d.file != a.main
+                && !(d.start == 0 && d.end == 0)
+            {
+                md.push_str(&format!("\n\ndeclared in `{}`", f.display));
+            }
+            return Some(markdown(md, Some(span_range(&a.sources, e.span))));
         }
-        return Some(markdown(md, Some(span_range(&a.sources, e.span))));
     }
     // Not reached by analysis: show where the name is declared.
     let id = scope::ident_at(&ast, offset)?;

@@ -408,6 +408,7 @@ fn layout_file_and_warnings() {
     c.open(&layout_uri, "csl", layout);
     let diags = c.diagnostics(&layout_uri);
     assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:?}");
+
     // The tile code path goes to the PE file; the param's value is known.
     let d = c.request(
         "textDocument/definition",
@@ -423,10 +424,64 @@ fn layout_file_and_warnings() {
         .unwrap_or("")
         .to_string();
     assert!(text.contains("u16") && text.contains('2'), "{h}");
-    // The PE file alone: its unbound param is not an error.
+    // The PE file is analysed through the layout that places it: its param has the
+    // values the tiles give it.
     c.open(&pe_uri, "csl", pe);
     let diags = c.diagnostics(&pe_uri);
     assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:?}");
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": pe_uri}, "position": pos_of(pe, "n;", 0)}),
+    );
+    let text = h["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(text.contains("u16") && text.contains("differs"), "{h}");
+    // A mistake in the PE file is reported in it, once although two tiles run it.
+    let broken = pe.replace("x += 1;", "x += true;");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": pe_uri, "version": 2}, "contentChanges": [{"text": broken}]}),
+    );
+    let diags = c.diagnostics(&pe_uri);
+    let errors: Vec<_> = diags.iter().filter(|d| d["severity"] == 1).collect();
+    assert_eq!(errors.len(), 1, "{diags:?}");
+    assert_eq!(
+        errors[0]["range"]["start"],
+        pos_of(&broken, "true", 0),
+        "{diags:?}"
+    );
+    c.finish();
+}
+
+#[test]
+fn a_pe_file_without_its_layout_is_a_lone_module() {
+    let pe = "const md = @import_module(\"mod.csl\", .{ .b = 2 });\nparam n: u16;\nparam m: u16 = 4;\nvar x: u16 = m;\nfn get() u16 { return n + x; }\ntask main() void { x += 1; }\ncomptime { @export_symbol(x); }\n";
+    let dir = workspace(
+        "lone",
+        &[("pe.csl", pe), ("mod.csl", "param a: u16 = 1;\n")],
+    );
+    let pe_uri = uri(&dir.join("pe.csl"));
+    let mut c = Client::start(json!({}));
+    c.open(&pe_uri, "csl", pe);
+    let diags = c.diagnostics(&pe_uri);
+    assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:?}");
+    // `.b` names no param of mod.csl: a warning, as cslc prints it.
+    let w = diags
+        .iter()
+        .find(|d| d["severity"] == 2)
+        .unwrap_or_else(|| panic!("no warning: {diags:?}"));
+    assert!(w["message"].as_str().unwrap_or("").contains("`b`"), "{w}");
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": pe_uri}, "position": pos_of(pe, "m;", 0)}),
+    );
+    let text = h["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(text.contains("u16") && text.contains('4'), "{h}");
     c.finish();
 }
 

@@ -156,11 +156,15 @@ impl Sema {
     }
 
     fn describe_for_index(&mut self, v: &Value) -> (Option<String>, Option<String>) {
+        // A function's or task's declaration says more than a type would.
+        if matches!(v, Value::Func(_) | Value::Task(_)) {
+            return (None, None);
+        }
         let ty = v.ty(&mut self.types);
         let ty = Some(self.types.display(ty));
         let value = match v {
             // Their "value" is the name already shown, or an internal handle.
-            Value::Func(_) | Value::Task(_) | Value::Module(_) | Value::GlobalPtr { .. } => None,
+            Value::Module(_) | Value::GlobalPtr { .. } => None,
             Value::Array(_, elems) if elems.len() > 64 => Some(format!("{} elements", elems.len())),
             other => {
                 let mut s = other.describe(&self.types);

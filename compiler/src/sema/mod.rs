@@ -152,6 +152,9 @@ pub struct Sema {
     stack_base: Option<usize>,
     /// The semantic index for editors, when asked for ([`index`]).
     pub index: Option<index::SemIndex>,
+    /// A module analysed without a layout (`Options::lone_module`): no layout declared
+    /// the host-visible names, so `@export_symbol` does not check them.
+    pub lone_module: bool,
 }
 
 impl Sema {
@@ -188,6 +191,7 @@ impl Sema {
             stack_base,
             class_first_mod: 0,
             index: None,
+            lone_module: false,
         }
     }
 
