@@ -53,6 +53,9 @@ pub struct Options {
     pub lone_module: bool,
     /// Record the semantic index ([`crate::sema::index`]) into [`Compilation::index`].
     pub index: bool,
+    /// Stop after analysis: no optimisation, code generation or linking, so no image
+    /// (and none of their diagnostics). For editors, which only want diagnostics.
+    pub analysis_only: bool,
     /// File texts read instead of the disk (an editor's unsaved buffers).
     pub overlay: Overlay,
 }
@@ -84,6 +87,7 @@ impl Default for Options {
             optimize: true,
             lone_module: false,
             index: false,
+            analysis_only: false,
             overlay: Overlay::default(),
         }
     }
@@ -326,6 +330,9 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
             name: class_name(sema, *file, &tile.params),
             program: prog,
         });
+    }
+    if opts.analysis_only {
+        return None;
     }
     let meta = Meta {
         format_version: FORMAT_VERSION,

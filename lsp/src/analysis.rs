@@ -227,6 +227,7 @@ fn through_layout(pe: &Path, settings: &Settings, overlay: &Overlay) -> Option<C
             .cloned()
             .collect(),
         index: true,
+        analysis_only: true,
         analyse_all: true,
         overlay: overlay.clone(),
         ..Options::default()
@@ -274,6 +275,7 @@ fn csl(
             .collect(),
         lone_module: true,
         index: true,
+        analysis_only: true,
         overlay: overlay.clone(),
         ..Options::default()
     };

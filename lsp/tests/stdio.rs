@@ -596,3 +596,30 @@ fn editor_files_parse() {
         .expect("package.json names its main script");
     assert!(root.join(main).is_file(), "{main} is missing");
 }
+
+#[test]
+fn every_position_of_a_broken_file_is_answered() {
+    let text = "// ünïcödé 𝄞 comment\nparam p: u16 = 2;\nconst s = struct { a: i16 };\nfn f(x: u16) u16 {\n  const y = x + p;\n  for (@range(u16, 3)) |i| { @fmov(y, i); }\n  return y +;\n}\ntask t() void { f(\"é\"); }\nlayout { @set_rectangle(1, 1) }\n";
+    let dir = workspace("every_position", &[("e.csl", text)]);
+    let e_uri = uri(&dir.join("e.csl"));
+    let mut c = Client::start(json!({}));
+    c.open(&e_uri, "csl", text);
+    let _ = c.diagnostics(&e_uri);
+    for (line, l) in text.split('\n').enumerate() {
+        for character in 0..=l.encode_utf16().count() + 1 {
+            let pos = json!({"textDocument": {"uri": e_uri}, "position": {"line": line, "character": character}});
+            for method in [
+                "textDocument/hover",
+                "textDocument/definition",
+                "textDocument/completion",
+            ] {
+                let r = c.request(method, pos.clone());
+                assert!(
+                    r.get("error").is_none(),
+                    "{method} at {line}:{character}: {r}"
+                );
+            }
+        }
+    }
+    c.finish();
+}

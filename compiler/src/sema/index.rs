@@ -16,12 +16,26 @@ use crate::sema::module::DeclRef;
 use crate::source::{FileId, Span};
 use std::collections::HashMap;
 
-/// Values longer than this are cut (an array of a thousand elements is not a hover).
+/// Values and types longer than this are cut (an array of a thousand elements is not a
+/// hover).
 const MAX_VALUE_CHARS: usize = 200;
 
 /// Visits of one span after which its entry is no longer updated (bounds the cost of
 /// names inside long comptime loops).
 const MAX_VISITS: u32 = 64;
+
+/// `s`, cut to [`MAX_VALUE_CHARS`] with an ellipsis.
+fn shorten(mut s: String) -> String {
+    if s.len() > MAX_VALUE_CHARS {
+        let mut cut = MAX_VALUE_CHARS;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
 
 /// What is known about one name occurrence.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,18 +180,7 @@ impl Sema {
             // Their "value" is the name already shown, or an internal handle.
             Value::Module(_) | Value::GlobalPtr { .. } => None,
             Value::Array(_, elems) if elems.len() > 64 => Some(format!("{} elements", elems.len())),
-            other => {
-                let mut s = other.describe(&self.types);
-                if s.len() > MAX_VALUE_CHARS {
-                    let mut cut = MAX_VALUE_CHARS;
-                    while !s.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    s.truncate(cut);
-                    s.push('…');
-                }
-                Some(s)
-            }
+            other => Some(other.describe(&self.types)),
         };
         (ty, value)
     }
@@ -195,6 +198,7 @@ impl Sema {
         let Some(e) = index.visit(span) else {
             return;
         };
+        let (ty, value) = (ty.map(shorten), value.map(shorten));
         if e.visits == 1 {
             e.def = def;
             e.ty = ty;
