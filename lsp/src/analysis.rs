@@ -336,8 +336,15 @@ fn tungsten(
             })
             .map(|h| h.join())
     });
+    // A file without an entry block is a library that others import, not a program.
+    let library = !items.iter().any(|i| matches!(i, Item::Entry(_)));
     match result {
-        Ok(Ok((sources, diags))) => (sources, main, diags, None),
+        Ok(Ok((sources, mut diags))) => {
+            if library {
+                diags.retain(|d| d.code != codes::TUNG_ENTRY);
+            }
+            (sources, main, diags, None)
+        }
         _ => {
             let (sources, main) = alone(display, canonical, text);
             let d = Diagnostic::global(

@@ -7,7 +7,7 @@ use crate::convert::{LineIndex, span_range};
 use crate::scope;
 use cslc::sema::builtins::{self, Where};
 use cslc::source::Span;
-use cslc::syntax::ast::{Ast, ExprKind};
+use cslc::syntax::ast::{Ast, DeclKind, ExprKind};
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 
 /// The hover at `pos` of the analysed document.
@@ -61,7 +61,19 @@ pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
     let locals = scope::local_bindings(&ast);
     let def = scope::resolve(&ast, &locals, &id.name, offset)?;
     let line = declaration_line(text, def);
-    let md = format!("```csl\n{line}\n```\n\n(not analysed: no type or value known here)");
+    let line = line.trim_end_matches('{').trim_end();
+    // Functions and tasks are described by their declaration; for other names, say why
+    // there is no type.
+    let is_code = ast.decls.iter().any(|d| match &d.kind {
+        DeclKind::Fn(f) => f.name.span == def,
+        DeclKind::Task(t) => t.name.span == def,
+        _ => false,
+    });
+    let md = if is_code {
+        format!("```csl\n{line}\n```")
+    } else {
+        format!("```csl\n{line}\n```\n\n(not analysed: no type or value known here)")
+    };
     Some(markdown(md, Some(span_range(&a.sources, id.span))))
 }
 

@@ -511,6 +511,15 @@ fn tungsten_and_paint_diagnostics() {
         pos_of(w_bad, "undefined_name", 0),
         "{d}"
     );
+    // A library (no entry block) is not a program missing its entry.
+    let lib_uri = uri(&dir.join("lib.w"));
+    c.open(
+        &lib_uri,
+        "tungsten",
+        "twice(xp a) -> xp { return a * 2; }\n",
+    );
+    let diags = c.diagnostics(&lib_uri);
+    assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:?}");
     let paint_uri = uri(&dir.join("bad.paint"));
     c.open(&paint_uri, "paint", paint_bad);
     let diags = c.diagnostics(&paint_uri);
