@@ -17,6 +17,9 @@ mod symbols;
 
 use std::process::ExitCode;
 
+/// Stack of the thread that serves requests.
+const SERVER_STACK_BYTES: usize = 64 << 20;
+
 fn main() -> ExitCode {
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
@@ -35,14 +38,30 @@ fn main() -> ExitCode {
         }
     }
     let (conn, io) = lsp_server::Connection::stdio();
-    let server = match server::Server::initialize(conn) {
-        Ok(s) => s,
+    // Requests walk syntax trees on this thread: give it room, as the compiler's own
+    // analysis thread has.
+    let served = std::thread::Builder::new()
+        .name("csl-lsp".into())
+        .stack_size(SERVER_STACK_BYTES)
+        .spawn(move || match server::Server::initialize(conn) {
+            Ok(server) => {
+                server.run();
+                true
+            }
+            Err(e) => {
+                eprintln!("csl-lsp: {e}");
+                false
+            }
+        })
+        .map(|t| t.join().unwrap_or(false));
+    match served {
+        Ok(true) => {}
+        Ok(false) => return ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("csl-lsp: {e}");
+            eprintln!("csl-lsp: cannot start the server thread: {e}");
             return ExitCode::FAILURE;
         }
-    };
-    server.run();
+    }
     match io.join() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -573,6 +573,30 @@ fn bad_input_gets_errors_not_a_crash() {
         json!({"textDocument": {"uri": x_uri}}),
     );
     assert!(s.get("error").is_none(), "{s}");
+    // Pathological nesting.
+    let deep = format!(
+        "fn f() void {{ {} }}\nconst z = {}1{};\n",
+        "{".repeat(20000),
+        "(".repeat(20000),
+        ")".repeat(20000)
+    );
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": x_uri, "version": 3}, "contentChanges": [{"text": deep}]}),
+    );
+    let _ = c.diagnostics(&x_uri);
+    for method in [
+        "textDocument/hover",
+        "textDocument/definition",
+        "textDocument/completion",
+        "textDocument/documentSymbol",
+    ] {
+        let r = c.request(
+            method,
+            json!({"textDocument": {"uri": x_uri}, "position": {"line": 1, "character": 6}}),
+        );
+        assert!(r.get("error").is_none(), "{method}: {r}");
+    }
     c.finish();
 }
 
