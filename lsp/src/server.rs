@@ -379,8 +379,10 @@ impl Server {
     fn symbols(&mut self, params: Value) -> Result<Value, (ErrorCode, String)> {
         let p: lsp_types::DocumentSymbolParams = parse(params)?;
         let doc = self.text_of(&p.text_document.uri)?;
-        if doc.1 != Lang::Csl {
-            return Ok(Value::Array(Vec::new()));
+        match doc.1 {
+            Lang::Csl => {}
+            Lang::Tungsten => return to_json(symbols::tungsten_symbols(&doc.0)),
+            Lang::Paint => return Ok(Value::Array(Vec::new())),
         }
         let mut fake = cslc::SourceMap::new();
         let file = fake.add(String::new(), None, String::new());

@@ -1,6 +1,7 @@
-//! Document symbols (the outline) of a CSL file, from its syntax tree: functions, tasks,
-//! params, constants, variables, struct and enum types (with their fields and members),
-//! top-level comptime blocks and the layout block.
+//! Document symbols (the outline) from the syntax tree. CSL: functions, tasks, params,
+//! constants, variables, struct and enum types (with their fields and members), imported
+//! modules, top-level comptime blocks and the layout block. Tungsten: sockets, params,
+//! variables, structs and unions, functions and the entry block.
 
 use crate::convert::LineIndex;
 use cslc::source::Span;
@@ -172,6 +173,109 @@ pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
                 Vec::new(),
             )),
             DeclKind::Error => {}
+        }
+    }
+    out
+}
+
+/// The outline of a Tungsten file: sockets, params, variables, structs and unions (with
+/// their fields), functions and the entry block.
+pub fn tungsten_symbols(text: &str) -> Vec<DocumentSymbol> {
+    use cslc::tungsten::ast::Item;
+    let mut probe = cslc::SourceMap::new();
+    let file = probe.add(String::new(), None, String::new());
+    let (items, _) = cslc::tungsten::parser::parse(file, text);
+    let ix = LineIndex::new(text);
+    let sym = |name: &str, detail: Option<String>, kind, whole: Span, sel: Span, children| {
+        let range = ix.range(whole.start as usize, whole.end as usize);
+        let sel = if sel.start >= whole.start && sel.end <= whole.end {
+            ix.range(sel.start as usize, sel.end as usize)
+        } else {
+            range
+        };
+        #[allow(deprecated)]
+        DocumentSymbol {
+            name: if name.is_empty() {
+                "_".into()
+            } else {
+                name.to_string()
+            },
+            detail,
+            kind,
+            tags: None,
+            deprecated: None,
+            range,
+            selection_range: sel,
+            children: Some(children).filter(|c: &Vec<DocumentSymbol>| !c.is_empty()),
+        }
+    };
+    let var = |v: &cslc::tungsten::ast::VarDecl| {
+        let kind = if v.is_param {
+            SymbolKind::TYPE_PARAMETER
+        } else {
+            SymbolKind::VARIABLE
+        };
+        let detail = text
+            .get(v.span.start as usize..v.name.span.start as usize)
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty());
+        sym(&v.name.name, detail, kind, v.span, v.name.span, Vec::new())
+    };
+    let mut out = Vec::new();
+    for item in &items {
+        match item {
+            Item::Sockets(names) => {
+                for n in names {
+                    out.push(sym(
+                        &n.name,
+                        Some("socket".into()),
+                        SymbolKind::INTERFACE,
+                        n.span,
+                        n.span,
+                        Vec::new(),
+                    ));
+                }
+            }
+            Item::Var(v) => out.push(var(v)),
+            Item::Aggregate {
+                is_union,
+                name,
+                fields,
+                span,
+            } => out.push(sym(
+                &name.name,
+                Some(if *is_union { "union" } else { "struct" }.into()),
+                SymbolKind::STRUCT,
+                *span,
+                name.span,
+                fields.iter().map(var).collect(),
+            )),
+            Item::Func { name, span, .. } => {
+                let head_end = text
+                    .get(span.start as usize..span.end as usize)
+                    .and_then(|t| t.find('{'))
+                    .map_or(span.end, |i| span.start + i as u32);
+                let head = text
+                    .get(span.start as usize..head_end as usize)
+                    .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
+                out.push(sym(
+                    &name.name,
+                    head,
+                    SymbolKind::FUNCTION,
+                    *span,
+                    name.span,
+                    Vec::new(),
+                ));
+            }
+            Item::Entry(s) => out.push(sym(
+                "entry",
+                None,
+                SymbolKind::NAMESPACE,
+                s.span,
+                s.span,
+                Vec::new(),
+            )),
+            Item::Import(..) | Item::Pragma(..) | Item::Error => {}
         }
     }
     out

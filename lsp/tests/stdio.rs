@@ -499,6 +499,15 @@ fn tungsten_and_paint_diagnostics() {
     c.open(&ok_uri, "tungsten", w_ok);
     let diags = c.diagnostics(&ok_uri);
     assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:?}");
+    let s = c.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": ok_uri}}),
+    );
+    let names: Vec<&str> = s["result"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["tx", "N", "entry"], "{s}");
     let bad_uri = uri(&dir.join("bad.w"));
     c.open(&bad_uri, "tungsten", w_bad);
     let diags = c.diagnostics(&bad_uri);
