@@ -28,6 +28,7 @@ fn every_rust_module_starts_with_a_doc_comment() {
         "runtime-sim/arch/src",
         "tests",
         "examples",
+        "lsp",
     ] {
         for f in csl_tests::files_with_ext(&root.join(dir), "rs") {
             let text = read(&f);

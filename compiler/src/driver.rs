@@ -2,9 +2,10 @@
 //! compile metadata (`out.json`).
 
 use crate::diag::{Diagnostic, codes};
+use crate::sema::index::SemIndex;
 use crate::sema::value::Value;
 use crate::sema::{Sema, SemaOptions};
-use crate::source::{FileId, SourceMap};
+use crate::source::{FileId, Overlay, SourceMap};
 use csl_arch::Arch;
 use csl_arch::image::{FORMAT_VERSION, Image, Meta};
 use serde::Serialize;
@@ -46,6 +47,17 @@ pub struct Options {
     pub fp16_format: String,
     /// Run the IR optimiser ([`crate::opt`]); `-O0` turns it off.
     pub optimize: bool,
+    /// When the top-level file has no `layout` block, analyse it as a PE module on its
+    /// own (every function and task, its params unbound) instead of reporting E0401.
+    /// For editors, which check whichever file is open.
+    pub lone_module: bool,
+    /// Record the semantic index ([`crate::sema::index`]) into [`Compilation::index`].
+    pub index: bool,
+    /// Stop after analysis: no optimisation, code generation or linking, so no image
+    /// (and none of their diagnostics). For editors, which only want diagnostics.
+    pub analysis_only: bool,
+    /// File texts read instead of the disk (an editor's unsaved buffers).
+    pub overlay: Overlay,
 }
 
 /// Default of [`Options::fuel`].
@@ -73,6 +85,10 @@ impl Default for Options {
             analyse_all: false,
             fp16_format: "f16".into(),
             optimize: true,
+            lone_module: false,
+            index: false,
+            analysis_only: false,
+            overlay: Overlay::default(),
         }
     }
 }
@@ -95,6 +111,8 @@ pub struct Compilation {
     pub output: Option<Output>,
     /// Lines printed by `@comptime_print`.
     pub prints: Vec<String>,
+    /// The semantic index, if [`Options::index`] asked for it.
+    pub index: Option<SemIndex>,
 }
 
 impl Compilation {
@@ -106,8 +124,8 @@ impl Compilation {
 
 /// Compiles the program whose top-level (layout) file is `path`.
 pub fn compile_file(path: &Path, opts: &Options) -> Compilation {
-    let mut sources = SourceMap::new();
-    let text = match std::fs::read_to_string(path) {
+    let mut sources = SourceMap::with_overlay(opts.overlay.clone());
+    let text = match sources.read(path) {
         Ok(t) => t,
         Err(e) => {
             return Compilation {
@@ -118,6 +136,7 @@ pub fn compile_file(path: &Path, opts: &Options) -> Compilation {
                 )],
                 output: None,
                 prints: Vec::new(),
+                index: None,
             };
         }
     };
@@ -160,6 +179,7 @@ pub fn compile_sources(sources: SourceMap, top: FileId, opts: &Options) -> Compi
             )],
             output: None,
             prints: Vec::new(),
+            index: None,
         },
         Err(e) => Compilation {
             sources: SourceMap::new(),
@@ -169,6 +189,7 @@ pub fn compile_sources(sources: SourceMap, top: FileId, opts: &Options) -> Compi
             )],
             output: None,
             prints: Vec::new(),
+            index: None,
         },
     }
 }
@@ -188,6 +209,9 @@ fn compile_here(sources: SourceMap, top: FileId, opts: &Options) -> Compilation 
         fp16: opts.fp16_format.clone(),
     };
     let mut sema = Sema::new(sopts, sources);
+    if opts.index {
+        sema.index = Some(SemIndex::default());
+    }
     let output = run(&mut sema, top, opts);
     let has_errors = sema.diags.iter().any(Diagnostic::is_error);
     Compilation {
@@ -195,6 +219,7 @@ fn compile_here(sources: SourceMap, top: FileId, opts: &Options) -> Compilation 
         diagnostics: std::mem::take(&mut sema.diags),
         output: if has_errors { None } else { output },
         prints: std::mem::take(&mut sema.prints),
+        index: sema.index.take(),
     }
 }
 
@@ -270,6 +295,10 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         }
         params.insert(name.clone(), Value::Color(*id as u8));
     }
+    if opts.lone_module && !has_layout(&ast) {
+        analyse_lone_module(sema, top);
+        return None;
+    }
     let top_mod = sema.instantiate(top, params, String::new(), None);
     sema.cli_params = Some((top_mod, opts.params.iter().cloned().collect()));
     let plan = sema.run_layout(top_mod)?;
@@ -311,6 +340,9 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
             program: prog,
         });
     }
+    if opts.analysis_only {
+        return None;
+    }
     let meta = Meta {
         format_version: FORMAT_VERSION,
         arch: opts.arch,
@@ -345,6 +377,30 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     };
     let metadata = metadata_json(&image, &opts.colors);
     Some(Output { image, metadata })
+}
+
+/// Whether a file declares a `layout` block.
+fn has_layout(ast: &crate::syntax::ast::Ast) -> bool {
+    ast.decls
+        .iter()
+        .any(|d| matches!(d.kind, crate::syntax::ast::DeclKind::Layout(_)))
+}
+
+/// [`Options::lone_module`]: analyses a file without a layout as the root of a program
+/// class with no params bound, checking every function and task. Uses of its own params
+/// without defaults are not reported (a layout would bind them); nothing is linked.
+fn analyse_lone_module(sema: &mut Sema, top: FileId) {
+    sema.opts.analyse_all = true;
+    sema.lone_module = true;
+    let before = sema.diags.len();
+    let _ = sema.compile_class(top, &[]);
+    let mut i = 0;
+    sema.diags.retain(|d| {
+        i += 1;
+        i <= before
+            || d.code != codes::UNBOUND_PARAM
+            || !d.secondary.iter().any(|l| l.span.file == top)
+    });
 }
 
 fn class_name(sema: &Sema, file: FileId, params: &[(String, Value)]) -> String {

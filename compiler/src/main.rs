@@ -282,5 +282,6 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
                 )));
             }
         },
+        ..Options::default()
     })
 }

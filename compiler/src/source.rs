@@ -4,7 +4,9 @@
 //! Byte offsets (not characters) are used everywhere, from the lexer to the renderer.
 
 use cranelift_entity::{PrimaryMap, entity_impl};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A source file loaded into a [`SourceMap`].
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -53,16 +55,44 @@ pub struct SourceFile {
     pub text: String,
 }
 
+/// Texts that stand in for files on disk, by canonical path (an editor's unsaved
+/// buffers).
+pub type Overlay = Arc<HashMap<PathBuf, String>>;
+
 /// Every file the compiler has read.
 #[derive(Default)]
 pub struct SourceMap {
     files: PrimaryMap<FileId, SourceFile>,
+    /// Read instead of the disk for the paths it holds (see [`SourceMap::read`]).
+    overlay: Overlay,
 }
 
 impl SourceMap {
     /// An empty map.
     pub fn new() -> SourceMap {
         SourceMap::default()
+    }
+
+    /// An empty map whose [`SourceMap::read`] prefers `overlay` to the disk.
+    pub fn with_overlay(overlay: Overlay) -> SourceMap {
+        SourceMap {
+            files: PrimaryMap::new(),
+            overlay,
+        }
+    }
+
+    /// The text of the file at `path`: the overlay's, if it has the path (as given or
+    /// canonical), else the disk's.
+    pub fn read(&self, path: &Path) -> std::io::Result<String> {
+        if !self.overlay.is_empty() {
+            if let Some(t) = self.overlay.get(path) {
+                return Ok(t.clone());
+            }
+            if let Some(t) = path.canonicalize().ok().and_then(|c| self.overlay.get(&c)) {
+                return Ok(t.clone());
+            }
+        }
+        std::fs::read_to_string(path)
     }
 
     /// Adds a file and returns its id.
@@ -72,6 +102,16 @@ impl SourceMap {
             path,
             text,
         })
+    }
+
+    /// Number of files loaded.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether no file is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
     }
 
     /// Looks up a file.

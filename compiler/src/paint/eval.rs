@@ -292,7 +292,7 @@ pub fn add_file(
     if let Some(id) = sources.find_path(&canonical) {
         return Ok(id);
     }
-    let text = std::fs::read_to_string(&canonical)?;
+    let text = sources.read(&canonical)?;
     Ok(sources.add(display, Some(canonical), text))
 }
 

@@ -864,7 +864,10 @@ impl Sema {
         let mut i = 0;
         for (p, b) in params.iter().zip(binds) {
             match b {
-                ParamBind::Ct(v) => env.bind(&p.name.name, Local::Value(v.clone())),
+                ParamBind::Ct(v) => {
+                    env.bind(&p.name.name, Local::Value(v.clone()));
+                    self.index_local(&env, &p.name.name, p.name.span);
+                }
                 ParamBind::Rt(t) => {
                     let reg = self.fb(&mut env).param(i);
                     i += 1;
@@ -875,6 +878,7 @@ impl Sema {
                         *t,
                         p.span,
                     );
+                    self.index_local(&env, &p.name.name, p.name.span);
                 }
             }
         }
@@ -924,6 +928,13 @@ impl Sema {
         }
         let result = self.create_global(d, &v, &ast);
         self.globals_in_progress.remove(&d);
+        if self.index.is_some()
+            && let Ok(g) = result
+            && let Some(&ty) = self.global_types.get(&g)
+        {
+            let def = super::decl_name_span(&self.mods[d.module].ast, d.index);
+            self.index_ty(v.name.span, def, ty);
+        }
         result
     }
 

@@ -20,6 +20,7 @@ pub mod control;
 pub mod dsd;
 pub mod eval;
 pub mod fabric;
+pub mod index;
 pub mod lang_builtins;
 pub mod layout;
 pub mod lower;
@@ -152,6 +153,11 @@ pub struct Sema {
     /// The top-level module and the `--params` text of each param bound on the command
     /// line, so that a value of the wrong type names the flag it came from.
     pub cli_params: Option<(ModId, HashMap<String, String>)>,
+    /// The semantic index for editors, when asked for ([`index`]).
+    pub index: Option<index::SemIndex>,
+    /// A module analysed without a layout (`Options::lone_module`): no layout declared
+    /// the host-visible names, so `@export_symbol` does not check them.
+    pub lone_module: bool,
 }
 
 impl Sema {
@@ -188,6 +194,8 @@ impl Sema {
             stack_base,
             class_first_mod: 0,
             cli_params: None,
+            index: None,
+            lone_module: false,
         }
     }
 
@@ -345,12 +353,16 @@ impl Sema {
     /// `what` names it in the error message.
     pub fn load_file(&mut self, spec: &str, from: FileId, span: Span, what: &str) -> R<FileId> {
         let key = (from, spec.to_string());
-        if let Some(id) = self.resolved.get(&key) {
-            return Ok(*id);
+        if let Some(&id) = self.resolved.get(&key) {
+            self.index_file(span, id);
+            return Ok(id);
         }
-        let id = self.resolve_file(spec, from, span, what)?;
-        self.resolved.insert(key, id);
-        Ok(id)
+        let id = self.resolve_file(spec, from, span, what);
+        if let Ok(id) = id {
+            self.index_file(span, id);
+            self.resolved.insert(key, id);
+        }
+        id
     }
 
     fn resolve_file(&mut self, spec: &str, from: FileId, span: Span, what: &str) -> R<FileId> {
@@ -413,7 +425,7 @@ impl Sema {
             _ => PathBuf::from(spec),
         };
         let display = shown.to_string_lossy().trim_start_matches("./").to_string();
-        match std::fs::read_to_string(&path) {
+        match self.sources.read(&path) {
             Ok(text) => Ok(self.sources.add(display, Some(canonical), text)),
             Err(e) => Err(self.report(
                 Diagnostic::error(
@@ -601,6 +613,12 @@ impl Sema {
                 })
         {
             self.types.name_type(*t, &name);
+        }
+        if self.index.is_some()
+            && let Ok(v) = &result
+            && let Some(name) = decl_name_span(&self.mods[d.module].ast, d.index)
+        {
+            self.index_decl(name, d, &eval::Val::Ct(v.clone()));
         }
         let state = match &result {
             Ok(v) => ConstState::Done(v.clone()),

@@ -188,6 +188,9 @@ impl Sema {
             ));
         }
         let r = self.local_decl(env, v, span);
+        if r.is_ok() {
+            self.index_local(env, &v.name.name, v.name.span);
+        }
         if r.is_err()
             && !env
                 .scopes

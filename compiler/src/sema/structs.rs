@@ -280,7 +280,9 @@ impl Sema {
                 let Some(d) = self.lookup_decl(m, name) else {
                     return Err(self.unknown_member_of_module(m, name, nspan));
                 };
-                self.decl_val(env, d, span)
+                let v = self.decl_val(env, d, span)?;
+                self.index_decl(nspan, d, &v);
+                Ok(v)
             }
             Val::Ct(Value::Struct(fields)) => match fields.iter().find(|(n, _)| n == name) {
                 Some((_, v)) => Ok(Val::Ct(v.clone())),

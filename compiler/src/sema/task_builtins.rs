@@ -241,6 +241,9 @@ impl Sema {
             None => decl_name,
         };
         let Some(exp) = self.export_names.iter().find(|e| e.name == name).cloned() else {
+            if self.lone_module {
+                return Ok(Val::Ct(Value::Void));
+            }
             let mut dg = Diagnostic::error(
                 codes::BAD_EXPORT,
                 format!("`{name}` is exported but the layout declares no such name"),

@@ -147,7 +147,7 @@ fn collect(
         };
         let id = match sources.find_path(&path) {
             Some(id) => id,
-            None => match std::fs::read_to_string(&path) {
+            None => match sources.read(&path) {
                 Ok(text) => sources.add(path.display().to_string(), Some(path.clone()), text),
                 Err(e) => {
                     diags.push(Diagnostic::error(

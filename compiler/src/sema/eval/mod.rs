@@ -506,6 +506,23 @@ impl Sema {
     // ----- names -------------------------------------------------------------------------
 
     fn ident(&mut self, env: &mut Env, name: &str, span: Span) -> R<Val> {
+        if self.index.is_none() {
+            return self.ident_val(env, name, span);
+        }
+        let r = self.ident_val(env, name, span);
+        if let Ok(v) = &r {
+            let def = match env.find(name) {
+                Some(_) => None,
+                None => self
+                    .lookup_decl(env.module, name)
+                    .and_then(|d| super::decl_name_span(&self.mods[d.module].ast, d.index)),
+            };
+            self.index_val(span, def, v);
+        }
+        r
+    }
+
+    fn ident_val(&mut self, env: &mut Env, name: &str, span: Span) -> R<Val> {
         if let Some((si, li)) = env.find(name) {
             return match &env.scopes[si][li].1 {
                 Local::Value(v) | Local::CtVar(v) => Ok(Val::Ct(v.clone())),

@@ -20,6 +20,25 @@ impl Sema {
     }
 
     pub(super) fn ident_place(&mut self, env: &mut Env, name: &str, span: Span) -> R<Place> {
+        let r = self.ident_place_of(env, name, span);
+        if self.index.is_some()
+            && let Ok(p) = &r
+        {
+            let ty = match p {
+                Place::Ct { ty, .. } | Place::Reg { ty, .. } | Place::Mem { ty, .. } => *ty,
+            };
+            let def = match env.find(name) {
+                Some(_) => None,
+                None => self
+                    .lookup_decl(env.module, name)
+                    .and_then(|d| crate::sema::decl_name_span(&self.mods[d.module].ast, d.index)),
+            };
+            self.index_ty(span, def, ty);
+        }
+        r
+    }
+
+    fn ident_place_of(&mut self, env: &mut Env, name: &str, span: Span) -> R<Place> {
         if let Some((si, li)) = env.find(name) {
             return match &env.scopes[si][li].1 {
                 Local::Value(_) => Err(self.assign_const(name, span)),
