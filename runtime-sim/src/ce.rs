@@ -122,6 +122,9 @@ pub(crate) fn tick(
             }
             Ok(Step::Done) => {
                 out.progressed = true;
+                if let Some(r) = pe.perf.as_deref_mut() {
+                    r.op_end(crate::perfetto::MAIN_SLOT, now);
+                }
                 dsd::complete(&op, pe);
                 pe.recycle_op(op);
             }
@@ -219,6 +222,9 @@ fn run_microthreads(
             }
         };
         if done {
+            if let Some(r) = pe.perf.as_deref_mut() {
+                r.op_end(u, now);
+            }
             pe.ut_busy &= !(1 << u);
             dsd::complete(&op, pe);
             pe.recycle_op(op);

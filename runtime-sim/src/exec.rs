@@ -111,8 +111,17 @@ pub(crate) fn step(
                 },
             };
             match dsd::issue(pe, &class.out_queue_color, env, &args)? {
-                Issued::Sync(exec) => pe.main_op = Some(exec),
-                Issued::Async => {}
+                Issued::Sync(exec) => {
+                    if let Some(r) = pe.perf.as_deref_mut() {
+                        r.op_start(crate::perfetto::MAIN_SLOT, exec.op.name(), now);
+                    }
+                    pe.main_op = Some(exec);
+                }
+                Issued::Async => {
+                    if let Some(r) = pe.perf.as_deref_mut() {
+                        r.op_start(usize::from(ut & 7), op.name(), now);
+                    }
+                }
                 Issued::UtBusy => return Ok(false),
             }
         }

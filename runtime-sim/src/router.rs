@@ -1155,6 +1155,11 @@ fn commit_own(
         }
         *hops += 1;
     }
+    if m.links != 0
+        && let Some(rec) = pe.perf.as_deref_mut()
+    {
+        rec.sends(m.p as usize, m.links, &env.geo, now, c, m.fwd);
+    }
     // The freed slot lets the CE continue (for the RAMP; upstream routers are woken by
     // the chunk that holds them).
     let mut wake_ce = port == RAMP;

@@ -26,6 +26,7 @@ use crate::error::{
 use crate::par;
 use crate::params::SimParams;
 use crate::pe::{HostCall, NO_QUEUE, Pe};
+use crate::perfetto::{PeRecorder, PerfettoConfig, PerfettoTrace};
 use crate::ring::Wavelet;
 use crate::router::{
     self, Chunk, CommitEnv, Geometry, Move, Outcome, PlanEnv, RAMP, Router, RouterPlan, dir_of,
@@ -506,6 +507,27 @@ impl Simulator {
                 .is_some_and(|t| t.filter.matches(pe.loc.rel.x, pe.loc.rel.y));
         }
         self.trace = tracer;
+    }
+
+    /// Records the timelines of the PEs `cfg` selects (`None`: stop recording and forget
+    /// what was recorded); see [`crate::perfetto`]. Results do not depend on it.
+    pub fn set_perfetto(&mut self, cfg: Option<PerfettoConfig>) {
+        for pe in &mut self.pes {
+            pe.perf = cfg
+                .filter(|c| c.pes.contains(pe.loc.rel.x, pe.loc.rel.y))
+                .map(|c| Box::new(PeRecorder::new(&c, pe.inq.len())));
+        }
+    }
+
+    /// The timelines recorded so far (empty if [`Simulator::set_perfetto`] was not called).
+    pub fn perfetto_trace(&self) -> PerfettoTrace {
+        crate::perfetto::build(
+            &self.pes,
+            &self.classes,
+            self.width,
+            self.height,
+            self.cycle,
+        )
     }
 
     /// Whether anything is scheduled to happen (a PE or router with work, a host stream).
@@ -1451,6 +1473,10 @@ fn ce_chunk(
                 return true;
             }
         };
+        if let Some(mut rec) = pe.perf.take() {
+            rec.after_tick(pe, out.progressed, out.started, now);
+            pe.perf = Some(rec);
+        }
         if out.unblocked {
             o.unblocked += 1;
         }
