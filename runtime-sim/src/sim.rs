@@ -1473,7 +1473,9 @@ fn ce_chunk(
                 return true;
             }
         };
-        if let Some(mut rec) = pe.perf.take() {
+        if pe.perf.is_some()
+            && let Some(mut rec) = pe.perf.take()
+        {
             rec.after_tick(pe, out.progressed, out.started, now);
             pe.perf = Some(rec);
         }
