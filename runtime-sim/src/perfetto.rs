@@ -23,8 +23,8 @@
 //! only observes: results are the same with and without it.
 //!
 //! Flow arrows are sampled: a wavelet hop (one copy sent on one link, between two PEs of
-//! the filter) is drawn iff its ordinal among the hops its sending PE made so far is a
-//! multiple of `S`, the smallest power of two for which at most
+//! the filter) is drawn iff its ordinal (counting from 1) among the hops its sending PE
+//! made is a multiple of `S`, the smallest power of two for which at most
 //! [`PerfettoConfig::max_flows`] hops are drawn in the whole run.
 
 use crate::class::Class;
@@ -162,7 +162,7 @@ pub(crate) struct PeRecorder {
     depths: Vec<(u64, u8, u8)>,
     last_depth: Vec<u8>,
     flows: Vec<Flow>,
-    /// Hops into the filter sent so far.
+    /// Hops into the filter sent so far (a hop's `seq` is its ordinal minus one).
     flow_seq: u64,
     /// Only hops whose ordinal is a multiple of this are kept (a power of two).
     stride: u64,
@@ -283,7 +283,7 @@ impl PeRecorder {
             }
             let seq = self.flow_seq;
             self.flow_seq += 1;
-            if !seq.is_multiple_of(self.stride) {
+            if !(seq + 1).is_multiple_of(self.stride) {
                 continue;
             }
             self.flows.push(Flow {
@@ -298,7 +298,7 @@ impl PeRecorder {
             if self.flows.len() > self.max_flows {
                 self.stride = self.stride.saturating_mul(2);
                 let s = self.stride;
-                self.flows.retain(|f| f.seq.is_multiple_of(s));
+                self.flows.retain(|f| (f.seq + 1).is_multiple_of(s));
             }
         }
     }
@@ -485,7 +485,7 @@ pub(crate) fn build(
             .map(|(_, r)| {
                 r.flows
                     .iter()
-                    .filter(|f| f.seq.is_multiple_of(stride))
+                    .filter(|f| (f.seq + 1).is_multiple_of(stride))
                     .count() as u64
             })
             .sum();
@@ -499,7 +499,11 @@ pub(crate) fn build(
     let mut outs: BTreeMap<usize, BTreeSet<u64>> = BTreeMap::new();
     let mut ins: BTreeMap<usize, BTreeSet<u64>> = BTreeMap::new();
     for (i, r) in &recs {
-        for f in r.flows.iter().filter(|f| f.seq.is_multiple_of(stride)) {
+        for f in r
+            .flows
+            .iter()
+            .filter(|f| (f.seq + 1).is_multiple_of(stride))
+        {
             outs.entry(*i).or_default().insert(f.sent);
             ins.entry(f.to as usize).or_default().insert(f.arrives);
         }
@@ -616,7 +620,11 @@ pub(crate) fn build(
         for &t in ins.get(i).into_iter().flatten() {
             events.push(span("arrive".into(), "wavelet", p, TID_ROUTER_IN, t, t + 1));
         }
-        for f in r.flows.iter().filter(|f| f.seq.is_multiple_of(stride)) {
+        for f in r
+            .flows
+            .iter()
+            .filter(|f| (f.seq + 1).is_multiple_of(stride))
+        {
             let id = next_flow;
             next_flow += 1;
             let name = format!("wavelet c{}", f.color);
