@@ -199,6 +199,8 @@ impl PeRecorder {
     }
 
     /// A DSD operation started on `slot` (a microthread or [`MAIN_SLOT`]) in cycle `now`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn op_start(&mut self, slot: usize, name: &'static str, now: u64) {
         if let Some(s) = self.open_ops.get_mut(slot) {
             *s = Some(OpSpan {
@@ -211,6 +213,8 @@ impl PeRecorder {
     }
 
     /// The operation on `slot` finished in cycle `now`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn op_end(&mut self, slot: usize, now: u64) {
         if let Some(mut op) = self.open_ops.get_mut(slot).and_then(Option::take) {
             op.end = now + 1;
@@ -220,6 +224,8 @@ impl PeRecorder {
 
     /// What the compute engine of `pe` did in cycle `now` (after its tick): task starts
     /// and ends, stalls, queue depths.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn after_tick(&mut self, pe: &Pe, progressed: bool, started: Option<u8>, now: u64) {
         if pe.task.is_none()
             && let Some(mut t) = self.open_task.take()
@@ -261,6 +267,8 @@ impl PeRecorder {
 
     /// Router `p` sent copies of a wavelet (colour `color`, payload `data`) on the link
     /// ports `links` (bits 0..=3, [`crate::router`] order) in cycle `now`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn sends(
         &mut self,
         p: usize,

@@ -1009,6 +1009,8 @@ pub(crate) struct CommitEnv<'a> {
     pub geo: Geometry,
     pub classes: &'a [Class],
     pub trace: Option<&'a Tracer>,
+    /// Some PE records a timeline (`--perfetto`).
+    pub record: bool,
 }
 
 /// What committing a chunk of routers did.
@@ -1155,7 +1157,8 @@ fn commit_own(
         }
         *hops += 1;
     }
-    if m.links != 0
+    if env.record
+        && m.links != 0
         && let Some(rec) = pe.perf.as_deref_mut()
     {
         rec.sends(m.p as usize, m.links, &env.geo, now, c, m.fwd);
