@@ -156,7 +156,8 @@ fn perfetto_timeline_of_tutorial_06() {
         );
         assert_eq!(doc["otherData"]["cycles"], rt.cycles());
 
-        // The same trace, byte for byte, on several threads splitting every phase.
+        // The same trace, byte for byte, on several threads (2 PEs stay in one chunk;
+        // runtime-sim/tests/fabric.rs checks a rectangle whose phases are split).
         let (rt2, _, _) = run(&dir, Some(PerfettoConfig::default()), 3);
         let (text2, _) = trace_of(&rt2, &format!("06-{arch}-threads"));
         assert_eq!(text, text2, "{arch}: trace depends on the thread count");
