@@ -14,9 +14,9 @@
 //! memcpy promptly with `KeyboardInterrupt`.
 
 use csl_arch::image::{ExportKind, Image};
-use cslsim::{PeRect, PerfettoConfig, SimError};
 use cslsim::host::{HostError, MemcpyDataType, MemcpyOrder, Region, SdkRuntime, Transfer};
 use cslsim::sim::InterruptCheck;
+use cslsim::{PeRect, PerfettoConfig, SimError};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -290,9 +290,8 @@ impl Runtime {
     ) -> PyResult<Self> {
         let pes = match &perfetto_pes {
             None => PeRect::ALL,
-            Some(s) => PeRect::parse(s).map_err(|e| {
-                PyValueError::new_err(format!("SdkRuntime(perfetto_pes=...): {e}"))
-            })?,
+            Some(s) => PeRect::parse(s)
+                .map_err(|e| PyValueError::new_err(format!("SdkRuntime(perfetto_pes=...): {e}")))?,
         };
         let r = py.detach(|| {
             catch_unwind(|| SdkRuntime::new(&path))
