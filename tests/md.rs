@@ -44,6 +44,8 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         optimize: true,
         progress: device::Progress::Lines(0),
         relay: Relay::Express,
+        perfetto: None,
+        heatmap: None,
     }
 }
 

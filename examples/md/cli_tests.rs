@@ -84,6 +84,14 @@ fn bad_inputs_are_refused_up_front_naming_the_line_or_flag() {
             "--dump-out /: is a directory",
         ),
         (
+            vec!["--dump", d, "--heatmap", "/nonexistent-dir/h.png"],
+            "--heatmap /nonexistent-dir/h.png: cannot be written",
+        ),
+        (
+            vec!["--dump", d, "--perfetto", "/"],
+            "--perfetto /: is a directory",
+        ),
+        (
             vec!["--dump", d, "--nx", "100000000", "--nzx", "100000000"],
             "over 4096 PEs",
         ),
@@ -142,6 +150,9 @@ fn help_lists_every_flag_with_its_default_and_exits_0() {
         "--threads",
         "--relay",
         "--profile",
+        "--perfetto",
+        "--perfetto-pes",
+        "--heatmap",
         "-O",
     ] {
         assert!(text.contains(flag), "mdlj --help lacks {flag}:\n{text}");

@@ -46,6 +46,10 @@ pub struct Config {
     pub progress: Progress,
     /// How the x and y halos travel (see `rings::Relay`).
     pub relay: rings::Relay,
+    /// Write a timeline (Perfetto JSON) of the PEs of the rectangle to the file.
+    pub perfetto: Option<(String, cslsim::PeRect)>,
+    /// Write a heatmap (PNG) of the run to the file.
+    pub heatmap: Option<String>,
 }
 
 /// The capacities the device program was compiled with.
@@ -477,6 +481,12 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             Box::new(std::io::BufWriter::new(file)),
         ));
     }
+    if let Some((_, pes)) = &cfg.perfetto {
+        rt = rt.with_perfetto(cslsim::PerfettoConfig {
+            pes: *pes,
+            ..cslsim::PerfettoConfig::default()
+        });
+    }
     rt.load().map_err(host_err)?;
     rt.run().map_err(host_err)?;
     let region = (w as u32, h as u32);
@@ -563,6 +573,12 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let pos_out = get(&mut rt, "pos", 4 * nmax)?;
     let vel_out = get(&mut rt, "vel", 3 * nloc)?;
     rt.stop().map_err(host_err)?;
+    if let Some((path, _)) = &cfg.perfetto {
+        rt.write_perfetto(Path::new(path)).map_err(host_err)?;
+    }
+    if let Some(path) = &cfg.heatmap {
+        rt.write_heatmap(Path::new(path)).map_err(host_err)?;
+    }
     let total_cycles = rt.cycles();
     let stats = rt.stats();
     let pe_cycles = [

@@ -87,6 +87,16 @@ struct Cli {
     /// otherwise a line each time this many more steps are done (0: none).
     #[arg(long, value_name = "N", default_value_t = 100)]
     progress_every: u64,
+    /// Write a timeline of the run for ui.perfetto.dev (Chrome trace-event JSON).
+    #[arg(long, value_name = "TRACE.json")]
+    perfetto: Option<String>,
+    /// Record only the PEs of this rectangle in the timeline (`X0,Y0:X1,Y1`).
+    #[arg(long, value_name = "X0,Y0:X1,Y1", value_parser = cslsim::PeRect::parse,
+          requires = "perfetto")]
+    perfetto_pes: Option<cslsim::PeRect>,
+    /// Write a heatmap (PNG) of per-PE busy/stalled/idle shares and link use.
+    #[arg(long, value_name = "OUT.png")]
+    heatmap: Option<String>,
     /// Optimisation level of the device program (-O0 turns the IR optimiser off).
     #[arg(short = 'O', value_name = "LEVEL", value_parser = ["0", "1"])]
     opt_level: Option<String>,
@@ -112,6 +122,8 @@ struct Args {
     relay: Relay,
     profile: bool,
     progress_every: u64,
+    perfetto: Option<(String, cslsim::PeRect)>,
+    heatmap: Option<String>,
 }
 
 /// The command line, validated: every flag's range is checked here, before a run that
@@ -168,6 +180,10 @@ fn parse_args() -> Result<Args, String> {
         max_cycles: c.max_cycles,
         profile: c.profile,
         progress_every: c.progress_every,
+        perfetto: c
+            .perfetto
+            .map(|p| (p, c.perfetto_pes.unwrap_or(cslsim::PeRect::ALL))),
+        heatmap: c.heatmap,
     };
     // Everything below is checked before the run, which may take minutes.
     if a.steps.checked_mul(a.ninner).is_none() {
@@ -240,7 +256,13 @@ fn real_main() -> Result<(), String> {
     let text =
         std::fs::read_to_string(&a.dump).map_err(|e| format!("cannot read {}: {e}", a.dump))?;
     let d = Dump::parse(&text).map_err(|e| format!("{}: {e}", a.dump))?;
-    for (flag, path) in [("--energies", &a.energies), ("--dump-out", &a.dump_out)] {
+    let perfetto_path = a.perfetto.as_ref().map(|(p, _)| p.clone());
+    for (flag, path) in [
+        ("--energies", &a.energies),
+        ("--dump-out", &a.dump_out),
+        ("--perfetto", &perfetto_path),
+        ("--heatmap", &a.heatmap),
+    ] {
         if let Some(p) = path {
             check_writable(flag, p)?;
         }
@@ -287,6 +309,8 @@ fn real_main() -> Result<(), String> {
             device::Progress::Lines(a.progress_every)
         },
         relay: a.relay,
+        perfetto: a.perfetto.clone(),
+        heatmap: a.heatmap.clone(),
     };
     println!(
         "mdlj: {} atoms, {nx}x{ny}x{} cells on a {}x{} PE rectangle ({}, {} relay), {} steps",

@@ -79,9 +79,10 @@ fn wavelet_args(how: WaveletArgs, w: u32) -> ([u32; 2], usize) {
     }
 }
 
-/// Advances the compute engine of `pe` by one cycle.
+/// Advances the compute engine of `pe` by one cycle. `REC`: report DSD operations to the
+/// PE's timeline recorder (`--perfetto`); the instance without it has no recording code.
 #[inline]
-pub(crate) fn tick(
+pub(crate) fn tick<const REC: bool>(
     pe: &mut Pe,
     router: &mut Router,
     class: &Class,
@@ -96,7 +97,7 @@ pub(crate) fn tick(
         dispatch_controls(pe, class, now, &mut out);
     }
     if pe.ut_busy != 0 {
-        run_microthreads(pe, router, env, now, &mut out)?;
+        run_microthreads::<REC>(pe, router, env, now, &mut out)?;
     }
     if pe.stall > 0 {
         pe.stall -= 1;
@@ -122,13 +123,16 @@ pub(crate) fn tick(
             }
             Ok(Step::Done) => {
                 out.progressed = true;
+                if REC && let Some(r) = pe.perf.as_deref_mut() {
+                    r.op_end(crate::perfetto::MAIN_SLOT, now);
+                }
                 dsd::complete(&op, pe);
                 pe.recycle_op(op);
             }
         }
     } else if pe.task.is_some() {
         let pc = pe.cur.pc;
-        if crate::exec::step(pe, router, class, env, now, &mut out)? {
+        if crate::exec::step::<REC>(pe, router, class, env, now, &mut out)? {
             pe.instructions += 1;
             out.progressed = true;
             out.retired = Some(pc);
@@ -177,7 +181,7 @@ fn dispatch_controls(pe: &mut Pe, class: &Class, now: u64, out: &mut CeOut) {
     }
 }
 
-fn run_microthreads(
+fn run_microthreads<const REC: bool>(
     pe: &mut Pe,
     router: &mut Router,
     env: &Env,
@@ -219,6 +223,9 @@ fn run_microthreads(
             }
         };
         if done {
+            if REC && let Some(r) = pe.perf.as_deref_mut() {
+                r.op_end(u, now);
+            }
             pe.ut_busy &= !(1 << u);
             dsd::complete(&op, pe);
             pe.recycle_op(op);

@@ -732,3 +732,24 @@ impl fmt::Display for SimError {
 }
 
 impl std::error::Error for SimError {}
+
+/// An output file (a Perfetto trace, a heatmap) could not be written.
+#[derive(Debug)]
+pub struct WriteError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// The OS error.
+    pub source: std::io::Error,
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot write `{}`: {}", self.path.display(), self.source)
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}

@@ -28,7 +28,7 @@ use csl_arch::isa::{Op, Width};
 const PRINT_LINE_MAX: usize = 1024;
 
 #[inline]
-pub(crate) fn step(
+pub(crate) fn step<const REC: bool>(
     pe: &mut Pe,
     router: &mut Router,
     class: &Class,
@@ -111,8 +111,17 @@ pub(crate) fn step(
                 },
             };
             match dsd::issue(pe, &class.out_queue_color, env, &args)? {
-                Issued::Sync(exec) => pe.main_op = Some(exec),
-                Issued::Async => {}
+                Issued::Sync(exec) => {
+                    if REC && let Some(r) = pe.perf.as_deref_mut() {
+                        r.op_start(crate::perfetto::MAIN_SLOT, exec.op.name(), now);
+                    }
+                    pe.main_op = Some(exec);
+                }
+                Issued::Async => {
+                    if REC && let Some(r) = pe.perf.as_deref_mut() {
+                        r.op_start(usize::from(ut & 7), op.name(), now);
+                    }
+                }
                 Issued::UtBusy => return Ok(false),
             }
         }

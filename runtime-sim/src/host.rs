@@ -27,6 +27,7 @@ pub use memcpy::{MEMCPY_SETUP_CYCLES, MemcpyDataType, MemcpyOrder, Region, Trans
 use crate::alu;
 use crate::error::{PeLoc, SimError};
 use crate::params::SimParams;
+use crate::perfetto::PerfettoConfig;
 use crate::sim::{RunEnd, RunStats, Simulator};
 use crate::trace::Tracer;
 use csl_arch::image::{ExportKind, Image, SymbolTarget};
@@ -62,6 +63,8 @@ pub struct SdkRuntime {
     threads: Option<usize>,
     /// See [`Simulator::set_split_threshold`].
     split_min: Option<usize>,
+    /// Timelines to record ([`SdkRuntime::with_perfetto`]).
+    perfetto: Option<PerfettoConfig>,
 }
 
 impl SdkRuntime {
@@ -97,6 +100,7 @@ impl SdkRuntime {
             interrupt: None,
             threads: None,
             split_min: None,
+            perfetto: None,
         }
     }
 
@@ -117,6 +121,28 @@ impl SdkRuntime {
     pub fn with_trace(mut self, tracer: Tracer) -> Self {
         self.trace = Some(tracer);
         self
+    }
+
+    /// Records timelines of the PEs `cfg` selects for [`SdkRuntime::write_perfetto`]
+    /// (before `load`; see [`crate::perfetto`]). Results are the same with or without it.
+    pub fn with_perfetto(mut self, cfg: PerfettoConfig) -> Self {
+        self.perfetto = Some(cfg);
+        self
+    }
+
+    /// Writes the timelines recorded so far (see [`SdkRuntime::with_perfetto`]) as a
+    /// Chrome trace-event JSON file for ui.perfetto.dev (after `load`).
+    pub fn write_perfetto(&self, path: &Path) -> Result<(), HostError> {
+        let sim = self.sim.as_ref().ok_or(HostError::NotLoaded)?;
+        Ok(sim.perfetto_trace().write(path)?)
+    }
+
+    /// Writes a heatmap of the run so far (per-PE busy/stalled/idle shares and link use,
+    /// [`crate::heatmap`]) as a PNG file (after `load`).
+    pub fn write_heatmap(&self, path: &Path) -> Result<(), HostError> {
+        let sim = self.sim.as_ref().ok_or(HostError::NotLoaded)?;
+        let pic = crate::heatmap::render(&sim.stats(), sim.width(), sim.height());
+        Ok(pic.write_png(path)?)
     }
 
     /// Steps the fabric on `n` threads (at least 1; default [`crate::default_threads`]:
@@ -188,6 +214,7 @@ impl SdkRuntime {
             sim.set_split_threshold(n);
         }
         sim.set_trace(self.trace.clone());
+        sim.set_perfetto(self.perfetto);
         sim.set_interrupt(self.interrupt.clone());
         self.sim = Some(sim);
         self.state = State::Loaded;

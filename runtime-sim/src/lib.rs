@@ -12,6 +12,8 @@
 //! * [`error`]: [`SimError`] (faults, routing errors, deadlocks, the cycle limit).
 //! * `par`: the threads of the step ([`default_threads`], `CSLSIM_THREADS`).
 //! * [`trace`]: instruction and wavelet traces; [`mod@bench`]: synthetic workloads.
+//! * [`perfetto`]: timelines for ui.perfetto.dev (`--perfetto`); [`heatmap`]: PNG pictures
+//!   of per-PE activity and link use (`--heatmap`).
 //!
 //! Architecture invariant: this crate depends on `csl-arch`, never on the compiler.
 
@@ -23,10 +25,12 @@ mod decode;
 mod dsd;
 pub mod error;
 mod exec;
+pub mod heatmap;
 pub mod host;
 mod par;
 pub mod params;
 pub mod pe;
+pub mod perfetto;
 mod ring;
 pub mod router;
 pub mod sim;
@@ -36,7 +40,7 @@ mod worklist;
 
 pub use error::{
     FaultKind, PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason,
-    Waiting,
+    Waiting, WriteError,
 };
 pub use host::{
     DEFAULT_MAX_CYCLES, HostError, MemcpyDataType, MemcpyOrder, Region, SdkRuntime, Transfer,
@@ -44,6 +48,7 @@ pub use host::{
 pub use par::{THREADS_ENV, default_threads};
 pub use params::SimParams;
 pub use pe::Pe;
+pub use perfetto::{PeRect, PerfettoConfig};
 pub use router::Router;
 pub use sim::{PeStats, RunEnd, RunStats, Simulator};
 pub use trace::{TraceFilter, Tracer};

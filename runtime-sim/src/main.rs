@@ -2,7 +2,11 @@
 //! functions in order, lets the fabric run until nothing can progress, and reports
 //! simulated cycles and per-PE counters. `--stats FILE` writes `sim_stats.json`-style
 //! statistics (also after a failed run); `--trace X,Y|all` prints an instruction and
-//! wavelet trace (`@cycle PE(x,y): ...` lines) on standard output.
+//! wavelet trace (`@cycle PE(x,y): ...` lines) on standard output. `--perfetto FILE`
+//! writes a timeline for ui.perfetto.dev (tasks, DSD operations, stalls, wavelet arrows,
+//! queue depths per PE; `--perfetto-pes X0,Y0:X1,Y1` limits it to a rectangle of PEs) and
+//! `--heatmap FILE.png` a picture of per-PE activity and link use; both also after a
+//! failed run.
 //!
 //! Exit status: 0 on success, 1 with a message on any failure (bad arguments included).
 
@@ -10,7 +14,11 @@ use clap::Parser;
 use csl_arch::isa::NumTy;
 use cslsim::host::{MemcpyDataType, Region, Transfer, values};
 use cslsim::params::MAX_LATENCY_CYCLES;
-use cslsim::{DEFAULT_MAX_CYCLES, HostError, SdkRuntime, SimParams, TraceFilter, Tracer};
+use cslsim::perfetto::DEFAULT_MAX_FLOWS;
+use cslsim::{
+    DEFAULT_MAX_CYCLES, HostError, PeRect, PerfettoConfig, SdkRuntime, SimParams, TraceFilter,
+    Tracer,
+};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -45,6 +53,19 @@ struct Cli {
     /// Trace instructions and wavelets of one PE (`X,Y`, rectangle-relative) or `all`.
     #[arg(long, value_name = "PE|all", value_parser = parse_trace)]
     trace: Option<TraceFilter>,
+    /// Write a timeline (Chrome trace-event JSON) for ui.perfetto.dev or chrome://tracing.
+    #[arg(long, value_name = "FILE")]
+    perfetto: Option<PathBuf>,
+    /// Record only the PEs of this rectangle in the timeline (`X0,Y0:X1,Y1`, corners
+    /// included, rectangle-relative; or one PE `X,Y`).
+    #[arg(long, value_name = "X0,Y0:X1,Y1", value_parser = PeRect::parse, requires = "perfetto")]
+    perfetto_pes: Option<PeRect>,
+    /// Most wavelet arrows drawn in the timeline (hops are sampled deterministically).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FLOWS)]
+    perfetto_max_flows: usize,
+    /// Write a heatmap (PNG) of per-PE busy/stalled/idle shares and link use.
+    #[arg(long, value_name = "FILE.png")]
+    heatmap: Option<PathBuf>,
     /// Router input buffer depth per (port, colour), 1..=8.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8))]
     buffer_depth: Option<u32>,
@@ -125,6 +146,12 @@ fn run(cli: &Cli) -> Result<(), HostError> {
     if let Some(t) = cli.threads {
         rt = rt.with_threads(t as usize);
     }
+    if cli.perfetto.is_some() {
+        rt = rt.with_perfetto(PerfettoConfig {
+            pes: cli.perfetto_pes.unwrap_or(PeRect::ALL),
+            max_flows: cli.perfetto_max_flows,
+        });
+    }
     let tracer = cli
         .trace
         .map(|f| Tracer::new(f, Box::new(std::io::BufWriter::new(std::io::stdout()))));
@@ -174,10 +201,16 @@ fn run(cli: &Cli) -> Result<(), HostError> {
             obj.insert("completed".into(), serde_json::Value::Bool(result.is_ok()));
         }
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        std::fs::write(path, text + "\n").map_err(|source| HostError::Io {
+        std::fs::write(path, text + "\n").map_err(|source| HostError::Write {
             path: path.clone(),
             source,
         })?;
+    }
+    if let Some(path) = &cli.perfetto {
+        rt.write_perfetto(path)?;
+    }
+    if let Some(path) = &cli.heatmap {
+        rt.write_heatmap(path)?;
     }
     for line in rt.sim_log() {
         out!("{line}");

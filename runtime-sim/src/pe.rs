@@ -128,6 +128,8 @@ pub struct Pe {
     pub(crate) tsc_latch: u64,
     /// Whether the tracer follows this PE.
     pub(crate) traced: bool,
+    /// Its timeline events (`--perfetto`), when it is recorded.
+    pub(crate) perf: Option<Box<crate::perfetto::PeRecorder>>,
     pub(crate) busy_cycles: u64,
     pub(crate) stalled_cycles: u64,
     pub(crate) instructions: u64,
@@ -235,6 +237,7 @@ impl Pe {
             stalled_since: None,
             tsc_latch: 0,
             traced: false,
+            perf: None,
             busy_cycles: 0,
             stalled_cycles: 0,
             instructions: 0,

@@ -1009,6 +1009,8 @@ pub(crate) struct CommitEnv<'a> {
     pub geo: Geometry,
     pub classes: &'a [Class],
     pub trace: Option<&'a Tracer>,
+    /// Some PE records a timeline (`--perfetto`).
+    pub record: bool,
 }
 
 /// What committing a chunk of routers did.
@@ -1154,6 +1156,12 @@ fn commit_own(
             *s += 1;
         }
         *hops += 1;
+    }
+    if env.record
+        && m.links != 0
+        && let Some(rec) = pe.perf.as_deref_mut()
+    {
+        rec.sends(m.p as usize, m.links, &env.geo, now, c, m.fwd);
     }
     // The freed slot lets the CE continue (for the RAMP; upstream routers are woken by
     // the chunk that holds them).

@@ -26,6 +26,7 @@ use crate::error::{
 use crate::par;
 use crate::params::SimParams;
 use crate::pe::{HostCall, NO_QUEUE, Pe};
+use crate::perfetto::{PeRecorder, PerfettoConfig, PerfettoTrace};
 use crate::ring::Wavelet;
 use crate::router::{
     self, Chunk, CommitEnv, Geometry, Move, Outcome, PlanEnv, RAMP, Router, RouterPlan, dir_of,
@@ -237,6 +238,9 @@ pub struct Simulator {
     h2d: Vec<H2d>,
     d2h: Option<D2h>,
     trace: Option<Tracer>,
+    /// Some PE records a timeline (`set_perfetto`): checked once per phase so that runs
+    /// without one do not look at every PE's recorder.
+    recording: bool,
     wavelet_hops: u64,
     /// Polled every [`INTERRUPT_POLL`] loop iterations of a run.
     interrupt: Option<InterruptCheck>,
@@ -358,6 +362,7 @@ impl Simulator {
             h2d: Vec::new(),
             d2h: None,
             trace: None,
+            recording: false,
             wavelet_hops: 0,
             interrupt: None,
             poll_in: INTERRUPT_POLL,
@@ -506,6 +511,28 @@ impl Simulator {
                 .is_some_and(|t| t.filter.matches(pe.loc.rel.x, pe.loc.rel.y));
         }
         self.trace = tracer;
+    }
+
+    /// Records the timelines of the PEs `cfg` selects (`None`: stop recording and forget
+    /// what was recorded); see [`crate::perfetto`]. Results do not depend on it.
+    pub fn set_perfetto(&mut self, cfg: Option<PerfettoConfig>) {
+        for pe in &mut self.pes {
+            pe.perf = cfg
+                .filter(|c| c.pes.contains(pe.loc.rel.x, pe.loc.rel.y))
+                .map(|c| Box::new(PeRecorder::new(&c, pe.inq.len())));
+        }
+        self.recording = self.pes.iter().any(|pe| pe.perf.is_some());
+    }
+
+    /// The timelines recorded so far (empty if [`Simulator::set_perfetto`] was not called).
+    pub fn perfetto_trace(&self) -> PerfettoTrace {
+        crate::perfetto::build(
+            &self.pes,
+            &self.classes,
+            self.width,
+            self.height,
+            self.cycle,
+        )
     }
 
     /// Whether anything is scheduled to happen (a PE or router with work, a host stream).
@@ -813,6 +840,7 @@ impl Simulator {
                 geo,
                 classes: &self.classes,
                 trace: self.trace.as_ref(),
+                record: self.recording,
             };
             let mut bufs = std::mem::take(&mut self.chunk_words);
             let items = split_chunks(
@@ -853,9 +881,14 @@ impl Simulator {
                 &mut bufs,
             );
             let (classes, env, trace) = (&self.classes, &self.env, self.trace.as_ref());
+            let record = self.recording;
             let cur = self.ce_cur.words();
             let outs = par::run(pool.as_deref(), items, |chunk| {
-                ce_chunk(chunk, cur, classes, env, trace, now)
+                if record {
+                    ce_chunk::<true>(chunk, cur, classes, env, trace, now)
+                } else {
+                    ce_chunk::<false>(chunk, cur, classes, env, trace, now)
+                }
             });
             merge_chunks(&bounds, &mut bufs, &mut self.router_next, &mut self.ce_next);
             self.chunk_words = bufs;
@@ -1415,8 +1448,9 @@ struct CeChunkOut {
 }
 
 /// Ticks the CEs of `chunk` that are members of `cur` (this cycle's CE worklist), in
-/// ascending order.
-fn ce_chunk(
+/// ascending order. `REC`: some PE records a timeline (the instance without it has no
+/// recording code in its loop).
+fn ce_chunk<const REC: bool>(
     chunk: Chunk<'_>,
     cur: &[u64],
     classes: &[Class],
@@ -1440,7 +1474,7 @@ fn ce_chunk(
         let Some(class) = classes.get(pe.class) else {
             return true;
         };
-        let out = match ce::tick(pe, router, class, env, now) {
+        let out = match ce::tick::<REC>(pe, router, class, env, now) {
             Ok(out) => out,
             Err(f) => {
                 if o.err.is_none() {
@@ -1460,6 +1494,13 @@ fn ce_chunk(
                 return true;
             }
         };
+        if REC
+            && pe.perf.is_some()
+            && let Some(mut rec) = pe.perf.take()
+        {
+            rec.after_tick(pe, out.progressed, out.started, now);
+            pe.perf = Some(rec);
+        }
         if out.unblocked {
             o.unblocked += 1;
         }

@@ -759,6 +759,18 @@ pub fn run_fabric(
     cycles: u64,
     threads: Option<usize>,
 ) -> Result<FabricRun, ToolError> {
+    run_fabric_recorded(image, path, cycles, threads, None)
+}
+
+/// [`run_fabric`], recording timelines of the PEs `perfetto` selects
+/// ([`Simulator::perfetto_trace`] then has them; the run is the same).
+pub fn run_fabric_recorded(
+    image: &Image,
+    path: &Path,
+    cycles: u64,
+    threads: Option<usize>,
+    perfetto: Option<crate::perfetto::PerfettoConfig>,
+) -> Result<FabricRun, ToolError> {
     let mut sim = Simulator::new(image).map_err(|source| ToolError::Image {
         path: path.to_path_buf(),
         source,
@@ -766,6 +778,7 @@ pub fn run_fabric(
     if let Some(t) = threads {
         sim.set_threads(t);
     }
+    sim.set_perfetto(perfetto);
     let stop = match sim.run_until(|_| false, cycles) {
         Ok(RunEnd::Idle | RunEnd::Condition) => Stop::Quiescent,
         Err(SimError::CycleLimit { .. }) => Stop::Budget,

@@ -1823,3 +1823,37 @@ fn traces_are_identical_for_every_thread_count() {
     assert!(one.contains("router colour") && one.contains("pc "));
     assert_eq!(trace(3), one);
 }
+
+#[test]
+fn perfetto_timelines_are_identical_for_every_thread_count_and_change_nothing() {
+    // 16x16 PEs: four worklist words, so split phases really run on several threads.
+    let img = cslsim::bench::busy_grid(Arch::Wse2, 16, 16, 16);
+    let cfg = cslsim::PerfettoConfig {
+        max_flows: 500,
+        ..cslsim::PerfettoConfig::default()
+    };
+    let run = |threads: usize, record: bool| {
+        let mut sim = Simulator::new(&img).expect("load");
+        sim.set_threads(threads);
+        sim.set_split_threshold(0);
+        sim.set_perfetto(record.then_some(cfg));
+        sim.run_until_idle(1_000_000).expect("run");
+        let json = serde_json::to_string(&sim.perfetto_trace()).expect("json");
+        (json, sim.cycle(), sim.stats())
+    };
+    let (one, cycles, stats) = run(1, true);
+    let (_, cycles0, stats0) = run(3, false);
+    assert_eq!(
+        (cycles, &stats),
+        (cycles0, &stats0),
+        "recording changed the run"
+    );
+    for threads in [2, 3] {
+        assert!(run(threads, true).0 == one, "{threads} threads");
+    }
+    let doc: serde_json::Value = serde_json::from_str(&one).expect("parse");
+    let drawn = doc["otherData"]["flows_drawn"].as_u64().expect("flows");
+    assert!(drawn > 0 && drawn <= 500, "{drawn} arrows");
+    let hops = doc["otherData"]["wavelet_hops"].as_u64().expect("hops");
+    assert_eq!(hops, 15 * 16 * 16u64, "every eastward hop counted");
+}

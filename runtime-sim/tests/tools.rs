@@ -773,3 +773,54 @@ fn maps_that_do_not_fit_the_image_are_errors_not_panics() {
     // A program symbol that happens to be called `router` is an ordinary symbol.
     assert!(resolve("symbol all.router addr=0x10 bytes=2\n", "all.router").is_empty());
 }
+
+#[test]
+fn simfabric_writes_a_perfetto_timeline() {
+    let d = dir("perfetto");
+    let img_path = d.join("orphan.img");
+    write_image(&img_path, &orphan_image(Arch::Wse2, 3, 5));
+    let trace = d.join("trace.json");
+    let (code, _, err) = simfabric(&[
+        &arg("image", &img_path),
+        "cycles=10000",
+        &arg("perfetto", &trace),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("trace")).expect("json");
+    let events = doc["traceEvents"].as_array().expect("events");
+    let names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "process_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["PE(0,0)", "PE(1,0)"]);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "X" && e["cat"] == "task" && e["name"] == "main"),
+        "{doc}"
+    );
+    assert_eq!(events.iter().filter(|e| e["ph"] == "s").count(), 3);
+    // The filter, and its errors.
+    let (code, _, err) = simfabric(&[
+        &arg("image", &img_path),
+        "cycles=10000",
+        &arg("perfetto", &trace),
+        "perfetto_pes=1,0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&trace).expect("trace");
+    assert!(
+        text.contains("PE(1,0)") && !text.contains("PE(0,0)"),
+        "{text}"
+    );
+    let (code, _, err) = simfabric(&[&arg("image", &img_path), "cycles=1", "perfetto_pes=1,0"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("needs `perfetto=TRACE.json`"), "{err}");
+    let bad = d.join("no/such/dir/trace.json");
+    let (code, _, err) = simfabric(&[&arg("image", &img_path), "cycles=1", &arg("perfetto", &bad)]);
+    assert_eq!(code, 1);
+    assert!(err.contains("cannot write"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -14,9 +14,9 @@
 //! memcpy promptly with `KeyboardInterrupt`.
 
 use csl_arch::image::{ExportKind, Image};
-use cslsim::SimError;
 use cslsim::host::{HostError, MemcpyDataType, MemcpyOrder, Region, SdkRuntime, Transfer};
 use cslsim::sim::InterruptCheck;
+use cslsim::{PeRect, PerfettoConfig, SimError};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -163,12 +163,16 @@ fn words_of(bytes: &[u8]) -> PyResult<Vec<u32>> {
 
 struct Inner {
     rt: SdkRuntime,
+    /// Where `stop()` writes the recorded timeline (`perfetto=`).
+    perfetto: Option<PathBuf>,
     /// Set when the simulator panicked: its state can no longer be trusted.
     broken: Option<String>,
 }
 
-/// A simulated program: `Runtime(path, max_cycles=None, threads=None)` with `path` an `.elf` file or a
-/// `cslc -o` directory. Low-level; scripts use `cslsim.SdkRuntime`.
+/// A simulated program: `Runtime(path, max_cycles=None, threads=None, perfetto=None,
+/// perfetto_pes=None)` with `path` an `.elf` file or a `cslc -o` directory; `perfetto`: a
+/// file `stop()` writes a timeline to, of the PEs of `perfetto_pes` (`"x0,y0:x1,y1"`).
+/// Low-level; scripts use `cslsim.SdkRuntime`.
 #[pyclass(module = "cslsim._native", name = "Runtime", frozen)]
 struct Runtime {
     inner: Mutex<Inner>,
@@ -275,13 +279,20 @@ fn class_at(image: &Image, x: u32, y: u32) -> Result<usize, Failure> {
 #[pymethods]
 impl Runtime {
     #[new]
-    #[pyo3(signature = (path, max_cycles=None, threads=None))]
+    #[pyo3(signature = (path, max_cycles=None, threads=None, perfetto=None, perfetto_pes=None))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         max_cycles: Option<u64>,
         threads: Option<usize>,
+        perfetto: Option<PathBuf>,
+        perfetto_pes: Option<String>,
     ) -> PyResult<Self> {
+        let pes = match &perfetto_pes {
+            None => PeRect::ALL,
+            Some(s) => PeRect::parse(s)
+                .map_err(|e| PyValueError::new_err(format!("SdkRuntime(perfetto_pes=...): {e}")))?,
+        };
         let r = py.detach(|| {
             catch_unwind(|| SdkRuntime::new(&path))
                 .map_err(|p| {
@@ -305,8 +316,18 @@ impl Runtime {
         if let Some(n) = threads {
             rt = rt.with_threads(n);
         }
+        if perfetto.is_some() {
+            rt = rt.with_perfetto(PerfettoConfig {
+                pes,
+                ..PerfettoConfig::default()
+            });
+        }
         Ok(Runtime {
-            inner: Mutex::new(Inner { rt, broken: None }),
+            inner: Mutex::new(Inner {
+                rt,
+                perfetto,
+                broken: None,
+            }),
             interrupt,
         })
     }
@@ -321,9 +342,21 @@ impl Runtime {
         self.host(py, |rt| rt.run())
     }
 
-    /// Ends the session.
+    /// Ends the session (and writes the timeline, if one was asked for).
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
-        self.host(py, |rt| rt.stop())
+        let path = self
+            .inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .perfetto
+            .clone();
+        self.host(py, move |rt| {
+            rt.stop()?;
+            match &path {
+                Some(p) => rt.write_perfetto(p),
+                None => Ok(()),
+            }
+        })
     }
 
     /// Runs the fabric until no PE has work.

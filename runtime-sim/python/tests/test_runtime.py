@@ -397,3 +397,39 @@ def test_package_surface():
         assert hasattr(pybind, name)
     with pytest.raises(NotImplementedError):
         pybind.SdkLayout()
+
+
+# ---- timelines -----------------------------------------------------------------------
+
+def test_perfetto_timeline(tmp_path):
+    """`SdkRuntime(..., perfetto=FILE)` writes a Chrome trace-event JSON at stop(): one
+    process per PE, task spans named after their functions, an arrow for the wavelet."""
+    out = compile_program(COLORS, tmp_path / "out", "--fabric-dims=9,3", "--fabric-offsets=4,1",
+                          "--colors=link:5")
+    trace = tmp_path / "trace.json"
+    rt = running(out, perfetto=str(trace))
+    rt.launch("pass", np.uint32(41), nonblock=False)
+    rt.stop()
+    doc = json.loads(trace.read_text())
+    events = doc["traceEvents"]
+    pids = {e["args"]["name"]: e["pid"] for e in events
+            if e["ph"] == "M" and e["name"] == "process_name"}
+    assert set(pids) == {"PE(0,0)", "PE(1,0)"}
+    tasks = [(e["pid"], e["name"]) for e in events if e["ph"] == "X" and e["cat"] == "task"]
+    assert any(p == pids["PE(0,0)"] and n.endswith("pass") for p, n in tasks), tasks
+    assert any(p == pids["PE(1,0)"] and n.endswith("recv") for p, n in tasks), tasks
+    starts = [e for e in events if e["ph"] == "s"]
+    ends = {e["id"]: e for e in events if e["ph"] == "f"}
+    assert starts and all(ends[s["id"]]["pid"] == pids["PE(1,0)"] for s in starts)
+    # The PE filter keeps one PE; perfetto_pes without perfetto is an error.
+    one = tmp_path / "one.json"
+    rt = running(out, perfetto=one, perfetto_pes="1,0")
+    rt.launch("pass", np.uint32(41), nonblock=False)
+    rt.stop()
+    names = [e["args"]["name"] for e in json.loads(one.read_text())["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "process_name"]
+    assert names == ["PE(1,0)"]
+    with pytest.raises(ValueError):
+        SdkRuntime(str(out), perfetto_pes="0,0")
+    with pytest.raises(ValueError):
+        SdkRuntime(str(out), perfetto=str(one), perfetto_pes="zero")

@@ -7,9 +7,10 @@
 //! warnings), 1 with a message on a fault, a routing error or a bad argument or file.
 
 use cslsim::tools::{
-    FabricRun, KeyArgs, Stop, ToolError, core_image, default_core_path, read_image, run_fabric,
-    sim_error_hint, tool_main, write_image,
+    FabricRun, KeyArgs, Stop, ToolError, core_image, default_core_path, read_image,
+    run_fabric_recorded, sim_error_hint, tool_main, write_image,
 };
+use cslsim::{PeRect, PerfettoConfig};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -17,6 +18,7 @@ const HELP: &str = "\
 simfabric: simulate an image on the fabric and write its final state (a core file)
 
 usage: simfabric image=IMG cycles=N [threads=T] [core=OUT.core] [log=OUT.log]
+                 [perfetto=TRACE.json [perfetto_pes=X0,Y0:X1,Y1]]
 
   image=IMG      the image (after miset, if the program needs data)
   cycles=N       cycle budget: the run stops after N cycles if it has not stopped before
@@ -25,6 +27,12 @@ usage: simfabric image=IMG cycles=N [threads=T] [core=OUT.core] [log=OUT.log]
   core=OUT.core  where to write the final state (default: STEM-sim.core next to IMG)
   log=OUT.log    write the <simprint> log and the end-of-run report there (without it,
                  log lines go to standard output)
+  perfetto=TRACE.json
+                 write a timeline of the run for ui.perfetto.dev or chrome://tracing:
+                 per tile, task spans, DSD operations, stalls, CE input queue depths,
+                 and sampled wavelet arrows between tiles (also after a failure)
+  perfetto_pes=X0,Y0:X1,Y1
+                 record only the tiles of this rectangle (corners included; or X,Y)
 
 The run stops when nothing in the fabric can move any more (exact quiescence: the
 vendor's \"no data movement\") or when the budget runs out. It then warns about every
@@ -40,7 +48,18 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &[String]) -> Result<ExitCode, ToolError> {
-    let a = KeyArgs::parse(args, &["image", "cycles", "threads", "core", "log"])?;
+    let a = KeyArgs::parse(
+        args,
+        &[
+            "image",
+            "cycles",
+            "threads",
+            "core",
+            "log",
+            "perfetto",
+            "perfetto_pes",
+        ],
+    )?;
     let image_path = PathBuf::from(a.require("image", "IMG")?);
     a.require("cycles", "N")?;
     let cycles = a.number("cycles")?.unwrap_or(0);
@@ -55,8 +74,33 @@ fn run(args: &[String]) -> Result<ExitCode, ToolError> {
         .path("core")
         .unwrap_or_else(|| default_core_path(&image_path));
     let log_path = a.path("log");
+    let perfetto_path = a.path("perfetto");
+    let pes = match a.get("perfetto_pes") {
+        None => PeRect::ALL,
+        Some(_) if perfetto_path.is_none() => {
+            return Err(ToolError::Usage(
+                "`perfetto_pes=` needs `perfetto=TRACE.json`".into(),
+            ));
+        }
+        Some(r) => {
+            PeRect::parse(r).map_err(|e| ToolError::Usage(format!("`perfetto_pes=`: {e}")))?
+        }
+    };
+    let perfetto = perfetto_path.as_ref().map(|_| PerfettoConfig {
+        pes,
+        ..PerfettoConfig::default()
+    });
     let image = read_image(&image_path)?;
-    let FabricRun { sim, stop, report } = run_fabric(&image, &image_path, cycles, threads)?;
+    let FabricRun { sim, stop, report } =
+        run_fabric_recorded(&image, &image_path, cycles, threads, perfetto)?;
+    if let Some(path) = &perfetto_path {
+        sim.perfetto_trace()
+            .write(path)
+            .map_err(|e| ToolError::Write {
+                path: e.path,
+                source: e.source,
+            })?;
+    }
 
     let cycle = sim.cycle();
     let mut summary = Vec::new();

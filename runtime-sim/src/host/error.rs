@@ -29,6 +29,13 @@ pub enum HostError {
         /// The error.
         source: std::io::Error,
     },
+    /// An output file (a Perfetto trace, a heatmap, statistics) could not be written.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
     /// The file is not a valid image.
     Image(ImageError),
     /// Host data given to a tool (e.g. `cslsim --set`) that does not fit the program.
@@ -166,6 +173,9 @@ impl fmt::Display for HostError {
             HostError::Io { path, source } => {
                 write!(f, "cannot read `{}`: {source}", path.display())
             }
+            HostError::Write { path, source } => {
+                write!(f, "cannot write `{}`: {source}", path.display())
+            }
             HostError::Image(e) => write!(f, "{e}"),
             HostError::UnknownSymbol { name, known } => {
                 write!(f, "no exported name `{name}`")?;
@@ -281,5 +291,14 @@ impl From<SimError> for HostError {
 impl From<ImageError> for HostError {
     fn from(e: ImageError) -> Self {
         HostError::Image(e)
+    }
+}
+
+impl From<crate::error::WriteError> for HostError {
+    fn from(e: crate::error::WriteError) -> HostError {
+        HostError::Write {
+            path: e.path,
+            source: e.source,
+        }
     }
 }

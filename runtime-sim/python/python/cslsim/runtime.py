@@ -385,7 +385,10 @@ class SdkRuntime:
       stderr during long commands; default: when stderr is a terminal, or per the
       ``CSLSIM_PROGRESS`` environment variable), ``threads`` (threads that step the
       fabric, at least 1; default: the ``CSLSIM_THREADS`` environment variable, else the
-      available cores; results are bit-identical for every number).
+      available cores; results are bit-identical for every number), ``perfetto`` (a
+      file path: record a timeline of the run and write it there at ``stop()``, as
+      Chrome trace-event JSON for ui.perfetto.dev), ``perfetto_pes`` (only record the
+      PEs of the rectangle ``"x0,y0:x1,y1"``, corners included).
 
     Protocol: ``load()``, ``run()``, then commands (``memcpy_h2d``, ``launch``,
     ``memcpy_d2h``, ...), then ``stop()``. Commands run serially and complete before
@@ -397,6 +400,10 @@ class SdkRuntime:
         max_cycles = kwargs.pop("max_cycles", None)
         progress = kwargs.pop("progress", None)
         threads = kwargs.pop("threads", None)
+        perfetto = kwargs.pop("perfetto", None)
+        perfetto_pes = kwargs.pop("perfetto_pes", None)
+        if perfetto_pes is not None and perfetto is None:
+            raise ValueError("SdkRuntime(perfetto_pes=...) needs perfetto=FILE")
         if threads is not None and (
             isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
         ):
@@ -427,7 +434,11 @@ class SdkRuntime:
             )
         self._path = path
         self._rt = _native.Runtime(
-            path, None if max_cycles is None else int(max_cycles), threads
+            path,
+            None if max_cycles is None else int(max_cycles),
+            threads,
+            None if perfetto is None else os.fspath(perfetto),
+            perfetto_pes,
         )
         self._meta = self._rt.meta()
         self._exports = {}
@@ -454,7 +465,8 @@ class SdkRuntime:
         self._rt.run()
 
     def stop(self):
-        """Ends the session (every command has already completed)."""
+        """Ends the session (every command has already completed); writes the timeline
+        if ``perfetto=FILE`` was given."""
         self._rt.stop()
 
     def _exec(self, label, fn, *args):
