@@ -92,7 +92,7 @@ impl Sema {
         let mut dsr_keys = Vec::new();
         // Each operand's descriptor kind and length where known at compile time (`None`
         // for a runtime descriptor; operands that are not descriptors are left out).
-        let mut lengths: Vec<(usize, Option<(DsdKind, u32)>, Span)> = Vec::new();
+        let mut lengths: Vec<OperandLength> = Vec::new();
         for (i, &a) in operands.iter().enumerate() {
             let elem = if i == 0 {
                 op.dst_elem()
@@ -525,7 +525,7 @@ impl Sema {
     /// different number of wavelets than it says. A fabric length of 1 (the usual
     /// "extent 1" descriptor whose length the other operand sets) and unbounded lengths
     /// are never reported. Checked only when the deciding operand's length is known.
-    fn check_lengths(&mut self, op: DsdOpcode, lengths: &[(usize, Option<(DsdKind, u32)>, Span)]) {
+    fn check_lengths(&mut self, op: DsdOpcode, lengths: &[OperandLength]) {
         // The deciding operand: the first source with a non-zero length, else the
         // destination; give up at the first source whose length is not known.
         let mut decide = None;
@@ -720,6 +720,10 @@ impl Sema {
         Ok(Val::Ct(Value::Void))
     }
 }
+
+/// One descriptor operand of a DSD operation: its position (0 the destination), its kind
+/// and length when known at compile time, and where it was written.
+type OperandLength = (usize, Option<(DsdKind, u32)>, Span);
 
 /// The length a compile-time descriptor contributes to the operation-length rule: a mem4d
 /// descriptor's product of extents, otherwise its length field.
