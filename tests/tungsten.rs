@@ -64,7 +64,8 @@ fn image(
         exports: Vec::new(),
         classes,
         optimize,
-    })
+        host_streams: 0,
+    }, &mut Vec::new())
     .unwrap_or_else(|d| panic!("link failed: {}", d.message))
 }
 
