@@ -21,28 +21,36 @@
 //!
 //! # The checks
 //!
-//! 1. `E0701`: a colour sent towards a neighbour whose router has no route for it, or does
-//!    not accept it from that side in any position (the simulator stops with a routing
-//!    error when a wavelet gets there).
-//! 2. `E0702`: a colour accepted from a side on which no neighbour sends it.
-//! 3. `E0703`: a route sending to, or accepting from, beyond the edge of the rectangle.
-//!    The toolchain's host traffic never crosses the edge: streaming `memcpy` injects
-//!    and collects wavelets at each PE's RAMP (`runtime-sim/src/host/memcpy.rs`), copy-mode
-//!    `memcpy` writes memory, and the memcpy colours 21–23 cannot be configured by a
-//!    program compiled with `--memcpy`. So every edge route is reported.
+//! A configuration matters only where wavelets can flow: the checks that blame a sender
+//! look only at buffers *live* (reachable from a RAMP input whose CE's program sends on
+//! the colour: a fabric output DSD or an output queue on it), and the checks that blame a
+//! missing sender look only at buffers *wanted* (from which a CE whose program reads the
+//! colour can be reached). So routes a program configures but never uses (e.g. a column
+//! of a library's routes on PEs that do not take part) draw no warning.
+//!
+//! 1. `E0701`: a live colour sent towards a neighbour whose router has no route for it,
+//!    or does not accept it from that side in any position (the simulator stops with a
+//!    routing error when a wavelet gets there).
+//! 2. `E0702`: a wanted colour accepted from a side on which no neighbour sends it.
+//! 3. `E0703`: a live route sending off the edge of the rectangle, or a wanted one
+//!    accepting from beyond it. The toolchain's host traffic never crosses the edge:
+//!    streaming `memcpy` injects and collects wavelets at each PE's RAMP
+//!    (`runtime-sim/src/host/memcpy.rs`), copy-mode `memcpy` writes memory, and the
+//!    memcpy colours 21–23 cannot be configured by a program compiled with `--memcpy`
+//!    (and are skipped here). So every such edge route is reported.
 //! 4. `E0704`: a data task bound to a colour that no route of its PE delivers to the CE
 //!    (unless the colour is a host stream given to the memcpy library: the host delivers
-//!    it). `E0705`: a colour the router delivers to a CE whose program binds no data task
-//!    to it and has no fabric input DSD or input queue on it (programs that bind control
-//!    tasks are exempt: control wavelets alone may arrive).
+//!    it). `E0705`: a live colour the router delivers to a CE whose program binds no data
+//!    task to it and has no fabric input DSD or input queue on it (programs that bind
+//!    control tasks are exempt: control wavelets alone may arrive).
 //! 5. `E0706`: two routes delivering one colour to one CE from two sides at once: a
 //!    wavelet one CE sends reaches another CE along two paths, so it arrives twice.
 //!    (Accepting a colour from two sides is fine in itself: reductions and the
 //!    collectives library take partial results from both neighbours.) The backward
 //!    search from each side is bounded, so the check stays linear.
 //! 6. `E0707`: a strongly connected component of the graph (a cycle of buffers each
-//!    waiting for room in the next: wormhole-routing deadlock) that some CE feeds (a
-//!    loop no CE can send into stays empty and cannot block).
+//!    waiting for room in the next: wormhole-routing deadlock) that is live (a loop no
+//!    CE sends into stays empty and cannot block).
 //!
 //! The same route written once and applied to thousands of tiles produces one warning,
 //! naming the first tile and how many more there are.
@@ -79,6 +87,8 @@ pub struct ProgramFacts {
     /// The program binds control tasks or a teardown handler (its CE may receive control
     /// wavelets only on a colour).
     pub control: bool,
+    /// Bit `c`: the program may send on colour `c` (a fabric output DSD, an output queue).
+    pub writes: u32,
 }
 
 impl ProgramFacts {
@@ -87,10 +97,14 @@ impl ProgramFacts {
     pub fn of(p: &Program, arch: Arch) -> ProgramFacts {
         let mut f = ProgramFacts {
             reads: p.fabric_in,
+            writes: p.fabric_out,
             ..ProgramFacts::default()
         };
         for q in &p.input_queues {
             f.reads |= bit(q.color);
+        }
+        for q in &p.output_queues {
+            f.writes |= bit(q.color);
         }
         for t in &p.tasks {
             match t.kind {
@@ -310,7 +324,12 @@ impl Fabric {
         let mut lost = colors.is_empty();
         for h in colors {
             match self.at(tile, h) {
-                Some(i) if self.cfgs.get(i).is_some_and(|g| g.mp || g.rx_any >> port & 1 == 1) => {
+                Some(i)
+                    if self
+                        .cfgs
+                        .get(i)
+                        .is_some_and(|g| g.mp || g.rx_any >> port & 1 == 1) =>
+                {
                     out.push(i)
                 }
                 _ => lost = true,
@@ -420,6 +439,80 @@ impl RouteGraph {
     }
 }
 
+/// Where wavelets can flow: the buffers CEs that send on a colour feed, and the buffers
+/// whose wavelets can reach a CE that reads them.
+struct Flow {
+    /// Per node: a RAMP input buffer whose CE's program sends on the colour.
+    source: Vec<bool>,
+    /// Per node: reachable from a source.
+    live: Vec<bool>,
+    /// Per node: a CE sink whose program reads the colour can be reached from it.
+    wanted: Vec<bool>,
+}
+
+impl Flow {
+    fn new<'f>(
+        g: &RouteGraph,
+        fabric: &Fabric,
+        facts_at: &impl Fn(u32) -> Option<&'f ProgramFacts>,
+    ) -> Flow {
+        let n = g.graph.node_count();
+        let mut source = vec![false; n];
+        let mut sinks = Vec::new();
+        for v in g.graph.node_indices() {
+            let Some(ch) = g.graph.node_weight(v) else {
+                continue;
+            };
+            let Some(c) = fabric.cfgs.get(ch.cfg as usize) else {
+                continue;
+            };
+            let facts = facts_at(c.tile);
+            if ch.port == RAMP && facts.is_some_and(|f| f.writes & bit(c.color) != 0) {
+                if let Some(s) = source.get_mut(v.index()) {
+                    *s = true;
+                }
+            }
+            if ch.port == CE && facts.is_some_and(|f| f.control || f.reads & bit(c.color) != 0) {
+                sinks.push(v);
+            }
+        }
+        let starts: Vec<NodeIndex> = g
+            .graph
+            .node_indices()
+            .filter(|v| source.get(v.index()) == Some(&true))
+            .collect();
+        let live = reach(g, starts, petgraph::Direction::Outgoing);
+        let wanted = reach(g, sinks, petgraph::Direction::Incoming);
+        Flow {
+            source,
+            live,
+            wanted,
+        }
+    }
+}
+
+/// The nodes reachable from `starts` (themselves included) along edges in direction `dir`.
+fn reach(g: &RouteGraph, starts: Vec<NodeIndex>, dir: petgraph::Direction) -> Vec<bool> {
+    let mut seen = vec![false; g.graph.node_count()];
+    for v in &starts {
+        if let Some(s) = seen.get_mut(v.index()) {
+            *s = true;
+        }
+    }
+    let mut stack = starts;
+    while let Some(v) = stack.pop() {
+        for w in g.graph.neighbors_directed(v, dir) {
+            if let Some(s) = seen.get_mut(w.index())
+                && !*s
+            {
+                *s = true;
+                stack.push(w);
+            }
+        }
+    }
+    seen
+}
+
 /// What a warning is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Kind {
@@ -441,6 +534,8 @@ struct Key {
     dir: u8,
     span: Option<Span>,
     other_span: Option<Span>,
+    /// `other_span` is where the other PE's data task is bound (it has no route).
+    other_is_task: bool,
 }
 
 struct Finding {
@@ -490,15 +585,25 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
         0
     };
     let graph = RouteGraph::build(&fabric);
+    let facts_at = |tile: u32| {
+        input
+            .placement
+            .get(tile as usize)
+            .and_then(|&k| input.programs.get(k as usize))
+    };
+    let flow = Flow::new(&graph, &fabric, &facts_at);
+    let is = |v: &[bool], n: Option<NodeIndex>| n.is_some_and(|n| v.get(n.index()) == Some(&true));
     let mut found = Findings::default();
     for (i, c) in fabric.cfgs.iter().enumerate() {
         if c.mp || reserved & bit(c.color) != 0 {
             continue;
         }
         let span = span_of(i);
+        // Whether wavelets a CE sends can reach this router's colour at all.
+        let live = (0..=RAMP).any(|r| is(&flow.live, graph.node(&fabric, i, r)));
         // 1 and 3: where every position sends.
         for d in 0..4u8 {
-            if c.tx_any >> d & 1 == 0 {
+            if !live || c.tx_any >> d & 1 == 0 {
                 continue;
             }
             let key = |kind, other_span| Key {
@@ -507,13 +612,21 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
                 dir: d,
                 span,
                 other_span,
+                other_is_task: false,
             };
             match fabric.neighbour(c.tile, d) {
                 None => found.add(key(Kind::OffEdgeSend, None), c.tile, None),
                 Some(n) => {
                     if fabric.handlers(n, c.color, opposite(d)).1 {
-                        let other = fabric.at(n, c.color).and_then(span_of);
-                        found.add(key(Kind::NoReceiver, other), c.tile, Some(n));
+                        let mut k = key(Kind::NoReceiver, fabric.at(n, c.color).and_then(span_of));
+                        if fabric.at(n, c.color).is_none() {
+                            // The receiver's end is its data task, if it has one.
+                            k.other_span = facts_at(n).and_then(|f| {
+                                f.data_tasks.iter().find(|t| t.0 == c.color).map(|t| t.1)
+                            });
+                            k.other_is_task = k.other_span.is_some();
+                        }
+                        found.add(k, c.tile, Some(n));
                     }
                 }
             }
@@ -530,9 +643,14 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
                 dir: r,
                 span,
                 other_span,
+                other_is_task: false,
             };
+            // Only a side whose wavelets would go on to a CE that reads them matters.
+            let wanted = is(&flow.wanted, graph.node(&fabric, i, r));
             let Some(n) = fabric.neighbour(c.tile, r) else {
-                found.add(key(Kind::OffEdgeReceive, None), c.tile, None);
+                if wanted {
+                    found.add(key(Kind::OffEdgeReceive, None), c.tile, None);
+                }
                 continue;
             };
             let s = if c.swaps(r) { c.color ^ 1 } else { c.color };
@@ -542,13 +660,17 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
                 .is_some_and(|g| g.mp || g.tx_any >> opposite(r) & 1 == 1);
             if sends {
                 fed |= 1 << r;
-            } else {
-                found.add(key(Kind::NoSender, sender.and_then(span_of)), c.tile, Some(n));
+            } else if wanted {
+                found.add(
+                    key(Kind::NoSender, sender.and_then(span_of)),
+                    c.tile,
+                    Some(n),
+                );
             }
         }
         if c.tx_any >> RAMP & 1 == 1
             && (fed & LINKS).count_ones() >= 2
-            && let Some((sides, src)) = duplicate(&graph, &fabric, i, fed)
+            && let Some((sides, src)) = duplicate(&graph, &fabric, &flow, i, fed)
         {
             let key = Key {
                 kind: Kind::Merge,
@@ -560,16 +682,13 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
                     .get(src)
                     .and_then(|_| span_of(src))
                     .filter(|s| Some(*s) != span),
+                other_is_task: false,
             };
             found.add(key, c.tile, fabric.cfgs.get(src).map(|g| g.tile));
         }
         // 4b: delivered to a CE that does not read it.
-        if c.tx_any >> RAMP & 1 == 1 && input.host_streams & bit(c.color) == 0 {
-            let facts = input
-                .placement
-                .get(c.tile as usize)
-                .and_then(|&k| input.programs.get(k as usize));
-            let read = facts.is_some_and(|f| f.control || f.reads & bit(c.color) != 0);
+        if is(&flow.live, graph.node(&fabric, i, CE)) && input.host_streams & bit(c.color) == 0 {
+            let read = facts_at(c.tile).is_some_and(|f| f.control || f.reads & bit(c.color) != 0);
             if !read {
                 let key = Key {
                     kind: Kind::Unread,
@@ -577,6 +696,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
                     dir: RAMP,
                     span,
                     other_span: None,
+                    other_is_task: false,
                 };
                 found.add(key, c.tile, None);
             }
@@ -603,6 +723,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
                     dir: RAMP,
                     span: Some(task_span),
                     other_span: cfg.and_then(span_of),
+                    other_is_task: false,
                 };
                 found.add(key, t, None);
             }
@@ -615,7 +736,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
         out.push(render(&fabric, f));
     }
     // 6: cycles.
-    let cycles = cycles(&graph);
+    let cycles = cycles(&graph, &flow);
     for cyc in cycles.iter().take(MAX_CYCLES) {
         out.push(render_cycle(&fabric, &graph, cyc, &span_of));
     }
@@ -638,18 +759,15 @@ const MAX_UPSTREAM: usize = 4096;
 
 /// The CE sources (RAMP input buffers) upstream of `start`, or `None` if there are more
 /// than [`MAX_UPSTREAM`] nodes upstream.
-fn upstream_sources(g: &RouteGraph, start: NodeIndex) -> Option<Vec<NodeIndex>> {
+fn upstream_sources(g: &RouteGraph, flow: &Flow, start: NodeIndex) -> Option<Vec<NodeIndex>> {
     let mut seen = std::collections::HashSet::from([start]);
     let mut stack = vec![start];
     let mut sources = Vec::new();
     while let Some(v) = stack.pop() {
-        if g.graph.node_weight(v).is_some_and(|c| c.port == RAMP) {
+        if flow.source.get(v.index()) == Some(&true) {
             sources.push(v);
         }
-        for w in g
-            .graph
-            .neighbors_directed(v, petgraph::Direction::Incoming)
-        {
+        for w in g.graph.neighbors_directed(v, petgraph::Direction::Incoming) {
             if seen.insert(w) {
                 if seen.len() > MAX_UPSTREAM {
                     return None;
@@ -664,14 +782,20 @@ fn upstream_sources(g: &RouteGraph, start: NodeIndex) -> Option<Vec<NodeIndex>> 
 /// Whether configuration `cfg`, which delivers its colour to the CE and accepts it from
 /// the link sides `fed` (where neighbours send it), gets one CE's wavelets from two sides:
 /// the two sides and the configuration index of that CE's route.
-fn duplicate(g: &RouteGraph, fabric: &Fabric, cfg: usize, fed: u8) -> Option<(u8, usize)> {
+fn duplicate(
+    g: &RouteGraph,
+    fabric: &Fabric,
+    flow: &Flow,
+    cfg: usize,
+    fed: u8,
+) -> Option<(u8, usize)> {
     let mut seen: Vec<(u8, Vec<NodeIndex>)> = Vec::new();
     for r in 0..4u8 {
         if fed >> r & 1 == 0 {
             continue;
         }
         let node = g.node(fabric, cfg, r)?;
-        let srcs = upstream_sources(g, node)?;
+        let srcs = upstream_sources(g, flow, node)?;
         for (side, other) in &seen {
             if let Some(&s) = srcs.iter().find(|s| other.contains(s)) {
                 let src = g.graph.node_weight(s)?.cfg as usize;
@@ -684,41 +808,17 @@ fn duplicate(g: &RouteGraph, fabric: &Fabric, cfg: usize, fed: u8) -> Option<(u8
 }
 
 /// One cycle through each strongly connected component of more than one node that a CE
-/// can feed (every wavelet starts at a CE: a loop nothing enters stays empty), smallest
-/// first node first.
-fn cycles(g: &RouteGraph) -> Vec<Vec<NodeIndex>> {
-    let mut fed = vec![false; g.graph.node_count()];
-    let mut stack: Vec<NodeIndex> = g
-        .graph
-        .node_indices()
-        .filter(|&n| g.graph.node_weight(n).is_some_and(|c| c.port == RAMP))
-        .collect();
-    for &n in &stack {
-        if let Some(f) = fed.get_mut(n.index()) {
-            *f = true;
-        }
-    }
-    while let Some(v) = stack.pop() {
-        for w in g.graph.neighbors(v) {
-            if let Some(f) = fed.get_mut(w.index())
-                && !*f
-            {
-                *f = true;
-                stack.push(w);
-            }
-        }
-    }
+/// sending on it can feed (a loop nothing enters stays empty), smallest first node first.
+fn cycles(g: &RouteGraph, flow: &Flow) -> Vec<Vec<NodeIndex>> {
     let mut sccs: Vec<Vec<NodeIndex>> = petgraph::algo::kosaraju_scc(&g.graph)
         .into_iter()
-        .filter(|s| s.len() > 1 && s.iter().any(|n| fed.get(n.index()) == Some(&true)))
+        .filter(|s| s.len() > 1 && s.iter().any(|n| flow.live.get(n.index()) == Some(&true)))
         .collect();
     for s in &mut sccs {
         s.sort();
     }
     sccs.sort();
-    sccs.into_iter()
-        .map(|s| cycle_in(&g.graph, &s))
-        .collect()
+    sccs.into_iter().map(|s| cycle_in(&g.graph, &s)).collect()
 }
 
 /// A shortest cycle through the first node of the component `scc` (sorted), found by a
@@ -800,6 +900,9 @@ fn render(fabric: &Fabric, f: &Finding) -> Diagnostic {
                 format!("PE {here} sends color {c} {d} here").as_str(),
             );
             w = match k.other_span {
+                Some(s) if k.other_is_task => w
+                    .with_label(s, format!("PE {there}'s data task for color {c} is bound here"))
+                    .with_note(format!("PE {there} configures no route for color {c}")),
                 Some(s) => w.with_label(s, format!("PE {there}'s route for color {c} does not accept it from the {opp} in any switch position")),
                 None => w.with_note(format!("PE {there} configures no route for color {c}")),
             };
@@ -927,7 +1030,10 @@ fn render_cycle(
             && !labelled.contains(&s)
             && labelled.len() < 4
         {
-            d = d.with_label(s, format!("PE {} continues the cycle here", at(fabric, h.0)));
+            d = d.with_label(
+                s,
+                format!("PE {} continues the cycle here", at(fabric, h.0)),
+            );
             labelled.push(s);
         }
     }

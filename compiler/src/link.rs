@@ -143,10 +143,9 @@ pub fn link(plan: FabricPlan, warnings: &mut Vec<Diagnostic>) -> Result<Image, B
                     ),
                     None => Diagnostic::global(codes::LAYOUT_TILE, message),
                 };
-                return Err(Box::new(d.with_label(
-                    *lspan,
-                    "the PE's code also configures it here",
-                )));
+                return Err(Box::new(
+                    d.with_label(*lspan, "the PE's code also configures it here"),
+                ));
             }
             routes.push(ColorConfig { x, y, ..lr.clone() });
             spans.push(Some(*lspan));
@@ -169,13 +168,15 @@ pub fn link(plan: FabricPlan, warnings: &mut Vec<Diagnostic>) -> Result<Image, B
             .with_note("this is a compiler bug unless the layout names resources the target lacks; please report it"),
         ));
     }
-    warnings.extend(crate::fabric_check::check(&crate::fabric_check::CheckInput {
-        meta: &image.meta,
-        placement: &image.placement,
-        routes: &image.routes,
-        spans: &spans,
-        programs: &facts,
-        host_streams,
-    }));
+    warnings.extend(crate::fabric_check::check(
+        &crate::fabric_check::CheckInput {
+            meta: &image.meta,
+            placement: &image.placement,
+            routes: &image.routes,
+            spans: &spans,
+            programs: &facts,
+            host_streams,
+        },
+    ));
     Ok(image)
 }

@@ -227,7 +227,10 @@ fn routes_target(cli: &Cli) -> Result<Option<(PathBuf, Option<u8>)>, Box<Diagnos
     };
     let (file, color) = match arg.rsplit_once(':') {
         Some((f, c)) if !f.is_empty() && !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()) => {
-            let n = c.parse::<u8>().ok().filter(|&n| n < csl_arch::fabric::NUM_COLORS);
+            let n = c
+                .parse::<u8>()
+                .ok()
+                .filter(|&n| n < csl_arch::fabric::NUM_COLORS);
             match n {
                 Some(n) => (f, Some(n)),
                 None => {
