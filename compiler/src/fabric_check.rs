@@ -467,10 +467,11 @@ impl Flow {
                 continue;
             };
             let facts = facts_at(c.tile);
-            if ch.port == RAMP && facts.is_some_and(|f| f.writes & bit(c.color) != 0) {
-                if let Some(s) = source.get_mut(v.index()) {
-                    *s = true;
-                }
+            if ch.port == RAMP
+                && facts.is_some_and(|f| f.writes & bit(c.color) != 0)
+                && let Some(s) = source.get_mut(v.index())
+            {
+                *s = true;
             }
             if ch.port == CE && facts.is_some_and(|f| f.control || f.reads & bit(c.color) != 0) {
                 sinks.push(v);
