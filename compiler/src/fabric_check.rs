@@ -742,14 +742,12 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
         out.push(render_cycle(&fabric, &graph, cyc, &span_of));
     }
     let left = total.saturating_sub(MAX_FINDINGS) + cycles.len().saturating_sub(MAX_CYCLES);
-    if left > 0 {
-        out.push(
-            Diagnostic::global(
-                codes::ROUTE_NO_SENDER,
-                format!("{left} more route warning(s) not shown"),
-            )
-            .warning(),
-        );
+    if left > 0
+        && let Some(last) = out.last_mut()
+    {
+        last.notes.push(format!(
+            "{left} more route warning(s) of this compilation are not shown"
+        ));
     }
     out
 }
@@ -908,7 +906,7 @@ fn render(fabric: &Fabric, f: &Finding) -> Diagnostic {
                 None => w.with_note(format!("PE {there} configures no route for color {c}")),
             };
             w.with_note("a wavelet that gets there stops the fabric with a routing error")
-                .with_help(format!("configure color {c} at PE {there} with `.rx = .{{ {opp} }}`, or stop sending it {d}"))
+                .with_help(format!("let PE {there} accept color {c} from the {opp}, or stop sending it {d}"))
         }
         Kind::NoSender => {
             let mut w = warn(
@@ -942,7 +940,7 @@ fn render(fabric: &Fabric, f: &Finding) -> Diagnostic {
                 } else {
                     "nothing beyond the rectangle sends on this color: host streams reach the PEs through their RAMP, not across the edge"
                 })
-                .with_help("configure edge PEs separately (e.g. with `if (x == 0)` in the layout loop)")
+                .with_help("configure the PEs at the edge separately")
         }
         Kind::TaskUnreached => {
             let mut w = warn(
@@ -952,11 +950,11 @@ fn render(fabric: &Fabric, f: &Finding) -> Diagnostic {
                 "data task bound here",
             );
             w = match k.other_span {
-                Some(s) => w.with_label(s, format!("PE {here}'s route for color {c} has no RAMP in `.tx`")),
+                Some(s) => w.with_label(s, format!("PE {here}'s route for color {c} does not lead to the CE (RAMP)")),
                 None => w.with_note(format!("PE {here} configures no route for color {c}")),
             };
             w.with_note("the task never runs")
-                .with_help(format!("add RAMP to the `.tx` of color {c} at PE {here}"))
+                .with_help(format!("route color {c} to the CE (RAMP) at PE {here}"))
         }
         Kind::Unread => warn(
             codes::ROUTE_UNREAD,
@@ -965,7 +963,7 @@ fn render(fabric: &Fabric, f: &Finding) -> Diagnostic {
             format!("delivers color {c} to the RAMP here").as_str(),
         )
         .with_note("the program binds no data task to the color and has no fabric input DSD or input queue on it; wavelets pile up and then block the route")
-        .with_help(format!("bind a data task to color {c}, or remove RAMP from `.tx`")),
+        .with_help(format!("read color {c} in that PE's program (a data task, a fabric input DSD, an input queue), or stop delivering it to the CE (RAMP)")),
         Kind::Merge => {
             let w = warn(
                 codes::ROUTE_MERGE,
