@@ -226,7 +226,7 @@ fn routes_target(cli: &Cli) -> Result<Option<(PathBuf, Option<u8>)>, Box<Diagnos
         return Ok(None);
     };
     let (file, color) = match arg.rsplit_once(':') {
-        Some((f, c)) if !f.is_empty() && !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()) => {
+        Some((f, c)) if !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()) => {
             let n = c
                 .parse::<u8>()
                 .ok()
@@ -368,4 +368,47 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
             }
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(args: &[&str]) -> Result<Option<(PathBuf, Option<u8>)>, String> {
+        let mut all = vec!["cslc", "layout.csl"];
+        all.extend_from_slice(args);
+        let cli = Cli::try_parse_from(all).map_err(|e| e.to_string())?;
+        routes_target(&cli).map_err(|d| d.message)
+    }
+
+    #[test]
+    fn emit_routes_takes_a_file_and_an_optional_colour() {
+        assert_eq!(target(&[]), Ok(None));
+        assert_eq!(
+            target(&["--emit-routes=r.dot"]),
+            Ok(Some((PathBuf::from("r.dot"), None)))
+        );
+        assert_eq!(
+            target(&["--emit-routes=r.dot:3"]),
+            Ok(Some((PathBuf::from("r.dot"), Some(3))))
+        );
+        assert_eq!(
+            target(&["--emit-routes=r.dot", "--emit-routes-color=7"]),
+            Ok(Some((PathBuf::from("r.dot"), Some(7))))
+        );
+        // A colon followed by something else is part of the file name.
+        assert_eq!(
+            target(&["--emit-routes=C:/x/r.dot"]),
+            Ok(Some((PathBuf::from("C:/x/r.dot"), None)))
+        );
+        for bad in [
+            &["--emit-routes=r.dot:24"][..],
+            &["--emit-routes=r.dot", "--emit-routes-color=99"],
+            &["--emit-routes=r.dot:3", "--emit-routes-color=4"],
+            &["--emit-routes-color=4"],
+            &["--emit-routes=:3"],
+        ] {
+            assert!(target(bad).is_err(), "{bad:?}");
+        }
+    }
 }
