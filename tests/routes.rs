@@ -349,3 +349,68 @@ fn wafer_sized_layouts_are_checked_in_linear_time() {
     assert!(diags.is_empty(), "{diags:?}");
     assert!(took.as_secs() < 30, "took {took:?}");
 }
+
+#[test]
+fn a_wafer_sized_flood_is_checked_in_linear_time() {
+    // PE (0, 0)'s CE floods colour 1 over a 750 x 994 rectangle: every PE takes it from
+    // the WEST and the NORTH to its CE and passes it EAST and SOUTH. Every PE off the
+    // first row and column gets each wavelet along many paths (E0706), and each of them
+    // merges two large upstream trees: the backward searches must stay within budget.
+    let (w, h) = (750u32, 994u32);
+    let meta = csl_arch::image::Meta {
+        format_version: csl_arch::image::FORMAT_VERSION,
+        arch: Arch::Wse2,
+        fabric_width: w + 7,
+        fabric_height: h + 2,
+        offset_x: 4,
+        offset_y: 1,
+        width: w,
+        height: h,
+        memcpy: true,
+        channels: 1,
+        params: Default::default(),
+    };
+    use csl_arch::fabric::Direction::{East, North, Ramp, South, West};
+    let mut routes = Vec::new();
+    for y in 0..h {
+        for x in 0..w {
+            let mut rx = Vec::new();
+            if x > 0 {
+                rx.push(West);
+            }
+            if y > 0 {
+                rx.push(North);
+            }
+            if rx.is_empty() {
+                rx.push(Ramp);
+            }
+            let mut tx = vec![Ramp];
+            if x + 1 < w {
+                tx.push(East);
+            }
+            if y + 1 < h {
+                tx.push(South);
+            }
+            routes.push(csl_arch::image::ColorConfig::route(x, y, 1, rx, tx));
+        }
+    }
+    let placement = vec![0u32; (w * h) as usize];
+    let facts = [cslc::fabric_check::ProgramFacts {
+        reads: 0b10,
+        writes: 0b10,
+        ..Default::default()
+    }];
+    let start = std::time::Instant::now();
+    let diags = cslc::fabric_check::check(&cslc::fabric_check::CheckInput {
+        meta: &meta,
+        placement: &placement,
+        routes: &routes,
+        spans: &[],
+        programs: &facts,
+        host_streams: 0,
+    });
+    let took = start.elapsed();
+    let codes: Vec<&str> = diags.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["E0706"], "{diags:?}");
+    assert!(took.as_secs() < 30, "took {took:?}");
+}

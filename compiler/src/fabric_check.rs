@@ -595,6 +595,9 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
     let flow = Flow::new(&graph, &fabric, &facts_at);
     let is = |v: &[bool], n: Option<NodeIndex>| n.is_some_and(|n| v.get(n.index()) == Some(&true));
     let mut found = Findings::default();
+    let mut budget = UPSTREAM_BUDGET_PER_NODE
+        .saturating_mul(graph.graph.node_count())
+        .saturating_add(1 << 16);
     for (i, c) in fabric.cfgs.iter().enumerate() {
         if c.mp || reserved & bit(c.color) != 0 {
             continue;
@@ -671,7 +674,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
         }
         if c.tx_any >> RAMP & 1 == 1
             && (fed & LINKS).count_ones() >= 2
-            && let Some((sides, src)) = duplicate(&graph, &fabric, &flow, i, fed)
+            && let Some((sides, src)) = duplicate(&graph, &fabric, &flow, i, fed, &mut budget)
         {
             let key = Key {
                 kind: Kind::Merge,
@@ -753,12 +756,21 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
 }
 
 /// Most nodes one backward search of [`duplicate`] visits; a larger upstream tree is not
-/// examined (no warning), which keeps the check linear.
+/// examined (no warning).
 const MAX_UPSTREAM: usize = 4096;
+/// Nodes all backward searches of [`duplicate`] may visit together, per node of the
+/// graph (plus a constant): once spent, the remaining candidates are not examined, so the
+/// check stays linear even when every PE merges two large upstream trees.
+const UPSTREAM_BUDGET_PER_NODE: usize = 8;
 
 /// The CE sources (RAMP input buffers) upstream of `start`, or `None` if there are more
 /// than [`MAX_UPSTREAM`] nodes upstream.
-fn upstream_sources(g: &RouteGraph, flow: &Flow, start: NodeIndex) -> Option<Vec<NodeIndex>> {
+fn upstream_sources(
+    g: &RouteGraph,
+    flow: &Flow,
+    start: NodeIndex,
+    budget: &mut usize,
+) -> Option<Vec<NodeIndex>> {
     let mut seen = std::collections::HashSet::from([start]);
     let mut stack = vec![start];
     let mut sources = Vec::new();
@@ -768,6 +780,7 @@ fn upstream_sources(g: &RouteGraph, flow: &Flow, start: NodeIndex) -> Option<Vec
         }
         for w in g.graph.neighbors_directed(v, petgraph::Direction::Incoming) {
             if seen.insert(w) {
+                *budget = budget.checked_sub(1)?;
                 if seen.len() > MAX_UPSTREAM {
                     return None;
                 }
@@ -787,6 +800,7 @@ fn duplicate(
     flow: &Flow,
     cfg: usize,
     fed: u8,
+    budget: &mut usize,
 ) -> Option<(u8, usize)> {
     let mut seen: Vec<(u8, Vec<NodeIndex>)> = Vec::new();
     for r in 0..4u8 {
@@ -794,7 +808,7 @@ fn duplicate(
             continue;
         }
         let node = g.node(fabric, cfg, r)?;
-        let srcs = upstream_sources(g, flow, node)?;
+        let srcs = upstream_sources(g, flow, node, budget)?;
         for (side, other) in &seen {
             if let Some(&s) = srcs.iter().find(|s| other.contains(s)) {
                 let src = g.graph.node_weight(s)?.cfg as usize;
