@@ -57,14 +57,18 @@ fn image(
             program,
         })
         .collect();
-    link(FabricPlan {
-        meta,
-        placement,
-        routes: routes.into_iter().map(|r| (r, None)).collect(),
-        exports: Vec::new(),
-        classes,
-        optimize,
-    })
+    link(
+        FabricPlan {
+            meta,
+            placement,
+            routes: routes.into_iter().map(|r| (r, None)).collect(),
+            exports: Vec::new(),
+            classes,
+            optimize,
+            host_streams: 0,
+        },
+        &mut Vec::new(),
+    )
     .unwrap_or_else(|d| panic!("link failed: {}", d.message))
 }
 

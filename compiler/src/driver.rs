@@ -367,8 +367,9 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         exports: plan.exports.iter().map(|(e, _)| e.clone()).collect(),
         classes,
         optimize: opts.optimize,
+        host_streams: sema.host_streams,
     };
-    let image = match crate::link::link(fabric) {
+    let image = match crate::link::link(fabric, &mut sema.diags) {
         Ok(image) => image,
         Err(d) => {
             sema.report(*d);

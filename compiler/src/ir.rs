@@ -52,8 +52,14 @@ pub struct Program {
     pub input_queues: Vec<csl_arch::image::QueueBinding>,
     /// Output queues bound to colours.
     pub output_queues: Vec<csl_arch::image::QueueBinding>,
-    /// Colour configurations set by the program itself (`@set_local_color_config`).
-    pub local_routes: Vec<csl_arch::image::ColorConfig>,
+    /// Colour configurations set by the program itself (`@set_local_color_config`), with
+    /// where each was written.
+    pub local_routes: Vec<(csl_arch::image::ColorConfig, Span)>,
+    /// Bit `c` set: a fabric input DSD of the program names colour `c` (`fabric_color`).
+    /// The static route checks ([`crate::fabric_check`]) count it as reading the colour.
+    pub fabric_in: u32,
+    /// Bit `c` set: a fabric output DSD of the program names colour `c`.
+    pub fabric_out: u32,
 }
 
 /// A task bound to an id.

@@ -5,8 +5,8 @@
 //! plan and one [`ir::Program`] per distinct (file, params) pair) → [`opt`] (IR → faster IR,
 //! unless `-O0`) → [`codegen`] (IR → PE
 //! instructions, memory placement) → a [`csl_arch::image::Image`]. [`link`] is the layer
-//! below both front ends (program classes, fabric plan, image); [`driver`] strings the CSL
-//! phases together.
+//! below both front ends (program classes, fabric plan, image), and [`fabric_check`] the
+//! static route checks it runs on every image; [`driver`] strings the CSL phases together.
 //!
 //! Architecture invariant: every phase reports problems as [`diag::Diagnostic`] values and
 //! never panics on user input; [`driver::compile_file`] always returns, with or without an
@@ -15,6 +15,7 @@
 pub mod codegen;
 pub mod diag;
 pub mod driver;
+pub mod fabric_check;
 pub mod ir;
 pub mod lexing;
 pub mod link;

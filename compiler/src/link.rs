@@ -71,6 +71,9 @@ pub struct FabricPlan {
     pub classes: Vec<ClassProgram>,
     /// Run the IR optimiser on every class.
     pub optimize: bool,
+    /// Bit `c` set: colour `c` is a host stream (the host delivers and collects its
+    /// wavelets at the CEs; no route is expected for it).
+    pub host_streams: u32,
 }
 
 /// The disassembly of every class of an image, as `cslc --emit-asm` and `paint asm=FILE`
@@ -92,8 +95,10 @@ pub fn disassembly(image: &Image) -> String {
 
 /// Optimises and emits every class, applies each program's own colour configuration
 /// (`Program::local_routes`) to every tile running it, and assembles the image, checked
-/// with the same [`Image::validate`] the loader runs, so whatever links also loads.
-pub fn link(plan: FabricPlan) -> Result<Image, Box<Diagnostic>> {
+/// with the same [`Image::validate`] the loader runs, so whatever links also loads. The
+/// static route checks ([`crate::fabric_check`]) run on the result; their warnings are
+/// appended to `warnings`.
+pub fn link(plan: FabricPlan, warnings: &mut Vec<Diagnostic>) -> Result<Image, Box<Diagnostic>> {
     let FabricPlan {
         meta,
         placement,
@@ -101,25 +106,30 @@ pub fn link(plan: FabricPlan) -> Result<Image, Box<Diagnostic>> {
         exports,
         classes: programs,
         optimize,
+        host_streams,
     } = plan;
     let w = meta.width.max(1);
     let mut classes = Vec::with_capacity(programs.len());
-    let mut local_routes: Vec<Vec<ColorConfig>> = Vec::with_capacity(programs.len());
+    let mut local_routes: Vec<Vec<(ColorConfig, Span)>> = Vec::with_capacity(programs.len());
+    let mut facts = Vec::with_capacity(programs.len());
     for mut c in programs {
         if optimize {
             crate::opt::optimize(&mut c.program);
         }
-        local_routes.push(c.program.local_routes.clone());
+        facts.push(crate::fabric_check::ProgramFacts::of(&c.program, meta.arch));
+        local_routes.push(std::mem::take(&mut c.program.local_routes));
         classes.push(crate::codegen::emit_class(&c.program, &c.name)?);
     }
-    let mut routes: Vec<ColorConfig> = layout_routes.iter().map(|(c, _)| c.clone()).collect();
+    let layout_at: HashMap<(u32, u32, u8), Option<Span>> = layout_routes
+        .iter()
+        .map(|(r, s)| ((r.x, r.y, r.color), *s))
+        .collect();
+    let (mut routes, mut spans): (Vec<ColorConfig>, Vec<Option<Span>>) =
+        layout_routes.into_iter().unzip();
     for (i, &c) in placement.iter().enumerate() {
         let (x, y) = (i as u32 % w, i as u32 / w);
-        for lr in local_routes.get(c as usize).into_iter().flatten() {
-            if let Some((_, span)) = layout_routes
-                .iter()
-                .find(|(r, _)| r.x == x && r.y == y && r.color == lr.color)
-            {
+        for (lr, lspan) in local_routes.get(c as usize).into_iter().flatten() {
+            if let Some(span) = layout_at.get(&(x, y, lr.color)) {
                 let message = format!(
                     "color {} of PE ({x}, {y}) is configured both in the layout and by the PE's code",
                     lr.color
@@ -133,11 +143,12 @@ pub fn link(plan: FabricPlan) -> Result<Image, Box<Diagnostic>> {
                     ),
                     None => Diagnostic::global(codes::LAYOUT_TILE, message),
                 };
-                return Err(Box::new(d.with_note(
-                    "the PE's code also calls @set_local_color_config for this color",
-                )));
+                return Err(Box::new(
+                    d.with_label(*lspan, "the PE's code also configures it here"),
+                ));
             }
             routes.push(ColorConfig { x, y, ..lr.clone() });
+            spans.push(Some(*lspan));
         }
     }
     let image = Image {
@@ -157,5 +168,15 @@ pub fn link(plan: FabricPlan) -> Result<Image, Box<Diagnostic>> {
             .with_note("this is a compiler bug unless the layout names resources the target lacks; please report it"),
         ));
     }
+    warnings.extend(crate::fabric_check::check(
+        &crate::fabric_check::CheckInput {
+            meta: &image.meta,
+            placement: &image.placement,
+            routes: &image.routes,
+            spans: &spans,
+            programs: &facts,
+            host_streams,
+        },
+    ));
     Ok(image)
 }

@@ -76,6 +76,18 @@ struct Cli {
     #[arg(long = "max-module-instances", default_value_t = cslc::driver::DEFAULT_MAX_MODULES,
           value_parser = clap::value_parser!(u32).range(1..))]
     max_module_instances: u32,
+    /// Treat warnings (the static route checks E0701-E0707 among them) as errors: report
+    /// them as errors and write nothing.
+    #[arg(long = "deny-warnings")]
+    deny_warnings: bool,
+    /// Write the route graph in Graphviz format to FILE (e.g. routes.dot): one node per
+    /// (PE, colour, input port) buffer and per colour delivered to a CE, one edge per hop,
+    /// labelled with its switch position. `FILE:COLOR` (e.g. routes.dot:3) keeps one colour.
+    #[arg(long = "emit-routes", value_name = "FILE[:COLOR]")]
+    emit_routes: Option<String>,
+    /// Keep only this colour in the `--emit-routes` graph (same as `FILE:COLOR`).
+    #[arg(long = "emit-routes-color", value_name = "COLOR")]
+    emit_routes_color: Option<u8>,
     /// Optimisation level: 0 turns the IR optimiser off, 1 (the default) runs it.
     #[arg(short = 'O', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
     opt_level: u8,
@@ -98,9 +110,22 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let comp = compile_file(&cli.file, &opts);
+    let routes_dot = match routes_target(&cli) {
+        Ok(t) => t,
+        Err(d) => {
+            eprint!("{}", cslc::diag::render(&d, &cslc::SourceMap::new(), color));
+            return ExitCode::from(1);
+        }
+    };
+    let mut comp = compile_file(&cli.file, &opts);
     for line in &comp.prints {
         eprintln!("{line}");
+    }
+    if cli.deny_warnings && comp.diagnostics.iter().any(|d| !d.is_error()) {
+        for d in &mut comp.diagnostics {
+            d.severity = cslc::diag::Severity::Error;
+        }
+        comp.output = None;
     }
     eprint!("{}", render_all(&comp.diagnostics, &comp.sources, color));
     let Some(out) = comp.output else {
@@ -138,6 +163,17 @@ fn main() -> ExitCode {
                 pes,
                 c.code.len()
             );
+        }
+    }
+    if let Some((path, only)) = &routes_dot {
+        let text = cslc::fabric_check::dot(&out.image.meta, &out.image.routes, *only);
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!(
+                "error[{}]: cannot write `{}`: {e}",
+                codes::BAD_ARGUMENT,
+                path.display()
+            );
+            return ExitCode::from(1);
         }
     }
     if cli.emit_asm {
@@ -178,6 +214,55 @@ fn write_output(path: &Path, out: &cslc::driver::Output) -> Result<(), String> {
             .map_err(|e| format!("cannot write `{}`: {e}", json_path.display()))?;
     }
     Ok(())
+}
+
+/// Where `--emit-routes` writes and which colour it keeps: `FILE`, `FILE:COLOR`, or
+/// `FILE` with `--emit-routes-color=COLOR`.
+fn routes_target(cli: &Cli) -> Result<Option<(PathBuf, Option<u8>)>, Box<Diagnostic>> {
+    let Some(arg) = &cli.emit_routes else {
+        if cli.emit_routes_color.is_some() {
+            return Err(bad("--emit-routes-color needs --emit-routes=FILE".into()));
+        }
+        return Ok(None);
+    };
+    let (file, color) = match arg.rsplit_once(':') {
+        Some((f, c)) if !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()) => {
+            let n = c
+                .parse::<u8>()
+                .ok()
+                .filter(|&n| n < csl_arch::fabric::NUM_COLORS);
+            match n {
+                Some(n) => (f, Some(n)),
+                None => {
+                    return Err(bad(format!(
+                        "--emit-routes: `{c}` is not a colour (0 to {})",
+                        csl_arch::fabric::NUM_COLORS - 1
+                    )));
+                }
+            }
+        }
+        _ => (arg.as_str(), None),
+    };
+    let color = match (color, cli.emit_routes_color) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(bad(format!(
+                "--emit-routes names colour {a} but --emit-routes-color names {b}"
+            )));
+        }
+        (a, b) => a.or(b),
+    };
+    if let Some(c) = color
+        && c >= csl_arch::fabric::NUM_COLORS
+    {
+        return Err(bad(format!(
+            "--emit-routes-color: {c} is not a colour (0 to {})",
+            csl_arch::fabric::NUM_COLORS - 1
+        )));
+    }
+    if file.is_empty() {
+        return Err(bad("--emit-routes needs a file name".into()));
+    }
+    Ok(Some((PathBuf::from(file), color)))
 }
 
 fn bad(msg: String) -> Box<Diagnostic> {
@@ -284,4 +369,47 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
         },
         ..Options::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(args: &[&str]) -> Result<Option<(PathBuf, Option<u8>)>, String> {
+        let mut all = vec!["cslc", "layout.csl"];
+        all.extend_from_slice(args);
+        let cli = Cli::try_parse_from(all).map_err(|e| e.to_string())?;
+        routes_target(&cli).map_err(|d| d.message)
+    }
+
+    #[test]
+    fn emit_routes_takes_a_file_and_an_optional_colour() {
+        assert_eq!(target(&[]), Ok(None));
+        assert_eq!(
+            target(&["--emit-routes=r.dot"]),
+            Ok(Some((PathBuf::from("r.dot"), None)))
+        );
+        assert_eq!(
+            target(&["--emit-routes=r.dot:3"]),
+            Ok(Some((PathBuf::from("r.dot"), Some(3))))
+        );
+        assert_eq!(
+            target(&["--emit-routes=r.dot", "--emit-routes-color=7"]),
+            Ok(Some((PathBuf::from("r.dot"), Some(7))))
+        );
+        // A colon followed by something else is part of the file name.
+        assert_eq!(
+            target(&["--emit-routes=C:/x/r.dot"]),
+            Ok(Some((PathBuf::from("C:/x/r.dot"), None)))
+        );
+        for bad in [
+            &["--emit-routes=r.dot:24"][..],
+            &["--emit-routes=r.dot", "--emit-routes-color=99"],
+            &["--emit-routes=r.dot:3", "--emit-routes-color=4"],
+            &["--emit-routes-color=4"],
+            &["--emit-routes=:3"],
+        ] {
+            assert!(target(bad).is_err(), "{bad:?}");
+        }
+    }
 }

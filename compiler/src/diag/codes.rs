@@ -3,7 +3,8 @@
 //!
 //! Ranges: E00xx lexing and parsing, E01xx names and modules, E02xx types and
 //! expressions, E03xx comptime evaluation, E04xx layout, E05xx tasks and builtins,
-//! E06xx code generation and memory, E09xx command line.
+//! E06xx code generation and memory, E07xx static route checks (warnings), E09xx command
+//! line.
 
 macro_rules! codes {
     ($( $(#[doc = $doc:literal])* $name:ident = $code:literal; )*) => {
@@ -126,6 +127,23 @@ codes! {
     DSD_LENGTH = "E0508";
     /// The program does not fit in PE memory.
     OUT_OF_MEMORY = "E0601";
+    /// A colour sent into a neighbour whose router has no route accepting it from that side
+    /// (a warning).
+    ROUTE_NO_RECEIVER = "E0701";
+    /// A colour received from a side on which no neighbour sends it (a warning).
+    ROUTE_NO_SENDER = "E0702";
+    /// A route that sends to, or receives from, beyond the edge of the rectangle (a
+    /// warning).
+    ROUTE_OFF_EDGE = "E0703";
+    /// A data task bound to a colour that no route delivers to its PE (a warning).
+    ROUTE_TASK_UNREACHED = "E0704";
+    /// A colour delivered to a PE whose program does not read it (a warning).
+    ROUTE_UNREAD = "E0705";
+    /// Two routes delivering one colour to one PE from two sides at once: one CE's
+    /// wavelets arrive twice (a warning).
+    ROUTE_MERGE = "E0706";
+    /// A cycle of routes in which back-pressure can deadlock the fabric (a warning).
+    ROUTE_CYCLE = "E0707";
     /// A bad command-line argument.
     BAD_ARGUMENT = "E0901";
     // --- Tungsten (`.w`): E10xx lexing and parsing, E11xx names, types, casts, sockets.

@@ -284,8 +284,9 @@ fn build_image(
         exports: Vec::new(),
         classes,
         optimize: opts.optimize,
+        host_streams: 0,
     };
-    match crate::link::link(plan) {
+    match crate::link::link(plan, diags) {
         Ok(image) => Some(image),
         Err(d) => {
             diags.push(*d);

@@ -93,7 +93,7 @@ impl Sema {
         let cspan = self.span(env, args[1]);
         let config = self.color_config(0, 0, c, &cfg, cspan)?;
         if let Some(p) = self.prog.as_mut() {
-            if p.local_routes.iter().any(|r| r.color == c) {
+            if p.local_routes.iter().any(|(r, _)| r.color == c) {
                 return Err(self.err(
                     codes::LAYOUT_TILE,
                     format!("color {c} is configured twice in this program"),
@@ -101,7 +101,7 @@ impl Sema {
                     "again here",
                 ));
             }
-            p.local_routes.push(config);
+            p.local_routes.push((config, span));
         }
         Ok(Val::Ct(Value::Void))
     }

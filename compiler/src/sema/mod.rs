@@ -147,6 +147,9 @@ pub struct Sema {
     /// The first module instance of the program class being compiled (instances are
     /// counted per class against `--max-module-instances`).
     pub class_first_mod: usize,
+    /// Bit `c` set: colour `c` is a host stream colour given to the memcpy library
+    /// (`MEMCPYH2D_n` / `MEMCPYD2H_n`); the host reaches the CEs on it without routes.
+    pub host_streams: u32,
     /// Approximate stack address of the outermost nested analysis (see
     /// [`Sema::stack_guard`]).
     stack_base: Option<usize>,
@@ -196,6 +199,7 @@ impl Sema {
             cli_params: None,
             index: None,
             lone_module: false,
+            host_streams: 0,
         }
     }
 

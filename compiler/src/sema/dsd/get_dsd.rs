@@ -151,7 +151,17 @@ impl Sema {
                 }
                 (DsdKind::FabIn | DsdKind::FabOut, "fabric_color") => {
                     match self.eval_comptime(env, f.value)? {
-                        Value::Color(c) => d.color = c,
+                        Value::Color(c) => {
+                            d.color = c;
+                            if let Some(p) = self.prog.as_mut() {
+                                let bit = 1u32.checked_shl(u32::from(c)).unwrap_or(0);
+                                if kind == DsdKind::FabIn {
+                                    p.fabric_in |= bit;
+                                } else {
+                                    p.fabric_out |= bit;
+                                }
+                            }
+                        }
                         _ => {
                             let s = self.span(env, f.value);
                             return Err(self.err(
