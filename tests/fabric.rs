@@ -138,7 +138,7 @@ fn fabric_operation_longer_than_its_memory_operand_faults() {
     for arch in ARCHS {
         let mut rt = build("dsd_overrun", arch, (9, 3));
         let err = rt.launch("start", &[], false).unwrap_err().to_string();
-        assert!(err.contains("fault on PE(0,0)"), "{arch}: {err}");
+        assert!(err.contains("fault on PE(1,0)"), "{arch}: {err}");
         assert!(err.contains("function `start`, pc "), "{arch}: {err}");
         assert!(
             err.contains("fabric DSD operation of 6 elements, but the destination is a memory descriptor of 4"),
