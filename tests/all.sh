@@ -17,5 +17,6 @@ fi
 echo "all.sh: building and installing the Python package (cslsim extension module)..."
 "$venv/bin/pip" install --verbose --disable-pip-version-check ./runtime-sim/python pytest \
   2>&1 | { grep -E "Compiling|Finished|Successfully|[Ee]rror" || true; }
-CSLC="$PWD/target/release/cslc" PATH="$PWD/target/release:$PWD/$venv/bin:$PATH" \
+bin="${CARGO_TARGET_DIR:-$PWD/target}/release"
+CSLC="$bin/cslc" PATH="$bin:$PWD/$venv/bin:$PATH" \
   "$venv/bin/python" -m pytest -q runtime-sim/python/tests

@@ -239,14 +239,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     }
     // --params: bind the top-level file's params.
     let mut params = BTreeMap::new();
-    let param_names: Vec<&str> = ast
-        .decls
-        .iter()
-        .filter_map(|d| match &d.kind {
-            crate::syntax::ast::DeclKind::Param { name, .. } => Some(name.name.as_str()),
-            _ => None,
-        })
-        .collect();
+    let param_names = ast.param_names();
     let declared = |name: &str| param_names.contains(&name);
     for (name, raw) in &opts.params {
         if !declared(name) {

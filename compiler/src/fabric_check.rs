@@ -151,13 +151,7 @@ fn bit(c: u8) -> u32 {
 }
 
 fn opposite(d: u8) -> u8 {
-    match d {
-        0 => 1,
-        1 => 0,
-        2 => 3,
-        3 => 2,
-        other => other,
-    }
+    csl_arch::fabric::Direction::opposite_index(d)
 }
 
 fn dir_name(d: u8) -> &'static str {

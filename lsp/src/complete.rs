@@ -15,37 +15,8 @@ use lsp_types::{
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Keywords of the language.
-const KEYWORDS: &[&str] = &[
-    "align",
-    "and",
-    "anytype",
-    "break",
-    "comptime",
-    "const",
-    "continue",
-    "else",
-    "enum",
-    "export",
-    "extern",
-    "false",
-    "fn",
-    "for",
-    "if",
-    "inline",
-    "layout",
-    "linkname",
-    "linksection",
-    "or",
-    "param",
-    "return",
-    "struct",
-    "switch",
-    "task",
-    "true",
-    "var",
-    "while",
-];
+/// Keywords of the language (the lexer's own list).
+use cslc::syntax::token::KEYWORDS;
 
 /// Type names every file can use.
 const TYPES: &[&str] = &[

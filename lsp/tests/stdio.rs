@@ -368,31 +368,17 @@ fn csl_diagnostics_hover_definition_symbols_completion() {
         "textDocument/completion",
         json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "y = n", 4)}),
     );
-    let labels: Vec<String> = r["result"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|i| i["label"].as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
+    let names = labels(&r);
     assert!(
-        labels.contains(&"v".to_string()) && labels.contains(&"buf".to_string()),
-        "{labels:?}"
+        names.contains(&"v".to_string()) && names.contains(&"buf".to_string()),
+        "{names:?}"
     );
     let r = c.request(
         "textDocument/completion",
         json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "lib.k", 4)}),
     );
-    let labels: Vec<String> = r["result"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|i| i["label"].as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-    assert!(labels.contains(&"twice".to_string()), "{labels:?}");
+    let names = labels(&r);
+    assert!(names.contains(&"twice".to_string()), "{names:?}");
 
     // The unsaved text of an open module is what importers see.
     let lib_changed = LIB.replace("7 * scale", "true");
@@ -679,4 +665,16 @@ fn every_position_of_a_broken_file_is_answered() {
         }
     }
     c.finish();
+}
+
+/// The labels of a completion response's items.
+fn labels(r: &Value) -> Vec<String> {
+    r["result"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| i["label"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }

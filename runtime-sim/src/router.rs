@@ -54,13 +54,7 @@ pub(crate) fn dir_of(i: usize) -> Direction {
 /// The port a wavelet sent towards `d` arrives on at the neighbour.
 #[inline]
 fn opposite(d: usize) -> usize {
-    match d {
-        0 => 1,
-        1 => 0,
-        2 => 3,
-        3 => 2,
-        other => other,
-    }
+    usize::from(Direction::opposite_index(d as u8))
 }
 
 /// Names of the directions in a mask, for traces and reports.

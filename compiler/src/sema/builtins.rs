@@ -940,14 +940,7 @@ impl Sema {
         let m = self.instantiate(file, map, prefix, Some((env.module, span)));
         // A field that names no param of the module is probably a typo.
         let ast = self.mods[m].ast.clone();
-        let declared: Vec<&str> = ast
-            .decls
-            .iter()
-            .filter_map(|d| match &d.kind {
-                crate::syntax::ast::DeclKind::Param { name, .. } => Some(name.name.as_str()),
-                _ => None,
-            })
-            .collect();
+        let declared = ast.param_names();
         let pspan = args.get(1).map_or(span, |p| self.span(env, *p));
         for (name, _) in params.iter() {
             if !declared.contains(&name.as_str()) {

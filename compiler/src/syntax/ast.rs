@@ -550,6 +550,17 @@ pub enum ExprKind {
 }
 
 impl Ast {
+    /// The names of the file's top-level params, in order.
+    pub fn param_names(&self) -> Vec<&str> {
+        self.decls
+            .iter()
+            .filter_map(|d| match &d.kind {
+                DeclKind::Param { name, .. } => Some(name.name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Adds an expression to the arena.
     pub fn expr(&mut self, kind: ExprKind, span: Span) -> ExprId {
         self.exprs.push(Expr { kind, span })

@@ -416,6 +416,19 @@ impl Direction {
         Direction::ALL.into_iter().find(|d| d.name() == s)
     }
 
+    /// The port index (in [`Direction::index`] encoding) at which a wavelet leaving
+    /// through port `d` arrives at the neighbour: north and south swap, east and west
+    /// swap; the ramp (4) stays itself. Any other value is returned unchanged.
+    pub const fn opposite_index(d: u8) -> u8 {
+        match d {
+            0 => 1,
+            1 => 0,
+            2 => 3,
+            3 => 2,
+            other => other,
+        }
+    }
+
     /// Small integer encoding (0..=4).
     pub fn index(self) -> u8 {
         self as u8

@@ -207,28 +207,9 @@ impl SdkRuntime {
         h2d: bool,
     ) -> Result<Vec<(u32, u32, u32)>, HostError> {
         self.ready()?;
-        let export = self
-            .image
-            .exports
-            .get(id as usize)
-            .ok_or(HostError::UnknownSymbolId {
-                id,
-                count: self.image.exports.len(),
-            })?;
-        let name = export.name.clone();
-        match export.kind {
-            ExportKind::Tensor { mutable, .. } => {
-                if h2d && !mutable {
-                    return Err(HostError::ImmutableSymbol { name });
-                }
-            }
-            ExportKind::Func { .. } => {
-                return Err(HostError::WrongSymbolKind {
-                    name,
-                    expected: "a tensor",
-                    found: "a function",
-                });
-            }
+        let (name, _, mutable) = self.tensor_export(id)?;
+        if h2d && !mutable {
+            return Err(HostError::ImmutableSymbol { name });
         }
         let Region { px, py, w, h, l } = region;
         let width = self.image.meta.width;
@@ -316,14 +297,9 @@ impl SdkRuntime {
                 .image
                 .placement
                 .get(((py + j) * width + px + i) as usize)
-                .and_then(|&c| self.image.classes.get(c as usize));
-            let array = class.and_then(|c| {
-                c.info
-                    .globals
-                    .iter()
-                    .find(|g| g.addr <= addr && addr < g.addr.saturating_add(g.size))
-            });
-            if let Some(g) = array {
+                .copied()
+                .unwrap_or(0) as usize;
+            if let Some(g) = self.array_at(class, addr) {
                 let room = u64::from(g.addr) + u64::from(g.size) - u64::from(addr);
                 if bytes > room {
                     return Err(HostError::PastEndOfArray {
@@ -351,25 +327,11 @@ impl SdkRuntime {
         px: u32,
         py: u32,
     ) -> Result<(csl_arch::isa::NumTy, Option<u32>), HostError> {
-        let export = self
-            .image
-            .exports
-            .get(id as usize)
-            .ok_or(HostError::UnknownSymbolId {
-                id,
-                count: self.image.exports.len(),
-            })?;
-        let ExportKind::Tensor { elem, .. } = export.kind else {
-            return Err(HostError::WrongSymbolKind {
-                name: export.name.clone(),
-                expected: "a tensor",
-                found: "a function",
-            });
-        };
+        let (name, elem, _) = self.tensor_export(id)?;
         let width = self.image.meta.width;
         let pe_index = (py * width + px) as usize;
         let c = self.image.placement.get(pe_index).copied().unwrap_or(0) as usize;
-        let SymbolTarget::Tensor { ptr_addr } = self.lookup_on(c, pe_index, &export.name)? else {
+        let SymbolTarget::Tensor { ptr_addr } = self.lookup_on(c, pe_index, &name)? else {
             return Ok((elem, None));
         };
         let Some(sim) = self.sim.as_ref() else {
@@ -384,14 +346,40 @@ impl SdkRuntime {
                     .map(|c| u32::from(u16::from_le_bytes(*c)))
             })
             .unwrap_or(u32::MAX);
-        let len = self.image.classes.get(c).and_then(|cl| {
+        let len = self
+            .array_at(c, addr)
+            .map(|g| (g.addr + g.size - addr) / elem.size().max(1));
+        Ok((elem, len))
+    }
+
+    /// The name, element type and mutability of the exported tensor `id`.
+    fn tensor_export(&self, id: u32) -> Result<(String, csl_arch::isa::NumTy, bool), HostError> {
+        let export = self
+            .image
+            .exports
+            .get(id as usize)
+            .ok_or(HostError::UnknownSymbolId {
+                id,
+                count: self.image.exports.len(),
+            })?;
+        match export.kind {
+            ExportKind::Tensor { elem, mutable } => Ok((export.name.clone(), elem, mutable)),
+            ExportKind::Func { .. } => Err(HostError::WrongSymbolKind {
+                name: export.name.clone(),
+                expected: "a tensor",
+                found: "a function",
+            }),
+        }
+    }
+
+    /// The global of class `c` whose storage holds byte address `addr`, if any.
+    fn array_at(&self, c: usize, addr: u32) -> Option<&csl_arch::image::GlobalInfo> {
+        self.image.classes.get(c).and_then(|cl| {
             cl.info
                 .globals
                 .iter()
                 .find(|g| g.addr <= addr && addr < g.addr.saturating_add(g.size))
-                .map(|g| (g.addr + g.size - addr) / elem.size().max(1))
-        });
-        Ok((elem, len))
+        })
     }
 
     /// Checks that the region lies in the rectangle and the host array fits it.
