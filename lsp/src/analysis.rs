@@ -212,13 +212,10 @@ fn layout_placing(pe: &Path, overlay: &Overlay) -> Option<(PathBuf, String)> {
     })
 }
 
-/// Compiles the layout that places the PE file `pe` (with the index on, checking every
-/// function), if the layout runs far enough to analyse `pe`: that file analysed with the
-/// params the layout gives it, and its diagnostics.
-fn through_layout(pe: &Path, settings: &Settings, overlay: &Overlay) -> Option<Compiled> {
-    let (layout, text) = layout_placing(pe, overlay)?;
-    let (declared, _) = outline(&text);
-    let opts = Options {
+/// The compiler options of an editor check: the settings' target and those of its params
+/// that the file declares, the semantic index on, and no code generation.
+fn editor_options(settings: &Settings, declared: &[String], overlay: &Overlay) -> Options {
+    Options {
         arch: settings.arch,
         params: settings
             .params
@@ -228,9 +225,20 @@ fn through_layout(pe: &Path, settings: &Settings, overlay: &Overlay) -> Option<C
             .collect(),
         index: true,
         analysis_only: true,
-        analyse_all: true,
         overlay: overlay.clone(),
         ..Options::default()
+    }
+}
+
+/// Compiles the layout that places the PE file `pe` (with the index on, checking every
+/// function), if the layout runs far enough to analyse `pe`: that file analysed with the
+/// params the layout gives it, and its diagnostics.
+fn through_layout(pe: &Path, settings: &Settings, overlay: &Overlay) -> Option<Compiled> {
+    let (layout, text) = layout_placing(pe, overlay)?;
+    let (declared, _) = outline(&text);
+    let opts = Options {
+        analyse_all: true,
+        ..editor_options(settings, &declared, overlay)
     };
     let mut sources = SourceMap::with_overlay(overlay.clone());
     let display = layout
@@ -266,18 +274,8 @@ fn csl(
         return c;
     }
     let opts = Options {
-        arch: settings.arch,
-        params: settings
-            .params
-            .iter()
-            .filter(|(n, _)| declared.contains(n))
-            .cloned()
-            .collect(),
         lone_module: true,
-        index: true,
-        analysis_only: true,
-        overlay: overlay.clone(),
-        ..Options::default()
+        ..editor_options(settings, &declared, overlay)
     };
     let mut sources = SourceMap::with_overlay(overlay.clone());
     let main = sources.add(display.clone(), canonical.clone(), text.to_string());
