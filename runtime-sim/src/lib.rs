@@ -34,6 +34,7 @@ pub mod perfetto;
 mod ring;
 pub mod router;
 pub mod sim;
+mod stats;
 pub mod tools;
 pub mod trace;
 mod worklist;

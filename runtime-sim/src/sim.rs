@@ -31,9 +31,10 @@ use crate::ring::Wavelet;
 use crate::router::{
     self, Chunk, CommitEnv, Geometry, Move, Outcome, PlanEnv, RAMP, Router, RouterPlan, dir_of,
 };
+pub use crate::stats::{PeStats, RunStats};
 use crate::trace::Tracer;
 use crate::worklist::{WorkSet, set_bit};
-use csl_arch::fabric::{Arch, Direction, NUM_COLORS, PeCoord};
+use csl_arch::fabric::{Arch, NUM_COLORS, PeCoord};
 use csl_arch::image::{ColorConfig, Image, ImageError, SECTION_ROUTES};
 use csl_arch::isa::Op;
 use std::sync::Arc;
@@ -45,94 +46,6 @@ pub enum RunEnd {
     Condition,
     /// Nothing could progress before the condition held.
     Idle,
-}
-
-/// Counters of one PE.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PeStats {
-    /// The PE.
-    pub pe: PeLoc,
-    /// Cycles in which its CE executed an instruction, started a task, or advanced a DSD
-    /// operation (on any thread).
-    pub busy_cycles: u64,
-    /// Cycles in which it had a running task or microthread but could not progress.
-    pub stalled_cycles: u64,
-    /// The other cycles.
-    pub idle_cycles: u64,
-    /// Instructions executed.
-    pub instructions: u64,
-    /// Tasks and host calls started.
-    pub tasks_started: u64,
-    /// DSD elements processed.
-    pub dsd_elements: u64,
-    /// Wavelets its router forwarded per output port, in [`Direction::ALL`] order (the last,
-    /// RAMP, counts wavelets delivered to its own CE).
-    pub wavelets_sent: [u64; 5],
-    /// Most wavelets ever held by one of its CE input queues.
-    pub input_high_water: u32,
-}
-
-/// Counters of a whole run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RunStats {
-    /// Simulated cycles so far.
-    pub cycles: u64,
-    /// Instructions executed by all PEs.
-    pub instructions: u64,
-    /// Wavelet moves across router outputs (link hops and deliveries to a CE).
-    pub wavelet_hops: u64,
-    /// Per PE, row-major over the program rectangle.
-    pub pes: Vec<PeStats>,
-}
-
-impl RunStats {
-    /// Busy cycles summed over PEs.
-    pub fn busy_pe_cycles(&self) -> u64 {
-        self.pes.iter().map(|p| p.busy_cycles).sum()
-    }
-
-    /// The statistics as the JSON document `cslsim --stats` writes (`sim_stats.json`).
-    pub fn to_json(&self) -> serde_json::Value {
-        use serde_json::json;
-        let cycles = self.cycles.max(1) as f64;
-        let pes: Vec<_> = self
-            .pes
-            .iter()
-            .map(|p| {
-                let links: serde_json::Map<String, serde_json::Value> = Direction::ALL
-                    .iter()
-                    .zip(p.wavelets_sent)
-                    .map(|(d, n)| {
-                        (
-                            d.name().to_lowercase(),
-                            json!({ "wavelets": n, "occupancy": n as f64 / cycles }),
-                        )
-                    })
-                    .collect();
-                json!({
-                    "x": p.pe.rel.x,
-                    "y": p.pe.rel.y,
-                    "fabric_x": p.pe.abs.x,
-                    "fabric_y": p.pe.abs.y,
-                    "busy_cycles": p.busy_cycles,
-                    "stalled_cycles": p.stalled_cycles,
-                    "idle_cycles": p.idle_cycles,
-                    "instructions": p.instructions,
-                    "tasks_started": p.tasks_started,
-                    "dsd_elements": p.dsd_elements,
-                    "input_queue_high_water": p.input_high_water,
-                    "links_out": links,
-                })
-            })
-            .collect();
-        json!({
-            "cycles": self.cycles,
-            "instructions": self.instructions,
-            "busy_pe_cycles": self.busy_pe_cycles(),
-            "wavelet_hops": self.wavelet_hops,
-            "pes": pes,
-        })
-    }
 }
 
 /// One PE of a streaming `memcpy_h2d`.
