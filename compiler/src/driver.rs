@@ -113,9 +113,23 @@ pub struct Compilation {
     pub prints: Vec<String>,
     /// The semantic index, if [`Options::index`] asked for it.
     pub index: Option<SemIndex>,
+    /// Wall time per phase (layout, classes, link), in order.
+    pub phases: Vec<(&'static str, std::time::Duration)>,
 }
 
 impl Compilation {
+    /// A compilation that stopped before analysis with one diagnostic.
+    fn failed(sources: SourceMap, diagnostic: Diagnostic) -> Compilation {
+        Compilation {
+            sources,
+            diagnostics: vec![diagnostic],
+            output: None,
+            prints: Vec::new(),
+            index: None,
+            phases: Vec::new(),
+        }
+    }
+
     /// Whether any error was reported.
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
@@ -128,16 +142,13 @@ pub fn compile_file(path: &Path, opts: &Options) -> Compilation {
     let text = match sources.read(path) {
         Ok(t) => t,
         Err(e) => {
-            return Compilation {
+            return Compilation::failed(
                 sources,
-                diagnostics: vec![Diagnostic::global(
+                Diagnostic::global(
                     codes::MODULE_NOT_FOUND,
                     format!("cannot read `{}`: {e}", path.display()),
-                )],
-                output: None,
-                prints: Vec::new(),
-                index: None,
-            };
+                ),
+            );
         }
     };
     let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
@@ -171,26 +182,20 @@ pub fn compile_sources(sources: SourceMap, top: FileId, opts: &Options) -> Compi
         Ok(Ok(c)) => c,
         // The thread could not be created or panicked (a compiler bug): report it as a
         // diagnostic rather than crashing the caller.
-        Ok(Err(_)) => Compilation {
-            sources: SourceMap::new(),
-            diagnostics: vec![Diagnostic::global(
+        Ok(Err(_)) => Compilation::failed(
+            SourceMap::new(),
+            Diagnostic::global(
                 codes::UNSUPPORTED,
                 "internal compiler error: analysis crashed; please report this program",
-            )],
-            output: None,
-            prints: Vec::new(),
-            index: None,
-        },
-        Err(e) => Compilation {
-            sources: SourceMap::new(),
-            diagnostics: vec![Diagnostic::global(
+            ),
+        ),
+        Err(e) => Compilation::failed(
+            SourceMap::new(),
+            Diagnostic::global(
                 codes::BAD_ARGUMENT,
                 format!("cannot start the compiler thread: {e}"),
-            )],
-            output: None,
-            prints: Vec::new(),
-            index: None,
-        },
+            ),
+        ),
     }
 }
 
@@ -220,6 +225,7 @@ fn compile_here(sources: SourceMap, top: FileId, opts: &Options) -> Compilation 
         output: if has_errors { None } else { output },
         prints: std::mem::take(&mut sema.prints),
         index: sema.index.take(),
+        phases: std::mem::take(&mut sema.phases),
     }
 }
 
@@ -292,6 +298,12 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         analyse_lone_module(sema, top);
         return None;
     }
+    let mut clock = std::time::Instant::now();
+    let mut lap = |sema: &mut Sema, phase: &'static str| {
+        let now = std::time::Instant::now();
+        sema.phases.push((phase, now - clock));
+        clock = now;
+    };
     let top_mod = sema.instantiate(top, params, String::new(), None);
     sema.cli_params = Some((top_mod, opts.params.iter().cloned().collect()));
     let plan = sema.run_layout(top_mod)?;
@@ -309,10 +321,14 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     for y in 0..h {
         for x in 0..w {
             let tile = plan.tiles.get(&(x, y))?.clone();
-            let key = (
-                tile.file,
-                Value::Struct(tile.params.clone()).canonical(&sema.types),
-            );
+            let mut text = String::with_capacity(256);
+            for (name, value) in tile.params.iter() {
+                text.push_str(name);
+                text.push('=');
+                value.write_canonical(&sema.types, &mut text);
+                text.push(';');
+            }
+            let key = (tile.file, text);
             let c = table.intern(key);
             if c as usize == class_src.len() {
                 class_src.push((tile.file, tile));
@@ -320,6 +336,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
             placement.push(c);
         }
     }
+    lap(sema, "layout");
     let mut classes = Vec::new();
     for (file, tile) in &class_src {
         let Some(prog) = sema.compile_class(*file, &tile.params) else {
@@ -333,6 +350,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
             program: prog,
         });
     }
+    lap(sema, "program classes");
     if opts.analysis_only {
         return None;
     }
@@ -354,8 +372,8 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         placement,
         routes: plan
             .routes
-            .iter()
-            .map(|(c, s)| (c.clone(), Some(*s)))
+            .into_iter()
+            .map(|(c, s)| (c, Some(s)))
             .collect(),
         exports: plan.exports.iter().map(|(e, _)| e.clone()).collect(),
         classes,
@@ -369,6 +387,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
             return None;
         }
     };
+    lap(sema, "link and route checks");
     let metadata = metadata_json(&image, &opts.colors);
     Some(Output { image, metadata })
 }

@@ -138,6 +138,9 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     };
     if cli.verbose {
+        for (phase, t) in &comp.phases {
+            eprintln!("cslc: {phase}: {:.3} s", t.as_secs_f64());
+        }
         let m = &out.image.meta;
         eprintln!(
             "cslc: {} program class(es) for a {}x{} rectangle at ({},{}) of a {}x{} {} fabric",

@@ -10,6 +10,7 @@ use crate::diag::{Diagnostic, codes};
 use crate::ir::Program;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::{DeclKind, ExprId, ExprKind};
+use csl_arch::fabric::NUM_COLORS;
 use csl_arch::image::{ColorConfig, ExportKind, ExportName};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -37,9 +38,10 @@ pub struct LayoutPlan {
     pub tiles: HashMap<(u32, u32), TileCode>,
     /// Colour configurations.
     pub routes: Vec<(ColorConfig, Span)>,
-    /// Where each (x, y, colour) is configured: the call's span (finds a second
-    /// configuration of one colour in constant time; a wafer has millions).
-    pub configured: HashMap<(u32, u32, u8), Span>,
+    /// Which (x, y, colour) are configured: one bit each, so that finding a second
+    /// configuration costs a bit test (a wafer has millions); the first one's span is
+    /// looked up in `routes` only when that happens.
+    pub configured: Vec<u64>,
     /// Host-visible names.
     pub exports: Vec<(ExportName, Span)>,
 }
@@ -436,8 +438,18 @@ impl Sema {
         let cfg = self.eval_comptime(env, args[3])?;
         let cspan = self.span(env, args[3]);
         let config = self.color_config(x, y, c, &cfg, cspan)?;
-        if let Some(prev) = plan.configured.get(&(x, y, c)) {
-            let p = *prev;
+        let bit = ((y as usize * w as usize + x as usize) * usize::from(NUM_COLORS))
+            + usize::from(c);
+        if plan.configured.is_empty() {
+            let bits = w as usize * h as usize * usize::from(NUM_COLORS);
+            plan.configured = vec![0; bits.div_ceil(64)];
+        }
+        if plan.configured[bit / 64] & (1 << (bit % 64)) != 0 {
+            let p = plan
+                .routes
+                .iter()
+                .find(|(r, _)| (r.x, r.y, r.color) == (x, y, c))
+                .map_or(span, |(_, s)| *s);
             return Err(self.report(
                 Diagnostic::error(
                     codes::LAYOUT_TILE,
@@ -448,7 +460,7 @@ impl Sema {
                 .with_label(p, "first configured here"),
             ));
         }
-        plan.configured.insert((x, y, c), span);
+        plan.configured[bit / 64] |= 1 << (bit % 64);
         plan.routes.push((config, span));
         Ok(())
     }

@@ -130,6 +130,8 @@ pub struct Sema {
     pub export_names: Vec<csl_arch::image::ExportName>,
     /// Output of `@comptime_print`.
     pub prints: Vec<String>,
+    /// Wall time of each compilation phase so far (`cslc --verbose` prints them).
+    pub phases: Vec<(&'static str, std::time::Duration)>,
     /// The rectangle (once the layout has run).
     pub rect: Option<(u32, u32)>,
     /// Constant descriptor globals of the current program, by content.
@@ -188,6 +190,7 @@ impl Sema {
             depth: 0,
             export_names: Vec::new(),
             prints: Vec::new(),
+            phases: Vec::new(),
             rect: None,
             dsd_consts: HashMap::new(),
             dsd_site_copies: 0,

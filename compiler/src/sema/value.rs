@@ -153,61 +153,87 @@ impl Value {
 
     /// A canonical text form, used to decide whether two PEs share one program class.
     pub fn canonical(&self, types: &TypeStore) -> String {
-        match self {
-            Value::Void => "{}".into(),
-            Value::Bool(b) => b.to_string(),
-            Value::Int(v, t) => format!("{v}:{}", types.display(*t)),
-            Value::BigInt(v) => format!("{v}:comptime_int"),
-            Value::Float(v, t) => format!("{:?}:{}", v, types.display(*t)),
-            Value::Str(s) => format!("{s:?}"),
-            Value::Type(t) => types.display(*t),
+        let mut out = String::new();
+        self.write_canonical(types, &mut out);
+        out
+    }
+
+    /// Appends [`Value::canonical`] to `out` (one buffer for a whole nested value: the
+    /// layout keys every PE's params this way).
+    pub fn write_canonical(&self, types: &TypeStore, out: &mut String) {
+        use std::fmt::Write;
+        // Writing into a String cannot fail.
+        let _ = match self {
+            Value::Void => write!(out, "{{}}"),
+            Value::Bool(b) => write!(out, "{b}"),
+            Value::Int(v, t) => write!(out, "{v}:{}", types.display(*t)),
+            Value::BigInt(v) => write!(out, "{v}:comptime_int"),
+            Value::Float(v, t) => write!(out, "{:?}:{}", v, types.display(*t)),
+            Value::Str(s) => write!(out, "{s:?}"),
+            Value::Type(t) => write!(out, "{}", types.display(*t)),
             Value::Struct(fields) => {
-                let f: Vec<String> = fields
-                    .iter()
-                    .map(|(n, v)| format!(".{n}={}", v.canonical(types)))
-                    .collect();
-                format!(".{{{}}}", f.join(","))
+                out.push_str(".{");
+                for (i, (n, v)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push('.');
+                    out.push_str(n);
+                    out.push('=');
+                    v.write_canonical(types, out);
+                }
+                write!(out, "}}")
             }
             Value::Array(t, elems) => {
-                let e: Vec<String> = elems.iter().map(|v| v.canonical(types)).collect();
-                format!("{}{{{}}}", types.display(*t), e.join(","))
+                let _ = write!(out, "{}{{", types.display(*t));
+                Self::write_list(elems, types, out);
+                write!(out, "}}")
             }
-            Value::Module(m) => format!("module#{}", m.as_u32()),
-            Value::Func(d) => format!("fn#{}.{}", d.module.as_u32(), d.index),
-            Value::Task(d) => format!("task#{}.{}", d.module.as_u32(), d.index),
-            Value::Color(c) => format!("color({c})"),
-            Value::Dir(d) => d.name().into(),
-            Value::TaskId(k, n) => format!("{k:?}_task_id({n})"),
+            Value::Module(m) => write!(out, "module#{}", m.as_u32()),
+            Value::Func(d) => write!(out, "fn#{}.{}", d.module.as_u32(), d.index),
+            Value::Task(d) => write!(out, "task#{}.{}", d.module.as_u32(), d.index),
+            Value::Color(c) => write!(out, "color({c})"),
+            Value::Dir(d) => write!(out, "{}", d.name()),
+            Value::TaskId(k, n) => write!(out, "{k:?}_task_id({n})"),
             Value::Queue(i, n) => {
-                format!("{}({n})", if *i { "input_queue" } else { "output_queue" })
+                let kind = if *i { "input_queue" } else { "output_queue" };
+                write!(out, "{kind}({n})")
             }
             Value::Range {
                 start,
                 stop,
                 step,
                 elem,
-            } => {
-                format!("range({},{start},{stop},{step})", types.display(*elem))
+            } => write!(out, "range({},{start},{stop},{step})", types.display(*elem)),
+            Value::GlobalPtr { global, offset, .. } => {
+                write!(out, "&g{}+{offset}", global.as_u32())
             }
-            Value::GlobalPtr { global, offset, .. } => format!("&g{}+{offset}", global.as_u32()),
-            Value::AbsPtr { addr, .. } => format!("@0x{addr:x}"),
-            Value::Dsd(d) => format!("{:?}", d),
-            Value::Dsr(k, n) => format!("dsr({k},{n})"),
-            Value::Xdsr(n) => format!("xdsr({n})"),
+            Value::AbsPtr { addr, .. } => write!(out, "@0x{addr:x}"),
+            Value::Dsd(d) => write!(out, "{d:?}"),
+            Value::Dsr(k, n) => write!(out, "dsr({k},{n})"),
+            Value::Xdsr(n) => write!(out, "xdsr({n})"),
             Value::Record(t, fields) => {
-                let f: Vec<String> = fields.iter().map(|v| v.canonical(types)).collect();
-                format!(
-                    "{}#{}{{{}}}",
-                    types.display(*t),
-                    cranelift_entity::EntityRef::index(*t),
-                    f.join(",")
-                )
+                let index = cranelift_entity::EntityRef::index(*t);
+                let _ = write!(out, "{}#{index}{{", types.display(*t));
+                Self::write_list(fields, types, out);
+                write!(out, "}}")
             }
-            Value::Enum(t, v) => format!(
+            Value::Enum(t, v) => write!(
+                out,
                 "{}#{}({v})",
                 types.display(*t),
                 cranelift_entity::EntityRef::index(*t)
             ),
+        };
+    }
+
+    /// Comma-separated canonical forms.
+    fn write_list(values: &[Value], types: &TypeStore, out: &mut String) {
+        for (i, v) in values.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            v.write_canonical(types, out);
         }
     }
 
