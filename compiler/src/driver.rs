@@ -307,46 +307,40 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     let top_mod = sema.instantiate(top, params, String::new(), None);
     sema.cli_params = Some((top_mod, opts.params.iter().cloned().collect()));
     let plan = sema.run_layout(top_mod)?;
-    if !plan.tiles.values().any(|t| t.file == top) {
+    if !plan.tiles.codes.iter().any(|t| t.file == top) {
         sema.run_layout_file_comptime(top_mod);
     }
     let (w, h, _) = plan.rect?;
     sema.rect = Some((w, h));
     sema.export_names = plan.exports.iter().map(|(e, _)| e.clone()).collect();
 
-    // One program class per distinct (file, params).
-    let mut table = crate::link::ClassTable::default();
-    let mut class_src: Vec<(FileId, crate::sema::layout::TileCode)> = Vec::new();
+    // One program class per distinct (file, params), numbered in row-major order of
+    // the first PE that runs it.
+    let mut class_of_code = vec![u32::MAX; plan.tiles.codes.len()];
+    let mut class_src: Vec<&crate::sema::layout::TileCode> = Vec::new();
     let mut placement = Vec::with_capacity((w * h) as usize);
     for y in 0..h {
         for x in 0..w {
-            let tile = plan.tiles.get(&(x, y))?.clone();
-            let mut text = String::with_capacity(256);
-            for (name, value) in tile.params.iter() {
-                text.push_str(name);
-                text.push('=');
-                value.write_canonical(&sema.types, &mut text);
-                text.push(';');
+            let (code, _) = plan.tiles.get(x, y, w)?;
+            let class = &mut class_of_code[code as usize];
+            if *class == u32::MAX {
+                *class = class_src.len() as u32;
+                class_src.push(&plan.tiles.codes[code as usize]);
             }
-            let key = (tile.file, text);
-            let c = table.intern(key);
-            if c as usize == class_src.len() {
-                class_src.push((tile.file, tile));
-            }
-            placement.push(c);
+            placement.push(*class);
         }
     }
     lap(sema, "layout");
     let mut classes = Vec::new();
-    for (file, tile) in &class_src {
-        let Some(prog) = sema.compile_class(*file, &tile.params) else {
+    for tile in &class_src {
+        let Some(prog) = sema.compile_class(tile.file, &tile.params) else {
             continue;
         };
         if sema.diags.iter().any(Diagnostic::is_error) {
             return None;
         }
         classes.push(crate::link::ClassProgram {
-            name: class_name(sema, *file, &tile.params),
+            name: class_name(sema, tile.file, &tile.params),
             program: prog,
         });
     }
@@ -370,11 +364,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     let fabric = crate::link::FabricPlan {
         meta,
         placement,
-        routes: plan
-            .routes
-            .into_iter()
-            .map(|(c, s)| (c, Some(s)))
-            .collect(),
+        routes: plan.routes.into_iter().map(|(c, s)| (c, Some(s))).collect(),
         exports: plan.exports.iter().map(|(e, _)| e.clone()).collect(),
         classes,
         optimize: opts.optimize,

@@ -121,15 +121,15 @@ pub fn link(plan: FabricPlan, warnings: &mut Vec<Diagnostic>) -> Result<Image, B
         classes.push(crate::codegen::emit_class(&c.program, &c.name)?);
     }
     // Only programs that configure colours themselves need the layout's routes by place.
-    let layout_at: HashMap<(u32, u32, u8), Option<Span>> =
-        if local_routes.iter().all(Vec::is_empty) {
-            HashMap::new()
-        } else {
-            layout_routes
-                .iter()
-                .map(|(r, s)| ((r.x, r.y, r.color), *s))
-                .collect()
-        };
+    let layout_at: HashMap<(u32, u32, u8), Option<Span>> = if local_routes.iter().all(Vec::is_empty)
+    {
+        HashMap::new()
+    } else {
+        layout_routes
+            .iter()
+            .map(|(r, s)| ((r.x, r.y, r.color), *s))
+            .collect()
+    };
     let (mut routes, mut spans): (Vec<ColorConfig>, Vec<Option<Span>>) =
         layout_routes.into_iter().unzip();
     for (i, &c) in placement.iter().enumerate() {

@@ -18,15 +18,52 @@ use std::rc::Rc;
 /// A layout-only builtin: checks its arguments and records them in the plan.
 pub type LayoutBuiltin = fn(&mut Sema, &mut Env, &mut LayoutPlan, &[ExprId], Span) -> R<()>;
 
-/// Code assigned to one PE.
+/// One distinct code given to PEs: a program file and its params.
 #[derive(Clone)]
 pub struct TileCode {
     /// The PE program file.
     pub file: FileId,
     /// Its params.
     pub params: Rc<Vec<(String, Value)>>,
-    /// The `@set_tile_code` call.
-    pub span: Span,
+}
+
+/// The code of every PE, stored once per distinct (file, params): a whole wafer has
+/// 737,000 PEs but a handful of codes, so a PE costs one index and one span.
+#[derive(Default)]
+pub struct TileTable {
+    /// Distinct codes, in the order they were first given.
+    pub codes: Vec<TileCode>,
+    /// The index into `codes` by (file, canonical params).
+    ids: HashMap<(FileId, String), u32>,
+    /// Per PE (row-major over the rectangle), its code and `@set_tile_code` call.
+    pes: Vec<Option<(u32, Span)>>,
+}
+
+impl TileTable {
+    /// The code index and call of PE (x, y) of a `width`-wide rectangle, if it has code.
+    pub fn get(&self, x: u32, y: u32, width: u32) -> Option<(u32, Span)> {
+        let i = y as usize * width as usize + x as usize;
+        self.pes.get(i).copied().flatten()
+    }
+
+    /// Records the code of PE (x, y); `key` is the canonical form of (file, params).
+    fn set(
+        &mut self,
+        (x, y, w, h): (u32, u32, u32, u32),
+        key: (FileId, String),
+        code: TileCode,
+        span: Span,
+    ) {
+        if self.pes.is_empty() {
+            self.pes = vec![None; w as usize * h as usize];
+        }
+        let next = self.codes.len() as u32;
+        let id = *self.ids.entry(key).or_insert(next);
+        if id == next {
+            self.codes.push(code);
+        }
+        self.pes[y as usize * w as usize + x as usize] = Some((id, span));
+    }
 }
 
 /// What the layout block produced.
@@ -35,7 +72,7 @@ pub struct LayoutPlan {
     /// `(width, height, call span)` from `@set_rectangle`.
     pub rect: Option<(u32, u32, Span)>,
     /// Code per PE (rectangle-relative coordinates).
-    pub tiles: HashMap<(u32, u32), TileCode>,
+    pub tiles: TileTable,
     /// Colour configurations.
     pub routes: Vec<(ColorConfig, Span)>,
     /// Which (x, y, colour) are configured: one bit each, so that finding a second
@@ -91,7 +128,7 @@ impl Sema {
                 let mut missing = Vec::new();
                 for y in 0..h {
                     for x in 0..w {
-                        if !plan.tiles.contains_key(&(x, y)) {
+                        if plan.tiles.get(x, y, w).is_none() {
                             missing.push((x, y));
                         }
                     }
@@ -338,8 +375,7 @@ impl Sema {
                 "outside the rectangle",
             ));
         }
-        if let Some(prev) = plan.tiles.get(&(x, y)) {
-            let p = prev.span;
+        if let Some((_, p)) = plan.tiles.get(x, y, w) {
             return Err(self.report(
                 Diagnostic::error(
                     codes::LAYOUT_TILE,
@@ -376,7 +412,15 @@ impl Sema {
             },
             None => Rc::new(Vec::new()),
         };
-        plan.tiles.insert((x, y), TileCode { file, params, span });
+        let mut key = String::with_capacity(256);
+        for (name, value) in params.iter() {
+            key.push_str(name);
+            key.push('=');
+            value.write_canonical(&self.types, &mut key);
+            key.push(';');
+        }
+        let code = TileCode { file, params };
+        plan.tiles.set((x, y, w, h), (file, key), code, span);
         Ok(())
     }
 
@@ -438,8 +482,8 @@ impl Sema {
         let cfg = self.eval_comptime(env, args[3])?;
         let cspan = self.span(env, args[3]);
         let config = self.color_config(x, y, c, &cfg, cspan)?;
-        let bit = ((y as usize * w as usize + x as usize) * usize::from(NUM_COLORS))
-            + usize::from(c);
+        let bit =
+            ((y as usize * w as usize + x as usize) * usize::from(NUM_COLORS)) + usize::from(c);
         if plan.configured.is_empty() {
             let bits = w as usize * h as usize * usize::from(NUM_COLORS);
             plan.configured = vec![0; bits.div_ceil(64)];
