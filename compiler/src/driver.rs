@@ -60,8 +60,12 @@ pub struct Options {
     pub overlay: Overlay,
 }
 
-/// Default of [`Options::fuel`].
+/// Default of [`Options::fuel`] (the `cslc` binary adds [`FUEL_PER_PE`] per PE).
 pub const DEFAULT_FUEL: u64 = 10_000_000;
+/// Comptime fuel the `cslc` binary adds per PE of the fabric: a layout does a few dozen
+/// statements of work per PE, so a whole-wafer layout (737,000 PEs) needs more than a
+/// small one, while a runaway loop in a small program is still caught quickly.
+pub const FUEL_PER_PE: u64 = 200;
 /// Default of [`Options::max_nesting`].
 pub const DEFAULT_MAX_NESTING: u32 = 10_000;
 /// Default of [`Options::max_modules`].

@@ -63,9 +63,10 @@ struct Cli {
     #[arg(long)]
     verbose: bool,
     /// Comptime evaluation budget: statements and loop iterations executed at compile time
-    /// before the compiler reports a runaway loop.
-    #[arg(long = "comptime-fuel", default_value_t = cslc::driver::DEFAULT_FUEL)]
-    comptime_fuel: u64,
+    /// before the compiler reports a runaway loop [default: 10,000,000 plus 200 per PE of
+    /// the fabric]
+    #[arg(long = "comptime-fuel")]
+    comptime_fuel: Option<u64>,
     /// Deepest nesting of expressions and statements analysed (a longer operator chain
     /// is an error, not a crash); larger values also give analysis a larger stack.
     #[arg(long = "max-nesting-depth", default_value_t = cslc::driver::DEFAULT_MAX_NESTING,
@@ -359,7 +360,10 @@ fn options(cli: &Cli) -> Result<Options, Box<Diagnostic>> {
         width_east_buf: cli.width_east_buf,
         analyse_all: cli.check_all,
         optimize: cli.opt_level > 0,
-        fuel: cli.comptime_fuel,
+        fuel: cli.comptime_fuel.unwrap_or_else(|| {
+            let pes = u64::from(dims.0) * u64::from(dims.1);
+            cslc::driver::DEFAULT_FUEL + cslc::driver::FUEL_PER_PE * pes
+        }),
         max_nesting: cli.max_nesting_depth,
         max_modules: cli.max_module_instances,
         fp16_format: match cli.fp16_format.as_str() {
