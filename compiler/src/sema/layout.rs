@@ -10,7 +10,7 @@ use crate::diag::{Diagnostic, codes};
 use crate::ir::Program;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::{DeclKind, ExprId, ExprKind};
-use csl_arch::fabric::NUM_COLORS;
+use csl_arch::fabric::PeColorSet;
 use csl_arch::image::{ColorConfig, ExportKind, ExportName};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -78,7 +78,7 @@ pub struct LayoutPlan {
     /// Which (x, y, colour) are configured: one bit each, so that finding a second
     /// configuration costs a bit test (a wafer has millions); the first one's span is
     /// looked up in `routes` only when that happens.
-    pub configured: Vec<u64>,
+    pub configured: Option<PeColorSet>,
     /// Host-visible names.
     pub exports: Vec<(ExportName, Span)>,
 }
@@ -482,13 +482,8 @@ impl Sema {
         let cfg = self.eval_comptime(env, args[3])?;
         let cspan = self.span(env, args[3]);
         let config = self.color_config(x, y, c, &cfg, cspan)?;
-        let bit =
-            ((y as usize * w as usize + x as usize) * usize::from(NUM_COLORS)) + usize::from(c);
-        if plan.configured.is_empty() {
-            let bits = w as usize * h as usize * usize::from(NUM_COLORS);
-            plan.configured = vec![0; bits.div_ceil(64)];
-        }
-        if plan.configured[bit / 64] & (1 << (bit % 64)) != 0 {
+        let configured = plan.configured.get_or_insert_with(|| PeColorSet::new(w, h));
+        if !configured.insert(x, y, c) {
             let p = plan
                 .routes
                 .iter()
@@ -504,7 +499,6 @@ impl Sema {
                 .with_label(p, "first configured here"),
             ));
         }
-        plan.configured[bit / 64] |= 1 << (bit % 64);
         plan.routes.push((config, span));
         Ok(())
     }

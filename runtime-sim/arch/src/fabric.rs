@@ -138,6 +138,41 @@ pub const NUM_COLORS: u8 = 24;
 /// Number of task ids (0..=63).
 pub const NUM_TASK_IDS: u8 = 64;
 
+/// A set of (PE, colour) pairs of a rectangle, one bit each: finds a colour configured
+/// twice among the millions of a whole wafer without hashing.
+#[derive(Clone, Debug, Default)]
+pub struct PeColorSet {
+    width: u32,
+    height: u32,
+    bits: Vec<u64>,
+}
+
+impl PeColorSet {
+    /// An empty set for a `width` x `height` rectangle.
+    pub fn new(width: u32, height: u32) -> PeColorSet {
+        let n = width as usize * height as usize * usize::from(NUM_COLORS);
+        PeColorSet {
+            width,
+            height,
+            bits: vec![0; n.div_ceil(64)],
+        }
+    }
+
+    /// Adds (x, y, colour); false if it was already there or lies outside the rectangle
+    /// or the colours.
+    pub fn insert(&mut self, x: u32, y: u32, color: u8) -> bool {
+        if x >= self.width || y >= self.height || color >= NUM_COLORS {
+            return false;
+        }
+        let i = (y as usize * self.width as usize + x as usize) * usize::from(NUM_COLORS)
+            + usize::from(color);
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        let fresh = self.bits[word] & bit == 0;
+        self.bits[word] |= bit;
+        fresh
+    }
+}
+
 /// Microthreads per PE (asynchronous DSD operations run on them; ids `0..MICROTHREADS`).
 pub const MICROTHREADS: u8 = 8;
 

@@ -715,7 +715,7 @@ impl Image {
         }
         // Routes: on a PE of the rectangle, an existing colour, once per (PE, colour). The
         // compiler's linker runs this too, so it never writes an image the loader rejects.
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::fabric::PeColorSet::new(self.meta.width, self.meta.height);
         for r in &self.routes {
             if r.x >= self.meta.width || r.y >= self.meta.height {
                 return Err(bad(
@@ -732,7 +732,7 @@ impl Image {
                     format!("colour {} does not exist", r.color),
                 ));
             }
-            if !seen.insert((r.x, r.y, r.color)) {
+            if !seen.insert(r.x, r.y, r.color) {
                 return Err(bad(
                     SECTION_ROUTES,
                     format!(
