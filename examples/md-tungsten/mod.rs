@@ -39,10 +39,21 @@ fn turnaround(inward: Direction, swap_x: bool) -> RouterEntry {
     }
 }
 
+/// A plain route from `rx` to `tx`.
+fn plain(rx: Direction, tx: Direction) -> RouterEntry {
+    RouterEntry {
+        rx: vec![rx],
+        tx: vec![tx],
+        ..RouterEntry::default()
+    }
+}
+
 /// The `router` table of the padded rectangle, order `y x r`: the moat ring's
 /// turnarounds (x colours on the west and east columns, y colours on the north and south
-/// rows; corners route nothing: the north-west one runs the barrier origin). Core tiles
-/// are left unconfigured here.
+/// rows; corners route nothing: the north-west one runs the barrier origin). Until the
+/// relay's tables exist, the core's edge tiles (not its corners) get the routes of
+/// `moatcheck.w`: the low-lane colour of the side from the core out to the moat, its
+/// partner from the moat back to the core (west 0/1, east 2/3, north 4/5, south 6/7).
 pub fn router_table(g: &Geometry) -> Vec<u16> {
     let (w, h) = padded(g);
     let mut words = vec![0u16; w * h * ROUTER_WORDS_PER_TILE];
@@ -58,6 +69,19 @@ pub fn router_table(g: &Geometry) -> Vec<u16> {
     for x in 1..w - 1 {
         set(x, 0, &Y_COLOURS, &turnaround(Direction::South, false));
         set(x, h - 1, &Y_COLOURS, &turnaround(Direction::North, false));
+    }
+    use Direction::{East, North, Ramp, South, West};
+    for y in 2..h - 2 {
+        set(1, y, &[0], &plain(Ramp, West));
+        set(1, y, &[1], &plain(West, Ramp));
+        set(w - 2, y, &[2], &plain(Ramp, East));
+        set(w - 2, y, &[3], &plain(East, Ramp));
+    }
+    for x in 2..w - 2 {
+        set(x, 1, &[4], &plain(Ramp, North));
+        set(x, 1, &[5], &plain(North, Ramp));
+        set(x, h - 2, &[6], &plain(Ramp, South));
+        set(x, h - 2, &[7], &plain(South, Ramp));
     }
     words
 }
@@ -118,10 +142,18 @@ mod tests {
         assert_eq!(at(7, 0, 0), 0);
         assert_eq!(at(0, 0, 0), 0);
         assert_eq!(at(5, 5, 2), 0);
+        // The core's edge tiles: the moat check's routes (core = bit 4).
+        assert_eq!(at(1, 5, 0), 0x0010 | 0x0100);
+        assert_eq!(at(1, 5, 1), 0x0008 | 0x0200);
+        assert_eq!(at(32, 5, 2), 0x0010 | 0x0080);
+        assert_eq!(at(7, 16, 7), 0x0002 | 0x0200);
+        assert_eq!(at(1, 1, 0), 0);
         assert!((0..34 * 18).all(|i| t[i * 24 + 8..(i + 1) * 24].iter().all(|&w| w == 0)));
-        // Every moat tile that is not a corner has exactly four configured colours.
-        let configured = t.chunks(24).filter(|c| c.iter().filter(|&&w| w != 0).count() == 4);
-        assert_eq!(configured.count(), 2 * 32 + 2 * 16);
+        // Every moat tile that is not a corner has exactly four configured colours, every
+        // core edge tile but the corners two.
+        let count = |k: usize| t.chunks(24).filter(|c| c.iter().filter(|&&w| w != 0).count() == k).count();
+        assert_eq!(count(4), 2 * 32 + 2 * 16);
+        assert_eq!(count(2), 2 * 30 + 2 * 14);
     }
 
     #[test]
@@ -145,4 +177,42 @@ mod tests {
         assert_eq!(cells.len(), 512);
         assert!(params_blob(&g, &nlocal[1..], 1).is_err());
     }
+}
+
+/// Checks `core.got` of the moat check (3 words per core PE, order `y x _word`): every
+/// core edge tile but the corners got back `x + 100·y` (its Paint coordinates) through
+/// the moat, and every core tile reports `ix + 100·iy`, its logical cell from
+/// `core.params`. Returns the number of turnarounds checked.
+pub fn check_moat(g: &Geometry, got: &[u16]) -> Result<usize, String> {
+    let (w, h) = (g.width(), g.height());
+    if got.len() != w * h * 3 {
+        return Err(format!("{} words of core.got for {w}x{h} PEs x 3", got.len()));
+    }
+    let mut turned = 0;
+    for py in 0..h {
+        for px in 0..w {
+            let v = &got[(py * w + px) * 3..(py * w + px) * 3 + 3];
+            let (x, y) = (px + 1, py + 1);
+            let c = g.cell(px, py);
+            if usize::from(v[2]) != c.x + 100 * c.y {
+                return Err(format!(
+                    "PE ({x}, {y}) reports cell {} for logical ({}, {})",
+                    v[2], c.x, c.y
+                ));
+            }
+            let edge_x = px == 0 || px == w - 1;
+            let edge_y = py == 0 || py == h - 1;
+            if edge_x != edge_y {
+                if usize::from(v[0]) != x + 100 * y {
+                    return Err(format!(
+                        "PE ({x}, {y}) got {} back through the moat, expected {}",
+                        v[0],
+                        x + 100 * y
+                    ));
+                }
+                turned += 1;
+            }
+        }
+    }
+    Ok(turned)
 }

@@ -3,9 +3,12 @@
 //! `params.bin` (order `y x _word` over the core) for `miset`, as seed 002's
 //! `3dmd_route3sdr` and `make-inputbin.py` do for their Makefile. Atom counts are 0 until
 //! the atom blobs are written (work in progress, see README.md).
+//!
+//! `mdlj-tables check-moat NX NY NZX NZY GOT`: checks `core.got` of the moat check
+//! (`moatcheck.w`); prints one PASS or FAIL line.
 
 use csl_examples::md::geometry::Geometry;
-use csl_examples::md_tungsten::{params_blob, router_table, switch_table};
+use csl_examples::md_tungsten::{check_moat, params_blob, router_table, switch_table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -14,15 +17,42 @@ fn write(path: &Path, words: &[u16]) -> Result<(), String> {
     std::fs::write(path, bytes).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let [nx, ny, nzx, nzy, out] = args else {
-        return Err("usage: mdlj-tables NX NY NZX NZY OUTDIR".into());
-    };
+const USAGE: &str =
+    "usage: mdlj-tables NX NY NZX NZY OUTDIR | mdlj-tables check-moat NX NY NZX NZY GOT";
+
+fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
     let num = |name: &str, v: &str| -> Result<usize, String> {
         v.parse()
             .map_err(|_| format!("{name} = `{v}` is not a non-negative integer"))
     };
-    let g = Geometry::new(num("NX", nx)?, num("NY", ny)?, num("NZX", nzx)?, num("NZY", nzy)?)?;
+    Geometry::new(num("NX", nx)?, num("NY", ny)?, num("NZX", nzx)?, num("NZY", nzy)?)
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    if let [cmd, nx, ny, nzx, nzy, got] = args
+        && cmd == "check-moat"
+    {
+        let g = geometry(nx, ny, nzx, nzy)?;
+        let bytes = std::fs::read(got).map_err(|e| format!("cannot read `{got}`: {e}"))?;
+        if bytes.len() % 2 != 0 {
+            return Err(format!("`{got}` is not a whole number of 16-bit words"));
+        }
+        let words: Vec<u16> = bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        return match check_moat(&g, &words) {
+            Ok(n) => {
+                println!("PASS: {n} turnarounds through the moat, every PE's cell as folded");
+                Ok(())
+            }
+            Err(e) => Err(format!("FAIL: {e}")),
+        };
+    }
+    let [nx, ny, nzx, nzy, out] = args else {
+        return Err(USAGE.into());
+    };
+    let g = geometry(nx, ny, nzx, nzy)?;
     let out = PathBuf::from(out);
     let nlocal = vec![0u16; g.width() * g.height()];
     write(&out.join("router.bin"), &router_table(&g))?;
