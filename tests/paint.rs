@@ -233,7 +233,8 @@ fn router_words(w: usize, h: usize, set: &[(usize, usize, usize, u16)]) -> Vec<u
 /// ports N=1 S=2 E=4 W=8 core=16, rx at bit 0, tx at bit 5): senders core→east, the
 /// collector west→core; senders after the first have position 1 west→east.
 fn drain_tables(n: usize) -> (Vec<u16>, Vec<u16>) {
-    let mut set: Vec<(usize, usize, usize, u16)> = (0..n).map(|x| (x, 0, 0, 0x10 | 0x4 << 5)).collect();
+    let mut set: Vec<(usize, usize, usize, u16)> =
+        (0..n).map(|x| (x, 0, 0, 0x10 | 0x4 << 5)).collect();
     set.push((n, 0, 0, 0x8 | 0x10 << 5));
     let router = router_words(n + 1, 1, &set);
     let mut switch = vec![0u16; (n + 1) * 24 * 4];

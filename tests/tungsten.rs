@@ -590,21 +590,39 @@ fn seed_002_idioms_compute_what_the_host_does() {
                 assert_eq!(x, 0.5 + 1.75 * i as f32);
                 let want = 1.0 / f64::from(x).sqrt();
                 let got = f64::from(f32_of(&rinv[4 * i..]));
-                assert!(((got - want) / want).abs() < 2e-6, "rinv[{i}] {got} vs {want}");
+                assert!(
+                    ((got - want) / want).abs() < 2e-6,
+                    "rinv[{i}] {got} vs {want}"
+                );
                 let d = 3.0 * x - 7.0;
                 let t = d * 0.1f32;
-                assert_eq!(f32_of(&wrapped[4 * i..]), d - t.round_ties_even() * 10.0, "wrap {i}");
+                assert_eq!(
+                    f32_of(&wrapped[4 * i..]),
+                    d - t.round_ties_even() * 10.0,
+                    "wrap {i}"
+                );
             }
             assert_eq!(f32_of(&g("counted")), 10.0);
             let acc = g("acc");
             for i in 0..4usize {
-                assert_eq!(f32_of(&acc[4 * i..]), i as f32 + 0.5 + 1.75 * i as f32, "acc[{i}]");
+                assert_eq!(
+                    f32_of(&acc[4 * i..]),
+                    i as f32 + 0.5 + 1.75 * i as f32,
+                    "acc[{i}]"
+                );
             }
             let st = g("stamps");
             let stamp = |k: usize| -> u64 {
-                (0..3).map(|w| u64::from(u16_of(&st[2 * (3 * k + w)..])) << (16 * w)).sum()
+                (0..3)
+                    .map(|w| u64::from(u16_of(&st[2 * (3 * k + w)..])) << (16 * w))
+                    .sum()
             };
-            assert!(stamp(1) > stamp(0), "the counter runs: {} then {}", stamp(0), stamp(1));
+            assert!(
+                stamp(1) > stamp(0),
+                "the counter runs: {} then {}",
+                stamp(0),
+                stamp(1)
+            );
         },
     );
 }

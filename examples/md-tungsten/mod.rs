@@ -119,6 +119,47 @@ pub fn params_blob(g: &Geometry, nlocal: &[u16], nsample: u16) -> Result<Vec<u16
     Ok(out)
 }
 
+/// Checks `core.got` of the moat check (3 words per core PE, order `y x _word`): every
+/// core edge tile but the corners got back `x + 100·y` (its Paint coordinates) through
+/// the moat, and every core tile reports `ix + 100·iy`, its logical cell from
+/// `core.params`. Returns the number of turnarounds checked.
+pub fn check_moat(g: &Geometry, got: &[u16]) -> Result<usize, String> {
+    let (w, h) = (g.width(), g.height());
+    if got.len() != w * h * 3 {
+        return Err(format!(
+            "{} words of core.got for {w}x{h} PEs x 3",
+            got.len()
+        ));
+    }
+    let mut turned = 0;
+    for py in 0..h {
+        for px in 0..w {
+            let v = &got[(py * w + px) * 3..(py * w + px) * 3 + 3];
+            let (x, y) = (px + 1, py + 1);
+            let c = g.cell(px, py);
+            if usize::from(v[2]) != c.x + 100 * c.y {
+                return Err(format!(
+                    "PE ({x}, {y}) reports cell {} for logical ({}, {})",
+                    v[2], c.x, c.y
+                ));
+            }
+            let edge_x = px == 0 || px == w - 1;
+            let edge_y = py == 0 || py == h - 1;
+            if edge_x != edge_y {
+                if usize::from(v[0]) != x + 100 * y {
+                    return Err(format!(
+                        "PE ({x}, {y}) got {} back through the moat, expected {}",
+                        v[0],
+                        x + 100 * y
+                    ));
+                }
+                turned += 1;
+            }
+        }
+    }
+    Ok(turned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,7 +192,11 @@ mod tests {
         assert!((0..34 * 18).all(|i| t[i * 24 + 8..(i + 1) * 24].iter().all(|&w| w == 0)));
         // Every moat tile that is not a corner has exactly four configured colours, every
         // core edge tile but the corners two.
-        let count = |k: usize| t.chunks(24).filter(|c| c.iter().filter(|&&w| w != 0).count() == k).count();
+        let count = |k: usize| {
+            t.chunks(24)
+                .filter(|c| c.iter().filter(|&&w| w != 0).count() == k)
+                .count()
+        };
         assert_eq!(count(4), 2 * 32 + 2 * 16);
         assert_eq!(count(2), 2 * 30 + 2 * 14);
     }
@@ -177,42 +222,33 @@ mod tests {
         assert_eq!(cells.len(), 512);
         assert!(params_blob(&g, &nlocal[1..], 1).is_err());
     }
-}
 
-/// Checks `core.got` of the moat check (3 words per core PE, order `y x _word`): every
-/// core edge tile but the corners got back `x + 100·y` (its Paint coordinates) through
-/// the moat, and every core tile reports `ix + 100·iy`, its logical cell from
-/// `core.params`. Returns the number of turnarounds checked.
-pub fn check_moat(g: &Geometry, got: &[u16]) -> Result<usize, String> {
-    let (w, h) = (g.width(), g.height());
-    if got.len() != w * h * 3 {
-        return Err(format!("{} words of core.got for {w}x{h} PEs x 3", got.len()));
-    }
-    let mut turned = 0;
-    for py in 0..h {
-        for px in 0..w {
-            let v = &got[(py * w + px) * 3..(py * w + px) * 3 + 3];
-            let (x, y) = (px + 1, py + 1);
-            let c = g.cell(px, py);
-            if usize::from(v[2]) != c.x + 100 * c.y {
-                return Err(format!(
-                    "PE ({x}, {y}) reports cell {} for logical ({}, {})",
-                    v[2], c.x, c.y
-                ));
-            }
-            let edge_x = px == 0 || px == w - 1;
-            let edge_y = py == 0 || py == h - 1;
-            if edge_x != edge_y {
-                if usize::from(v[0]) != x + 100 * y {
-                    return Err(format!(
-                        "PE ({x}, {y}) got {} back through the moat, expected {}",
-                        v[0],
-                        x + 100 * y
-                    ));
-                }
-                turned += 1;
+    #[test]
+    fn the_moat_check_accepts_exactly_the_expected_words() {
+        let g = Geometry::new(7, 7, 1, 7).unwrap();
+        let (w, h) = (g.width(), g.height());
+        let mut got = vec![0u16; w * h * 3];
+        for py in 0..h {
+            for px in 0..w {
+                let c = g.cell(px, py);
+                let v = &mut got[(py * w + px) * 3..];
+                v[0] = ((px + 1) + 100 * (py + 1)) as u16;
+                v[1] = (px + 1) as u16;
+                v[2] = (c.x + 100 * c.y) as u16;
             }
         }
+        // 7 x 49: edges without corners = 2 * 47 + 2 * 5.
+        assert_eq!(check_moat(&g, &got), Ok(104));
+        let mut bad = got.clone();
+        bad[(3 * w) * 3] += 1; // west edge tile (1, 4): its turnaround
+        assert!(
+            check_moat(&g, &bad)
+                .unwrap_err()
+                .contains("through the moat")
+        );
+        let mut bad = got.clone();
+        bad[(2 * w + 2) * 3 + 2] += 1; // an interior tile's cell
+        assert!(check_moat(&g, &bad).unwrap_err().contains("reports cell"));
+        assert!(check_moat(&g, &got[1..]).is_err());
     }
-    Ok(turned)
 }

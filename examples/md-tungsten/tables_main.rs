@@ -25,7 +25,12 @@ fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String
         v.parse()
             .map_err(|_| format!("{name} = `{v}` is not a non-negative integer"))
     };
-    Geometry::new(num("NX", nx)?, num("NY", ny)?, num("NZX", nzx)?, num("NZY", nzy)?)
+    Geometry::new(
+        num("NX", nx)?,
+        num("NY", ny)?,
+        num("NZX", nzx)?,
+        num("NZY", nzy)?,
+    )
 }
 
 fn run(args: &[String]) -> Result<(), String> {

@@ -117,11 +117,11 @@ fn configured() -> Vec<ColorConfig> {
 
 /// (x, y, colour, router word) of [`configured`], by the table in `csl_arch::tables`.
 const ROUTER_WORDS: [(u32, u32, usize, u16); 5] = [
-    (0, 0, 0, 0x8000 | 0x10 | 0x4 << 5),        // teardown, rx RAMP, tx EAST
-    (1, 0, 0, 0x8 | (0x4 | 0x10) << 5),         // rx WEST, tx EAST+RAMP
-    (2, 1, 3, 0x0c00),                          // both swaps
-    (1, 1, 14, 0x1000),                         // message passing
-    (2, 1, 23, 0x1 | 0x2 | 0x10 << 5),          // rx NORTH+SOUTH, tx RAMP
+    (0, 0, 0, 0x8000 | 0x10 | 0x4 << 5), // teardown, rx RAMP, tx EAST
+    (1, 0, 0, 0x8 | (0x4 | 0x10) << 5),  // rx WEST, tx EAST+RAMP
+    (2, 1, 3, 0x0c00),                   // both swaps
+    (1, 1, 14, 0x1000),                  // message passing
+    (2, 1, 23, 0x1 | 0x2 | 0x10 << 5),   // rx NORTH+SOUTH, tx RAMP
 ];
 
 /// (x, y, colour, four switch words) of [`configured`].
@@ -185,8 +185,10 @@ fn router_and_switch_tables_read_as_computed_by_hand_and_write_back() {
     let empty = d.join("empty.img");
     write_image(&empty, vec![bare]);
     let out = d.join("out.img");
-    for (input, symbol, data) in [(&empty, "symbol=router", &router), (&out, "symbol=switch", &switch)]
-    {
+    for (input, symbol, data) in [
+        (&empty, "symbol=router", &router),
+        (&out, "symbol=switch", &switch),
+    ] {
         let (code, _, err) = miset(&[
             &arg("image", input),
             &arg("out", &out),
@@ -247,7 +249,7 @@ fn router_and_switch_tables_read_as_computed_by_hand_and_write_back() {
     assert_eq!(read_words(&odd), want_odd);
     // Clearing the region's tables drops exactly its tiles' routes (the message-passing
     // colour of (1,1) and the teardown route of (0,0)); others stay.
-    write_words(&odd, &vec![0; 3 * 24]);
+    write_words(&odd, &[0; 3 * 24]);
     let out3 = d.join("out3.img");
     let (code, _, err) = miset(&[
         &arg("image", &img),
@@ -306,14 +308,17 @@ fn bad_tables_are_one_line_errors_and_write_nothing() {
     // Sizes: both numbers.
     assert_error(
         set("router", &[1, 2, 3], None),
-        &["holds 3 16-bit words", "6 tiles x 24 colours x 1 words = 144 words"],
+        &[
+            "holds 3 16-bit words",
+            "6 tiles x 24 colours x 1 words = 144 words",
+        ],
     );
     assert_error(
-        set("switch", &vec![0; 144], None),
+        set("switch", &[0; 144], None),
         &["6 tiles x 24 colours x 4 words = 576 words"],
     );
     assert_error(
-        set("odd.router", &vec![0; 144], None),
+        set("odd.router", &[0; 144], None),
         &["3 tiles x 24 colours x 1 words = 72 words"],
     );
     // Bad words name the tile, the colour and the bits.
@@ -327,7 +332,10 @@ fn bad_tables_are_one_line_errors_and_write_nothing() {
     );
     let mut sw = vec![0u16; 6 * 24 * 4];
     sw[(24 + 10) * 4] = 0x8000; // tile (1, 0), colour 10: no switch on WSE-3
-    assert_error(set("switch", &sw, None), &["tile (1, 0)", "colour 10 has no switch"]);
+    assert_error(
+        set("switch", &sw, None),
+        &["tile (1, 0)", "colour 10 has no switch"],
+    );
     let mut sw = vec![0u16; 6 * 24 * 4];
     sw[0] = 0x8002; // tile (0, 0), colour 0 starts in position 2, which is absent
     assert_error(set("switch", &sw, None), &["position 2", "invalid"]);
@@ -336,21 +344,29 @@ fn bad_tables_are_one_line_errors_and_write_nothing() {
     assert_error(set("switch", &sw, None), &["status", "bit 15"]);
     // Orders.
     assert_error(
-        set("router", &vec![0; 144], Some("y x _word")),
+        set("router", &[0; 144], Some("y x _word")),
         &["bad order=", "y, x, r"],
     );
     assert_error(
-        set("switch", &vec![0; 576], Some("y x r")),
+        set("switch", &[0; 576], Some("y x r")),
         &["bad order=", "y, x, r, n"],
     );
     // Regions.
-    assert_error(set("grid.router", &[0], None), &["no region `grid`", "all, odd"]);
+    assert_error(
+        set("grid.router", &[0], None),
+        &["no region `grid`", "all, odd"],
+    );
     assert!(!out.exists(), "nothing is written after an error");
     // miget of a table on a map of another rectangle.
     let small = d.join("small.map");
     std::fs::write(&small, "# csl symbol map 1\nfabric 2 2 wse3\n").expect("map");
     assert_error(
-        miget(&[&arg("image", &img), &arg("map", &small), "symbol=router", &arg("data", &data)]),
+        miget(&[
+            &arg("image", &img),
+            &arg("map", &small),
+            "symbol=router",
+            &arg("data", &data),
+        ]),
         &["2x2", "3x2"],
     );
     // A message-passing bit on WSE-2.

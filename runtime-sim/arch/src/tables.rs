@@ -234,10 +234,9 @@ pub fn encode_switch(sw: Option<&SwitchConfig>) -> [u16; SWITCH_WORDS_PER_COLOR]
 /// The word of one switch position (0: invalid).
 pub fn encode_position(p: &SwitchPos) -> u16 {
     let rx = p.rx.map_or(0, |d| 1 << d.index());
-    let tx = p
-        .tx
-        .as_ref()
-        .map_or(0, |t| POSITION_TX_GIVEN | port_mask(t) << ROUTER_TX_SHIFT);
+    let tx =
+        p.tx.as_ref()
+            .map_or(0, |t| POSITION_TX_GIVEN | port_mask(t) << ROUTER_TX_SHIFT);
     rx | tx
 }
 
@@ -256,7 +255,9 @@ fn decode_position(word: u16, color: u8, n: usize) -> Result<SwitchPos, TableErr
     }
     let tx_mask = word >> ROUTER_TX_SHIFT & PORT_MASK;
     if word & POSITION_TX_GIVEN == 0 && tx_mask != 0 {
-        return bad("names output ports (bits 5-9) without bit 10 (the outputs replace position 0's)");
+        return bad(
+            "names output ports (bits 5-9) without bit 10 (the outputs replace position 0's)",
+        );
     }
     Ok(SwitchPos {
         rx: rx.first().copied(),
@@ -338,7 +339,10 @@ mod tests {
             ..RouterEntry::default()
         };
         assert_eq!(swap.encode(), 0x0803);
-        assert_eq!(RouterEntry::decode(0, 5, Arch::Wse2), Ok(RouterEntry::default()));
+        assert_eq!(
+            RouterEntry::decode(0, 5, Arch::Wse2),
+            Ok(RouterEntry::default())
+        );
     }
 
     #[test]
@@ -368,7 +372,12 @@ mod tests {
             pop_mode: PopMode::PopOnAdvance,
         };
         // status: present, ring, pop 2 at bits 3-4, start 2.
-        let words = [0x8000 | 0b100 | 2 << 3 | 2, 0x0408 | 1 << 7, 0x0400 | 1 << 9, 0];
+        let words = [
+            0x8000 | 0b100 | 2 << 3 | 2,
+            0x0408 | 1 << 7,
+            0x0400 | 1 << 9,
+            0,
+        ];
         assert_eq!(encode_switch(Some(&sw)), words);
         assert_eq!(decode_switch(words, 3, Arch::Wse3), Ok(Some(sw)));
         assert_eq!(encode_switch(None), [0; 4]);

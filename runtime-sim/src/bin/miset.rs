@@ -4,8 +4,8 @@
 //! Exit status: 0 on success, 1 with a one-line message on any failure.
 
 use cslsim::tools::{
-    DEFAULT_ORDER, KeyArgs, SymbolTarget, TableTarget, ToolError, read_image, read_map,
-    read_words, set_symbol, set_table, tool_main, write_image,
+    DEFAULT_ORDER, KeyArgs, SymbolTarget, TableTarget, ToolError, read_image, read_map, read_words,
+    set_symbol, set_table, tool_main, write_image,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -14,7 +14,7 @@ use super::ToolError;
 use csl_arch::image::{ColorConfig, Image};
 use csl_arch::symmap::SymbolMap;
 use csl_arch::tables::{
-    self, RouterEntry, ROUTER_WORDS_PER_TILE, SWITCH_WORDS_PER_COLOR, config_is_empty,
+    self, ROUTER_WORDS_PER_TILE, RouterEntry, SWITCH_WORDS_PER_COLOR, config_is_empty,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -121,7 +121,10 @@ pub fn parse_table_order(kind: TableKind, s: &str) -> Result<Vec<TableAxis>, Too
             return Err(ToolError::Order(format!("`{t}` in \"{s}\": {}", want())));
         };
         if axes.contains(&a) {
-            return Err(ToolError::Order(format!("`{t}` twice in \"{s}\": {}", want())));
+            return Err(ToolError::Order(format!(
+                "`{t}` twice in \"{s}\": {}",
+                want()
+            )));
         }
         axes.push(a);
     }
@@ -383,7 +386,11 @@ pub fn get_table(image: &Image, target: &TableTarget) -> Vec<u16> {
                 .collect()
         })
         .collect();
-    debug_assert!(tile_words.iter().all(|t| t.len() == per * ROUTER_WORDS_PER_TILE));
+    debug_assert!(
+        tile_words
+            .iter()
+            .all(|t| t.len() == per * ROUTER_WORDS_PER_TILE)
+    );
     target
         .walk
         .iter()
