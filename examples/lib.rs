@@ -5,6 +5,8 @@
 pub mod gemv01;
 #[path = "md/mod.rs"]
 pub mod md;
+#[path = "md-tungsten/mod.rs"]
+pub mod md_tungsten;
 
 use std::path::Path;
 

@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 cargo build --release --workspace --bins
 cargo test --release --workspace
 
+# The MD flagship's Tungsten form (work in progress: the moat check), every test.rc row.
+make -s -C examples/md-tungsten check TEST='*'
+
 # The Python package (SdkRuntime compatibility layer), installed the way users install it.
 venv="target/test-venv"
 if [ ! -x "$venv/bin/python" ]; then

@@ -210,3 +210,100 @@ fn the_disassembly_lists_every_class() {
     assert!(text.contains(";   fn main at 0"), "{text}");
     assert!(text.contains("dsd_op op=mov16"), "{text}");
 }
+
+/// A table of `image` (`router` or `switch`) over its whole rectangle, in the default
+/// order, as `miget symbol=router` reads it.
+fn table(image: &Image, map: &SymbolMap, name: &str) -> Vec<u16> {
+    let t = cslsim::tools::TableTarget::resolve(map, image, name, None)
+        .unwrap()
+        .unwrap();
+    cslsim::tools::get_table(image, &t)
+}
+
+/// Router words of `(x, y, colour, word)` on a `w`-wide rectangle of `h` rows, the rest 0.
+fn router_words(w: usize, h: usize, set: &[(usize, usize, usize, u16)]) -> Vec<u16> {
+    let mut v = vec![0u16; w * h * 24];
+    for &(x, y, c, word) in set {
+        v[(y * w + x) * 24 + c] = word;
+    }
+    v
+}
+
+/// drain.paint's tables with N senders, by the format of `csl_arch::tables` (colour 0;
+/// ports N=1 S=2 E=4 W=8 core=16, rx at bit 0, tx at bit 5): senders core→east, the
+/// collector west→core; senders after the first have position 1 west→east.
+fn drain_tables(n: usize) -> (Vec<u16>, Vec<u16>) {
+    let mut set: Vec<(usize, usize, usize, u16)> =
+        (0..n).map(|x| (x, 0, 0, 0x10 | 0x4 << 5)).collect();
+    set.push((n, 0, 0, 0x8 | 0x10 << 5));
+    let router = router_words(n + 1, 1, &set);
+    let mut switch = vec![0u16; (n + 1) * 24 * 4];
+    for x in 1..n {
+        let at = x * 24 * 4;
+        switch[at..at + 4].copy_from_slice(&[0x8000, 0x8 | 0x400 | 0x4 << 5, 0, 0]);
+    }
+    (router, switch)
+}
+
+#[test]
+fn the_plan_reads_back_as_router_and_switch_tables_computed_by_hand() {
+    // The moat: (3,1) sends b back west and swaps on x; its a carries only the swap.
+    let (image, map) = build("turnaround.paint", Arch::Wse3, &[("N", 2), ("K", 4)]);
+    let want = router_words(
+        4,
+        3,
+        &[
+            (1, 1, 0, 0x10 | 0x4 << 5),
+            (1, 1, 1, 0x4 | 0x10 << 5),
+            (2, 1, 0, 0x8 | 0x4 << 5),
+            (2, 1, 1, 0x4 | 0x8 << 5),
+            (3, 1, 0, 0x400),
+            (3, 1, 1, 0x400 | 0x8 | 0x8 << 5),
+        ],
+    );
+    assert_eq!(table(&image, &map, "router"), want);
+    assert!(table(&image, &map, "switch").iter().all(|&w| w == 0));
+    let (image, map) = build("drain.paint", Arch::Wse3, &[("N", 3), ("K", 3)]);
+    let (router, switch) = drain_tables(3);
+    assert_eq!(table(&image, &map, "router"), router);
+    assert_eq!(table(&image, &map, "switch"), switch);
+}
+
+#[test]
+fn routes_written_as_tables_run_like_painted_ones() {
+    // drain.paint without its paint() and switch() lines, routed by tables instead.
+    let dir = program_dir();
+    let text: String = std::fs::read_to_string(dir.join("drain.paint"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("paint(") && !l.contains("switch("))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let display = dir.join("tables.paint").to_string_lossy().into_owned();
+    let (n, k) = (3usize, 3i64);
+    let opts = PaintOptions {
+        globals: vec![("N".into(), n as i64), ("K".into(), k)],
+        ..PaintOptions::default()
+    };
+    let comp = compile_source(&display, &text, &opts);
+    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    let (Some(mut image), Some(map)) = (comp.image, comp.map) else {
+        panic!("{rendered}");
+    };
+    assert!(image.routes.is_empty());
+    let (router, switch) = drain_tables(n);
+    for (name, words) in [("router", &router), ("switch", &switch)] {
+        let t = cslsim::tools::TableTarget::resolve(&map, &image, name, None)
+            .unwrap()
+            .unwrap();
+        cslsim::tools::set_table(&mut image, &t, words, std::path::Path::new("t.bin")).unwrap();
+    }
+    let sim = run(&image);
+    let mut want = Vec::new();
+    for round in [0u16, 100] {
+        for x in (0..n as u16).rev() {
+            want.extend((0..k as u16).map(|i| round + 10 * x + i));
+        }
+    }
+    assert_eq!(read_words(&sim, &map, "collector.got"), vec![want]);
+}

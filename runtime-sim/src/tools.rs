@@ -12,6 +12,8 @@
 //! * [`SymbolTarget`]: a `REGION.SYMBOL` of a map resolved against an image with an
 //!   `order`, and the two directions [`set_symbol`] (`miset`) and [`get_symbol`]
 //!   (`miget`).
+//! * [`tables`]: the router and switch tables by their magic names (`router`, `switch`),
+//!   [`TableTarget`], [`set_table`] and [`get_table`].
 //! * [`run_fabric`] and [`EndReport`]: a `simfabric` run up to a cycle budget or to
 //!   quiescence, and what it left behind (orphan wavelets, blocked tiles).
 //! * [`core_image`]: the core-file writer. A core is an image whose tile patches hold, for
@@ -31,9 +33,9 @@ use std::path::{Path, PathBuf};
 /// The order a data file walks when `order=` is not given.
 pub const DEFAULT_ORDER: &str = "y x _word";
 
-/// Symbol names that the experimental SDK reserves for the router and switch tables
-/// (written by name by a later port of the MD program); not supported yet.
-pub const MAGIC_SYMBOLS: [&str; 2] = ["router", "switch"];
+pub mod tables;
+
+pub use tables::{MAGIC_SYMBOLS, TableTarget, get_table, set_table};
 
 /// Why a tool failed. Every variant displays as one line.
 #[derive(Debug)]
@@ -424,7 +426,7 @@ impl SymbolTarget {
     /// Resolves `path` (`REGION.SYMBOL`) with order string `order`, checking the map
     /// against the image: same rectangle, every tile of the region inside it, the symbol
     /// inside PE memory. The reserved names [`MAGIC_SYMBOLS`] (when the map has no
-    /// program symbol of that name) are an error: not supported yet.
+    /// program symbol of that name) are an error: they are tables ([`TableTarget`]).
     pub fn resolve(
         map: &SymbolMap,
         image: &Image,
@@ -435,8 +437,8 @@ impl SymbolTarget {
         let name = path.split_once('.').map_or(path, |(_, n)| n);
         if map.lookup(path).is_err() && MAGIC_SYMBOLS.contains(&name) {
             return Err(ToolError::Symbol(format!(
-                "symbol `{path}` names the {name} table, which miset/miget do not support yet \
-                 (only program symbols listed in the map can be read or written)"
+                "symbol `{path}` names the {name} table, not a program symbol: resolve it \
+                 with `tables::TableTarget`"
             )));
         }
         let (region, symbol) = map.lookup(path).map_err(ToolError::Symbol)?;

@@ -310,11 +310,17 @@ fn bad_input_is_a_one_line_error_with_exit_status_1() {
     );
     assert_error(set(&["symbol=grid.v"]), &["no region `grid`", "all, odd"]);
     assert_error(set(&["symbol=v"]), &["REGION.SYMBOL"]);
-    // Reserved names.
-    assert_error(set(&["symbol=all.router"]), &["router", "not support"]);
+    // The reserved names are the router and switch tables (tests/tables.rs).
     assert_error(
-        miget(&[&img, &mapa, "symbol=all.switch", &dat]),
-        &["switch", "not support"],
+        set(&["symbol=all.router"]),
+        &[
+            "holds 5 16-bit words",
+            "6 tiles x 24 colours x 1 words = 144 words",
+        ],
+    );
+    assert_error(
+        miget(&[&img, &mapa, "symbol=all.switch", "order=y x _word", &dat]),
+        &["bad order=", "y, x, r, n"],
     );
     // Bad order.
     assert_error(

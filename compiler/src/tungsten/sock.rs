@@ -416,6 +416,14 @@ impl<'a> Lower<'a> {
             Some(Local::Mem { off, ty }) => ((Base::Frame, off), ty),
             Some(_) => return None,
             None => match self.globals.get(&arr.name) {
+                // Hardware registers (`address(0x7b30)`) are not memory a DSD can walk:
+                // their loops stay scalar loads and stores.
+                Some(Sym::Global { g, .. })
+                    if matches!(self.prog.globals[*g].place,
+                        GlobalPlace::At(a) if a >= csl_arch::fabric::mmio::BASE) =>
+                {
+                    return None;
+                }
                 Some(Sym::Global { g, ty, .. }) => ((Base::Global(*g), 0), ty.clone()),
                 _ => return None,
             },

@@ -14,6 +14,8 @@
 //! * [`image`]: the compiled image (an ELF file) and its manifest types.
 //! * [`symmap`]: the symbol map of named regions that `paint` writes and `miset`/`miget`
 //!   read.
+//! * [`tables`]: the 16-bit words of the router and switch tables that host programs
+//!   write by name (`miset symbol=router`/`switch`) and `miget` reads back.
 //! * [`suggest`]: "did you mean" suggestions for misspelt names (compiler diagnostics and
 //!   the simulator's tools).
 //!
@@ -26,6 +28,7 @@ pub mod image;
 pub mod isa;
 pub mod suggest;
 pub mod symmap;
+pub mod tables;
 
 pub use fabric::Arch;
 pub use isa::{BinOp, CmpOp, DecodeError, NumTy, Op, Reg, UnOp, Width};

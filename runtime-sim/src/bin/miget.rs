@@ -5,8 +5,8 @@
 //! Exit status: 0 on success, 1 with a one-line message on any failure.
 
 use cslsim::tools::{
-    DEFAULT_ORDER, KeyArgs, SymbolTarget, ToolError, get_symbol, read_image, read_map, tool_main,
-    write_words,
+    DEFAULT_ORDER, KeyArgs, SymbolTarget, TableTarget, ToolError, get_symbol, get_table,
+    read_image, read_map, tool_main, write_words,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,6 +15,7 @@ const HELP: &str = "\
 miget: read a symbol of every tile of a region from an image or core file
 
 usage: miget image=CORE map=MAP symbol=REGION.SYM [order=\"y x _word\"] data=FILE
+       miget image=CORE map=MAP symbol=router|switch [order=\"y x r\"] data=FILE
 
   image=CORE   a core file written by simfabric (or any image: its memory at load)
   map=MAP      the symbol map `paint` wrote next to the image
@@ -23,7 +24,9 @@ usage: miget image=CORE map=MAP symbol=REGION.SYM [order=\"y x _word\"] data=FIL
                (default \"y x _word\": rows, then columns, then the symbol's words)
   data=FILE    written: 16-bit little-endian words, (tiles of R) x (words of S)
 
-The reserved symbols `router` and `switch` are not supported yet.
+The magic symbols `router` (order \"y x r\") and `switch` (order \"y x r n\"), or
+`REGION.router`/`REGION.switch`, read the router and switch tables (see miset --help);
+on a core they are the configuration at load.
 ";
 
 fn main() -> ExitCode {
@@ -39,6 +42,9 @@ fn run(args: &[String]) -> Result<(), ToolError> {
     let order = a.get("order").unwrap_or(DEFAULT_ORDER);
     let image = read_image(&image_path)?;
     let map = read_map(&map_path)?;
+    if let Some(table) = TableTarget::resolve(&map, &image, symbol, a.get("order"))? {
+        return write_words(&data, &get_table(&image, &table));
+    }
     let target = SymbolTarget::resolve(&map, &image, symbol, order)?;
     write_words(&data, &get_symbol(&image, &target))
 }

@@ -4,8 +4,8 @@
 //! Exit status: 0 on success, 1 with a one-line message on any failure.
 
 use cslsim::tools::{
-    DEFAULT_ORDER, KeyArgs, SymbolTarget, ToolError, read_image, read_map, read_words, set_symbol,
-    tool_main, write_image,
+    DEFAULT_ORDER, KeyArgs, SymbolTarget, TableTarget, ToolError, read_image, read_map, read_words,
+    set_symbol, set_table, tool_main, write_image,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +14,7 @@ const HELP: &str = "\
 miset: write a symbol of every tile of a region into an image
 
 usage: miset image=IN out=OUT map=MAP symbol=REGION.SYM [order=\"y x _word\"] data=FILE
+       miset image=IN out=OUT map=MAP symbol=router|switch [order=\"y x r\"] data=FILE
 
   image=IN     the image (or core file) to start from
   out=OUT      where to write the result (may be IN itself)
@@ -24,8 +25,15 @@ usage: miset image=IN out=OUT map=MAP symbol=REGION.SYM [order=\"y x _word\"] da
   data=FILE    16-bit little-endian words: (tiles of R) x (words of S) of them
 
 The values become per-tile memory patches (`.csl.tilemem`) applied over the program's
-initial memory when the image is loaded. The reserved symbols `router` and `switch`
-are not supported yet.
+initial memory when the image is loaded.
+
+The magic symbols `router` and `switch` (or `REGION.router`, `REGION.switch`) are the
+router and switch tables of every tile of the image (moat included), or of the region:
+  router  order \"y x r\" (default): one word per tile and colour r (24 colours)
+  switch  order \"y x r n\" (default): four words per colour, n = 0 the status word,
+          n = 1..3 switch positions 1..3
+They replace the tiles' colour configuration (filters stay). The word format is
+csl_arch::tables (SIMULATOR.md section 14).
 ";
 
 fn main() -> ExitCode {
@@ -42,6 +50,11 @@ fn run(args: &[String]) -> Result<(), ToolError> {
     let order = a.get("order").unwrap_or(DEFAULT_ORDER);
     let mut image = read_image(&image_path)?;
     let map = read_map(&map_path)?;
+    if let Some(table) = TableTarget::resolve(&map, &image, symbol, a.get("order"))? {
+        let words = read_words(&data)?;
+        set_table(&mut image, &table, &words, &data)?;
+        return write_image(&out, &image);
+    }
     let target = SymbolTarget::resolve(&map, &image, symbol, order)?;
     let words = read_words(&data)?;
     set_symbol(&mut image, &target, &words, &data)?;
