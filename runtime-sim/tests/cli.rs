@@ -264,3 +264,73 @@ fn a_run_without_launches_says_that_nothing_ran() {
     let (_, _, err) = cslsim(&[p, "--launch", "go"]);
     assert!(!err.contains("nothing ran"), "{err}");
 }
+
+/// A CSL program of one PE, compiled by `cslc` into a fresh directory: `start` adds to
+/// `x` in a loop (lines 7 to 10), then `@assert`s on line 11 (false when `x` is not 5 at run time).
+fn compiled_program(name: &str, start: u32) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cslsim-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let layout = "const memcpy = @import_module(\"<memcpy/get_params>\", .{ .width = 1, .height = 1 });\n\
+                  layout {\n\
+                  \x20 @set_rectangle(1, 1);\n\
+                  \x20 @set_tile_code(0, 0, \"pe.csl\", .{ .memcpy_params = memcpy.get_params(0) });\n\
+                  \x20 @export_name(\"start\", fn() void);\n\
+                  }\n";
+    let pe = format!(
+        "param memcpy_params: comptime_struct;\n\
+         const sys_mod = @import_module(\"<memcpy/memcpy>\", memcpy_params);\n\
+         var x: u32 = {start};\n\
+         \n\
+         fn start() void {{\n\
+         \x20 var i: u32 = 0;\n\
+         \x20 while (i < 2) : (i += 1) {{\n\
+         \x20   x += 1;\n\
+         \x20   x += i;\n\
+         \x20 }}\n\
+         \x20 @assert(x == 5);\n\
+         \x20 sys_mod.unblock_cmd_stream();\n\
+         }}\n\
+         \n\
+         comptime {{\n\
+         \x20 @export_symbol(start);\n\
+         }}\n"
+    );
+    std::fs::write(dir.join("layout.csl"), layout).expect("write layout");
+    std::fs::write(dir.join("pe.csl"), pe).expect("write pe");
+    let opts = cslc::driver::Options {
+        fabric_dims: (8, 3),
+        ..cslc::driver::Options::default()
+    };
+    let comp = cslc::driver::compile_file(&dir.join("layout.csl"), &opts);
+    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    let out = comp.output.unwrap_or_else(|| panic!("does not compile:\n{rendered}"));
+    let elf = dir.join("out.elf");
+    std::fs::write(&elf, out.image.to_elf().expect("encode")).expect("write image");
+    elf
+}
+
+/// `cslsim --trace` names the source line of each instruction (from the image's line
+/// table), and a fault report names the line of the faulting instruction.
+#[test]
+fn traces_and_faults_name_source_lines() {
+    let elf = compiled_program("lines", 2);
+    let p = elf.to_str().expect("utf-8 path");
+    let (code, out, err) = cslsim(&[p, "--launch", "start", "--trace", "0,0"]);
+    assert_eq!(code, 0, "{err}");
+    // Library code has lines too.
+    assert!(out.contains("(<memcpy/memcpy>:"), "{out}");
+    for line in [6, 7, 8, 9, 11, 12] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains("in `start` (") && l.contains(&format!("pe.csl:{line}): "))),
+            "no trace line of pe.csl:{line}:\n{out}"
+        );
+    }
+    let elf = compiled_program("fault", 3);
+    let p = elf.to_str().expect("utf-8 path");
+    let (code, _, err) = cslsim(&[p, "--launch", "start"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("assertion failed"), "{err}");
+    assert!(err.contains("function `start`, pc "), "{err}");
+    assert!(err.contains("pe.csl:11, cycle "), "{err}");
+}
