@@ -146,7 +146,10 @@ fn fabric_operation_longer_than_its_memory_operand_faults() {
         assert!(err.contains("fault on PE(1,0)"), "{arch}: {err}");
         assert!(err.contains("function `start`, pc "), "{arch}: {err}");
         // The receive `@fmovs(dst, in)`, from the image's line table.
-        assert!(err.contains("dsd_overrun/pe.csl:22, cycle "), "{arch}: {err}");
+        assert!(
+            err.contains("dsd_overrun/pe.csl:22, cycle "),
+            "{arch}: {err}"
+        );
         assert!(
             err.contains("fabric DSD operation of 6 elements, but the destination is a memory descriptor of 4"),
             "{arch}: {err}"

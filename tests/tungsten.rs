@@ -165,16 +165,32 @@ fn tungsten_classes_have_source_lines() {
     for optimize in [false, true] {
         let mut sources = SourceMap::new();
         let prog = compile_in(&mut sources, src, &ClassSpec::new(Arch::Wse2));
-        let img = image_in(&sources, Arch::Wse2, 1, 1, vec![prog], vec![0], vec![], optimize);
+        let img = image_in(
+            &sources,
+            Arch::Wse2,
+            1,
+            1,
+            vec![prog],
+            vec![0],
+            vec![],
+            optimize,
+        );
         let class = &img.classes[0];
         let lines: Vec<u32> = (0..class.code.len() as u32)
             .filter_map(|pc| class.lines.lookup(pc))
             .inspect(|l| assert_eq!(l.file, "test.w"))
             .map(|l| l.line)
             .collect();
-        assert_eq!(lines.len(), class.code.len(), "optimize={optimize}: {lines:?}");
+        assert_eq!(
+            lines.len(),
+            class.code.len(),
+            "optimize={optimize}: {lines:?}"
+        );
         for line in [3, 4, 5, 7] {
-            assert!(lines.contains(&line), "optimize={optimize}: line {line}: {lines:?}");
+            assert!(
+                lines.contains(&line),
+                "optimize={optimize}: line {line}: {lines:?}"
+            );
         }
         // Without its line markers the program compiles to the same code: the markers
         // change no optimisation.

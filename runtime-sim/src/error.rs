@@ -366,7 +366,8 @@ pub enum WaitReason {
 
 /// ` at file:line` for a known source line, else nothing.
 fn at_line(line: &Option<String>) -> String {
-    line.as_ref().map_or_else(String::new, |l| format!(" at {l}"))
+    line.as_ref()
+        .map_or_else(String::new, |l| format!(" at {l}"))
 }
 
 impl fmt::Display for WaitReason {

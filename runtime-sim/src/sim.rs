@@ -1298,7 +1298,9 @@ fn trace_ce(t: &Tracer, pe: &Pe, class: &Class, out: &CeOut, now: u64) {
         && let Some(op) = class.code().get(pc as usize)
     {
         let func = class.func_name_at(pc);
-        let line = class.line_at(pc).map_or_else(String::new, |l| format!(" ({l})"));
+        let line = class
+            .line_at(pc)
+            .map_or_else(String::new, |l| format!(" ({l})"));
         match op {
             Op::Call { func: callee, .. } => {
                 let callee = class.func_name(*callee);
@@ -1306,7 +1308,9 @@ fn trace_ce(t: &Tracer, pe: &Pe, class: &Class, out: &CeOut, now: u64) {
                     "@{now} {loc}: pc {pc} in `{func}`{line}: {op}  ; calls `{callee}`"
                 ));
             }
-            _ => t.line(format_args!("@{now} {loc}: pc {pc} in `{func}`{line}: {op}")),
+            _ => t.line(format_args!(
+                "@{now} {loc}: pc {pc} in `{func}`{line}: {op}"
+            )),
         }
     }
 }

@@ -95,9 +95,7 @@ fn thread(f: &Function, mut t: BlockId) -> BlockId {
     for _ in 0..f.blocks.len() {
         let block = &f.blocks[t];
         match block.term {
-            Term::Jump(next) if block.insts.iter().all(Inst::is_marker) && next != t => {
-                t = next
-            }
+            Term::Jump(next) if block.insts.iter().all(Inst::is_marker) && next != t => t = next,
             _ => break,
         }
     }

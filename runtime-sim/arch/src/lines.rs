@@ -97,7 +97,10 @@ impl fmt::Display for LineTableError {
             LineTableError::TrailingBytes => f.write_str("bytes follow the last row"),
             LineTableError::BadFileName { file } => write!(f, "file name {file} is not UTF-8"),
             LineTableError::NoSuchFile { pc, file } => {
-                write!(f, "the row for pc {pc} names file {file}, which does not exist")
+                write!(
+                    f,
+                    "the row for pc {pc} names file {file}, which does not exist"
+                )
             }
             LineTableError::Unsorted { pc } => {
                 write!(f, "the row for pc {pc} is not after the previous row")
@@ -126,7 +129,9 @@ impl<'a> Reader<'a> {
     }
 
     fn bytes(&mut self, n: usize) -> Result<&'a [u8], LineTableError> {
-        let padded = n.checked_next_multiple_of(4).ok_or(LineTableError::Truncated)?;
+        let padded = n
+            .checked_next_multiple_of(4)
+            .ok_or(LineTableError::Truncated)?;
         let bytes = self.0.get(..n).ok_or(LineTableError::Truncated)?;
         self.0 = self.0.get(padded..).ok_or(LineTableError::Truncated)?;
         Ok(bytes)
@@ -260,7 +265,10 @@ impl LineTableBuilder {
             }
             _ => {}
         }
-        if rows.last().is_some_and(|l| (l.file, l.line) == (file, line)) {
+        if rows
+            .last()
+            .is_some_and(|l| (l.file, l.line) == (file, line))
+        {
             return;
         }
         rows.push(row);
@@ -292,7 +300,10 @@ mod tests {
     fn builder_merges_and_lookup_covers_ranges() {
         let t = sample();
         assert_eq!(t.rows.len(), 3, "{t:?}");
-        assert_eq!(t.lookup(0).map(|s| s.to_string()).as_deref(), Some("pe.csl:4"));
+        assert_eq!(
+            t.lookup(0).map(|s| s.to_string()).as_deref(),
+            Some("pe.csl:4")
+        );
         assert_eq!(t.lookup(2).map(|s| s.line), Some(4));
         assert_eq!(
             t.lookup(6).map(|s| s.to_string()).as_deref(),
@@ -324,7 +335,10 @@ mod tests {
         }
         let mut extra = bytes.clone();
         extra.extend_from_slice(&[0; 4]);
-        assert_eq!(LineTable::decode(&extra), Err(LineTableError::TrailingBytes));
+        assert_eq!(
+            LineTable::decode(&extra),
+            Err(LineTableError::TrailingBytes)
+        );
         let mut bad = t.clone();
         bad.rows[1].file = 9;
         assert!(matches!(
