@@ -367,7 +367,9 @@ fn lines_program(name: &str, start: u32) -> PathBuf {
     };
     let comp = compile_file(&dir.join("layout.csl"), &opts);
     let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
-    let out = comp.output.unwrap_or_else(|| panic!("does not compile:\n{rendered}"));
+    let out = comp
+        .output
+        .unwrap_or_else(|| panic!("does not compile:\n{rendered}"));
     std::fs::write(dir.join("out.elf"), out.image.to_elf().unwrap()).unwrap();
     std::fs::write(dir.join("out.json"), out.metadata.to_string()).unwrap();
     dir
