@@ -3,6 +3,8 @@
 # against a fresh virtual environment. Needs the Rust toolchain and python3 with venv/pip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One target directory for the Rust build, the tests and the Python package (below).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
 cargo build --release --workspace --bins
 cargo test --release --workspace
@@ -15,11 +17,15 @@ venv="target/test-venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-# Building the extension module compiles the simulator once more (its own workspace, a
-# few minutes on two cores); pip's --verbose shows cargo's progress meanwhile.
+# The extension module's crate is a member of this workspace: maturin builds it into the
+# same target directory (exported above, so pip's build backend sees it) with the same profile
+# and features, so it reuses the simulator compiled above and compiles only PyO3 and the
+# bindings. pip's --verbose shows cargo's progress meanwhile.
 echo "all.sh: building and installing the Python package (cslsim extension module)..."
+SECONDS=0
 "$venv/bin/pip" install --verbose --disable-pip-version-check ./runtime-sim/python pytest \
   2>&1 | { grep -E "Compiling|Finished|Successfully|[Ee]rror" || true; }
-bin="${CARGO_TARGET_DIR:-$PWD/target}/release"
+echo "all.sh: the Python package took ${SECONDS}s"
+bin="$CARGO_TARGET_DIR/release"
 CSLC="$bin/cslc" PATH="$bin:$PWD/$venv/bin:$PATH" \
   "$venv/bin/python" -m pytest -q runtime-sim/python/tests

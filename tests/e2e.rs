@@ -328,3 +328,97 @@ fn memcpy_past_the_end_of_the_array_is_a_host_error() {
     rt.d2h(&mut out[..4], y, Region::new(0, 0, 1, 1, 4), Transfer::COPY)
         .unwrap();
 }
+
+/// A CSL program of one PE, compiled into a fresh directory: `start` adds to `x` in a loop
+/// (lines 7 to 10), then `@assert`s on line 11 (false unless `x` starts at 2).
+fn lines_program(name: &str, start: u32) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("e2e-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let layout = "const memcpy = @import_module(\"<memcpy/get_params>\", .{ .width = 1, .height = 1 });\n\
+                  layout {\n\
+                  \x20 @set_rectangle(1, 1);\n\
+                  \x20 @set_tile_code(0, 0, \"pe.csl\", .{ .memcpy_params = memcpy.get_params(0) });\n\
+                  \x20 @export_name(\"start\", fn() void);\n\
+                  }\n";
+    let pe = format!(
+        "param memcpy_params: comptime_struct;\n\
+         const sys_mod = @import_module(\"<memcpy/memcpy>\", memcpy_params);\n\
+         var x: u32 = {start};\n\
+         \n\
+         fn start() void {{\n\
+         \x20 var i: u32 = 0;\n\
+         \x20 while (i < 2) : (i += 1) {{\n\
+         \x20   x += 1;\n\
+         \x20   x += i;\n\
+         \x20 }}\n\
+         \x20 @assert(x == 5);\n\
+         \x20 sys_mod.unblock_cmd_stream();\n\
+         }}\n\
+         \n\
+         comptime {{\n\
+         \x20 @export_symbol(start);\n\
+         }}\n"
+    );
+    std::fs::write(dir.join("layout.csl"), layout).unwrap();
+    std::fs::write(dir.join("pe.csl"), pe).unwrap();
+    let opts = Options {
+        fabric_dims: (8, 3),
+        ..Options::default()
+    };
+    let comp = compile_file(&dir.join("layout.csl"), &opts);
+    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
+    let out = comp
+        .output
+        .unwrap_or_else(|| panic!("does not compile:\n{rendered}"));
+    std::fs::write(dir.join("out.elf"), out.image.to_elf().unwrap()).unwrap();
+    std::fs::write(dir.join("out.json"), out.metadata.to_string()).unwrap();
+    dir
+}
+
+/// A `Write` whose bytes the test reads back.
+#[derive(Clone, Default)]
+struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The trace `cslsim --trace` prints names the source line of each instruction (from the
+/// image's line table, library code included), and a fault report names the line of the
+/// faulting instruction.
+#[test]
+fn traces_and_faults_name_source_lines() {
+    use cslsim::{TraceFilter, Tracer};
+    let buf = Shared::default();
+    let tracer = Tracer::new(TraceFilter::All, Box::new(buf.clone()));
+    let mut rt = cslsim::host::SdkRuntime::new(lines_program("lines", 2))
+        .unwrap()
+        .with_trace(tracer.clone());
+    rt.load().unwrap();
+    rt.run().unwrap();
+    rt.launch("start", &[], false).unwrap();
+    rt.stop().unwrap();
+    tracer.flush();
+    let out = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    assert!(out.contains("(<memcpy/memcpy>:"), "{out}");
+    for line in [6, 7, 8, 9, 11, 12] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains("in `start` (") && l.contains(&format!("pe.csl:{line}): "))),
+            "no trace line of pe.csl:{line}:\n{out}"
+        );
+    }
+    let mut rt = cslsim::host::SdkRuntime::new(lines_program("fault", 3)).unwrap();
+    rt.load().unwrap();
+    rt.run().unwrap();
+    let err = rt.launch("start", &[], false).unwrap_err().to_string();
+    assert!(err.contains("assertion failed"), "{err}");
+    assert!(err.contains("function `start`, pc "), "{err}");
+    assert!(err.contains("pe.csl:11, cycle "), "{err}");
+}

@@ -128,6 +128,11 @@ fn deadlock_names_the_waiting_pe_and_colour() {
             err.contains("colour 2") || err.contains("color 2"),
             "{arch}: report must name the colour: {err}"
         );
+        // The receiver's `@mov32(buf_dsd, in_dsd)`, from the image's line table.
+        assert!(
+            err.contains("deadlock/pe.csl:20)"),
+            "{arch}: report must name the source line: {err}"
+        );
     }
 }
 
@@ -140,6 +145,11 @@ fn fabric_operation_longer_than_its_memory_operand_faults() {
         let err = rt.launch("start", &[], false).unwrap_err().to_string();
         assert!(err.contains("fault on PE(1,0)"), "{arch}: {err}");
         assert!(err.contains("function `start`, pc "), "{arch}: {err}");
+        // The receive `@fmovs(dst, in)`, from the image's line table.
+        assert!(
+            err.contains("dsd_overrun/pe.csl:22, cycle "),
+            "{arch}: {err}"
+        );
         assert!(
             err.contains("fabric DSD operation of 6 elements, but the destination is a memory descriptor of 4"),
             "{arch}: {err}"

@@ -93,6 +93,7 @@ fn one_op_image(op: Op) -> Image {
             initially_active: 1,
             ..ClassInfo::default()
         },
+        lines: Default::default(),
     };
     Image {
         meta: Meta {

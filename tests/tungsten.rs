@@ -14,11 +14,15 @@ use std::collections::BTreeMap;
 
 /// Compiles one program (panics with the rendered diagnostics on error).
 fn compile(src: &str, spec: &ClassSpec) -> cslc::ir::Program {
-    let mut sources = SourceMap::new();
+    compile_in(&mut SourceMap::new(), src, spec)
+}
+
+/// [`compile`], adding the program to `sources` as `test.w`.
+fn compile_in(sources: &mut SourceMap, src: &str, spec: &ClassSpec) -> cslc::ir::Program {
     let file = sources.add("test.w".into(), None, src.to_string());
     let mut diags = Vec::new();
-    let prog = compile_class(&mut sources, file, spec, &mut diags);
-    let rendered = render_all(&diags, &sources, false);
+    let prog = compile_class(sources, file, spec, &mut diags);
+    let rendered = render_all(&diags, sources, false);
     assert!(
         !diags.iter().any(|d| d.is_error()),
         "compile errors:\n{rendered}"
@@ -28,6 +32,22 @@ fn compile(src: &str, spec: &ClassSpec) -> cslc::ir::Program {
 
 /// Links programs (one class each) placed on a `w` x `h` rectangle.
 fn image(
+    arch: Arch,
+    w: u32,
+    h: u32,
+    progs: Vec<cslc::ir::Program>,
+    placement: Vec<u32>,
+    routes: Vec<ColorConfig>,
+    optimize: bool,
+) -> Image {
+    let sources = SourceMap::new();
+    image_in(&sources, arch, w, h, progs, placement, routes, optimize)
+}
+
+/// [`image`] of programs compiled into `sources` (whose spans the line tables resolve).
+#[allow(clippy::too_many_arguments)]
+fn image_in(
+    sources: &SourceMap,
     arch: Arch,
     w: u32,
     h: u32,
@@ -67,6 +87,7 @@ fn image(
             optimize,
             host_streams: 0,
         },
+        sources,
         &mut Vec::new(),
     )
     .unwrap_or_else(|d| panic!("link failed: {}", d.message))
@@ -125,6 +146,66 @@ fn one_tile(
             let sim = run(&img);
             check(&|name| global(&sim, &img, 0, 0, name));
         }
+    }
+}
+
+/// Tungsten code lowers through the same IR as CSL, so its image has a line table:
+/// statements map to their `test.w` lines, optimised or not, and the loop's increment to
+/// the loop's line.
+#[test]
+fn tungsten_classes_have_source_lines() {
+    let src = "xp a; xp b;\n\
+               {\n\
+               \x20   a = 1;\n\
+               \x20   i in [0, 4) {\n\
+               \x20       b = b + i;\n\
+               \x20   }\n\
+               \x20   a = a + b;\n\
+               }\n";
+    for optimize in [false, true] {
+        let mut sources = SourceMap::new();
+        let prog = compile_in(&mut sources, src, &ClassSpec::new(Arch::Wse2));
+        let img = image_in(
+            &sources,
+            Arch::Wse2,
+            1,
+            1,
+            vec![prog],
+            vec![0],
+            vec![],
+            optimize,
+        );
+        let class = &img.classes[0];
+        let lines: Vec<u32> = (0..class.code.len() as u32)
+            .filter_map(|pc| class.lines.lookup(pc))
+            .inspect(|l| assert_eq!(l.file, "test.w"))
+            .map(|l| l.line)
+            .collect();
+        assert_eq!(
+            lines.len(),
+            class.code.len(),
+            "optimize={optimize}: {lines:?}"
+        );
+        for line in [3, 4, 5, 7] {
+            assert!(
+                lines.contains(&line),
+                "optimize={optimize}: line {line}: {lines:?}"
+            );
+        }
+        // Without its line markers the program compiles to the same code: the markers
+        // change no optimisation.
+        let mut bare = compile(src, &ClassSpec::new(Arch::Wse2));
+        for f in bare.functions.values_mut() {
+            for b in f.blocks.values_mut() {
+                b.insts.retain(|i| !i.is_marker());
+            }
+        }
+        let bare = image(Arch::Wse2, 1, 1, vec![bare], vec![0], vec![], optimize);
+        assert!(bare.classes[0].lines.is_empty());
+        assert_eq!(bare.classes[0].code, class.code, "optimize={optimize}");
+        // It runs: b = 0 + 1 + 2 + 3 = 6, then a = 1 + 6.
+        let sim = run(&img);
+        assert_eq!(u16_of(&global(&sim, &img, 0, 0, "a")), 7);
     }
 }
 

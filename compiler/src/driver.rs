@@ -374,7 +374,7 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
         optimize: opts.optimize,
         host_streams: sema.host_streams,
     };
-    let image = match crate::link::link(fabric, &mut sema.diags) {
+    let image = match crate::link::link(fabric, &sema.sources, &mut sema.diags) {
         Ok(image) => image,
         Err(d) => {
             sema.report(*d);

@@ -317,6 +317,14 @@ pub enum Inst {
         desc: VReg,
         val: VReg,
     },
+    /// A source position marker: the instructions after it (until the next marker) come
+    /// from the statement at `span`. It reads and writes nothing and compiles to no
+    /// instruction; code generation turns it into a row of the class's line table
+    /// ([`csl_arch::lines`]). Passes that count or look for instructions skip markers
+    /// ([`Inst::is_marker`]), so they never change the code that is generated.
+    Loc {
+        span: Span,
+    },
 }
 
 /// An immediate operand whose value may only be known once globals are placed.
@@ -359,12 +367,18 @@ macro_rules! match_def {
             | Inst::UtWait { .. }
             | Inst::Copy { .. }
             | Inst::DsdOp { .. }
-            | Inst::DsdSet { .. } => None,
+            | Inst::DsdSet { .. }
+            | Inst::Loc { .. } => None,
         }
     };
 }
 
 impl Inst {
+    /// Whether this is a [`Inst::Loc`] marker, which generates no code.
+    pub fn is_marker(&self) -> bool {
+        matches!(self, Inst::Loc { .. })
+    }
+
     /// The register the instruction writes, if any.
     pub fn def(&self) -> Option<VReg> {
         match_def!(self, d => Some(*d), d => *d)
@@ -383,7 +397,8 @@ impl Inst {
             | Inst::GlobalAddr { .. }
             | Inst::FuncAddr { .. }
             | Inst::Trap { .. }
-            | Inst::UtWait { .. } => {}
+            | Inst::UtWait { .. }
+            | Inst::Loc { .. } => {}
             Inst::Mov { src, .. } | Inst::Conv { src, .. } | Inst::ConvR { src, .. } => f(src),
             Inst::Bin { a, b, .. } | Inst::Cmp { a, b, .. } => {
                 f(a);

@@ -98,7 +98,12 @@ pub fn disassembly(image: &Image) -> String {
 /// with the same [`Image::validate`] the loader runs, so whatever links also loads. The
 /// static route checks ([`crate::fabric_check`]) run on the result; their warnings are
 /// appended to `warnings`.
-pub fn link(plan: FabricPlan, warnings: &mut Vec<Diagnostic>) -> Result<Image, Box<Diagnostic>> {
+/// `sources` holds the files the programs were compiled from (for the line tables).
+pub fn link(
+    plan: FabricPlan,
+    sources: &crate::source::SourceMap,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Image, Box<Diagnostic>> {
     let FabricPlan {
         meta,
         placement,
@@ -118,7 +123,7 @@ pub fn link(plan: FabricPlan, warnings: &mut Vec<Diagnostic>) -> Result<Image, B
         }
         facts.push(crate::fabric_check::ProgramFacts::of(&c.program, meta.arch));
         local_routes.push(std::mem::take(&mut c.program.local_routes));
-        classes.push(crate::codegen::emit_class(&c.program, &c.name)?);
+        classes.push(crate::codegen::emit_class(&c.program, &c.name, sources)?);
     }
     // Only programs that configure colours themselves need the layout's routes by place.
     let layout_at: HashMap<(u32, u32, u8), Option<Span>> = if local_routes.iter().all(Vec::is_empty)

@@ -122,10 +122,7 @@ fn main() -> ExitCode {
     for line in &comp.prints {
         eprintln!("{line}");
     }
-    if cli.deny_warnings && comp.diagnostics.iter().any(|d| !d.is_error()) {
-        for d in &mut comp.diagnostics {
-            d.severity = cslc::diag::Severity::Error;
-        }
+    if cli.deny_warnings && cslc::diag::deny_warnings(&mut comp.diagnostics) {
         comp.output = None;
     }
     eprint!("{}", render_all(&comp.diagnostics, &comp.sources, color));

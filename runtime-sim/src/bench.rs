@@ -289,7 +289,12 @@ fn class(arch: Arch, send: Option<u8>, recv: Option<u8>, chunks: u32) -> Program
     data[cc..cc + 4].copy_from_slice(&chunks.to_le_bytes());
     info.functions = functions;
     info.tasks = tasks;
-    ProgramClass { code, data, info }
+    ProgramClass {
+        code,
+        data,
+        info,
+        lines: Default::default(),
+    }
 }
 
 fn route(x: u32, y: u32, color: u8, rx: Direction, tx: Direction) -> ColorConfig {

@@ -144,6 +144,12 @@ impl Class {
             .map_or("?", |f| f.name.as_str())
     }
 
+    /// The source line instruction `pc` was compiled from (`file:line`), if the image
+    /// has a line table covering it; for traces and fault reports.
+    pub fn line_at(&self, pc: u32) -> Option<String> {
+        self.program.lines.lookup(pc).map(|l| l.to_string())
+    }
+
     /// How task id `id` is triggered, if a task is bound to it.
     pub fn kind(&self, id: u8) -> Option<TaskKind> {
         self.binding(id)?;

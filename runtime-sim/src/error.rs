@@ -314,6 +314,8 @@ pub enum WaitReason {
         func: String,
         /// Instruction index of the `dsd_op`.
         pc: u32,
+        /// Its source line (`file:line`), if the image has a line table.
+        line: Option<String>,
         /// The operation (`fadds`, ...).
         op: &'static str,
         /// What it waits for.
@@ -329,6 +331,8 @@ pub enum WaitReason {
         func: String,
         /// Instruction index of the `dsd_op`.
         pc: u32,
+        /// Its source line (`file:line`), if the image has a line table.
+        line: Option<String>,
         /// The operation.
         op: &'static str,
         /// What it waits for.
@@ -344,6 +348,8 @@ pub enum WaitReason {
         func: String,
         /// Instruction index of the `dsd_op`.
         pc: u32,
+        /// Its source line (`file:line`), if the image has a line table.
+        line: Option<String>,
     },
     /// A streaming memcpy did not move all of this PE's wavelets.
     Stream {
@@ -356,6 +362,12 @@ pub enum WaitReason {
         /// Wavelets to move.
         total: u32,
     },
+}
+
+/// ` at file:line` for a known source line, else nothing.
+fn at_line(line: &Option<String>) -> String {
+    line.as_ref()
+        .map_or_else(String::new, |l| format!(" at {l}"))
 }
 
 impl fmt::Display for WaitReason {
@@ -376,13 +388,15 @@ impl fmt::Display for WaitReason {
                 task,
                 func,
                 pc,
+                line,
                 op,
                 on,
             } => {
                 write!(
                     f,
-                    "{} in `{func}` is held by synchronous @{op} (pc {pc}), which {on}",
-                    task_name(*task)
+                    "{} in `{func}` is held by synchronous @{op} (pc {pc}{}), which {on}",
+                    task_name(*task),
+                    at_line(line)
                 )
             }
             WaitReason::Microthread {
@@ -390,18 +404,27 @@ impl fmt::Display for WaitReason {
                 task,
                 func,
                 pc,
+                line,
                 op,
                 on,
             } => write!(
                 f,
-                "microthread {ut}: asynchronous @{op} issued by {} in `{func}` (pc {pc}) {on}",
-                task_name(*task)
+                "microthread {ut}: asynchronous @{op} issued by {} in `{func}` (pc {pc}{}) {on}",
+                task_name(*task),
+                at_line(line)
             ),
-            WaitReason::MicrothreadBusy { ut, task, func, pc } => write!(
+            WaitReason::MicrothreadBusy {
+                ut,
+                task,
+                func,
+                pc,
+                line,
+            } => write!(
                 f,
-                "{} in `{func}` waits at pc {pc} to start an asynchronous operation on busy \
+                "{} in `{func}` waits at pc {pc}{} to start an asynchronous operation on busy \
                  microthread {ut}",
-                task_name(*task)
+                task_name(*task),
+                at_line(line)
             ),
             WaitReason::Stream {
                 h2d,
@@ -620,6 +643,8 @@ pub enum SimError {
         func: String,
         /// Instruction index of the faulting instruction.
         pc: u32,
+        /// Its source line (`file:line`), if the image has a line table.
+        line: Option<String>,
         /// Cycle of the fault.
         cycle: u64,
         /// What went wrong.
@@ -669,6 +694,7 @@ impl fmt::Display for SimError {
                 task,
                 func,
                 pc,
+                line,
                 cycle,
                 kind,
             } => {
@@ -676,7 +702,11 @@ impl fmt::Display for SimError {
                 if let Some(t) = task {
                     write!(f, ", task {t}")?;
                 }
-                write!(f, ", function `{func}`, pc {pc}, cycle {cycle}: {kind}")
+                write!(
+                    f,
+                    ", function `{func}`, pc {pc}{}, cycle {cycle}: {kind}",
+                    at_line(line)
+                )
             }
             SimError::Deadlock {
                 cycle,

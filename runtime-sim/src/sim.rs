@@ -1014,6 +1014,7 @@ impl Simulator {
                     task: op.site.task,
                     func: name(op.site.func),
                     pc: op.site.pc,
+                    line: class.line_at(op.site.pc),
                     op: op.op.name(),
                     on: op.waiting.clone().unwrap_or(unknown.clone()),
                 },
@@ -1028,6 +1029,7 @@ impl Simulator {
                     task: pe.task,
                     func: name(pe.cur.func),
                     pc: pe.cur.pc,
+                    line: class.line_at(pe.cur.pc),
                 },
             });
         }
@@ -1048,6 +1050,7 @@ impl Simulator {
                     task: op.site.task,
                     func: name(op.site.func),
                     pc: op.site.pc,
+                    line: class.line_at(op.site.pc),
                     op: op.op.name(),
                     on,
                 },
@@ -1208,14 +1211,19 @@ fn trace_ce(t: &Tracer, pe: &Pe, class: &Class, out: &CeOut, now: u64) {
         && let Some(op) = class.code().get(pc as usize)
     {
         let func = class.func_name_at(pc);
+        let line = class
+            .line_at(pc)
+            .map_or_else(String::new, |l| format!(" ({l})"));
         match op {
             Op::Call { func: callee, .. } => {
                 let callee = class.func_name(*callee);
                 t.line(format_args!(
-                    "@{now} {loc}: pc {pc} in `{func}`: {op}  ; calls `{callee}`"
+                    "@{now} {loc}: pc {pc} in `{func}`{line}: {op}  ; calls `{callee}`"
                 ));
             }
-            _ => t.line(format_args!("@{now} {loc}: pc {pc} in `{func}`: {op}")),
+            _ => t.line(format_args!(
+                "@{now} {loc}: pc {pc} in `{func}`{line}: {op}"
+            )),
         }
     }
 }
@@ -1400,6 +1408,7 @@ fn ce_chunk<const REC: bool>(
                         task,
                         func: class.func_name(func).to_string(),
                         pc,
+                        line: class.line_at(pc),
                         cycle: now,
                         kind: f.kind,
                     });

@@ -2,7 +2,7 @@
 //! image and a symbol map, in the experimental SDK's `key=value` argument style:
 //!
 //! ```text
-//! paint FILE.paint [lib=DIR]... [arch=sdr|wse3|wse2] [NAME=VALUE]... [out=X.obj] [map=X.map] [asm=X.asm] [-O0]
+//! paint FILE.paint [lib=DIR]... [arch=sdr|wse3|wse2] [NAME=VALUE]... [out=X.obj] [map=X.map] [asm=X.asm] [-O0] [--deny-warnings]
 //! ```
 //!
 //! Exit codes: 0 success, 1 errors in the floorplan, a program or the command line.
@@ -26,7 +26,10 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let comp = compile_floorplan(&inv.file, &inv.options);
+    let mut comp = compile_floorplan(&inv.file, &inv.options);
+    if inv.deny_warnings && cslc::diag::deny_warnings(&mut comp.diagnostics) {
+        comp.image = None;
+    }
     eprint!("{}", render_all(&comp.diagnostics, &comp.sources, color));
     let (Some(image), Some(map)) = (comp.image, comp.map) else {
         return ExitCode::from(1);

@@ -10,6 +10,9 @@
 //!   scratch registers above the function's own, as the ISA passes them, unless they
 //!   already are consecutive (the optimiser places them so).
 //!
+//! * Lines: every [`Inst::Loc`] marker and every function entry becomes a row of the
+//!   class's line table ([`lines`]), so the simulator can name source lines.
+//!
 //! [`emit_class`] does three jobs, one function each: [`emit_function`] lays out a
 //! function's blocks and patches branch targets, [`select`] picks the PE instructions for
 //! one IR instruction, and [`class_summary`] builds the class's tables (functions, tasks,
@@ -24,15 +27,25 @@ use csl_arch::image::{
 };
 use csl_arch::isa::{Op, Reg, TrapCode};
 
-/// Compiles one program into an image class. `name` describes the class in messages.
-pub fn emit_class(prog: &Program, name: &str) -> Result<ProgramClass, Box<Diagnostic>> {
+pub mod lines;
+
+/// Compiles one program into an image class. `name` describes the class in messages;
+/// `sources` resolves the spans of the program's line markers.
+pub fn emit_class(
+    prog: &Program,
+    name: &str,
+    sources: &crate::source::SourceMap,
+) -> Result<ProgramClass, Box<Diagnostic>> {
     let (addrs, data) = place_globals(prog, name)?;
     let mut code = Vec::new();
     let mut functions = Vec::new();
+    let mut lines = lines::Lines::new(sources);
     for f in prog.functions.values() {
-        functions.push(emit_function(prog, &addrs, f, &mut code)?);
+        functions.push(emit_function(prog, &addrs, f, &mut code, &mut lines)?);
     }
-    Ok(class_summary(prog, name, &addrs, code, data, functions))
+    let mut class = class_summary(prog, name, &addrs, code, data, functions);
+    class.lines = lines.finish(class.code.len());
+    Ok(class)
 }
 
 /// Block layout with fix-ups: appends function `f`'s code to `code`, block by block in
@@ -43,8 +56,10 @@ fn emit_function(
     addrs: &Addresses,
     f: &crate::ir::Function,
     code: &mut Vec<Op>,
+    lines: &mut lines::Lines<'_>,
 ) -> Result<FuncInfo, Box<Diagnostic>> {
     let entry = code.len() as u32;
+    lines.mark(entry, f.span);
     let max_args = f
         .blocks
         .values()
@@ -80,7 +95,10 @@ fn emit_function(
         starts[b] = code.len() as u32;
         let block = &f.blocks[b];
         for inst in &block.insts {
-            select(prog, addrs, f, scratch, inst, code)?;
+            match inst {
+                Inst::Loc { span } => lines.mark(code.len() as u32, *span),
+                _ => select(prog, addrs, f, scratch, inst, code)?,
+            }
         }
         let next = order.get(pos + 1).copied();
         match &block.term {
@@ -306,6 +324,8 @@ fn select(
             desc: reg(*desc),
             val: reg(*val),
         }),
+        // Markers become line-table rows in `emit_function`, not instructions.
+        Inst::Loc { .. } => {}
         Inst::DsdOp {
             op,
             operands,
@@ -408,6 +428,7 @@ fn class_summary(
             output_queues: prog.output_queues.clone(),
             blocked_queues: Vec::new(),
         },
+        lines: Default::default(),
     }
 }
 
@@ -425,7 +446,7 @@ fn layout(f: &crate::ir::Function) -> Vec<crate::ir::BlockId> {
         .filter(|(id, b)| {
             id.index() == 0
                 || named[id.index()]
-                || !b.insts.is_empty()
+                || !b.insts.iter().all(Inst::is_marker)
                 || !matches!(b.term, Term::Unreachable)
         })
         .map(|(id, _)| id)

@@ -114,3 +114,15 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 }
+
+/// `--deny-warnings` (of `cslc` and `paint`): if any diagnostic is a warning, makes every
+/// diagnostic an error and returns `true` (the caller then writes nothing).
+pub fn deny_warnings(diags: &mut [Diagnostic]) -> bool {
+    if diags.iter().all(Diagnostic::is_error) {
+        return false;
+    }
+    for d in diags {
+        d.severity = Severity::Error;
+    }
+    true
+}

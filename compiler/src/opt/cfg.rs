@@ -2,7 +2,7 @@
 //! loop rotation (a jump back to a small loop header becomes a copy of the header).
 
 use super::reachable;
-use crate::ir::{BlockId, Function, Term};
+use crate::ir::{BlockId, Function, Inst, Term};
 use cranelift_entity::EntityRef;
 
 /// Simplifies the reachable part of `f`'s CFG; `frozen` blocks (unreachable from the
@@ -72,7 +72,7 @@ pub fn simplify(f: &mut Function, frozen: &[bool]) -> bool {
         if h.index() > i
             || h == p
             || frozen[h.index()]
-            || header.insts.len() > ROTATE_MAX
+            || header.insts.iter().filter(|i| !i.is_marker()).count() > ROTATE_MAX
             || !matches!(header.term, Term::Branch { .. })
         {
             continue;
@@ -89,12 +89,13 @@ pub fn simplify(f: &mut Function, frozen: &[bool]) -> bool {
 const ROTATE_MAX: usize = 4;
 
 /// The block control really continues at when jumping to `t`: empty blocks that only jump
-/// are skipped (a cycle of them is left alone).
+/// are skipped (a cycle of them is left alone). Source markers count as empty: they
+/// generate no code, and a statement's line is worth less than a jump.
 fn thread(f: &Function, mut t: BlockId) -> BlockId {
     for _ in 0..f.blocks.len() {
         let block = &f.blocks[t];
         match block.term {
-            Term::Jump(next) if block.insts.is_empty() && next != t => t = next,
+            Term::Jump(next) if block.insts.iter().all(Inst::is_marker) && next != t => t = next,
             _ => break,
         }
     }

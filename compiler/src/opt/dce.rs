@@ -70,7 +70,12 @@ const COALESCE_WINDOW: usize = 32;
 /// The index in `before` of the instruction that computes `t` for a following `v = t`, if
 /// it can write `v` instead: nothing in between reads `t` or touches `v`.
 fn coalesce_site(before: &[Inst], v: VReg, t: VReg) -> Option<usize> {
-    for (k, inst) in before.iter().enumerate().rev().take(COALESCE_WINDOW) {
+    let real = before
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, i)| !i.is_marker());
+    for (k, inst) in real.take(COALESCE_WINDOW) {
         if inst.def() == Some(t) {
             return Some(k);
         }

@@ -286,7 +286,7 @@ fn build_image(
         optimize: opts.optimize,
         host_streams: 0,
     };
-    match crate::link::link(plan, diags) {
+    match crate::link::link(plan, sources, diags) {
         Ok(image) => Some(image),
         Err(d) => {
             diags.push(*d);

@@ -157,11 +157,14 @@ pub struct Invocation {
     pub map: PathBuf,
     /// `asm=`: where to write the disassembly of every class (`-`: standard output).
     pub asm: Option<PathBuf>,
+    /// `--deny-warnings`: report warnings (the static route checks among them) as errors
+    /// and write nothing.
+    pub deny_warnings: bool,
 }
 
 /// The usage text of `paint`.
 pub const USAGE: &str = "\
-usage: paint FILE.paint [lib=DIR]... [arch=sdr|wse3|wse2] [NAME=VALUE]... [out=X.obj] [map=X.map] [asm=X.asm] [-O0]
+usage: paint FILE.paint [lib=DIR]... [arch=sdr|wse3|wse2] [NAME=VALUE]... [out=X.obj] [map=X.map] [asm=X.asm] [-O0] [--deny-warnings]
 
 Compiles a Paint floorplan and every Tungsten program it places with code('prog) into a
 fabric image (out=, default STEM.obj) and a symbol map for miset/miget (map=, default
@@ -175,6 +178,9 @@ STEM.map).
   asm=FILE       also write the disassembly of every program class (as cslc --emit-asm
                  prints it; asm=- prints it on standard output)
   -O0            do not optimise the programs
+  --deny-warnings
+                 treat warnings (the static route checks E0701-E0707 among them) as
+                 errors: report them as errors and write nothing
   --help         print this text";
 
 /// Parses `paint`'s arguments (without the program name). `Ok(None)` means `--help`.
@@ -184,12 +190,17 @@ pub fn parse_args(args: &[String]) -> Result<Option<Invocation>, String> {
     let mut out = None;
     let mut map = None;
     let mut asm = None;
+    let mut deny_warnings = false;
     for a in args {
         if a == "--help" || a == "-h" || a == "help" {
             return Ok(None);
         }
         if a == "-O0" {
             opts.optimize = false;
+            continue;
+        }
+        if a == "--deny-warnings" {
+            deny_warnings = true;
             continue;
         }
         if a == "-O1" || a == "-O" {
@@ -257,6 +268,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Invocation>, String> {
         out: out.unwrap_or_else(|| PathBuf::from(format!("{stem}.obj"))),
         map: map.unwrap_or_else(|| PathBuf::from(format!("{stem}.map"))),
         asm,
+        deny_warnings,
         file,
         options: opts,
     }))

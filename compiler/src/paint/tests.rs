@@ -423,6 +423,9 @@ fn arguments_parse_in_key_value_style() {
         vec![("NX".to_string(), 8), ("NY".to_string(), 16)]
     );
     assert!(!inv.options.optimize);
+    assert!(!inv.deny_warnings);
+    let inv = args(&["f.paint", "--deny-warnings"]).unwrap().unwrap();
+    assert!(inv.deny_warnings);
     assert!(args(&["--help"]).unwrap().is_none());
     assert!(
         args(&["f.paint", "arch=foo"])
@@ -545,4 +548,22 @@ fn bad_switches_are_e1230() {
     for src in cases {
         assert_eq!(error_codes(src, &[]), vec!["E1230"], "{src}");
     }
+}
+
+/// `--deny-warnings` makes every diagnostic an error once one is a warning, and leaves
+/// error-only or empty lists alone.
+#[test]
+fn deny_warnings_promotes_only_when_a_warning_is_present() {
+    use crate::diag::{Diagnostic, Severity, deny_warnings};
+    let mut none: Vec<Diagnostic> = Vec::new();
+    assert!(!deny_warnings(&mut none));
+    let mut errors = vec![Diagnostic::global("E0001", "bad")];
+    assert!(!deny_warnings(&mut errors));
+    let mut mixed = vec![Diagnostic::global("E0001", "bad"), {
+        let mut w = Diagnostic::global("E0701", "a route goes nowhere");
+        w.severity = Severity::Warning;
+        w
+    }];
+    assert!(deny_warnings(&mut mixed));
+    assert!(mixed.iter().all(Diagnostic::is_error));
 }

@@ -76,6 +76,19 @@ impl FnBuilder {
         }
     }
 
+    /// Marks the code that follows as coming from the statement at `span` (an
+    /// [`Inst::Loc`]); a marker with nothing after it yet is replaced.
+    pub fn mark(&mut self, span: Span) {
+        let b = &mut self.func.blocks[self.cur];
+        if !matches!(b.term, Term::Open) {
+            return;
+        }
+        match b.insts.last_mut() {
+            Some(Inst::Loc { span: last }) => *last = span,
+            _ => b.insts.push(Inst::Loc { span }),
+        }
+    }
+
     /// Appends `dst = a op b` (an [`Inst::Bin`]).
     pub fn bin(&mut self, op: BinOp, ty: NumTy, dst: VReg, a: VReg, b: VReg) {
         self.emit(Inst::Bin { op, ty, dst, a, b });

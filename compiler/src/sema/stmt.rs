@@ -62,6 +62,7 @@ impl Sema {
                 if !self.fb(env).cur_reachable() {
                     break;
                 }
+                self.fb(env).mark(s.span);
                 // Runtime lowering recovers at statement boundaries so several independent
                 // errors are reported in one run.
                 let _ = self.stmt(env, s);
@@ -470,6 +471,10 @@ impl Sema {
         let exit = self.fb(env).block();
         self.fb(env).terminate(Term::Jump(header));
         self.fb(env).switch_to(header);
+        // The test and the continue expression belong to the `while` line, not to the
+        // body statement laid out before them.
+        let cond_span = self.span(env, cond);
+        self.fb(env).mark(cond_span);
         match self.cond(env, cond)? {
             Val::Ct(Value::Bool(false)) => {
                 self.fb(env).terminate(Term::Jump(exit));
@@ -483,6 +488,7 @@ impl Sema {
         self.loop_body(env, label, exit, cont_b, body);
         self.fb(env).switch_to(cont_b);
         if let Some(c) = cont {
+            self.fb(env).mark(c.span);
             let _ = self.stmt(env, c);
         }
         self.fb(env).terminate(Term::Jump(header));
@@ -692,6 +698,7 @@ impl Sema {
         let op = if step_v > 0 { CmpOp::Lt } else { CmpOp::Gt };
         let test = (op, nt, counter, stop_r);
         self.fb(env).loop_header(header, body_b, exit, test);
+        self.fb(env).mark(span);
         env.scopes.push(Vec::new());
         // The capture is a copy, so the body cannot disturb the counter.
         let cap = self.fb(env).reg();
@@ -721,6 +728,7 @@ impl Sema {
         self.loop_body(env, label, exit, cont_b, body);
         env.scopes.pop();
         self.fb(env).switch_to(cont_b);
+        self.fb(env).mark(span);
         self.fb(env).bin(BinOp::Add, nt, counter, counter, step_r);
         if let Some(ix) = idx {
             let one = self.imm(env, 1);
@@ -831,6 +839,7 @@ impl Sema {
         let exit = self.fb(env).block();
         let test = (CmpOp::Lt, NumTy::U16, counter, end);
         self.fb(env).loop_header(header, body_b, exit, test);
+        self.fb(env).mark(body.span);
         env.scopes.push(Vec::new());
         let k = self.imm(env, esize);
         let scaled = self.emit_bin(env, BinOp::Mul, NumTy::U16, counter, k);

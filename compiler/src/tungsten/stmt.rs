@@ -52,6 +52,7 @@ impl<'a> Lower<'a> {
 
     /// Lowers one statement (errors are recorded; the walk goes on).
     pub fn stmt(&mut self, s: &Stmt) {
+        self.fb.mark(s.span);
         let was_direct = self.par_direct;
         let last = self.last_send.take();
         let mut sent = None;
@@ -434,6 +435,8 @@ impl<'a> Lower<'a> {
         }
         self.stmt(body);
         self.scopes.pop();
+        // The increment belongs to the loop's line, not to the body's last statement.
+        self.fb.mark(span);
         let one = if ty.is_float() {
             self.imm(super::lower::wrap_int(1, ty) as u32)
         } else {

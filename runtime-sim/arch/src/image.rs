@@ -10,12 +10,14 @@
 //!   symbol table.
 //! * For program class `N`: `.text.classN` (encoded instructions, see [`crate::isa`]),
 //!   `.data.classN` (the initial image of PE memory from address 0) and `.csl.classN`
-//!   (JSON of [`ClassInfo`]).
+//!   (JSON of [`ClassInfo`]), and, if the class has one, `.csl.linesN` (its
+//!   [`crate::lines::LineTable`], in the binary layout that module defines).
 //! * The ELF symbol table names every exported symbol as `classN.name`, valued at its
 //!   address (data) or entry instruction (functions).
 
 use crate::fabric::Arch;
 use crate::isa::{self, NumTy, Op};
+use crate::lines::LineTable;
 use object::{Object, ObjectSection};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -52,6 +54,11 @@ pub fn section_data(n: usize) -> String {
 /// Name of the metadata section of class `n`.
 pub fn section_class(n: usize) -> String {
     format!(".csl.class{n}")
+}
+
+/// Name of the optional line-table section of class `n` (see [`crate::lines`]).
+pub fn section_lines(n: usize) -> String {
+    format!(".csl.lines{n}")
 }
 
 /// A whole compiled program.
@@ -353,6 +360,8 @@ pub struct ProgramClass {
     pub data: Vec<u8>,
     /// Functions, tasks and symbols.
     pub info: ClassInfo,
+    /// The source line of each instruction (empty if the compiler recorded none).
+    pub lines: LineTable,
 }
 
 /// Metadata of one program class.
@@ -578,6 +587,14 @@ impl Image {
                 SectionKind::Metadata,
                 json(&class.info)?,
             );
+            if !class.lines.is_empty() {
+                add(
+                    &mut obj,
+                    &section_lines(n),
+                    SectionKind::Metadata,
+                    class.lines.encode(),
+                );
+            }
             for sym in &class.symbols() {
                 let (section, value, kind) = match sym.1 {
                     SymbolTarget::Tensor { ptr_addr } => {
@@ -661,7 +678,22 @@ impl Image {
                     reason: e.to_string(),
                 })?;
             let data = section(&section_data(n))?.to_vec();
-            classes.push(ProgramClass { code, data, info });
+            let lines_name = section_lines(n);
+            let lines = match file.section_by_name(&lines_name) {
+                Some(_) => LineTable::decode(section(&lines_name)?).map_err(|e| {
+                    ImageError::BadSection {
+                        section: lines_name,
+                        reason: e.to_string(),
+                    }
+                })?,
+                None => LineTable::default(),
+            };
+            classes.push(ProgramClass {
+                code,
+                data,
+                info,
+                lines,
+            });
         }
         let tile_memory = match file.section_by_name(SECTION_TILE_MEMORY) {
             Some(_) => decode_tile_memory(section(SECTION_TILE_MEMORY)?)?,
@@ -757,6 +789,9 @@ impl Image {
             let sec = section_class(n);
             if class.data.len() as u64 > u64::from(crate::fabric::PE_MEMORY_BYTES) {
                 return Err(bad(&section_data(n), "larger than PE memory".into()));
+            }
+            if let Err(e) = class.lines.check(class.code.len()) {
+                return Err(bad(&section_lines(n), e.to_string()));
             }
             let nfuncs = class.info.functions.len() as u32;
             for f in &class.info.functions {
@@ -883,6 +918,14 @@ mod tests {
                     }],
                     ..ClassInfo::default()
                 },
+                lines: LineTable {
+                    files: vec!["t.csl".into()],
+                    rows: vec![crate::lines::LineRow {
+                        pc: 1,
+                        file: 0,
+                        line: 7,
+                    }],
+                },
             }],
             tile_memory: Vec::new(),
         }
@@ -934,6 +977,31 @@ mod tests {
         }
         img.routes.push(route(0, 0, 3));
         assert!(img.validate().is_err());
+    }
+
+    /// A line table naming a pc past the code fails validation; one whose bytes are
+    /// malformed fails to load with an error naming its section.
+    #[test]
+    fn malformed_line_tables_are_rejected() {
+        let mut img = sample();
+        img.classes[0].lines.rows[0].pc = 2;
+        assert!(img.validate().is_err());
+        let img = sample();
+        let bytes = img.to_elf().unwrap();
+        let table = img.classes[0].lines.encode();
+        let at = bytes
+            .windows(table.len())
+            .position(|w| w == table.as_slice())
+            .unwrap();
+        // The row's file index (the third word from the end) names no file.
+        let mut bad = bytes.clone();
+        bad[at + table.len() - 8] = 5;
+        let err = Image::from_elf(&bad).unwrap_err();
+        assert!(
+            matches!(&err, ImageError::BadSection { section, .. } if section == ".csl.lines0"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("file 5"), "{err}");
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //! * [`dsd`]: the in-memory DSD descriptor layout (written by [`dsd::Desc::encode`]) and the
 //!   DSD operation table.
 //! * [`image`]: the compiled image (an ELF file) and its manifest types.
+//! * [`lines`]: the line table of a program class (instruction → `file:line`), one image
+//!   section per class.
 //! * [`symmap`]: the symbol map of named regions that `paint` writes and `miset`/`miget`
 //!   read.
 //! * [`tables`]: the 16-bit words of the router and switch tables that host programs
@@ -26,6 +28,7 @@ pub mod dsd;
 pub mod fabric;
 pub mod image;
 pub mod isa;
+pub mod lines;
 pub mod suggest;
 pub mod symmap;
 pub mod tables;

@@ -160,6 +160,7 @@ impl Asm {
             code: self.code,
             data: self.data,
             info: self.info,
+            lines: Default::default(),
         }
     }
 }
