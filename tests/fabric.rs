@@ -225,6 +225,42 @@ fn teardown_handler_runs_and_exits_teardown() {
 }
 
 #[test]
+fn routes_and_switches_change_at_run_time() {
+    use csl_arch::fabric::control::{self, CE_FILTER, NOP, SWITCH_ADV, TEARDOWN};
+    // The payloads <memcpy/memcpy_switches> builds: every command CE-filtered, no task.
+    let payload = |cmds: &[u8]| {
+        (0..control::MAX_CMDS).fold(0x1f << 16, |p, i| {
+            control::with_command(p, i, cmds.get(i).copied().unwrap_or(NOP) | CE_FILTER)
+        })
+    };
+    let teardown = payload(&[TEARDOWN]);
+    // The value the SDK's allreduce library documents for its teardown wavelet.
+    assert_eq!(teardown, 0x09df_9249);
+    for arch in ARCHS {
+        let mut rt = build("runtime_routes", arch, (10, 3));
+        rt.launch("configure", &[], false).unwrap();
+        rt.launch("go1", &[], false).unwrap();
+        rt.launch("go2", &[], false).unwrap();
+        let log = d2h_u32(&mut rt, "log", 3, 1, 8);
+        rt.stop().unwrap();
+        let (pe0, pe1, pe2) = (&log[0..8], &log[8..16], &log[16..24]);
+        assert_eq!(&pe1[0..2], &[11, 1], "{arch}: PE 1 received the first value");
+        assert_eq!(&pe2[0..2], &[22, 1], "{arch}: the second passed PE 1's position 1");
+        // rx WEST (bit 3), tx RAMP (bit 4, shifted by 5).
+        assert_eq!(pe1[2], (1 << 3) | (1 << 9), "{arch}: colour configuration word");
+        // Position 1: tx EAST (port 2, output side); 2 and 3 invalid (port 7).
+        assert_eq!(pe1[3], 2 | (7 << 4) | (7 << 8), "{arch}: switch configuration word");
+        assert_eq!(pe1[4], 1, "{arch}: current position");
+        let want = [
+            teardown,
+            payload(&[SWITCH_ADV, SWITCH_ADV]),
+            payload(&[SWITCH_ADV]),
+        ];
+        assert_eq!(&pe0[5..8], &want, "{arch}: control payloads");
+    }
+}
+
+#[test]
 fn fabout_zero_clears_the_first_source_as_it_is_sent() {
     for arch in ARCHS {
         let mut rt = build("fabout_zero", arch, (9, 3));

@@ -28,7 +28,7 @@ use crate::ring::{Ring, Wavelet, wflags};
 use crate::trace::Tracer;
 use crate::worklist::set_bit;
 use csl_arch::fabric::message::Header;
-use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID, control};
+use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID, control, mmio};
 use csl_arch::image::{ColorConfig, FilterKind, PopMode};
 
 /// Marks a colour without state in [`Router::slot`].
@@ -75,6 +75,15 @@ pub(crate) fn mask_names(m: u8) -> String {
 pub(crate) struct Route {
     pub rx: u8,
     pub tx: u8,
+}
+
+/// How switch position 1, 2 or 3 differs from the position before it: it is invalid, or
+/// it replaces one side (`rx` or `tx` port mask) and inherits the other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PosSpec {
+    pub valid: bool,
+    pub rx: Option<u8>,
+    pub tx: Option<u8>,
 }
 
 /// A colour filter and its counters (fabric.md §4.2).
@@ -199,6 +208,8 @@ pub(crate) struct ColorState {
     pub configured: bool,
     /// Switch positions 0..=3 (`None` = invalid).
     pub routes: [Option<Route>; 4],
+    /// What positions 1..=3 override (`routes[1..]` is derived from it and `routes[0]`).
+    pub specs: [PosSpec; 3],
     /// Union of `rx` over the valid positions.
     pub rx_any: u8,
     pub cur: u8,
@@ -223,6 +234,7 @@ impl ColorState {
         ColorState {
             configured: false,
             routes: [Some(Route::default()), None, None, None],
+            specs: [PosSpec::default(); 3],
             rx_any: 0,
             cur: 0,
             ring_mode: false,
@@ -247,28 +259,18 @@ impl ColorState {
         s.configured = true;
         s.routes[0] = Some(pos0);
         if let Some(sw) = &cfg.switches {
-            // Positions compose: a side a position leaves out is the one in force at the
-            // position before it (so `pos1 = tx`, `pos2 = rx` changes both sides in two steps).
-            let mut prev = pos0;
-            for (i, p) in sw.positions.iter().enumerate() {
-                if let Some(slot) = s.routes.get_mut(i + 1) {
-                    *slot = p.is_valid().then(|| Route {
-                        rx: p.rx.map_or(prev.rx, |d| 1 << d.index()),
-                        tx: p.tx.as_deref().map_or(prev.tx, dir_mask),
-                    });
-                    if let Some(r) = *slot {
-                        prev = r;
-                    }
-                }
+            for (spec, p) in s.specs.iter_mut().zip(&sw.positions) {
+                *spec = PosSpec {
+                    valid: p.is_valid(),
+                    rx: p.rx.map(|d| 1 << d.index()),
+                    tx: p.tx.as_deref().map(dir_mask),
+                };
             }
             s.cur = sw.current.min(3);
-            if s.routes.get(usize::from(s.cur)).is_none_or(Option::is_none) {
-                s.cur = 0;
-            }
             s.ring_mode = sw.ring_mode;
             s.pop_mode = sw.pop_mode;
         }
-        s.rx_any = s.routes.iter().flatten().fold(0, |m, r| m | r.rx);
+        s.rebuild();
         s.filter = cfg.filter.as_ref().map(Filter::new);
         s.teardown = cfg.teardown;
         s.swap_x = cfg.color_swap_x;
@@ -278,6 +280,111 @@ impl ColorState {
             s.rx_any = LINKS | RAMP_BIT;
         }
         s
+    }
+
+    /// Derives positions 1..=3 from position 0 and their overrides, the union of the
+    /// inputs, and moves an invalid current position to 0. Positions compose: a side a
+    /// position leaves out is the one in force at the position before it (so `pos1 = tx`,
+    /// `pos2 = rx` changes both sides in two steps).
+    pub(crate) fn rebuild(&mut self) {
+        let mut prev = self.routes[0].unwrap_or_default();
+        for (i, spec) in self.specs.iter().enumerate() {
+            let r = spec.valid.then(|| Route {
+                rx: spec.rx.unwrap_or(prev.rx),
+                tx: spec.tx.unwrap_or(prev.tx),
+            });
+            if let Some(slot) = self.routes.get_mut(i + 1) {
+                *slot = r;
+            }
+            if let Some(r) = r {
+                prev = r;
+            }
+        }
+        if self.routes.get(usize::from(self.cur)).is_none_or(Option::is_none) {
+            self.cur = 0;
+        }
+        self.rx_any = self.routes.iter().flatten().fold(0, |m, r| m | r.rx);
+        if self.mp.is_some() {
+            self.rx_any = LINKS | RAMP_BIT;
+        }
+    }
+
+    /// The `mmio::COLOR_CONFIG` word: rx ports in bits 4:0, tx ports in bits 9:5.
+    pub(crate) fn color_config_word(&self) -> u32 {
+        let r = self.routes[0].unwrap_or_default();
+        u32::from(r.rx & 0x1f) | (u32::from(r.tx & 0x1f) << 5)
+    }
+
+    /// A store to the `mmio::COLOR_CONFIG` word: position 0 becomes `v`'s route.
+    pub(crate) fn set_color_config_word(&mut self, v: u32) {
+        self.configured = true;
+        self.routes[0] = Some(Route {
+            rx: (v & 0x1f) as u8,
+            tx: ((v >> 5) & 0x1f) as u8,
+        });
+        self.rebuild();
+    }
+
+    /// The `mmio::SWITCH_CONFIG` word (a position that changes several tx ports reads as
+    /// the lowest of them).
+    pub(crate) fn switch_config_word(&self) -> u32 {
+        let mut v = 0u32;
+        for (i, spec) in self.specs.iter().enumerate() {
+            let (port, input) = match (spec.valid, spec.rx, spec.tx) {
+                (true, Some(m), _) => (m.trailing_zeros(), true),
+                (true, None, Some(m)) => (m.trailing_zeros(), false),
+                _ => (u32::from(mmio::SWITCH_POS_INVALID), true),
+            };
+            v |= (port.min(7) | (u32::from(input) << 3)) << (4 * i);
+        }
+        v |= u32::from(self.ring_mode) << 12;
+        let pop = match self.pop_mode {
+            PopMode::NoPop => 0,
+            PopMode::AlwaysPop => 1,
+            PopMode::PopOnAdvance => 2,
+            PopMode::PopOnAdvanceNop => 3,
+        };
+        v | (pop << 13)
+    }
+
+    /// A store to the `mmio::SWITCH_CONFIG` word.
+    pub(crate) fn set_switch_config_word(&mut self, v: u32) {
+        self.configured = true;
+        for (i, spec) in self.specs.iter_mut().enumerate() {
+            let f = (v >> (4 * i)) & 0xf;
+            let port = (f & 7) as u8;
+            let bit = 1u8 << port.min(7);
+            *spec = if port > 4 {
+                PosSpec::default()
+            } else if f & 8 != 0 {
+                PosSpec {
+                    valid: true,
+                    rx: Some(bit),
+                    tx: None,
+                }
+            } else {
+                PosSpec {
+                    valid: true,
+                    rx: None,
+                    tx: Some(bit),
+                }
+            };
+        }
+        self.ring_mode = v >> 12 & 1 == 1;
+        self.pop_mode = match (v >> 13) & 3 {
+            0 => PopMode::NoPop,
+            1 => PopMode::AlwaysPop,
+            2 => PopMode::PopOnAdvance,
+            _ => PopMode::PopOnAdvanceNop,
+        };
+        self.rebuild();
+    }
+
+    /// A store to the `mmio::SWITCH_POSITION` word: the switch moves to position `v`
+    /// (0 if that position is invalid).
+    pub(crate) fn set_switch_position(&mut self, v: u32) {
+        self.cur = (v & 3) as u8;
+        self.rebuild();
     }
 
     /// The current position's route.
