@@ -333,7 +333,7 @@ impl ColorState {
             let (port, input) = match (spec.valid, spec.rx, spec.tx) {
                 (true, Some(m), _) => (m.trailing_zeros(), true),
                 (true, None, Some(m)) => (m.trailing_zeros(), false),
-                _ => (u32::from(mmio::SWITCH_POS_INVALID), true),
+                _ => (u32::from(mmio::SWITCH_POS_INVALID), false),
             };
             v |= (port.min(7) | (u32::from(input) << 3)) << (4 * i);
         }
