@@ -60,7 +60,12 @@ selected() {
 # The first line of a failed run's output that says what went wrong.
 first_error() {
   local line
-  line="$(grep -m1 -E "error|Error|panicked|FAIL|Traceback|[Aa]ssert|Timed out" "$1")"
+  # A compiler error, else the exception a Python traceback ends with, else any error.
+  line="$(grep -m1 -E "^\[E[0-9]{4}\] Error|^error" "$1")"
+  if [ -z "$line" ] && grep -q "^Traceback" "$1"; then
+    line="$(grep -E "^[A-Za-z_.]*(Error|Exception|Exit)\b" "$1" | tail -n 1)"
+  fi
+  [ -n "$line" ] || line="$(grep -m1 -E "panicked|FAIL|[Aa]ssert|Timed out|Error" "$1")"
   [ -n "$line" ] || line="$(tail -n 1 "$1")"
   printf '%s' "${line:0:160}"
 }

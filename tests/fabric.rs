@@ -225,6 +225,21 @@ fn teardown_handler_runs_and_exits_teardown() {
 }
 
 #[test]
+fn runtime_dsr_load_keeps_save_address() {
+    for arch in ARCHS {
+        let mut rt = build("dsr_map", arch, (8, 3));
+        rt.launch("compute", &[], false).unwrap();
+        let y: Vec<f32> = d2h_u32(&mut rt, "y", 1, 1, 4)
+            .into_iter()
+            .map(f32::from_bits)
+            .collect();
+        rt.stop().unwrap();
+        // Each @map call continues at the next column of A (save_address), y restarts.
+        assert_eq!(y, [321.0, 654.0, 987.0, 0.0], "{arch}");
+    }
+}
+
+#[test]
 fn routes_and_switches_change_at_run_time() {
     use csl_arch::fabric::control::{self, CE_FILTER, NOP, SWITCH_ADV, TEARDOWN};
     // The payloads <memcpy/memcpy_switches> builds: every command CE-filtered, no task.

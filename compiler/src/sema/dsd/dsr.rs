@@ -87,6 +87,44 @@ impl Sema {
         Ok(Val::Ct(Value::Dsr(kind, n as u8)))
     }
 
+    /// Sets (or clears) the `save_address` flag of the descriptor in DSR global `g`.
+    fn set_dsr_save_flag(&mut self, env: &mut Env, g: crate::ir::GlobalId, save: bool) {
+        use csl_arch::isa::{BinOp, NumTy, Width};
+        let fb = self.fb(env);
+        let addr = fb.reg();
+        fb.emit(Inst::GlobalAddr {
+            dst: addr,
+            global: g,
+            offset: csl_arch::dsd::field::FLAGS,
+        });
+        let old = fb.reg();
+        fb.emit(Inst::Load {
+            w: Width::W8,
+            dst: old,
+            addr,
+        });
+        let mask = fb.reg();
+        let (op, imm) = if save {
+            (BinOp::Or, u32::from(flags::SAVE_ADDRESS))
+        } else {
+            (BinOp::And, u32::from(!flags::SAVE_ADDRESS))
+        };
+        fb.emit(Inst::Imm { dst: mask, imm });
+        let new = fb.reg();
+        fb.emit(Inst::Bin {
+            op,
+            ty: NumTy::U16,
+            dst: new,
+            a: old,
+            b: mask,
+        });
+        fb.emit(Inst::Store {
+            w: Width::W8,
+            addr,
+            src: new,
+        });
+    }
+
     /// `@get_xdsr(n)`.
     pub fn b_get_xdsr(&mut self, env: &mut Env, args: &[ExprId]) -> R<Val> {
         let n = self.eval_int(env, args[0])?;
@@ -200,6 +238,7 @@ impl Sema {
             }
             return Ok(Val::Ct(Value::Void));
         }
+        let runtime_value = !matches!(v, Val::Ct(_));
         let v = match (v, save) {
             (Val::Ct(Value::Dsd(d)), true) => {
                 let mut d = (*d).clone();
@@ -220,6 +259,10 @@ impl Sema {
             src,
             bytes: DESC_BYTES as u16,
         });
+        if runtime_value {
+            // A DSD held in a variable: the DSR's copy gets the `save_address` flag here.
+            self.set_dsr_save_flag(env, g, save);
+        }
         let _ = span;
         Ok(Val::Ct(Value::Void))
     }
