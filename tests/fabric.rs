@@ -225,17 +225,20 @@ fn teardown_handler_runs_and_exits_teardown() {
 }
 
 #[test]
-fn runtime_dsr_load_keeps_save_address() {
+fn runtime_dsr_loads_keep_save_address_and_completion() {
     for arch in ARCHS {
         let mut rt = build("dsr_map", arch, (8, 3));
         rt.launch("compute", &[], false).unwrap();
+        // The move sets y[3] = x[1] = 10 and its DSR's completion task adds 5 (without
+        // the task the launch never completes).
+        rt.launch("copy", &[], false).unwrap();
         let y: Vec<f32> = d2h_u32(&mut rt, "y", 1, 1, 4)
             .into_iter()
             .map(f32::from_bits)
             .collect();
         rt.stop().unwrap();
         // Each @map call continues at the next column of A (save_address), y restarts.
-        assert_eq!(y, [321.0, 654.0, 987.0, 0.0], "{arch}");
+        assert_eq!(y, [321.0, 654.0, 987.0, 15.0], "{arch}");
     }
 }
 
