@@ -262,12 +262,28 @@ fn routes_and_switches_change_at_run_time() {
         let log = d2h_u32(&mut rt, "log", 3, 1, 8);
         rt.stop().unwrap();
         let (pe0, pe1, pe2) = (&log[0..8], &log[8..16], &log[16..24]);
-        assert_eq!(&pe1[0..2], &[11, 1], "{arch}: PE 1 received the first value");
-        assert_eq!(&pe2[0..2], &[22, 1], "{arch}: the second passed PE 1's position 1");
-        // rx WEST (bit 3), tx RAMP (bit 4, shifted by 5).
-        assert_eq!(pe1[2], (1 << 3) | (1 << 9), "{arch}: colour configuration word");
-        // Position 1: tx EAST (port 2, output side); 2 and 3 invalid (port 7).
-        assert_eq!(pe1[3], 2 | (7 << 4) | (7 << 8), "{arch}: switch configuration word");
+        assert_eq!(
+            &pe1[0..2],
+            &[11, 1],
+            "{arch}: PE 1 received the first value"
+        );
+        assert_eq!(
+            &pe2[0..2],
+            &[22, 1],
+            "{arch}: the second passed PE 1's position 1"
+        );
+        // tx RAMP (bit 4), rx WEST (bit 0, shifted by 5).
+        assert_eq!(
+            pe1[2],
+            (1 << 4) | (1 << 5),
+            "{arch}: colour configuration word"
+        );
+        // Position 1: tx EAST (port 1, output side); 2 and 3 invalid (port 5).
+        assert_eq!(
+            pe1[3],
+            1 | (5 << 4) | (5 << 8),
+            "{arch}: switch configuration word"
+        );
         assert_eq!(pe1[4], 1, "{arch}: current position");
         let want = [
             teardown,

@@ -89,7 +89,6 @@ fn libraries_use_the_arch_register_addresses() {
         ("tile_config/teardown", mmio::TEARDOWN_PENDING),
         ("tile_config/color_config", mmio::COLOR_CONFIG),
         ("tile_config/switch_config", mmio::SWITCH_CONFIG),
-        ("tile_config/switch_config", mmio::SWITCH_POSITION),
     ] {
         let src = cslc::stdlib::lookup(lib).unwrap_or("");
         let want = format!("0x{addr:x}");

@@ -321,16 +321,21 @@ fn mmio_write(
                 pe.print_buf.push(b);
             }
         }
-        a if (mmio::COLOR_CONFIG..mmio::SWITCH_POSITION + 2 * mmio::PER_COLOR_WORDS)
-            .contains(&a)
+        a if (mmio::COLOR_CONFIG..mmio::SWITCH_CONFIG + 2 * mmio::PER_COLOR_WORDS).contains(&a)
             && a % 2 == 0 =>
         {
             let (array, c) = color_register(a);
             if let Some(cs) = router.ensure_color(c) {
-                match array {
-                    0 => cs.set_color_config_word(v),
-                    1 => cs.set_switch_config_word(v),
-                    _ => cs.set_switch_position(v),
+                if array == 0 {
+                    cs.set_color_config_word(v);
+                    cs.teardown = v >> 14 & 1 == 1;
+                    if cs.teardown {
+                        router.teardown_pending |= 1 << c;
+                    } else {
+                        router.teardown_pending &= !(1 << c);
+                    }
+                } else {
+                    cs.set_switch_config_word(v);
                 }
             }
             out.wake_router = true;
@@ -355,8 +360,8 @@ fn mmio_write(
     Ok(())
 }
 
-/// Which per-colour register array (0 colour config, 1 switch config, 2 switch position)
-/// and which colour a byte address in `mmio::COLOR_CONFIG..` names.
+/// Which per-colour register array (0 colour config, 1 switch config) and which colour a
+/// byte address in `mmio::COLOR_CONFIG..` names.
 fn color_register(a: u32) -> (u32, u8) {
     let word = (a - mmio::COLOR_CONFIG) / 2;
     let stride = mmio::SWITCH_CONFIG / 2 - mmio::COLOR_CONFIG / 2;
@@ -435,15 +440,16 @@ fn mmio_read(pe: &mut Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32,
         a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a) && a % 2 == 0 => {
             Ok(((pe.high_priority >> ((a - mmio::TASK_PRIORITY) * 8)) & 0xffff) as u32)
         }
-        a if (mmio::COLOR_CONFIG..mmio::SWITCH_POSITION + 2 * mmio::PER_COLOR_WORDS)
-            .contains(&a)
+        a if (mmio::COLOR_CONFIG..mmio::SWITCH_CONFIG + 2 * mmio::PER_COLOR_WORDS).contains(&a)
             && a % 2 == 0 =>
         {
             let (array, c) = color_register(a);
-            Ok(router.color(c).map_or(0, |cs| match array {
-                0 => cs.color_config_word(),
-                1 => cs.switch_config_word(),
-                _ => u32::from(cs.cur),
+            Ok(router.color(c).map_or(0, |cs| {
+                if array == 0 {
+                    cs.color_config_word()
+                } else {
+                    cs.switch_config_word()
+                }
             }))
         }
         mmio::ROW_ID => Ok(pe.loc.abs.y & 0xffff),

@@ -46,6 +46,16 @@ pub(crate) fn dir_mask(ds: &[Direction]) -> u8 {
     ds.iter().fold(0, |m, d| m | (1 << d.index()))
 }
 
+/// A port mask converted between [`Direction::index`] order (NORTH, SOUTH, EAST, WEST,
+/// RAMP) and the configuration registers' order (WEST, EAST, SOUTH, NORTH, RAMP); the
+/// mapping is its own inverse.
+pub(crate) fn hw_mask(m: u8) -> u8 {
+    (0..5).fold(0, |acc, i| {
+        let j = [3, 2, 1, 0, 4][i];
+        acc | (((m >> i) & 1) << j)
+    })
+}
+
 /// The direction of port index `i`.
 pub(crate) fn dir_of(i: usize) -> Direction {
     Direction::ALL.get(i).copied().unwrap_or(Direction::Ramp)
@@ -300,7 +310,11 @@ impl ColorState {
                 prev = r;
             }
         }
-        if self.routes.get(usize::from(self.cur)).is_none_or(Option::is_none) {
+        if self
+            .routes
+            .get(usize::from(self.cur))
+            .is_none_or(Option::is_none)
+        {
             self.cur = 0;
         }
         self.rx_any = self.routes.iter().flatten().fold(0, |m, r| m | r.rx);
@@ -309,51 +323,63 @@ impl ColorState {
         }
     }
 
-    /// The `mmio::COLOR_CONFIG` word: rx ports in bits 4:0, tx ports in bits 9:5.
+    /// The `mmio::COLOR_CONFIG` word: bits 4:0 the tx ports and bits 9:5 the rx ports of
+    /// position 0 (port order WEST, EAST, SOUTH, NORTH, RAMP), bits 13:12 the pop mode,
+    /// bit 14 teardown in progress.
     pub(crate) fn color_config_word(&self) -> u32 {
         let r = self.routes[0].unwrap_or_default();
-        u32::from(r.rx & 0x1f) | (u32::from(r.tx & 0x1f) << 5)
-    }
-
-    /// A store to the `mmio::COLOR_CONFIG` word: position 0 becomes `v`'s route.
-    pub(crate) fn set_color_config_word(&mut self, v: u32) {
-        self.configured = true;
-        self.routes[0] = Some(Route {
-            rx: (v & 0x1f) as u8,
-            tx: ((v >> 5) & 0x1f) as u8,
-        });
-        self.rebuild();
-    }
-
-    /// The `mmio::SWITCH_CONFIG` word (a position that changes several tx ports reads as
-    /// the lowest of them).
-    pub(crate) fn switch_config_word(&self) -> u32 {
-        let mut v = 0u32;
-        for (i, spec) in self.specs.iter().enumerate() {
-            let (port, input) = match (spec.valid, spec.rx, spec.tx) {
-                (true, Some(m), _) => (m.trailing_zeros(), true),
-                (true, None, Some(m)) => (m.trailing_zeros(), false),
-                _ => (u32::from(mmio::SWITCH_POS_INVALID), false),
-            };
-            v |= (port.min(7) | (u32::from(input) << 3)) << (4 * i);
-        }
-        v |= u32::from(self.ring_mode) << 12;
         let pop = match self.pop_mode {
             PopMode::NoPop => 0,
             PopMode::AlwaysPop => 1,
             PopMode::PopOnAdvance => 2,
             PopMode::PopOnAdvanceNop => 3,
         };
-        v | (pop << 13)
+        u32::from(hw_mask(r.tx))
+            | (u32::from(hw_mask(r.rx)) << 5)
+            | (pop << 12)
+            | (u32::from(self.teardown) << 14)
     }
 
-    /// A store to the `mmio::SWITCH_CONFIG` word.
+    /// A store to the `mmio::COLOR_CONFIG` word (the caller applies bit 14, teardown).
+    pub(crate) fn set_color_config_word(&mut self, v: u32) {
+        self.configured = true;
+        self.routes[0] = Some(Route {
+            tx: hw_mask((v & 0x1f) as u8),
+            rx: hw_mask(((v >> 5) & 0x1f) as u8),
+        });
+        self.pop_mode = match (v >> 12) & 3 {
+            0 => PopMode::NoPop,
+            1 => PopMode::AlwaysPop,
+            2 => PopMode::PopOnAdvance,
+            _ => PopMode::PopOnAdvanceNop,
+        };
+        self.rebuild();
+    }
+
+    /// The `mmio::SWITCH_CONFIG` word: for position p in 1..=3, bits 2:0 at 4(p-1) the
+    /// port (WEST 0, EAST 1, SOUTH 2, NORTH 3, RAMP 4, 5 = invalid) and the next bit the
+    /// side it replaces (1 = input); bit 12 ring mode; bits 14:13 the current position. A
+    /// position that changes several tx ports reads as the first of them.
+    pub(crate) fn switch_config_word(&self) -> u32 {
+        let mut v = 0u32;
+        for (i, spec) in self.specs.iter().enumerate() {
+            let (port, input) = match (spec.valid, spec.rx, spec.tx) {
+                (true, Some(m), _) => (hw_mask(m).trailing_zeros(), true),
+                (true, None, Some(m)) => (hw_mask(m).trailing_zeros(), false),
+                _ => (u32::from(mmio::SWITCH_POS_INVALID), false),
+            };
+            v |= (port.min(7) | (u32::from(input) << 3)) << (4 * i);
+        }
+        v | (u32::from(self.ring_mode) << 12) | (u32::from(self.cur & 3) << 13)
+    }
+
+    /// A store to the `mmio::SWITCH_CONFIG` word (it also moves the switch).
     pub(crate) fn set_switch_config_word(&mut self, v: u32) {
         self.configured = true;
         for (i, spec) in self.specs.iter_mut().enumerate() {
             let f = (v >> (4 * i)) & 0xf;
             let port = (f & 7) as u8;
-            let bit = 1u8 << port.min(7);
+            let bit = hw_mask(1u8 << port.min(7));
             *spec = if port > 4 {
                 PosSpec::default()
             } else if f & 8 != 0 {
@@ -371,19 +397,7 @@ impl ColorState {
             };
         }
         self.ring_mode = v >> 12 & 1 == 1;
-        self.pop_mode = match (v >> 13) & 3 {
-            0 => PopMode::NoPop,
-            1 => PopMode::AlwaysPop,
-            2 => PopMode::PopOnAdvance,
-            _ => PopMode::PopOnAdvanceNop,
-        };
-        self.rebuild();
-    }
-
-    /// A store to the `mmio::SWITCH_POSITION` word: the switch moves to position `v`
-    /// (0 if that position is invalid).
-    pub(crate) fn set_switch_position(&mut self, v: u32) {
-        self.cur = (v & 3) as u8;
+        self.cur = ((v >> 13) & 3) as u8;
         self.rebuild();
     }
 
