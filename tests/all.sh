@@ -20,3 +20,8 @@ echo "all.sh: building and installing the Python package (cslsim extension modul
 bin="${CARGO_TARGET_DIR:-$PWD/target}/release"
 CSLC="$bin/cslc" PATH="$bin:$PWD/$venv/bin:$PATH" \
   "$venv/bin/python" -m pytest -q runtime-sim/python/tests
+
+# Conformance with the public csl-examples programs (skips, saying so, unless
+# CSL_EXAMPLES names a checkout).
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" CONFORMANCE_VENV="$PWD/$venv" \
+  bash tests/conformance.sh
