@@ -18,8 +18,13 @@ fn build(program: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
 /// [`build`] with layout parameters (each run in its own directory).
 fn build_with(program: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
     let tag: String = params.iter().map(|(k, v)| format!("-{k}{v}")).collect();
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fabric-{program}{tag}-{arch}"));
+    // Tests run in parallel and some build the same program: one directory per test.
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("main")
+        .replace("::", "-");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fabric-{program}{tag}-{arch}-{test}"));
     csl_tests::compile_to(
         &format!("tests/programs/{program}/layout.csl"),
         arch,
