@@ -29,3 +29,8 @@ echo "all.sh: the Python package took ${SECONDS}s"
 bin="$CARGO_TARGET_DIR/release"
 CSLC="$bin/cslc" PATH="$bin:$PWD/$venv/bin:$PATH" \
   "$venv/bin/python" -m pytest -q runtime-sim/python/tests
+
+# Conformance with the public csl-examples programs (skips, saying so, unless
+# CSL_EXAMPLES names a checkout).
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" CONFORMANCE_VENV="$PWD/$venv" \
+  bash tests/conformance.sh

@@ -18,8 +18,13 @@ fn build(program: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
 /// [`build`] with layout parameters (each run in its own directory).
 fn build_with(program: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
     let tag: String = params.iter().map(|(k, v)| format!("-{k}{v}")).collect();
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fabric-{program}{tag}-{arch}"));
+    // Tests run in parallel and some build the same program: one directory per test.
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("main")
+        .replace("::", "-");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fabric-{program}{tag}-{arch}-{test}"));
     csl_tests::compile_to(
         &format!("tests/programs/{program}/layout.csl"),
         arch,
@@ -231,6 +236,76 @@ fn teardown_handler_runs_and_exits_teardown() {
             log[2], 1,
             "{arch}: the sender's router also entered teardown"
         );
+    }
+}
+
+#[test]
+fn runtime_dsr_loads_keep_save_address_and_completion() {
+    for arch in ARCHS {
+        let mut rt = build("dsr_map", arch, (8, 3));
+        rt.launch("compute", &[], false).unwrap();
+        // The move sets y[3] = x[1] = 10 and its DSR's completion task adds 5 (without
+        // the task the launch never completes).
+        rt.launch("copy", &[], false).unwrap();
+        let y: Vec<f32> = d2h_u32(&mut rt, "y", 1, 1, 4)
+            .into_iter()
+            .map(f32::from_bits)
+            .collect();
+        rt.stop().unwrap();
+        // Each @map call continues at the next column of A (save_address), y restarts.
+        assert_eq!(y, [321.0, 654.0, 987.0, 15.0], "{arch}");
+    }
+}
+
+#[test]
+fn routes_and_switches_change_at_run_time() {
+    use csl_arch::fabric::control::{self, CE_FILTER, NOP, SWITCH_ADV, TEARDOWN};
+    // The payloads <memcpy/memcpy_switches> builds: every command CE-filtered, no task.
+    let payload = |cmds: &[u8]| {
+        (0..control::MAX_CMDS).fold(0x1f << 16, |p, i| {
+            control::with_command(p, i, cmds.get(i).copied().unwrap_or(NOP) | CE_FILTER)
+        })
+    };
+    let teardown = payload(&[TEARDOWN]);
+    // The value the SDK's allreduce library documents for its teardown wavelet.
+    assert_eq!(teardown, 0x09df_9249);
+    for arch in ARCHS {
+        let mut rt = build("runtime_routes", arch, (10, 3));
+        rt.launch("configure", &[], false).unwrap();
+        rt.launch("go1", &[], false).unwrap();
+        rt.launch("go2", &[], false).unwrap();
+        let log = d2h_u32(&mut rt, "log", 3, 1, 8);
+        rt.stop().unwrap();
+        let (pe0, pe1, pe2) = (&log[0..8], &log[8..16], &log[16..24]);
+        assert_eq!(
+            &pe1[0..2],
+            &[11, 1],
+            "{arch}: PE 1 received the first value"
+        );
+        assert_eq!(
+            &pe2[0..2],
+            &[22, 1],
+            "{arch}: the second passed PE 1's position 1"
+        );
+        // tx RAMP (bit 4), rx WEST (bit 0, shifted by 5).
+        assert_eq!(
+            pe1[2],
+            (1 << 4) | (1 << 5),
+            "{arch}: colour configuration word"
+        );
+        // Position 1: tx EAST (port 1, output side); 2 and 3 invalid (port 5).
+        assert_eq!(
+            pe1[3],
+            1 | (5 << 4) | (5 << 8),
+            "{arch}: switch configuration word"
+        );
+        assert_eq!(pe1[4], 1, "{arch}: current position");
+        let want = [
+            teardown,
+            payload(&[SWITCH_ADV, SWITCH_ADV]),
+            payload(&[SWITCH_ADV]),
+        ];
+        assert_eq!(&pe0[5..8], &want, "{arch}: control payloads");
     }
 }
 

@@ -87,6 +87,8 @@ fn libraries_use_the_arch_register_addresses() {
         ("tile_config/task_priority", mmio::TASK_PRIORITY),
         ("tile_config/teardown", mmio::TEARDOWN_EXIT),
         ("tile_config/teardown", mmio::TEARDOWN_PENDING),
+        ("tile_config/color_config", mmio::COLOR_CONFIG),
+        ("tile_config/switch_config", mmio::SWITCH_CONFIG),
     ] {
         let src = cslc::stdlib::lookup(lib).unwrap_or("");
         let want = format!("0x{addr:x}");

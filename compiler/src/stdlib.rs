@@ -11,6 +11,14 @@ const LIBS: &[(&str, &str)] = &[
         include_str!("../../stdlib/tile_config/task_priority.csl"),
     ),
     (
+        "tile_config/color_config",
+        include_str!("../../stdlib/tile_config/color_config.csl"),
+    ),
+    (
+        "tile_config/switch_config",
+        include_str!("../../stdlib/tile_config/switch_config.csl"),
+    ),
+    (
         "tile_config/teardown",
         include_str!("../../stdlib/tile_config/teardown.csl"),
     ),
@@ -46,6 +54,10 @@ const LIBS: &[(&str, &str)] = &[
     (
         "memcpy/memcpy",
         include_str!("../../stdlib/memcpy/memcpy.csl"),
+    ),
+    (
+        "memcpy/memcpy_switches",
+        include_str!("../../stdlib/memcpy/memcpy_switches.csl"),
     ),
 ];
 

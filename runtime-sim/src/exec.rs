@@ -321,6 +321,25 @@ fn mmio_write(
                 pe.print_buf.push(b);
             }
         }
+        a if (mmio::COLOR_CONFIG..mmio::SWITCH_CONFIG + 2 * mmio::PER_COLOR_WORDS).contains(&a)
+            && a % 2 == 0 =>
+        {
+            let (array, c) = color_register(a);
+            if let Some(cs) = router.ensure_color(c) {
+                if array == 0 {
+                    cs.set_color_config_word(v);
+                    cs.teardown = v >> 14 & 1 == 1;
+                    if cs.teardown {
+                        router.teardown_pending |= 1 << c;
+                    } else {
+                        router.teardown_pending &= !(1 << c);
+                    }
+                } else {
+                    cs.set_switch_config_word(v);
+                }
+            }
+            out.wake_router = true;
+        }
         mmio::TEARDOWN_EXIT => {
             let c = (v & 0xff) as u8;
             if c < NUM_COLORS {
@@ -339,6 +358,14 @@ fn mmio_write(
         }
     }
     Ok(())
+}
+
+/// Which per-colour register array (0 colour config, 1 switch config) and which colour a
+/// byte address in `mmio::COLOR_CONFIG..` names.
+fn color_register(a: u32) -> (u32, u8) {
+    let word = (a - mmio::COLOR_CONFIG) / 2;
+    let stride = mmio::SWITCH_CONFIG / 2 - mmio::COLOR_CONFIG / 2;
+    ((word / stride), (word % stride) as u8)
 }
 
 #[inline]
@@ -412,6 +439,18 @@ fn mmio_read(pe: &mut Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32,
         a if a == mmio::TEARDOWN_PENDING + 2 => Ok(router.teardown_pending >> 16),
         a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a) && a % 2 == 0 => {
             Ok(((pe.high_priority >> ((a - mmio::TASK_PRIORITY) * 8)) & 0xffff) as u32)
+        }
+        a if (mmio::COLOR_CONFIG..mmio::SWITCH_CONFIG + 2 * mmio::PER_COLOR_WORDS).contains(&a)
+            && a % 2 == 0 =>
+        {
+            let (array, c) = color_register(a);
+            Ok(router.color(c).map_or(0, |cs| {
+                if array == 0 {
+                    cs.color_config_word()
+                } else {
+                    cs.switch_config_word()
+                }
+            }))
         }
         mmio::ROW_ID => Ok(pe.loc.abs.y & 0xffff),
         mmio::COL_ID => Ok(pe.loc.abs.x & 0xffff),

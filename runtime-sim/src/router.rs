@@ -28,7 +28,7 @@ use crate::ring::{Ring, Wavelet, wflags};
 use crate::trace::Tracer;
 use crate::worklist::set_bit;
 use csl_arch::fabric::message::Header;
-use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID, control};
+use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID, control, mmio};
 use csl_arch::image::{ColorConfig, FilterKind, PopMode};
 
 /// Marks a colour without state in [`Router::slot`].
@@ -44,6 +44,16 @@ const NCOLORS: usize = NUM_COLORS as usize;
 /// Bit mask of a set of directions (bit = [`Direction::index`]).
 pub(crate) fn dir_mask(ds: &[Direction]) -> u8 {
     ds.iter().fold(0, |m, d| m | (1 << d.index()))
+}
+
+/// A port mask converted between [`Direction::index`] order (NORTH, SOUTH, EAST, WEST,
+/// RAMP) and the configuration registers' order (WEST, EAST, SOUTH, NORTH, RAMP); the
+/// mapping is its own inverse.
+pub(crate) fn hw_mask(m: u8) -> u8 {
+    (0..5).fold(0, |acc, i| {
+        let j = [3, 2, 1, 0, 4][i];
+        acc | (((m >> i) & 1) << j)
+    })
 }
 
 /// The direction of port index `i`.
@@ -75,6 +85,15 @@ pub(crate) fn mask_names(m: u8) -> String {
 pub(crate) struct Route {
     pub rx: u8,
     pub tx: u8,
+}
+
+/// How switch position 1, 2 or 3 differs from the position before it: it is invalid, or
+/// it replaces one side (`rx` or `tx` port mask) and inherits the other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PosSpec {
+    pub valid: bool,
+    pub rx: Option<u8>,
+    pub tx: Option<u8>,
 }
 
 /// A colour filter and its counters (fabric.md §4.2).
@@ -199,6 +218,8 @@ pub(crate) struct ColorState {
     pub configured: bool,
     /// Switch positions 0..=3 (`None` = invalid).
     pub routes: [Option<Route>; 4],
+    /// What positions 1..=3 override (`routes[1..]` is derived from it and `routes[0]`).
+    pub specs: [PosSpec; 3],
     /// Union of `rx` over the valid positions.
     pub rx_any: u8,
     pub cur: u8,
@@ -223,6 +244,7 @@ impl ColorState {
         ColorState {
             configured: false,
             routes: [Some(Route::default()), None, None, None],
+            specs: [PosSpec::default(); 3],
             rx_any: 0,
             cur: 0,
             ring_mode: false,
@@ -247,28 +269,18 @@ impl ColorState {
         s.configured = true;
         s.routes[0] = Some(pos0);
         if let Some(sw) = &cfg.switches {
-            // Positions compose: a side a position leaves out is the one in force at the
-            // position before it (so `pos1 = tx`, `pos2 = rx` changes both sides in two steps).
-            let mut prev = pos0;
-            for (i, p) in sw.positions.iter().enumerate() {
-                if let Some(slot) = s.routes.get_mut(i + 1) {
-                    *slot = p.is_valid().then(|| Route {
-                        rx: p.rx.map_or(prev.rx, |d| 1 << d.index()),
-                        tx: p.tx.as_deref().map_or(prev.tx, dir_mask),
-                    });
-                    if let Some(r) = *slot {
-                        prev = r;
-                    }
-                }
+            for (spec, p) in s.specs.iter_mut().zip(&sw.positions) {
+                *spec = PosSpec {
+                    valid: p.is_valid(),
+                    rx: p.rx.map(|d| 1 << d.index()),
+                    tx: p.tx.as_deref().map(dir_mask),
+                };
             }
             s.cur = sw.current.min(3);
-            if s.routes.get(usize::from(s.cur)).is_none_or(Option::is_none) {
-                s.cur = 0;
-            }
             s.ring_mode = sw.ring_mode;
             s.pop_mode = sw.pop_mode;
         }
-        s.rx_any = s.routes.iter().flatten().fold(0, |m, r| m | r.rx);
+        s.rebuild();
         s.filter = cfg.filter.as_ref().map(Filter::new);
         s.teardown = cfg.teardown;
         s.swap_x = cfg.color_swap_x;
@@ -278,6 +290,115 @@ impl ColorState {
             s.rx_any = LINKS | RAMP_BIT;
         }
         s
+    }
+
+    /// Derives positions 1..=3 from position 0 and their overrides, the union of the
+    /// inputs, and moves an invalid current position to 0. Positions compose: a side a
+    /// position leaves out is the one in force at the position before it (so `pos1 = tx`,
+    /// `pos2 = rx` changes both sides in two steps).
+    pub(crate) fn rebuild(&mut self) {
+        let mut prev = self.routes[0].unwrap_or_default();
+        for (i, spec) in self.specs.iter().enumerate() {
+            let r = spec.valid.then(|| Route {
+                rx: spec.rx.unwrap_or(prev.rx),
+                tx: spec.tx.unwrap_or(prev.tx),
+            });
+            if let Some(slot) = self.routes.get_mut(i + 1) {
+                *slot = r;
+            }
+            if let Some(r) = r {
+                prev = r;
+            }
+        }
+        if self
+            .routes
+            .get(usize::from(self.cur))
+            .is_none_or(Option::is_none)
+        {
+            self.cur = 0;
+        }
+        self.rx_any = self.routes.iter().flatten().fold(0, |m, r| m | r.rx);
+        if self.mp.is_some() {
+            self.rx_any = LINKS | RAMP_BIT;
+        }
+    }
+
+    /// The `mmio::COLOR_CONFIG` word: bits 4:0 the tx ports and bits 9:5 the rx ports of
+    /// position 0 (port order WEST, EAST, SOUTH, NORTH, RAMP), bits 13:12 the pop mode,
+    /// bit 14 teardown in progress.
+    pub(crate) fn color_config_word(&self) -> u32 {
+        let r = self.routes[0].unwrap_or_default();
+        let pop = match self.pop_mode {
+            PopMode::NoPop => 0,
+            PopMode::AlwaysPop => 1,
+            PopMode::PopOnAdvance => 2,
+            PopMode::PopOnAdvanceNop => 3,
+        };
+        u32::from(hw_mask(r.tx))
+            | (u32::from(hw_mask(r.rx)) << 5)
+            | (pop << 12)
+            | (u32::from(self.teardown) << 14)
+    }
+
+    /// A store to the `mmio::COLOR_CONFIG` word (the caller applies bit 14, teardown).
+    pub(crate) fn set_color_config_word(&mut self, v: u32) {
+        self.configured = true;
+        self.routes[0] = Some(Route {
+            tx: hw_mask((v & 0x1f) as u8),
+            rx: hw_mask(((v >> 5) & 0x1f) as u8),
+        });
+        self.pop_mode = match (v >> 12) & 3 {
+            0 => PopMode::NoPop,
+            1 => PopMode::AlwaysPop,
+            2 => PopMode::PopOnAdvance,
+            _ => PopMode::PopOnAdvanceNop,
+        };
+        self.rebuild();
+    }
+
+    /// The `mmio::SWITCH_CONFIG` word: for position p in 1..=3, bits 2:0 at 4(p-1) the
+    /// port (WEST 0, EAST 1, SOUTH 2, NORTH 3, RAMP 4, 5 = invalid) and the next bit the
+    /// side it replaces (1 = input); bit 12 ring mode; bits 14:13 the current position. A
+    /// position that changes several tx ports reads as the first of them.
+    pub(crate) fn switch_config_word(&self) -> u32 {
+        let mut v = 0u32;
+        for (i, spec) in self.specs.iter().enumerate() {
+            let (port, input) = match (spec.valid, spec.rx, spec.tx) {
+                (true, Some(m), _) => (hw_mask(m).trailing_zeros(), true),
+                (true, None, Some(m)) => (hw_mask(m).trailing_zeros(), false),
+                _ => (u32::from(mmio::SWITCH_POS_INVALID), false),
+            };
+            v |= (port.min(7) | (u32::from(input) << 3)) << (4 * i);
+        }
+        v | (u32::from(self.ring_mode) << 12) | (u32::from(self.cur & 3) << 13)
+    }
+
+    /// A store to the `mmio::SWITCH_CONFIG` word (it also moves the switch).
+    pub(crate) fn set_switch_config_word(&mut self, v: u32) {
+        self.configured = true;
+        for (i, spec) in self.specs.iter_mut().enumerate() {
+            let f = (v >> (4 * i)) & 0xf;
+            let port = (f & 7) as u8;
+            let bit = hw_mask(1u8 << port.min(7));
+            *spec = if port > 4 {
+                PosSpec::default()
+            } else if f & 8 != 0 {
+                PosSpec {
+                    valid: true,
+                    rx: Some(bit),
+                    tx: None,
+                }
+            } else {
+                PosSpec {
+                    valid: true,
+                    rx: None,
+                    tx: Some(bit),
+                }
+            };
+        }
+        self.ring_mode = v >> 12 & 1 == 1;
+        self.cur = ((v >> 13) & 3) as u8;
+        self.rebuild();
     }
 
     /// The current position's route.

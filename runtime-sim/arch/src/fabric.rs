@@ -218,6 +218,24 @@ pub mod mmio {
     /// Ours: two 16-bit words, the bitmap of colours in teardown mode at this PE (bit `c`
     /// = colour `c`; colours 16..=23 in the second word). Words 0x7DF2 and 0x7DF3.
     pub const TEARDOWN_PENDING: u32 = 0x7DF2 * 2;
+    /// One 16-bit word per colour (words 0x7F20..=0x7F37, the WSE-2 colour configuration
+    /// registers as public CSL programs address them; `<tile_config>` color_config):
+    /// bits 4:0 the tx ports, bits 9:5 the rx ports of position 0 (port order WEST, EAST,
+    /// SOUTH, NORTH, RAMP), bits 13:12 the pop mode (ours: 0 none, 1 always, 2 on advance,
+    /// 3 on advance or NOP), bit 14 teardown in progress. Readable and writable; a write
+    /// also sets the positions 1–3 again from their one-sided overrides.
+    pub const COLOR_CONFIG: u32 = 0x7F20 * 2;
+    /// One 16-bit word per colour (words 0x7F40..=0x7F57, the switch configuration
+    /// registers; `<tile_config>` switch_config): for position `p` in 1..=3 the four bits
+    /// at `4 * (p - 1)`: bits 2:0 a port (WEST 0, EAST 1, SOUTH 2, NORTH 3, RAMP 4;
+    /// [`SWITCH_POS_INVALID`] = the position is invalid) and bit 3 the side it replaces
+    /// (1 = input, 0 = output); bit 12 ring mode; bits 14:13 the current position (a
+    /// write moves the switch there; an invalid position means 0).
+    pub const SWITCH_CONFIG: u32 = 0x7F40 * 2;
+    /// The port code of an invalid switch position in [`SWITCH_CONFIG`].
+    pub const SWITCH_POS_INVALID: u16 = 5;
+    /// The number of per-colour words in each of the three switch/colour register arrays.
+    pub const PER_COLOR_WORDS: u32 = 24;
 }
 
 /// The 32-bit payload of a control wavelet (fabric.md §3.1, seed 003): eight 3-bit

@@ -71,18 +71,58 @@ impl Sema {
                 ));
             }
         };
-        // DSR 0 belongs to the memcpy runtime; the hardware has 16 of each kind.
-        if !(1..16).contains(&n) {
+        // The hardware has 16 DSRs of each kind, and a program may name any of them: the
+        // vendor compiler accepts DSR 0 with `--memcpy` (csl-examples' single-tile-matvec
+        // takes DSR 0 of all three files), and our memcpy runtime claims no DSR.
+        if !(0..16).contains(&n) {
             let s = self.span(env, args[1]);
             return Err(self.err(
                 codes::TASK_ID_RANGE,
-                format!("DSR {n} cannot be used"),
+                format!("DSR {n} does not exist"),
                 s,
-                "DSRs 1 to 15 are available (0 belongs to memcpy)",
+                "DSRs are 0 to 15",
             ));
         }
         let _ = span;
         Ok(Val::Ct(Value::Dsr(kind, n as u8)))
+    }
+
+    /// Sets (or clears) the `save_address` flag of the descriptor in DSR global `g`.
+    fn set_dsr_save_flag(&mut self, env: &mut Env, g: crate::ir::GlobalId, save: bool) {
+        use csl_arch::isa::{BinOp, NumTy, Width};
+        let fb = self.fb(env);
+        let addr = fb.reg();
+        fb.emit(Inst::GlobalAddr {
+            dst: addr,
+            global: g,
+            offset: csl_arch::dsd::field::FLAGS,
+        });
+        let old = fb.reg();
+        fb.emit(Inst::Load {
+            w: Width::W8,
+            dst: old,
+            addr,
+        });
+        let mask = fb.reg();
+        let (op, imm) = if save {
+            (BinOp::Or, u32::from(flags::SAVE_ADDRESS))
+        } else {
+            (BinOp::And, u32::from(!flags::SAVE_ADDRESS))
+        };
+        fb.emit(Inst::Imm { dst: mask, imm });
+        let new = fb.reg();
+        fb.emit(Inst::Bin {
+            op,
+            ty: NumTy::U16,
+            dst: new,
+            a: old,
+            b: mask,
+        });
+        fb.emit(Inst::Store {
+            w: Width::W8,
+            addr,
+            src: new,
+        });
     }
 
     /// `@get_xdsr(n)`.
@@ -198,6 +238,7 @@ impl Sema {
             }
             return Ok(Val::Ct(Value::Void));
         }
+        let runtime_value = !matches!(v, Val::Ct(_));
         let v = match (v, save) {
             (Val::Ct(Value::Dsd(d)), true) => {
                 let mut d = (*d).clone();
@@ -218,6 +259,10 @@ impl Sema {
             src,
             bytes: DESC_BYTES as u16,
         });
+        if runtime_value {
+            // A DSD held in a variable: the DSR's copy gets the `save_address` flag here.
+            self.set_dsr_save_flag(env, g, save);
+        }
         let _ = span;
         Ok(Val::Ct(Value::Void))
     }

@@ -238,12 +238,26 @@ impl Sema {
         // first); WSE-3: explicit, defaulting the same way.
         // Without its own configuration, an operation on explicit DSRs uses the one given
         // when a DSR was loaded (`@load_to_dsr(dsr, dsd, .{ .async = true, ... })`).
-        if config.is_none()
-            && let Some(c) = dsr_keys.iter().find_map(|k| self.dsr_cfgs.get(k).cloned())
-        {
-            cfg |= c.0;
-            done = c.1;
-            done_task = c.2;
+        // With a configuration of its own that names no completion action (e.g. only
+        // `.async = true`), the operation still takes the DSRs' completion action and
+        // microthread: the hardware keeps them in the DSR.
+        let completion = opcfg::ON_DONE_ACTIVATE | opcfg::ON_DONE_UNBLOCK;
+        let from_dsr = dsr_keys
+            .iter()
+            .filter_map(|k| self.dsr_cfgs.get(k).cloned())
+            .find(|c| c.0 != 0 || c.2.is_some() || c.3.is_some());
+        if let Some(c) = from_dsr {
+            if config.is_none() {
+                cfg |= c.0;
+                done = c.1;
+                done_task = c.2;
+            } else if cfg & completion == 0 && done_task.is_none() {
+                cfg |= c.0 & completion;
+                if c.0 & completion != 0 || c.2.is_some() {
+                    done = c.1;
+                    done_task = c.2;
+                }
+            }
             ut = ut.or(c.3);
         }
         let explicit_ut = ut.is_some();

@@ -123,6 +123,12 @@ impl Sema {
             (_, Type::ComptimeStruct) if matches!(v, Value::Struct(_) | Value::Record(..)) => {
                 Some(v.clone())
             }
+            // `@get_ut_id(n)` is held as `.{ .ut = n }`; it is the one value of `ut_id`.
+            (Value::Struct(fields), Type::UtId)
+                if fields.len() == 1 && fields.iter().all(|(n, _)| n == "ut") =>
+            {
+                Some(v.clone())
+            }
             (Value::Struct(fields), Type::Struct(_)) => {
                 return self.anon_to_record(fields.clone(), ty, span);
             }
