@@ -31,6 +31,10 @@ CSLC="$bin/cslc" PATH="$bin:$PWD/$venv/bin:$PATH" \
   "$venv/bin/python" -m pytest -q runtime-sim/python/tests
 
 # Conformance with the public csl-examples programs (skips, saying so, unless
-# CSL_EXAMPLES names a checkout).
+# CSL_EXAMPLES names a checkout). Some of their run.py scripts import plotting and
+# scientific packages, installed only then.
+if [ -n "${CSL_EXAMPLES:-}" ]; then
+  "$venv/bin/pip" install -q --disable-pip-version-check matplotlib scipy pandas
+fi
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" CONFORMANCE_VENV="$PWD/$venv" \
   bash tests/conformance.sh

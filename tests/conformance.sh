@@ -20,6 +20,10 @@
 #   CONFORMANCE_LOGS      directory for each run's full output (default: a temporary one)
 #
 # The checkout is never written to: each program is copied to a scratch directory first.
+#
+# Runs read past the end of an array the way the vendor runtime does (with a warning):
+# our default makes that a host error, and 25-pt-stencil reads 6 words of its 5-word
+# `maxmin_time` buffer (the sixth is unused). Writes past the end stay errors.
 # Exit status: 0 when every selected run passed, 1 otherwise.
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -40,6 +44,7 @@ if [ ! -x "$venv/bin/cs_python" ]; then
     "as tests/all.sh does, or set CONFORMANCE_VENV)" >&2
   exit 2
 fi
+export CSLSIM_MEMCPY_BOUNDS=warn
 timeout_s="${CONFORMANCE_TIMEOUT:-1800}"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/conformance.XXXXXX")"
 logs="${CONFORMANCE_LOGS:-$scratch/logs}"

@@ -329,6 +329,35 @@ fn memcpy_past_the_end_of_the_array_is_a_host_error() {
         .unwrap();
 }
 
+/// With lenient reads (the vendor programs' over-reads), a `memcpy_d2h` past the end of
+/// the array returns the array followed by the next words of PE memory; a write past the
+/// end is still an error.
+#[test]
+fn lenient_reads_return_the_words_after_the_array() {
+    use cslsim::host::{HostError, Region, SdkRuntime, Transfer};
+    let dir = compile_to_dir(
+        "examples/tutorials/01-gemv/layout.csl",
+        Arch::Wse2,
+        "lenient",
+    );
+    let mut rt = SdkRuntime::new(&dir).unwrap().with_lenient_reads(true);
+    rt.load().unwrap();
+    rt.run().unwrap();
+    let y = rt.get_id("y").unwrap();
+    let mut exact = vec![0u32; 4];
+    rt.d2h(&mut exact, y, Region::new(0, 0, 1, 1, 4), Transfer::COPY)
+        .unwrap();
+    let mut over = vec![0u32; 5];
+    rt.d2h(&mut over, y, Region::new(0, 0, 1, 1, 5), Transfer::COPY)
+        .unwrap();
+    assert_eq!(over[..4], exact[..]);
+    let b = rt.get_id("b").unwrap();
+    let err = rt
+        .h2d(b, &[0; 5], Region::new(0, 0, 1, 1, 5), Transfer::COPY)
+        .unwrap_err();
+    assert!(matches!(err, HostError::PastEndOfArray { .. }), "{err}");
+}
+
 /// A CSL program of one PE, compiled into a fresh directory: `start` adds to `x` in a loop
 /// (lines 7 to 10), then `@assert`s on line 11 (false unless `x` starts at 2).
 fn lines_program(name: &str, start: u32) -> PathBuf {

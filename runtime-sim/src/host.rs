@@ -65,7 +65,13 @@ pub struct SdkRuntime {
     split_min: Option<usize>,
     /// Timelines to record ([`SdkRuntime::with_perfetto`]).
     perfetto: Option<PerfettoConfig>,
+    /// Reads past the end of an array only warn ([`SdkRuntime::with_lenient_reads`]).
+    lenient_reads: bool,
 }
+
+/// The environment variable that, set to `warn`, makes `memcpy_d2h` past the end of an
+/// array a warning instead of an error ([`SdkRuntime::with_lenient_reads`]).
+pub const MEMCPY_BOUNDS_ENV: &str = "CSLSIM_MEMCPY_BOUNDS";
 
 impl SdkRuntime {
     /// Reads an image: `path` is an `.elf` file or a directory containing `out.elf`.
@@ -101,6 +107,7 @@ impl SdkRuntime {
             threads: None,
             split_min: None,
             perfetto: None,
+            lenient_reads: std::env::var(MEMCPY_BOUNDS_ENV).is_ok_and(|v| v == "warn"),
         }
     }
 
@@ -120,6 +127,17 @@ impl SdkRuntime {
     /// Traces instructions and wavelets of the PEs the tracer selects (before `load`).
     pub fn with_trace(mut self, tracer: Tracer) -> Self {
         self.trace = Some(tracer);
+        self
+    }
+
+    /// Makes a `memcpy_d2h` that reads past the end of the array its symbol points at a
+    /// warning on stderr instead of [`HostError::PastEndOfArray`]: the copy returns the
+    /// words that follow the array in PE memory, as the hardware's memcpy does. Writes past
+    /// the end stay errors (they would overwrite other variables). Also on when the
+    /// environment variable [`MEMCPY_BOUNDS_ENV`] is `warn`; for running vendor programs
+    /// that over-read (the public 25-pt-stencil reads 6 words of a 5-word array).
+    pub fn with_lenient_reads(mut self, on: bool) -> Self {
+        self.lenient_reads = on;
         self
     }
 

@@ -44,7 +44,8 @@ pub use error::{
     Waiting, WriteError,
 };
 pub use host::{
-    DEFAULT_MAX_CYCLES, HostError, MemcpyDataType, MemcpyOrder, Region, SdkRuntime, Transfer,
+    DEFAULT_MAX_CYCLES, HostError, MEMCPY_BOUNDS_ENV, MemcpyDataType, MemcpyOrder, Region,
+    SdkRuntime, Transfer,
 };
 pub use par::{THREADS_ENV, default_threads};
 pub use params::SimParams;

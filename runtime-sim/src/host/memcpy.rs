@@ -23,7 +23,7 @@
 //! moved; if the fabric stops making progress first, it fails with
 //! [`SimError::Deadlock`](crate::SimError::Deadlock). `data_type` is ignored.
 
-use super::{HostError, SdkRuntime};
+use super::{HostError, MEMCPY_BOUNDS_ENV, SdkRuntime};
 use crate::sim::{RunEnd, Simulator};
 use csl_arch::fabric::{NUM_COLORS, PE_MEMORY_BYTES};
 use csl_arch::image::{ExportKind, SymbolTarget};
@@ -268,6 +268,7 @@ impl SdkRuntime {
         };
         let bytes = u64::from(l) * u64::from(data_type.bytes());
         let mut plan = Vec::with_capacity(ptrs.len());
+        let mut warned = false;
         for (i, j, ptr_addr) in ptrs {
             let Some(pe) = sim.pe(px + i, py + j) else {
                 continue;
@@ -302,13 +303,20 @@ impl SdkRuntime {
             if let Some(g) = self.array_at(class, addr) {
                 let room = u64::from(g.addr) + u64::from(g.size) - u64::from(addr);
                 if bytes > room {
-                    return Err(HostError::PastEndOfArray {
-                        name,
+                    let e = HostError::PastEndOfArray {
+                        name: name.clone(),
                         pe: pe.loc(),
                         array: g.name.clone(),
                         room,
                         bytes,
-                    });
+                    };
+                    if h2d || !self.lenient_reads {
+                        return Err(e);
+                    }
+                    if !warned {
+                        eprintln!("warning: {e} (reading on: {MEMCPY_BOUNDS_ENV}=warn)");
+                        warned = true;
+                    }
                 }
             }
             plan.push((i, j, addr));
