@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::tools::{arg, dir, miget, miset, read_words, write_words};
 use common::{Asm, fabric_image, route};
 use csl_arch::fabric::Arch;
 use csl_arch::fabric::Direction::{East, North, Ramp, South, West};
@@ -13,48 +14,7 @@ use csl_arch::image::{
     ColorConfig, FilterConfig, FilterKind, Image, PopMode, ProgramClass, SwitchConfig, SwitchPos,
 };
 use cslsim::tools;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn tool(exe: &str, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(exe).args(args).output().expect("run tool");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn miset(args: &[&str]) -> (i32, String, String) {
-    tool(env!("CARGO_BIN_EXE_miset"), args)
-}
-fn miget(args: &[&str]) -> (i32, String, String) {
-    tool(env!("CARGO_BIN_EXE_miget"), args)
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cslsim-tables-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
-
-fn arg(key: &str, p: &Path) -> String {
-    format!("{key}={}", p.to_str().expect("utf-8 path"))
-}
-
-fn write_words(p: &Path, words: &[u16]) {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    std::fs::write(p, bytes).expect("write data");
-}
-
-fn read_words(p: &Path) -> Vec<u16> {
-    std::fs::read(p)
-        .expect("read data")
-        .chunks(2)
-        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-        .collect()
-}
+use std::path::Path;
 
 /// The map of the 3x2 images: region `all`, region `odd` (three tiles).
 const MAP: &str = "\
@@ -145,7 +105,7 @@ fn sorted(mut r: Vec<ColorConfig>) -> Vec<ColorConfig> {
 
 #[test]
 fn router_and_switch_tables_read_as_computed_by_hand_and_write_back() {
-    let d = dir("roundtrip");
+    let d = dir("tables", "roundtrip");
     let (img, map) = (d.join("a.img"), d.join("a.map"));
     write_image(&img, configured());
     std::fs::write(&map, MAP).expect("map");
@@ -280,7 +240,7 @@ fn assert_error(r: (i32, String, String), needles: &[&str]) {
 
 #[test]
 fn bad_tables_are_one_line_errors_and_write_nothing() {
-    let d = dir("errors");
+    let d = dir("tables", "errors");
     let (img, map) = (d.join("a.img"), d.join("a.map"));
     write_image(&img, configured());
     std::fs::write(&map, MAP).expect("map");

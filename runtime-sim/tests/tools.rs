@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::tools::{arg, dir, miget, miset, read_words, simfabric, write_words};
 use common::{Asm, X, fabric_image, image, route};
 use csl_arch::dsd::DsdOpcode;
 use csl_arch::fabric::Arch;
@@ -15,58 +16,12 @@ use csl_arch::isa::{BinOp, NumTy, Op, Width};
 use cslsim::Simulator;
 use cslsim::tools::{self, KeyArgs, Stop, SymbolTarget, ToolError};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A local task id valid on both archs.
 const MAIN: u8 = 10;
 
-/// Runs one of the tool binaries.
-fn tool(exe: &str, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(exe).args(args).output().expect("run tool");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn miset(args: &[&str]) -> (i32, String, String) {
-    tool(env!("CARGO_BIN_EXE_miset"), args)
-}
-fn miget(args: &[&str]) -> (i32, String, String) {
-    tool(env!("CARGO_BIN_EXE_miget"), args)
-}
-fn simfabric(args: &[&str]) -> (i32, String, String) {
-    tool(env!("CARGO_BIN_EXE_simfabric"), args)
-}
-
-/// A fresh directory for one test.
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cslsim-tools-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
-
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
-}
-
-fn arg(key: &str, p: &Path) -> String {
-    format!("{key}={}", s(p))
-}
-
-fn write_words(p: &Path, words: &[u16]) {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    std::fs::write(p, bytes).expect("write data");
-}
-
-fn read_words(p: &Path) -> Vec<u16> {
-    std::fs::read(p)
-        .expect("read data")
-        .chunks(2)
-        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-        .collect()
 }
 
 fn write_image(p: &Path, img: &Image) {
@@ -96,10 +51,10 @@ fn idle_class() -> ProgramClass {
     a.build()
 }
 
-/// A fresh directory `dir(name)` holding `a.img` (3x2 tiles of `idle_class`) and `a.map`
+/// A fresh directory `dir("tools", name)` holding `a.img` (3x2 tiles of `idle_class`) and `a.map`
 /// (`MAP`); returns the directory and the two paths.
 fn idle_with_map(name: &str) -> (PathBuf, PathBuf, PathBuf) {
-    let d = dir(name);
+    let d = dir("tools", name);
     let img_path = d.join("a.img");
     let map_path = d.join("a.map");
     write_image(
@@ -153,7 +108,7 @@ fn read16(mem: &[u8], at: usize) -> u16 {
 
 #[test]
 fn miset_then_miget_round_trips_rectangular_and_odd_regions_in_both_orders() {
-    let d = dir("roundtrip");
+    let d = dir("tools", "roundtrip");
     let img_path = d.join("bench.obj");
     let map_path = d.join("bench.map");
     let img = image(3, 2, vec![idle_class()], vec![0; 6], vec![]);
@@ -466,7 +421,7 @@ fn key_args_library() {
 
 #[test]
 fn simfabric_runs_a_program_and_miget_reads_the_new_value_from_the_core() {
-    let d = dir("adder");
+    let d = dir("tools", "adder");
     let img_path = d.join("bench.obj");
     let set_path = d.join("bench.img");
     let map_path = d.join("bench.map");
@@ -579,7 +534,7 @@ fn orphan_image(arch: Arch, n: u16, value: u32) -> Image {
 
 #[test]
 fn simfabric_reports_orphan_wavelets_with_tile_colour_and_count() {
-    let d = dir("orphan");
+    let d = dir("tools", "orphan");
     for arch in [Arch::Wse2, Arch::Wse3] {
         let img_path = d.join(format!("orphan-{arch}.img"));
         write_image(&img_path, &orphan_image(arch, 1, 1000));
@@ -642,7 +597,7 @@ fn simfabric_reports_a_tile_blocked_in_a_synchronous_send() {
 
 #[test]
 fn simfabric_stops_at_the_cycle_budget_and_says_so() {
-    let d = dir("budget");
+    let d = dir("tools", "budget");
     let spin = main_class("spin", |a| {
         a.op(Op::Jump { target: a.here() });
     });
@@ -662,7 +617,7 @@ fn simfabric_stops_at_the_cycle_budget_and_says_so() {
 
 #[test]
 fn simfabric_is_deterministic() {
-    let d = dir("determinism");
+    let d = dir("tools", "determinism");
     let img_path = d.join("o.img");
     let img = orphan_image(Arch::Wse3, 20, 9);
     write_image(&img_path, &img);
@@ -690,7 +645,7 @@ fn simfabric_is_deterministic() {
 
 #[test]
 fn a_fault_is_an_error_naming_tile_function_pc_and_cycle() {
-    let d = dir("fault");
+    let d = dir("tools", "fault");
     let bad = main_class("bad", |a| {
         a.imm(0, csl_arch::fabric::PE_MEMORY_BYTES - 2);
         a.store(Width::W32, 0, 0);
@@ -712,7 +667,7 @@ fn a_fault_is_an_error_naming_tile_function_pc_and_cycle() {
 #[test]
 fn a_message_reaching_a_tile_without_message_passing_is_reported() {
     use csl_arch::fabric::message::{COMM_COLOR, Header};
-    let d = dir("mp");
+    let d = dir("tools", "mp");
     let header = Header {
         col: 1,
         row: 0,
@@ -782,7 +737,7 @@ fn maps_that_do_not_fit_the_image_are_errors_not_panics() {
 
 #[test]
 fn simfabric_writes_a_perfetto_timeline() {
-    let d = dir("perfetto");
+    let d = dir("tools", "perfetto");
     let img_path = d.join("orphan.img");
     write_image(&img_path, &orphan_image(Arch::Wse2, 3, 5));
     let trace = d.join("trace.json");

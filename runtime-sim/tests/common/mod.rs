@@ -9,6 +9,8 @@ use csl_arch::image::{
 use csl_arch::isa::{BinOp, NumTy, Op, Reg, Width};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+pub mod tools;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Builds one program class.
