@@ -390,6 +390,19 @@ impl<'a> LoadedMemory<'a> {
     }
 }
 
+/// Checks that a symbol map describes the image's rectangle.
+pub(crate) fn check_map_fits(map: &SymbolMap, image: &Image) -> Result<(), ToolError> {
+    let (w, h) = (image.meta.width, image.meta.height);
+    if (map.width, map.height) != (w, h) {
+        return Err(ToolError::Symbol(format!(
+            "the map describes a {}x{} rectangle but the image's is {w}x{h}; give the map \
+             `paint` wrote with this image",
+            map.width, map.height
+        )));
+    }
+    Ok(())
+}
+
 fn tile_index(image: &Image, x: u32, y: u32) -> Option<usize> {
     (x < image.meta.width && y < image.meta.height)
         .then(|| y as usize * image.meta.width as usize + x as usize)
@@ -443,13 +456,7 @@ impl SymbolTarget {
         }
         let (region, symbol) = map.lookup(path).map_err(ToolError::Symbol)?;
         let (w, h) = (image.meta.width, image.meta.height);
-        if (map.width, map.height) != (w, h) {
-            return Err(ToolError::Symbol(format!(
-                "the map describes a {}x{} rectangle but the image's is {w}x{h}; give the map \
-                 `paint` wrote with this image",
-                map.width, map.height
-            )));
-        }
+        check_map_fits(map, image)?;
         if let Some((x, y)) = region.tiles.iter().find(|&&(x, y)| x >= w || y >= h) {
             return Err(ToolError::Symbol(format!(
                 "region `{}` has tile ({x}, {y}), outside the image's {w}x{h} rectangle",

@@ -168,13 +168,7 @@ impl TableTarget {
             return Ok(None);
         }
         let (w, h) = (image.meta.width, image.meta.height);
-        if (map.width, map.height) != (w, h) {
-            return Err(ToolError::Symbol(format!(
-                "the map describes a {}x{} rectangle but the image's is {w}x{h}; give the map \
-                 `paint` wrote with this image",
-                map.width, map.height
-            )));
-        }
+        super::check_map_fits(map, image)?;
         let tiles: Vec<(u32, u32)> = match region {
             None => (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).collect(),
             Some(r) => {
