@@ -176,6 +176,21 @@ fn range_filter_selects_what_reaches_the_ce() {
 }
 
 #[test]
+fn counter_filters_deal_a_stream_out_in_turn() {
+    // limit1 = 2, max_counter = 0: the counter cycles 0, 1, 2 and a wavelet reaches the CE
+    // when it finds the counter at 0; initial counters 0, 2, 1 give PE 1 wavelets 0 and 3,
+    // PE 2 wavelets 1 and 4, PE 3 wavelets 2 and 5 (the pattern of the vendor's 2D FFT
+    // transpose). Counting after the decision is what lets a counter start at 0 pass.
+    for arch in ARCHS {
+        let mut rt = build("counter_filter", arch, (10, 3));
+        rt.launch("start", &[], false).unwrap();
+        let out = d2h_u32(&mut rt, "out", 4, 1, 2);
+        rt.stop().unwrap();
+        assert_eq!(&out[2..], &[10, 40, 20, 50, 30, 60], "{arch}");
+    }
+}
+
+#[test]
 fn fifo_between_two_async_operations() {
     for arch in ARCHS {
         let mut rt = build("fifo", arch, (10, 3));

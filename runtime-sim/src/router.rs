@@ -146,24 +146,28 @@ impl Filter {
                 }
                 let mut f = self;
                 let counted = if ctrl { f.count_control } else { f.count_data };
-                if counted {
-                    f.counter = f.counter.wrapping_add(1);
-                }
+                // The wavelet is judged by the count before it; counting then moves the
+                // counter on, from `limit1` back to 0 (so it cycles through `limit1 + 1`
+                // values).
                 let pass = if f.filter_control {
                     ctrl && f.counter == f.max_counter
                 } else {
                     f.counter <= f.max_counter
                 };
-                if counted && f.counter == f.limit1 {
-                    f.counter = 0;
-                    if f.kind == FilterKind::SparseCounter {
-                        match (f.switched, f.limit2) {
-                            (false, Some(l2)) => {
-                                f.limit1 = l2;
-                                f.switched = true;
+                if counted {
+                    if f.counter == f.limit1 {
+                        f.counter = 0;
+                        if f.kind == FilterKind::SparseCounter {
+                            match (f.switched, f.limit2) {
+                                (false, Some(l2)) => {
+                                    f.limit1 = l2;
+                                    f.switched = true;
+                                }
+                                _ => f.off = true,
                             }
-                            _ => f.off = true,
                         }
+                    } else {
+                        f.counter = f.counter.wrapping_add(1);
                     }
                 }
                 (pass, f)

@@ -479,8 +479,9 @@ fn a_range_filter_selects_what_reaches_the_ce_but_forwarding_is_unaffected() {
 }
 
 #[test]
-fn a_counter_filter_rejects_every_fifth_data_wavelet() {
-    // fabric.md §4.2: count_data, limit1 = 5, max_counter = 4.
+fn a_counter_filter_cycles_through_limit1_plus_one_counts() {
+    // count_data, limit1 = 5, max_counter = 4: the counter runs 0..=5 and a wavelet passes
+    // when it finds the counter at most 4, so every sixth data wavelet is rejected.
     let values: Vec<u32> = (1..=12).collect();
     let (mid, last) = filtered(
         Arch::Wse2,
@@ -492,9 +493,30 @@ fn a_counter_filter_rejects_every_fifth_data_wavelet() {
             ..filter(FilterKind::Counter)
         },
     );
-    let want: Vec<u32> = values.iter().copied().filter(|v| v % 5 != 0).collect();
+    let want: Vec<u32> = values.iter().copied().filter(|v| v % 6 != 0).collect();
     assert_eq!(mid, want);
     assert_eq!(last, values);
+    // limit1 = 2, max_counter = 0 (the vendor's 2D FFT transpose): one wavelet in three,
+    // starting with the one that finds the initial counter at 0.
+    for (init, first) in [(0u16, 1u32), (2, 2), (1, 3)] {
+        let (mid, _) = filtered(
+            Arch::Wse2,
+            &values,
+            FilterConfig {
+                count_data: true,
+                limit1: 2,
+                max_counter: 0,
+                init_counter: init,
+                ..filter(FilterKind::Counter)
+            },
+        );
+        let want: Vec<u32> = values
+            .iter()
+            .copied()
+            .filter(|v| v % 3 == first % 3)
+            .collect();
+        assert_eq!(mid, want, "init_counter {init}");
+    }
 }
 
 #[test]
