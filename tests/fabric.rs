@@ -335,6 +335,22 @@ fn an_invalid_switch_position_keeps_its_side_bit() {
 }
 
 #[test]
+fn operations_on_fabric_dsrs_take_their_queues_microthreads() {
+    // spmv-hypersparse issues its receives and sends through explicit DSRs loaded with
+    // fabric DSDs: each must run on its queue's microthread, not all on microthread 0.
+    let arch = Arch::Wse2;
+    let mut rt = build("dsr_microthreads", arch, (8, 3));
+    rt.launch("go", &[], false).unwrap();
+    let log = d2h_u32(&mut rt, "log", 1, 1, 2);
+    rt.stop().unwrap();
+    assert_eq!(
+        log,
+        [77, 1],
+        "{arch}: the receive got the value the send sent"
+    );
+}
+
+#[test]
 fn fabout_zero_clears_the_first_source_as_it_is_sent() {
     for arch in ARCHS {
         let mut rt = build("fabout_zero", arch, (9, 3));
