@@ -325,6 +325,47 @@ fn routes_and_switches_change_at_run_time() {
 }
 
 #[test]
+fn an_invalid_switch_position_keeps_its_side_bit() {
+    // The SDK's allreduce (spmv-hypersparse) turns a `pos1 = .{ .rx = RAMP }` off and on
+    // again by rewriting only the port bits of the switch configuration word: the side
+    // bit (bit 3, 1 = input) must survive the invalid setting, or position 1 comes back
+    // as tx RAMP and the PE's own wavelets never leave (a deadlock).
+    let arch = Arch::Wse2;
+    let mut rt = build("switch_invalid_keep", arch, (9, 3));
+    rt.launch("configure", &[], false).unwrap();
+    rt.launch("go", &[], false).unwrap();
+    let log = d2h_u32(&mut rt, "log", 2, 1, 5);
+    rt.stop().unwrap();
+    let (pe0, pe1) = (&log[0..5], &log[5..10]);
+    // Position 1: RAMP (port 4) on the input side (bit 3); 2 and 3 invalid; ring mode.
+    let loaded = 0xc | (5 << 4) | (5 << 8) | (1 << 12);
+    assert_eq!(pe0[2], loaded, "{arch}: the word as loaded");
+    assert_eq!(
+        pe0[3],
+        loaded & !7 | 5,
+        "{arch}: position 1 invalid, side kept"
+    );
+    assert_eq!(pe0[4], loaded, "{arch}: position 1 restored");
+    assert_eq!(&pe1[0..2], &[11, 1], "{arch}: PE 0 sent from its RAMP");
+}
+
+#[test]
+fn operations_on_fabric_dsrs_take_their_queues_microthreads() {
+    // spmv-hypersparse issues its receives and sends through explicit DSRs loaded with
+    // fabric DSDs: each must run on its queue's microthread, not all on microthread 0.
+    let arch = Arch::Wse2;
+    let mut rt = build("dsr_microthreads", arch, (8, 3));
+    rt.launch("go", &[], false).unwrap();
+    let log = d2h_u32(&mut rt, "log", 1, 1, 2);
+    rt.stop().unwrap();
+    assert_eq!(
+        log,
+        [77, 1],
+        "{arch}: the receive got the value the send sent"
+    );
+}
+
+#[test]
 fn fabout_zero_clears_the_first_source_as_it_is_sent() {
     for arch in ARCHS {
         let mut rt = build("fabout_zero", arch, (9, 3));

@@ -94,6 +94,11 @@ pub(crate) struct PosSpec {
     pub valid: bool,
     pub rx: Option<u8>,
     pub tx: Option<u8>,
+    /// Of an invalid position set through the `mmio::SWITCH_CONFIG` word: its four bits
+    /// as stored (an invalid port code and the side bit), which the word reads back.
+    /// Programs clear and set the port bits alone and keep the side bit (the SDK's
+    /// allreduce turns `pos1 = .{ .rx = RAMP }` off and on again that way).
+    pub raw: Option<u8>,
 }
 
 /// A colour filter and its counters (fabric.md §4.2).
@@ -278,6 +283,7 @@ impl ColorState {
                     valid: p.is_valid(),
                     rx: p.rx.map(|d| 1 << d.index()),
                     tx: p.tx.as_deref().map(dir_mask),
+                    raw: None,
                 };
             }
             s.cur = sw.current.min(3);
@@ -363,13 +369,15 @@ impl ColorState {
     /// The `mmio::SWITCH_CONFIG` word: for position p in 1..=3, bits 2:0 at 4(p-1) the
     /// port (WEST 0, EAST 1, SOUTH 2, NORTH 3, RAMP 4, 5 = invalid) and the next bit the
     /// side it replaces (1 = input); bit 12 ring mode; bits 14:13 the current position. A
-    /// position that changes several tx ports reads as the first of them.
+    /// position that changes several tx ports reads as the first of them; an invalid
+    /// position stored through this word reads back as stored (side bit included).
     pub(crate) fn switch_config_word(&self) -> u32 {
         let mut v = 0u32;
         for (i, spec) in self.specs.iter().enumerate() {
-            let (port, input) = match (spec.valid, spec.rx, spec.tx) {
-                (true, Some(m), _) => (hw_mask(m).trailing_zeros(), true),
-                (true, None, Some(m)) => (hw_mask(m).trailing_zeros(), false),
+            let (port, input) = match (spec.valid, spec.rx, spec.tx, spec.raw) {
+                (true, Some(m), _, _) => (hw_mask(m).trailing_zeros(), true),
+                (true, None, Some(m), _) => (hw_mask(m).trailing_zeros(), false),
+                (false, _, _, Some(f)) => (u32::from(f & 7), f & 8 != 0),
                 _ => (u32::from(mmio::SWITCH_POS_INVALID), false),
             };
             v |= (port.min(7) | (u32::from(input) << 3)) << (4 * i);
@@ -385,18 +393,23 @@ impl ColorState {
             let port = (f & 7) as u8;
             let bit = hw_mask(1u8 << port.min(7));
             *spec = if port > 4 {
-                PosSpec::default()
+                PosSpec {
+                    raw: Some(f as u8),
+                    ..PosSpec::default()
+                }
             } else if f & 8 != 0 {
                 PosSpec {
                     valid: true,
                     rx: Some(bit),
                     tx: None,
+                    raw: None,
                 }
             } else {
                 PosSpec {
                     valid: true,
                     rx: None,
                     tx: Some(bit),
+                    raw: None,
                 }
             };
         }

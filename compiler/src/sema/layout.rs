@@ -195,6 +195,7 @@ impl Sema {
         self.global_types.clear();
         self.dsd_consts.clear();
         self.dsr_cfgs.clear();
+        self.dsr_queues.clear();
         self.teardown_handlers.clear();
         let first = self.mods.len();
         self.class_first_mod = first;

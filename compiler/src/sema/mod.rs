@@ -141,6 +141,10 @@ pub struct Sema {
     /// Configuration given to `@load_to_dsr` per DSR slot: cfg bits, task id, task,
     /// microthread.
     pub dsr_cfgs: HashMap<String, (u8, u8, Option<crate::ir::FuncId>, Option<u8>)>,
+    /// The queue of the fabric DSD last loaded into each DSR by `@load_to_dsr` (program
+    /// order), where known at compile time: on WSE-2 it implies the microthread of an
+    /// operation on that DSR.
+    pub dsr_queues: HashMap<String, Option<u8>>,
     /// `@set_teardown_handler` registrations of the current program: function, colour,
     /// where.
     pub teardown_handlers: Vec<(crate::ir::FuncId, u8, Span)>,
@@ -196,6 +200,7 @@ impl Sema {
             dsd_site_copies: 0,
             globals_in_progress: HashSet::new(),
             dsr_cfgs: HashMap::new(),
+            dsr_queues: HashMap::new(),
             teardown_handlers: Vec::new(),
             stack_base,
             class_first_mod: 0,

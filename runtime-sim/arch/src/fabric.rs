@@ -230,7 +230,8 @@ pub mod mmio {
     /// at `4 * (p - 1)`: bits 2:0 a port (WEST 0, EAST 1, SOUTH 2, NORTH 3, RAMP 4;
     /// [`SWITCH_POS_INVALID`] = the position is invalid) and bit 3 the side it replaces
     /// (1 = input, 0 = output); bit 12 ring mode; bits 14:13 the current position (a
-    /// write moves the switch there; an invalid position means 0).
+    /// write moves the switch there; an invalid position means 0). The four bits of a
+    /// position stored as invalid read back as stored, side bit included.
     pub const SWITCH_CONFIG: u32 = 0x7F40 * 2;
     /// The port code of an invalid switch position in [`SWITCH_CONFIG`].
     pub const SWITCH_POS_INVALID: u16 = 5;

@@ -9,7 +9,7 @@ use crate::sema::value::Value;
 use crate::sema::{R, Sema};
 use crate::source::Span;
 use crate::syntax::ast::ExprId;
-use csl_arch::dsd::{DESC_BYTES, flags};
+use csl_arch::dsd::{DESC_BYTES, DsdKind, flags};
 
 /// The memory slot shared by the DSR handles of one number and operand class (a FIFO
 /// re-typing of a DSR uses the same register).
@@ -221,6 +221,17 @@ impl Sema {
         }
         self.dsr_cfgs
             .insert(dsr_key(kind, n), (c, done, done_task, ut));
+        let queue = match &v {
+            Val::Ct(Value::Dsd(d)) if matches!(d.kind, DsdKind::FabIn | DsdKind::FabOut) => {
+                Some(d.queue)
+            }
+            Val::Ct(_) => None,
+            _ if matches!(self.types.get(vt), Type::FabinDsd | Type::FaboutDsd) => {
+                self.static_fabric_queue(env, args[1])
+            }
+            _ => None,
+        };
+        self.dsr_queues.insert(dsr_key(kind, n), queue);
         let g = self.dsr_slot(kind, n, dspan)?;
         if env.comptime {
             // Initial contents of the DSR.

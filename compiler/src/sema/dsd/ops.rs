@@ -102,7 +102,15 @@ impl Sema {
             let aspan = self.span(env, a);
             let v = self.expr(env, a)?;
             if let Val::Ct(Value::Dsr(k, n)) = &v {
-                dsr_keys.push(dsr_key(*k, *n));
+                let key = dsr_key(*k, *n);
+                // The queue of the fabric DSD the DSR was loaded with (WSE-2: it implies
+                // the microthread, as a fabric DSD operand's does).
+                if i < 3
+                    && let Some(q) = self.dsr_queues.get(&key).copied().flatten()
+                {
+                    queues[i] = Some(q);
+                }
+                dsr_keys.push(key);
             }
             let operand = self.classify_operand(v, elem, i == 0, aspan)?;
             let (kind, val) = match operand {
