@@ -331,12 +331,13 @@ fn an_invalid_switch_position_keeps_its_side_bit() {
     // bit (bit 3, 1 = input) must survive the invalid setting, or position 1 comes back
     // as tx RAMP and the PE's own wavelets never leave (a deadlock).
     let arch = Arch::Wse2;
-    let mut rt = build("switch_invalid_keep", arch, (9, 3));
+    let mut rt = build("switch_invalid_keep", arch, (10, 3));
     rt.launch("configure", &[], false).unwrap();
     rt.launch("go", &[], false).unwrap();
-    let log = d2h_u32(&mut rt, "log", 2, 1, 5);
+    let log = d2h_u32(&mut rt, "log", 3, 1, 5);
     rt.stop().unwrap();
-    let (pe0, pe1) = (&log[0..5], &log[5..10]);
+    // PE 1 holds the switch, PE 2 receives.
+    let (pe0, pe1) = (&log[5..10], &log[10..15]);
     // Position 1: RAMP (port 4) on the input side (bit 3); 2 and 3 invalid; ring mode.
     let loaded = 0xc | (5 << 4) | (5 << 8) | (1 << 12);
     assert_eq!(pe0[2], loaded, "{arch}: the word as loaded");
@@ -346,7 +347,7 @@ fn an_invalid_switch_position_keeps_its_side_bit() {
         "{arch}: position 1 invalid, side kept"
     );
     assert_eq!(pe0[4], loaded, "{arch}: position 1 restored");
-    assert_eq!(&pe1[0..2], &[11, 1], "{arch}: PE 0 sent from its RAMP");
+    assert_eq!(&pe1[0..2], &[11, 1], "{arch}: PE 1 sent from its RAMP");
 }
 
 #[test]
