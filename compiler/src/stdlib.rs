@@ -40,6 +40,14 @@ const LIBS: &[(&str, &str)] = &[
         include_str!("../../stdlib/collectives_2d/pe.csl"),
     ),
     (
+        "kernels/fft/fft3d_layout",
+        include_str!("../../stdlib/kernels/fft/fft3d_layout.csl"),
+    ),
+    (
+        "kernels/fft/fft3d_pe",
+        include_str!("../../stdlib/kernels/fft/fft3d_pe.csl"),
+    ),
+    (
         "kernels/tally/layout",
         include_str!("../../stdlib/kernels/tally/layout.csl"),
     ),

@@ -438,6 +438,7 @@ impl TypeStore {
             "comptime_float" => c.comptime_float,
             "comptime_string" => c.comptime_string,
             "comptime_struct" => c.comptime_struct,
+            "imported_module" => c.module,
             "type" => c.type_,
             "color" => c.color,
             "direction" => c.direction,
