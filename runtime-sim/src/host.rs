@@ -57,6 +57,8 @@ pub struct SdkRuntime {
     /// For each program class, the first PE (row-major index) that runs it.
     first_pe: Vec<Option<usize>>,
     params: SimParams,
+    /// An unknown `CSLSIM_TIMING` value, reported by `load` unless `with_params` was called.
+    timing_error: Option<String>,
     trace: Option<Tracer>,
     interrupt: Option<crate::sim::InterruptCheck>,
     /// Threads that step the fabric (`None`: [`crate::default_threads`]).
@@ -94,6 +96,18 @@ impl SdkRuntime {
                 *slot = Some(i);
             }
         }
+        // `CSLSIM_TIMING` picks the timing preset (`with_params` overrides it); a value
+        // it does not name is reported by `load`.
+        let (params, timing_error) = match std::env::var(crate::params::TIMING_ENV) {
+            Ok(v) => match crate::params::Timing::parse(&v) {
+                Ok(t) => (t.params(), None),
+                Err(e) => (
+                    SimParams::default(),
+                    Some(format!("{}: {e}", crate::params::TIMING_ENV)),
+                ),
+            },
+            Err(_) => (SimParams::default(), None),
+        };
         SdkRuntime {
             image,
             state: State::Created,
@@ -101,7 +115,8 @@ impl SdkRuntime {
             max_cycles: DEFAULT_MAX_CYCLES,
             failed: None,
             first_pe,
-            params: SimParams::default(),
+            params,
+            timing_error,
             trace: None,
             interrupt: None,
             threads: None,
@@ -114,6 +129,7 @@ impl SdkRuntime {
     /// Uses the given model parameters (before `load`).
     pub fn with_params(mut self, params: SimParams) -> Self {
         self.params = params;
+        self.timing_error = None;
         self
     }
 
@@ -205,6 +221,9 @@ impl SdkRuntime {
     pub fn load(&mut self) -> Result<(), HostError> {
         if self.state != State::Created {
             return Err(HostError::AlreadyLoaded);
+        }
+        if let Some(e) = &self.timing_error {
+            return Err(HostError::BadParams(e.clone()));
         }
         self.params.check().map_err(HostError::BadParams)?;
         // Refuse, with the figure, an image too large for this machine rather than abort

@@ -250,6 +250,9 @@ impl Simulator {
             arch,
             ramp: u64::from(params.ramp_latency),
             setup: params.dsd_setup_cycles,
+            branch_taken_extra: params.branch_taken_cycles.saturating_sub(1),
+            branch_not_taken_extra: params.branch_not_taken_cycles.saturating_sub(1),
+            fmacs_extra: params.fmacs_cycles_per_element.saturating_sub(1),
         };
         let mut sim = Simulator {
             arch,
