@@ -1373,6 +1373,9 @@ fn fft3d_library_matches_a_direct_dft() {
         }
         // The duration: a 48-bit cycle count, the same order as the run.
         let time = d2h_u32(rt, "fft_time", grid(2));
-        assert!(time.chunks(2).all(|c| c[0] > 1000 && c[1] == 0), "{arch}: fft_time {time:?}");
+        assert!(
+            time.chunks(2).all(|c| c[0] > 1000 && c[1] == 0),
+            "{arch}: fft_time {time:?}"
+        );
     });
 }
