@@ -7,9 +7,14 @@
 //! The padded rectangle is the core (`nx·nzx` × `ny·nzy` PEs at offset (1, 1)) plus the
 //! one-tile moat ring, as `mdlj.paint` lays it out.
 
-use crate::md::geometry::Geometry;
+use crate::md::device::expected_exchange;
+use crate::md::geometry::{Geometry, RANGE};
 use csl_arch::fabric::Direction;
-use csl_arch::tables::{ROUTER_WORDS_PER_TILE, RouterEntry, SWITCH_WORDS_PER_TILE};
+use csl_arch::image::{PopMode, SwitchConfig, SwitchPos};
+use csl_arch::tables::{
+    ROUTER_WORDS_PER_TILE, RouterEntry, SWITCH_WORDS_PER_COLOR, SWITCH_WORDS_PER_TILE,
+    encode_switch,
+};
 
 /// The x− / x+ lane colour pairs (low lane even, high lane odd; seed 002's plan).
 pub const X_COLOURS: [u8; 4] = [0, 1, 2, 3];
@@ -48,15 +53,11 @@ fn plain(rx: Direction, tx: Direction) -> RouterEntry {
     }
 }
 
-/// The `router` table of the padded rectangle, order `y x r`: the moat ring's
-/// turnarounds (x colours on the west and east columns, y colours on the north and south
-/// rows; corners route nothing: the north-west one runs the barrier origin). Until the
-/// relay's tables exist, the core's edge tiles (not its corners) get the routes of
-/// `moatcheck.w`: the low-lane colour of the side from the core out to the moat, its
-/// partner from the moat back to the core (west 0/1, east 2/3, north 4/5, south 6/7).
-pub fn router_table(g: &Geometry) -> Vec<u16> {
+/// The router words of the moat ring's turnarounds (x colours on the west and east
+/// columns, y colours on the north and south rows; corners route nothing: the north-west
+/// one runs the barrier origin), into a zeroed `router` table.
+fn moat_ring(g: &Geometry, words: &mut [u16]) {
     let (w, h) = padded(g);
-    let mut words = vec![0u16; w * h * ROUTER_WORDS_PER_TILE];
     let mut set = |x: usize, y: usize, colours: &[u8], e: &RouterEntry| {
         for &c in colours {
             words[(y * w + x) * ROUTER_WORDS_PER_TILE + usize::from(c)] = e.encode();
@@ -70,6 +71,21 @@ pub fn router_table(g: &Geometry) -> Vec<u16> {
         set(x, 0, &Y_COLOURS, &turnaround(Direction::South, false));
         set(x, h - 1, &Y_COLOURS, &turnaround(Direction::North, false));
     }
+}
+
+/// The `router` table of the padded rectangle for the moat check, order `y x r`: the
+/// moat ring's turnarounds and, on the core's edge tiles (not its corners), the routes
+/// of `moatcheck.w`: the low-lane colour of the side from the core out to the moat, its
+/// partner from the moat back to the core (west 0/1, east 2/3, north 4/5, south 6/7).
+pub fn router_table(g: &Geometry) -> Vec<u16> {
+    let (w, h) = padded(g);
+    let mut words = vec![0u16; w * h * ROUTER_WORDS_PER_TILE];
+    moat_ring(g, &mut words);
+    let mut set = |x: usize, y: usize, colours: &[u8], e: &RouterEntry| {
+        for &c in colours {
+            words[(y * w + x) * ROUTER_WORDS_PER_TILE + usize::from(c)] = e.encode();
+        }
+    };
     use Direction::{East, North, Ramp, South, West};
     for y in 2..h - 2 {
         set(1, y, &[0], &plain(Ramp, West));
@@ -86,10 +102,277 @@ pub fn router_table(g: &Geometry) -> Vec<u16> {
     words
 }
 
-/// The `switch` table of the padded rectangle, order `y x r n` (no switches yet).
+/// The `switch` table of the padded rectangle for the moat check, order `y x r n` (no
+/// switches).
 pub fn switch_table(g: &Geometry) -> Vec<u16> {
     let (w, h) = padded(g);
     vec![0u16; w * h * SWITCH_WORDS_PER_TILE]
+}
+
+/// The z− relay's colour (blocks move toward lower z).
+pub const Z_MINUS: u8 = 8;
+/// The z+ relay's colour (blocks move toward higher z; the reverse force relay's).
+pub const Z_PLUS: u8 = 9;
+
+/// Control wavelets of the relay (commands 0, 1, 2, …; `*` = CE-filtered): the x/y
+/// burst trailer `(adv*, adv*, rst*)` …
+pub const XY_CMD1: u32 = 0x2B40_9249;
+/// … then `(adv*)`.
+pub const XY_CMD2: u32 = 0x0940_9249;
+/// The z trailer (and that of an x/y lane whose fold is 1) `(adv*, rst*)` …
+pub const Z_CMD1: u32 = 0x0D40_9249;
+/// … then `(adv*)`.
+pub const Z_CMD2: u32 = 0x0940_9249;
+
+/// One relay slot's switch machine. `s` is the slot's place along the ring in the
+/// direction the blocks move (0..n), `f` the slots per cell (the fold), `up`/`down` the
+/// router ports towards the previous and the next slot. Returns the router entry
+/// (position 0) and the switch.
+///
+/// * `f >= 2` (seed 002's four positions): 0 forward (`up` → `down`), 1 inject ("tail",
+///   RAMP → `down`), 2 loopback (RAMP → RAMP), 3 deliver ("head", `up` → RAMP). Slots
+///   are cut into segments of `f + 1`: the tail at `s ≡ 0`, the head at `s ≡ f`,
+///   forwarders between; a trailing partial segment (`s >= (n / (f+1))·(f+1)`) is all
+///   heads. Pop on advance, no ring mode.
+/// * `f == 1` (the z chain, and an x/y lane of fold 1, where a cell is one slot): three
+///   positions, 0 inject (RAMP → `down`), 1 loopback, 2 deliver (`up` → RAMP); even
+///   slots start injecting, odd ones delivering (red/black). Pop on advance.
+fn slot_machine(s: usize, n: usize, f: usize, up: Direction, down: Direction) -> (RouterEntry, SwitchConfig) {
+    use Direction::Ramp;
+    let pos = |rx: Direction, tx: Direction| SwitchPos {
+        rx: Some(rx),
+        tx: Some(vec![tx]),
+    };
+    if f >= 2 {
+        let seg = f + 1;
+        let start = if s >= n / seg * seg {
+            3
+        } else {
+            match s % seg {
+                0 => 1,
+                r if r == f => 3,
+                _ => 0,
+            }
+        };
+        (
+            plain(up, down),
+            SwitchConfig {
+                positions: [pos(Ramp, down), pos(Ramp, Ramp), pos(up, Ramp)],
+                current: start,
+                ring_mode: false,
+                pop_mode: PopMode::PopOnAdvance,
+            },
+        )
+    } else {
+        (
+            plain(Ramp, down),
+            SwitchConfig {
+                positions: [pos(Ramp, Ramp), pos(up, Ramp), SwitchPos::default()],
+                current: if s % 2 == 0 { 0 } else { 2 },
+                ring_mode: false,
+                pop_mode: PopMode::PopOnAdvance,
+            },
+        )
+    }
+}
+
+/// Whether the z fold's block has a closed tour of one-hop steps (both sides at least 2),
+/// which the z chain needs; a 1 × n block's z ring is two tracks and is not relayed yet.
+pub fn z_chain_local(g: &Geometry) -> bool {
+    g.nzx >= 2 && g.nzy >= 2
+}
+
+/// The port of PE `a` towards its neighbour `b` (one hop apart).
+fn towards(a: (usize, usize), b: (usize, usize)) -> Option<Direction> {
+    match (b.0 as isize - a.0 as isize, b.1 as isize - a.1 as isize) {
+        (1, 0) => Some(Direction::East),
+        (-1, 0) => Some(Direction::West),
+        (0, 1) => Some(Direction::South),
+        (0, -1) => Some(Direction::North),
+        _ => None,
+    }
+}
+
+/// The relay's `router` (order `y x r`) and `switch` (order `y x r n`) tables of the
+/// padded rectangle: the moat ring's turnarounds; on every core PE, for each lane
+/// colour 0–7, either its slot machine ([`slot_machine`]; the PE's own lane) or a plain
+/// forward (the other lane's); and, when the z block has a closed tour, the z− (8) and
+/// z+ (9) chains along it.
+///
+/// Lane colours: 0/1 x− (low lane flows west, high lane east), 2/3 x+ (low east, high
+/// west), 4/5 y− (low north, high south), 6/7 y+ (low south, high north). A "+" relay
+/// moves each block to the next cell up (a PE hears cells x−1..x−3), a "−" relay down.
+/// Along a row the ring slots are the chain indices `nzx·x + izx` (in increasing order
+/// for x+, decreasing for x−); the moat turns the low lane's traffic into the high
+/// lane's and back.
+pub fn relay_tables(g: &Geometry) -> (Vec<u16>, Vec<u16>) {
+    use Direction::{East, North, South, West};
+    let (w, h) = padded(g);
+    let mut router = vec![0u16; w * h * ROUTER_WORDS_PER_TILE];
+    let mut switch = vec![0u16; w * h * SWITCH_WORDS_PER_TILE];
+    moat_ring(g, &mut router);
+    let (cw, ch) = (g.width(), g.height());
+    for py in 0..ch {
+        for px in 0..cw {
+            let tile = (py + 1) * w + px + 1;
+            let mut put = |c: u8, e: &RouterEntry, sw: Option<&SwitchConfig>| {
+                router[tile * ROUTER_WORDS_PER_TILE + usize::from(c)] = e.encode();
+                let at = (tile * ROUTER_WORDS_PER_TILE + usize::from(c)) * SWITCH_WORDS_PER_COLOR;
+                switch[at..at + SWITCH_WORDS_PER_COLOR].copy_from_slice(&encode_switch(sw));
+            };
+            let cell = g.cell(px, py);
+            let xchain = g.nzx * cell.x + cell.izx;
+            let ychain = g.nzy * cell.y + cell.izy;
+            // (colour, the lane that owns it, flows to the +side, a "+" relay)
+            for c in 0u8..8 {
+                let lane = usize::from(c & 1);
+                let plus = matches!(c, 2 | 3 | 6 | 7);
+                let forward = matches!(c, 1 | 2 | 5 | 6);
+                let (xaxis, own, chain, n, f) = if c < 4 {
+                    (true, cell.hix, xchain, cw, g.nzx)
+                } else {
+                    (false, cell.hiy, ychain, ch, g.nzy)
+                };
+                let (up, down) = match (xaxis, forward) {
+                    (true, true) => (West, East),
+                    (true, false) => (East, West),
+                    (false, true) => (North, South),
+                    (false, false) => (South, North),
+                };
+                if lane == own {
+                    let s = if plus { chain } else { n - 1 - chain };
+                    let (e, sw) = slot_machine(s, n, f, up, down);
+                    put(c, &e, Some(&sw));
+                } else {
+                    put(c, &plain(up, down), None);
+                }
+            }
+            if z_chain_local(g) {
+                let nz = g.nz();
+                let here = (px, py);
+                let hi = g.pe(cell.x, cell.y, (cell.z + 1) % nz);
+                let lo = g.pe(cell.x, cell.y, (cell.z + nz - 1) % nz);
+                if let (Some(to_hi), Some(to_lo)) = (towards(here, hi), towards(here, lo)) {
+                    let (e, sw) = slot_machine(nz - 1 - cell.z, nz, 1, to_hi, to_lo);
+                    put(Z_MINUS, &e, Some(&sw));
+                    let (e, sw) = slot_machine(cell.z, nz, 1, to_lo, to_hi);
+                    put(Z_PLUS, &e, Some(&sw));
+                }
+            }
+        }
+    }
+    (router, switch)
+}
+
+/// The synthetic atom count the count relay gives cell (x, y, z): 1..=13, varied so
+/// that a block from the wrong cell shows.
+pub fn relay_count(x: usize, y: usize, z: usize) -> u32 {
+    1 + ((3 * x + 5 * y + 7 * z) % 13) as u32
+}
+
+/// The count relay's cell id of (x, y, z): `x + nx·(y + ny·z)`.
+pub fn relay_id(g: &Geometry, x: usize, y: usize, z: usize) -> u32 {
+    (x + g.nx * (y + g.ny * z)) as u32
+}
+
+/// `core.params`' `nlocal` for the count relay, order `y x` over the core:
+/// [`relay_count`] of each PE's cell.
+pub fn relay_counts(g: &Geometry) -> Vec<u16> {
+    let mut out = Vec::with_capacity(g.width() * g.height());
+    for py in 0..g.height() {
+        for px in 0..g.width() {
+            let c = g.cell(px, py);
+            out.push(relay_count(c.x, c.y, c.z) as u16);
+        }
+    }
+    out
+}
+
+/// Words of `core.got` per PE in the count relay (`relay.w`): for each halo (xm, xp, ym,
+/// yp, z lines) and each cell 1..=3, the relayed count and id; then the nine region
+/// starts of the CSL flagship's `diag` (own, xm, x0, xp, z lines, ym, y0, yp, end).
+pub const RELAY_WORDS: usize = 5 * RANGE * 2 + 9;
+
+/// Checks `core.got` of the count relay against the CSL flagship's exchange oracle
+/// ([`expected_exchange`]): the counts and region starts with [`relay_count`] as the
+/// atoms per cell, the ids with [`relay_id`] in its place (so every block is checked to
+/// come from the right cell, and every z block to be the right x-line). Without a local
+/// z chain ([`z_chain_local`]) only the x and y halos and the starts up to the end of
+/// the x-line are checked. Returns the number of words checked.
+pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
+    let (w, h) = (g.width(), g.height());
+    if got.len() != w * h * RELAY_WORDS {
+        return Err(format!(
+            "{} words of core.got for {w}x{h} PEs x {RELAY_WORDS}",
+            got.len()
+        ));
+    }
+    let with_z = z_chain_local(g);
+    let halos = if with_z { 5 } else { 4 };
+    let names = ["xm", "xp", "ym", "yp", "z-line"];
+    let starts = ["own", "xm", "x0", "xp", "z lines", "ym", "y0", "yp", "end"];
+    let nstarts = if with_z { 9 } else { 4 };
+    let mut checked = 0;
+    for py in 0..h {
+        for px in 0..w {
+            let v = &got[(py * w + px) * RELAY_WORDS..(py * w + px + 1) * RELAY_WORDS];
+            let c = g.cell(px, py);
+            let counts = expected_exchange(g, &relay_count, c.x, c.y, c.z);
+            let id = |x: usize, y: usize, z: usize| relay_id(g, x, y, z);
+            let ids = expected_exchange(g, &id, c.x, c.y, c.z);
+            let at = format!("PE ({}, {}) (cell {}, {}, {})", px + 1, py + 1, c.x, c.y, c.z);
+            for d in 0..halos {
+                for k in 0..RANGE {
+                    let (gc, gi) = (v[(d * RANGE + k) * 2], v[(d * RANGE + k) * 2 + 1]);
+                    let (ec, ei) = (counts[d * RANGE + k], ids[d * RANGE + k]);
+                    if u32::from(gc) != ec || u32::from(gi) != ei {
+                        return Err(format!(
+                            "{at}: {} halo, cell {}: got count {gc} id {gi}, expected count {ec} id {ei}",
+                            names[d],
+                            k + 1
+                        ));
+                    }
+                    checked += 2;
+                }
+            }
+            for (j, name) in starts.iter().enumerate().take(nstarts) {
+                let (gs, es) = (v[5 * RANGE * 2 + j], counts[5 * RANGE + j]);
+                if u32::from(gs) != es {
+                    return Err(format!(
+                        "{at}: region start `{name}` is {gs}, expected {es}"
+                    ));
+                }
+                checked += 1;
+            }
+        }
+    }
+    Ok(checked)
+}
+
+/// `lanes.paint` for the relay's floorplan (`relay.paint` includes it): the core's tiles
+/// by lane class, `lane00` (hix 0, hiy 0), `lane10`, `lane01`, `lane11`, each a union
+/// of the column-group × row-group blocks of that class, in padded coordinates. Paint
+/// has no loops, so the host writes the stripes; each class binds its lanes' colours.
+pub fn lanes_paint(g: &Geometry) -> String {
+    let mut out = String::from(
+        "(* Written by mdlj-tables: the core's tiles by lane class (hix, hiy). *)\n",
+    );
+    for (hix, hiy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let mut rects = Vec::new();
+        for gy in (hiy..g.ny).step_by(2) {
+            for gx in (hix..g.nx).step_by(2) {
+                rects.push(format!(
+                    "rect({} {} {} {})",
+                    1 + gx * g.nzx,
+                    1 + gy * g.nzy,
+                    g.nzx,
+                    g.nzy
+                ));
+            }
+        }
+        out.push_str(&format!("let lane{hix}{hiy} = union({})\n", rects.join(" ")));
+    }
+    out
 }
 
 /// `core.params` for every core PE, order `y x _word`: the fold of each PE (`nlocal`
@@ -163,6 +446,219 @@ pub fn check_moat(g: &Geometry, got: &[u16]) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use csl_arch::fabric::control;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn control_words_say_what_the_readme_says() {
+        let cmds = |w: u32| -> Vec<u8> { (0..8).map(|i| control::command(w, i)).collect() };
+        let (adv, rst, nop) = (
+            control::SWITCH_ADV | control::CE_FILTER,
+            control::SWITCH_RST | control::CE_FILTER,
+            control::CE_FILTER,
+        );
+        assert_eq!(cmds(XY_CMD1), [adv, adv, rst, nop, nop, nop, nop, nop]);
+        assert_eq!(cmds(XY_CMD2), [adv, nop, nop, nop, nop, nop, nop, nop]);
+        assert_eq!(cmds(Z_CMD1), [adv, rst, nop, nop, nop, nop, nop, nop]);
+        assert_eq!(Z_CMD2, XY_CMD2);
+        assert!([XY_CMD1, XY_CMD2, Z_CMD1].iter().all(|&w| control::task_id(w) == 0));
+    }
+
+    /// A host model of one relay ring of `n` slots, `f` slots per cell, run for
+    /// `shifts` shifts: the routers follow SIMULATOR.md §4 (a control wavelet is
+    /// forwarded with the current position, then command 0 runs, then pop on advance;
+    /// the CE gets the unpopped copy unless command 0 is CE-filtered), each link is a
+    /// FIFO (the plain forwarders and the moat between two slots execute nothing), and
+    /// each CE queues a shift's block and its two control wavelets once it has received
+    /// the previous shift's block. Returns each slot's received blocks (the slot index
+    /// the block started from) and whether every switch ended where it started.
+    fn march(n: usize, f: usize, shifts: usize) -> (Vec<Vec<usize>>, bool) {
+        use Direction::{North as Up, Ramp, South as Down};
+        #[derive(Clone, Copy)]
+        enum Wv {
+            Data(usize),
+            Ctrl(u32),
+        }
+        let cmd1 = if f >= 2 { XY_CMD1 } else { Z_CMD1 };
+        let machines: Vec<_> = (0..n).map(|s| slot_machine(s, n, f, Up, Down)).collect();
+        let route = |i: usize, pos: u8| -> (Direction, Direction) {
+            let (e, sw) = &machines[i];
+            if pos == 0 {
+                return (e.rx[0], e.tx[0]);
+            }
+            let p = &sw.positions[usize::from(pos) - 1];
+            (p.rx.unwrap(), p.tx.as_ref().unwrap()[0])
+        };
+        let mut pos: Vec<u8> = machines.iter().map(|m| m.1.current).collect();
+        let mut upq: Vec<VecDeque<Wv>> = vec![VecDeque::new(); n];
+        let mut rampq: Vec<VecDeque<Wv>> = vec![VecDeque::new(); n];
+        let mut got: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut block: Vec<usize> = (0..n).collect();
+        let mut sent = vec![0; n];
+        loop {
+            let mut progress = false;
+            for i in 0..n {
+                if sent[i] < shifts && sent[i] == got[i].len() {
+                    rampq[i].extend([Wv::Data(block[i]), Wv::Ctrl(cmd1), Wv::Ctrl(XY_CMD2)]);
+                    sent[i] += 1;
+                    progress = true;
+                }
+                let (rx, tx) = route(i, pos[i]);
+                let q = if rx == Ramp { &mut rampq[i] } else { &mut upq[i] };
+                let Some(w) = q.pop_front() else { continue };
+                progress = true;
+                let mut fwd = w;
+                if let Wv::Ctrl(c) = w {
+                    let sw = &machines[i].1;
+                    assert_eq!(sw.pop_mode, PopMode::PopOnAdvance);
+                    let old = pos[i];
+                    match control::command(c, 0) & 3 {
+                        control::SWITCH_ADV => {
+                            let next = usize::from(old) + 1;
+                            if next <= 3 && sw.positions[next - 1].is_valid() {
+                                pos[i] = next as u8;
+                            } else if sw.ring_mode {
+                                pos[i] = 0;
+                            }
+                        }
+                        control::SWITCH_RST => pos[i] = 0,
+                        _ => {}
+                    }
+                    if pos[i] != old {
+                        fwd = Wv::Ctrl(control::pop(c));
+                    }
+                    if tx == Ramp {
+                        assert!(
+                            control::command(c, 0) & control::CE_FILTER != 0,
+                            "slot {i} of {n} (f {f}): a control wavelet reaches the CE"
+                        );
+                        continue;
+                    }
+                }
+                match (tx, fwd) {
+                    (Ramp, Wv::Data(v)) => {
+                        got[i].push(v);
+                        block[i] = v;
+                    }
+                    (Ramp, Wv::Ctrl(_)) => unreachable!(),
+                    (_, w) => upq[(i + 1) % n].push_back(w),
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        let home = pos.iter().zip(&machines).all(|(&p, m)| p == m.1.current);
+        (got, home)
+    }
+
+    #[test]
+    fn the_switch_machine_moves_every_block_one_cell_per_shift() {
+        // (slots, slots per cell): the seed's x (32, 4) and y (16, 2) rings, the 2x4
+        // fold's (16, 2) and (32, 4), the 7x1 fold's x (56, 7) and y (8, 1), z tours
+        // (8, 1), odd rings, and rings with and without a trailing partial segment.
+        for (n, f) in [
+            (32, 4),
+            (16, 2),
+            (56, 7),
+            (8, 1),
+            (7, 1),
+            (9, 1),
+            (15, 2),
+            (21, 3),
+            (20, 4),
+            (48, 6),
+            (24, 3),
+            (14, 2),
+        ] {
+            let (got, home) = march(n, f, RANGE);
+            assert!(home, "n {n} f {f}: a switch did not return to its start");
+            for (i, g) in got.iter().enumerate() {
+                let want: Vec<usize> = (1..=RANGE).map(|k| (i + RANGE * n - k * f) % n).collect();
+                assert_eq!(g, &want, "n {n} f {f}: slot {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn relay_tables_give_every_core_lane_colour_a_machine_or_a_forward() {
+        let g = Geometry::new(8, 8, 4, 2).unwrap();
+        let (router, switch) = relay_tables(&g);
+        let (w, h) = padded(&g);
+        let word = |x: usize, y: usize, c: usize| router[(y * w + x) * 24 + c];
+        let status = |x: usize, y: usize, c: usize| switch[((y * w + x) * 24 + c) * 4];
+        // Moat unchanged.
+        assert_eq!(word(0, 5, 2), 0x0004 | 0x0080 | 0x0400);
+        // Core (1, 1): PE (0, 0), x = 0, izx = 0, hix = 0: chain 0. On colour 2 (x+,
+        // low lane, flows east) it is a tail (start 1); colour 0 (x-: slot 31 of 32, in
+        // the trailing partial segment) a head (start 3); colours 1 and 3 plain
+        // forwards (W->E and E->W).
+        assert_eq!(word(1, 1, 2), 0x0008 | 0x0080); // rx W, tx E
+        assert_eq!(status(1, 1, 2), 0x8000 | 1 | 2 << 3);
+        assert_eq!(status(1, 1, 0), 0x8000 | 3 | 2 << 3);
+        assert_eq!(word(1, 1, 1), 0x0008 | 0x0080);
+        assert_eq!(status(1, 1, 1), 0);
+        assert_eq!(word(1, 1, 3), 0x0004 | 0x0100);
+        // z: every core tile has both chains, the moat none.
+        for y in 0..h {
+            for x in 0..w {
+                let core = (1..w - 1).contains(&x) && (1..h - 1).contains(&y);
+                for c in [8, 9] {
+                    assert_eq!(status(x, y, c) != 0, core, "({x}, {y}) colour {c}");
+                }
+                if core {
+                    assert!((0..10).all(|c| word(x, y, c) != 0));
+                }
+            }
+        }
+        // A 1 x n block has no z chain.
+        let g = Geometry::new(8, 8, 7, 1).unwrap();
+        let (router, _) = relay_tables(&g);
+        assert!(router.chunks(24).all(|t| t[8] == 0 && t[9] == 0));
+    }
+
+    #[test]
+    fn the_relay_check_accepts_exactly_the_oracle() {
+        for (nx, ny, nzx, nzy) in [(8, 8, 4, 2), (7, 7, 7, 1)] {
+            let g = Geometry::new(nx, ny, nzx, nzy).unwrap();
+            let (w, h) = (g.width(), g.height());
+            let mut got = vec![0u16; w * h * RELAY_WORDS];
+            for py in 0..h {
+                for px in 0..w {
+                    let c = g.cell(px, py);
+                    let e = expected_exchange(&g, &relay_count, c.x, c.y, c.z);
+                    let id = |x: usize, y: usize, z: usize| relay_id(&g, x, y, z);
+                    let i = expected_exchange(&g, &id, c.x, c.y, c.z);
+                    let v = &mut got[(py * w + px) * RELAY_WORDS..];
+                    for k in 0..15 {
+                        v[2 * k] = e[k] as u16;
+                        v[2 * k + 1] = i[k] as u16;
+                    }
+                    for j in 0..9 {
+                        v[30 + j] = e[15 + j] as u16;
+                    }
+                }
+            }
+            let words = if z_chain_local(&g) { 39 } else { 24 + 4 };
+            assert_eq!(check_relay(&g, &got), Ok(w * h * words));
+            let mut bad = got.clone();
+            bad[RELAY_WORDS + 7] ^= 1; // PE 1's xp id, cell 1
+            assert!(check_relay(&g, &bad).unwrap_err().contains("xp halo, cell 1"));
+            let mut bad = got.clone();
+            bad[RELAY_WORDS + 33] += 1; // PE 1's xp start
+            assert!(check_relay(&g, &bad).unwrap_err().contains("`xp`"));
+            assert!(check_relay(&g, &got[1..]).is_err());
+        }
+    }
+
+    #[test]
+    fn lane_classes_cover_the_core_once() {
+        let g = Geometry::new(8, 8, 7, 1).unwrap();
+        let p = lanes_paint(&g);
+        assert_eq!(p.matches("rect(").count(), 64);
+        assert!(p.contains("let lane10 = union(rect(8 1 7 1) rect(22 1 7 1)"));
+    }
 
     #[test]
     fn moat_words_by_hand() {

@@ -1,0 +1,134 @@
+// The count relay: seed 002's getcount() over the switch-machine relay (issue 17).
+// Every core PE relays a two-word block (its cell's atom count, its cell id) three
+// cells along x+, x-, y+ and y-, then the length of its x-line (counts and ids summed
+// over x-3..x+3) three cells along z-, and records what arrives; the host checks it
+// with `mdlj-tables check-relay` against the CSL flagship's exchange oracle.
+//
+// One shift: the PE posts an asynchronous receive of one block, then sends its block
+// and the two control wavelets that march the switch machine (README.md, "The relay's
+// switch machine"): x/y (adv*, adv*, rst*) then (adv*), z and lanes of fold 1
+// (adv*, rst*) then (adv*). The router tables (mdlj-tables relay) decide when each
+// send leaves and what each receive hears. Each socket is bound to the PE's own lane
+// colour by relay.paint.
+import "params.w";
+socket sxm;                          // x- relay: blocks move to lower x (fills the xp halo)
+socket sxp;                          // x+ relay: to higher x (fills the xm halo)
+socket sym;                          // y- relay (fills yp)
+socket syp;                          // y+ relay (fills ym)
+socket szm;                          // z- relay along the block's tour (z lines of z+1..z+3)
+struct paramstruct params;
+
+u32 XY1 = 0x2B409249;                // (adv*, adv*, rst*, nop* ...)
+u32 XY2 = 0x09409249;                // (adv*, nop* ...)
+u32 Z1 = 0x0D409249;                 // (adv*, rst*, nop* ...)
+u32 Z2 = 0x09409249;                 // (adv*, nop* ...)
+
+xp outb[2];                          // the block this PE sends in a shift
+xp inb[2];                           // the block it receives
+// got: xm, xp, ym, yp, z lines: 3 cells x (count, id); then the region starts
+// own, xm, x0, xp, z lines, ym, y0, yp, end (the CSL flagship's diag order).
+xp got[39];
+
+{
+  xp id = params.ix + params.nx * (params.iy + params.ny * params.iz);
+  u32 xc1 = params.nzx == 1 ? Z1 : XY1;
+  u32 yc1 = params.nzy == 1 ? Z1 : XY1;
+
+  // x+ : the xm halo, got[0..6)
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    parallel {
+      i in [0, 2) inb[i] <- sxp[];
+      {
+        i in [0, 2) sxp[] <- outb[i];
+        sxp[] <- control(xc1);
+        sxp[] <- control(XY2);
+      }
+    }
+    got[2 * k] = inb[0]; got[2 * k + 1] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  // x- : the xp halo, got[6..12)
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    parallel {
+      i in [0, 2) inb[i] <- sxm[];
+      {
+        i in [0, 2) sxm[] <- outb[i];
+        sxm[] <- control(xc1);
+        sxm[] <- control(XY2);
+      }
+    }
+    got[6 + 2 * k] = inb[0]; got[7 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  // y+ : the ym halo, got[12..18)
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    parallel {
+      i in [0, 2) inb[i] <- syp[];
+      {
+        i in [0, 2) syp[] <- outb[i];
+        syp[] <- control(yc1);
+        syp[] <- control(XY2);
+      }
+    }
+    got[12 + 2 * k] = inb[0]; got[13 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  // y- : the yp halo, got[18..24)
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    parallel {
+      i in [0, 2) inb[i] <- sym[];
+      {
+        i in [0, 2) sym[] <- outb[i];
+        sym[] <- control(yc1);
+        sym[] <- control(XY2);
+      }
+    }
+    got[18 + 2 * k] = inb[0]; got[19 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  // The x-line (own + xm + xp), counts and ids.
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    outb[0] = outb[0] + got[2 * k] + got[6 + 2 * k];
+    outb[1] = outb[1] + got[2 * k + 1] + got[7 + 2 * k];
+  }
+  // z- : the z lines, got[24..30), only where the block has a closed tour (a 1 x n
+  // block's z ring is two tracks: not relayed yet).
+  if (params.nzx >= 2 && params.nzy >= 2) {
+    k in [0, 3) {
+      parallel {
+        i in [0, 2) inb[i] <- szm[];
+        {
+          i in [0, 2) szm[] <- outb[i];
+          szm[] <- control(Z1);
+          szm[] <- control(Z2);
+        }
+      }
+      got[24 + 2 * k] = inb[0]; got[25 + 2 * k] = inb[1];
+      outb[0] = inb[0]; outb[1] = inb[1];
+    }
+  }
+  // Region starts, as the flagship's diag: own | xm | x0 | xp | z lines | ym | y0 | yp.
+  xp own = params.nlocal;
+  xp p = own;
+  got[30] = p;
+  p = p + got[0] + got[2] + got[4];
+  got[31] = p;
+  p = p + own;
+  got[32] = p;
+  p = p + got[6] + got[8] + got[10];
+  got[33] = p;
+  p = p + got[24] + got[26] + got[28];
+  got[34] = p;
+  got[35] = p;
+  p = p + got[12] + got[14] + got[16];
+  got[36] = p;
+  p = p + own;
+  got[37] = p;
+  p = p + got[18] + got[20] + got[22];
+  got[38] = p;
+}
