@@ -123,6 +123,8 @@ pub const XY_CMD2: u32 = 0x0940_9249;
 pub const Z_CMD1: u32 = 0x0D40_9249;
 /// … then `(adv*)`.
 pub const Z_CMD2: u32 = 0x0940_9249;
+/// The single trailer `(rst*)` of the end PEs of a 1 × n block's z line.
+pub const END_CMD: u32 = 0x0980_9249;
 
 /// One relay slot's switch machine. `s` is the slot's place along the ring in the
 /// direction the blocks move (0..n), `f` the slots per cell (the fold), `up`/`down` the
@@ -176,10 +178,18 @@ fn slot_machine(s: usize, n: usize, f: usize, up: Direction, down: Direction) ->
     }
 }
 
-/// Whether the z fold's block has a closed tour of one-hop steps (both sides at least 2),
-/// which the z chain needs; a 1 × n block's z ring is two tracks and is not relayed yet.
+/// Whether the z fold's block has a closed tour of one-hop steps (both sides at least 2):
+/// the z chains then run along it, z− on colour 8 and z+ on colour 9. A 1 × n block's z
+/// ring is two tracks (`block_line`): its z− relay takes both colours.
 pub fn z_chain_local(g: &Geometry) -> bool {
     g.nzx >= 2 && g.nzy >= 2
+}
+
+/// A PE's place along its 1 × n block (the lane-corrected offset along the block's long
+/// side), for a geometry whose z block is a line.
+fn block_line(g: &Geometry, px: usize, py: usize) -> usize {
+    let c = g.cell(px, py);
+    if g.nzy == 1 { c.izx } else { c.izy }
 }
 
 /// The port of PE `a` towards its neighbour `b` (one hop apart).
@@ -261,7 +271,85 @@ pub fn relay_tables(g: &Geometry) -> (Vec<u16>, Vec<u16>) {
             }
         }
     }
+    if !z_chain_local(g) {
+        z_line_tables(g, &mut router, &mut switch);
+    }
     (router, switch)
+}
+
+/// The z− relay of a geometry whose z block is a 1 × n line (the 7 × 1 fold): the block's
+/// z ring runs out along the even offsets and back along the odd ones (the serpentine
+/// interleave of `geometry.rs`), so each transfer crosses at most one tile of the other
+/// track. Colour 8 carries the transfers towards higher offsets, 9 those towards lower
+/// ones. A PE that sends and receives on one colour gets the three-position machine of a
+/// fold of 1 ([`slot_machine`], starting in "inject"); the block's two end PEs receive on
+/// one colour and send on the other, with plain routes (RAMP → out, in → RAMP) on each,
+/// and end their bursts with one `(rst*)` instead of the z trailer, which resets the next
+/// PE's machine; the tiles a transfer crosses forward it. The z+ relay of such a block has
+/// no colours left (WSE-3 switches 0–9 only) and is not built.
+fn z_line_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
+    let (w, _) = padded(g);
+    let (cw, ch) = (g.width(), g.height());
+    let nz = g.nz();
+    // Per core tile and colour (8, 9): the port it sends to, the port it receives from,
+    // and the (in, out) of a transfer it forwards.
+    #[derive(Clone, Copy, Default)]
+    struct Role {
+        send: Option<Direction>,
+        recv: Option<Direction>,
+        fwd: Option<(Direction, Direction)>,
+    }
+    let mut roles = vec![[Role::default(); 2]; cw * ch];
+    for py in 0..ch {
+        for px in 0..cw {
+            let c = g.cell(px, py);
+            let to = g.pe(c.x, c.y, (c.z + nz - 1) % nz);
+            let k = usize::from(block_line(g, to.0, to.1) < block_line(g, px, py));
+            let (dx, dy) = (
+                to.0 as isize - px as isize,
+                to.1 as isize - py as isize,
+            );
+            let hops = dx.unsigned_abs() + dy.unsigned_abs();
+            let step = (dx.signum(), dy.signum());
+            let at = |i: usize| {
+                (
+                    (px as isize + step.0 * i as isize) as usize,
+                    (py as isize + step.1 * i as isize) as usize,
+                )
+            };
+            let (Some(out), Some(back)) = (towards(at(0), at(1)), towards(at(1), at(0))) else {
+                continue;
+            };
+            roles[py * cw + px][k].send = Some(out);
+            roles[to.1 * cw + to.0][k].recv = Some(back);
+            for i in 1..hops {
+                let (x, y) = at(i);
+                roles[y * cw + x][k].fwd = Some((back, out));
+            }
+        }
+    }
+    use Direction::Ramp;
+    for py in 0..ch {
+        for px in 0..cw {
+            let tile = (py + 1) * w + px + 1;
+            for (k, r) in roles[py * cw + px].iter().enumerate() {
+                let c = usize::from(Z_MINUS) + k;
+                let (e, sw) = match (r.send, r.recv, r.fwd) {
+                    (Some(out), Some(from), _) => {
+                        let (e, sw) = slot_machine(0, nz, 1, from, out);
+                        (e, Some(sw))
+                    }
+                    (Some(out), None, _) => (plain(Ramp, out), None),
+                    (None, Some(from), _) => (plain(from, Ramp), None),
+                    (None, None, Some((from, out))) => (plain(from, out), None),
+                    (None, None, None) => continue,
+                };
+                router[tile * ROUTER_WORDS_PER_TILE + c] = e.encode();
+                let at = (tile * ROUTER_WORDS_PER_TILE + c) * SWITCH_WORDS_PER_COLOR;
+                switch[at..at + SWITCH_WORDS_PER_COLOR].copy_from_slice(&encode_switch(sw.as_ref()));
+            }
+        }
+    }
 }
 
 /// The synthetic atom count the count relay gives cell (x, y, z): 1..=13, varied so
@@ -296,9 +384,8 @@ pub const RELAY_WORDS: usize = 5 * RANGE * 2 + 9;
 /// Checks `core.got` of the count relay against the CSL flagship's exchange oracle
 /// ([`expected_exchange`]): the counts and region starts with [`relay_count`] as the
 /// atoms per cell, the ids with [`relay_id`] in its place (so every block is checked to
-/// come from the right cell, and every z block to be the right x-line). Without a local
-/// z chain ([`z_chain_local`]) only the x and y halos and the starts up to the end of
-/// the x-line are checked. Returns the number of words checked.
+/// come from the right cell, and every z block to be the right x-line). Returns the
+/// number of words checked.
 pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
     let (w, h) = (g.width(), g.height());
     if got.len() != w * h * RELAY_WORDS {
@@ -307,11 +394,10 @@ pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
             got.len()
         ));
     }
-    let with_z = z_chain_local(g);
-    let halos = if with_z { 5 } else { 4 };
+    let halos = 5;
     let names = ["xm", "xp", "ym", "yp", "z-line"];
     let starts = ["own", "xm", "x0", "xp", "z lines", "ym", "y0", "yp", "end"];
-    let nstarts = if with_z { 9 } else { 4 };
+    let nstarts = starts.len();
     let mut checked = 0;
     for py in 0..h {
         for px in 0..w {
@@ -462,7 +548,8 @@ mod tests {
         assert_eq!(cmds(XY_CMD2), [adv, nop, nop, nop, nop, nop, nop, nop]);
         assert_eq!(cmds(Z_CMD1), [adv, rst, nop, nop, nop, nop, nop, nop]);
         assert_eq!(Z_CMD2, XY_CMD2);
-        assert!([XY_CMD1, XY_CMD2, Z_CMD1].iter().all(|&w| control::task_id(w) == 0));
+        assert_eq!(cmds(END_CMD), [rst, nop, nop, nop, nop, nop, nop, nop]);
+        assert!([XY_CMD1, XY_CMD2, Z_CMD1, END_CMD].iter().all(|&w| control::task_id(w) == 0));
     }
 
     /// A host model of one relay ring of `n` slots, `f` slots per cell, run for
@@ -612,10 +699,26 @@ mod tests {
                 }
             }
         }
-        // A 1 x n block has no z chain.
+        // A 1 x 7 block's z line: the end PEs plain (offset 0 receives on 9 from the
+        // east and sends on 8 east), the others a machine on one colour and a forward
+        // on the other.
         let g = Geometry::new(8, 8, 7, 1).unwrap();
-        let (router, _) = relay_tables(&g);
-        assert!(router.chunks(24).all(|t| t[8] == 0 && t[9] == 0));
+        let (router, switch) = relay_tables(&g);
+        let (w, _) = padded(&g);
+        let word = |x: usize, y: usize, c: usize| router[(y * w + x) * 24 + c];
+        let status = |x: usize, y: usize, c: usize| switch[((y * w + x) * 24 + c) * 4];
+        assert_eq!(word(1, 1, 9), 0x0004 | 0x0200); // rx E, tx RAMP
+        assert_eq!(word(1, 1, 8), 0x0010 | 0x0080); // rx RAMP, tx E
+        assert_eq!((status(1, 1, 8), status(1, 1, 9)), (0, 0));
+        // Offset 1 (z = 6): machine on 8 (receives from offset 0), forwards 9 E -> W.
+        assert_eq!(word(2, 1, 8), 0x0010 | 0x0080);
+        assert_eq!(status(2, 1, 8), 0x8000 | 2 << 3);
+        assert_eq!(word(2, 1, 9), 0x0004 | 0x0100);
+        // Offset 6 (z = 3), the east end: receives on 8 from the west, sends on 9 west.
+        assert_eq!(word(7, 1, 8), 0x0008 | 0x0200);
+        assert_eq!(word(7, 1, 9), 0x0010 | 0x0100);
+        // The next block is a high lane: offsets run west, offset 0 at column 14.
+        assert_eq!(word(14, 1, 8), 0x0010 | 0x0100);
     }
 
     #[test]
@@ -640,8 +743,7 @@ mod tests {
                     }
                 }
             }
-            let words = if z_chain_local(&g) { 39 } else { 24 + 4 };
-            assert_eq!(check_relay(&g, &got), Ok(w * h * words));
+            assert_eq!(check_relay(&g, &got), Ok(w * h * RELAY_WORDS));
             let mut bad = got.clone();
             bad[RELAY_WORDS + 7] ^= 1; // PE 1's xp id, cell 1
             assert!(check_relay(&g, &bad).unwrap_err().contains("xp halo, cell 1"));

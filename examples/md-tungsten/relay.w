@@ -7,21 +7,24 @@
 // One shift: the PE posts an asynchronous receive of one block, then sends its block
 // and the two control wavelets that march the switch machine (README.md, "The relay's
 // switch machine"): x/y (adv*, adv*, rst*) then (adv*), z and lanes of fold 1
-// (adv*, rst*) then (adv*). The router tables (mdlj-tables relay) decide when each
-// send leaves and what each receive hears. Each socket is bound to the PE's own lane
-// colour by relay.paint.
+// (adv*, rst*) then (adv*); the two end PEs of a 1 x n block's z line send on one
+// colour and receive on the other, and end a burst with (rst*) alone. The router
+// tables (mdlj-tables relay) decide when each send leaves and what each receive hears.
+// The x and y sockets are bound to the PE's own lane colours by relay.paint.
 import "params.w";
 socket sxm;                          // x- relay: blocks move to lower x (fills the xp halo)
 socket sxp;                          // x+ relay: to higher x (fills the xm halo)
 socket sym;                          // y- relay (fills yp)
 socket syp;                          // y+ relay (fills ym)
-socket szm;                          // z- relay along the block's tour (z lines of z+1..z+3)
+socket sz8;                          // z- relay (z lines of z+1..z+3): colour 8 ...
+socket sz9;                          // ... and, in a 1 x n block, colour 9
 struct paramstruct params;
 
 u32 XY1 = 0x2B409249;                // (adv*, adv*, rst*, nop* ...)
 u32 XY2 = 0x09409249;                // (adv*, nop* ...)
 u32 Z1 = 0x0D409249;                 // (adv*, rst*, nop* ...)
 u32 Z2 = 0x09409249;                 // (adv*, nop* ...)
+u32 END = 0x09809249;                // (rst*, nop* ...)
 
 xp outb[2];                          // the block this PE sends in a shift
 xp inb[2];                           // the block it receives
@@ -96,21 +99,54 @@ xp got[39];
     outb[0] = outb[0] + got[2 * k] + got[6 + 2 * k];
     outb[1] = outb[1] + got[2 * k + 1] + got[7 + 2 * k];
   }
-  // z- : the z lines, got[24..30), only where the block has a closed tour (a 1 x n
-  // block's z ring is two tracks: not relayed yet).
-  if (params.nzx >= 2 && params.nzy >= 2) {
-    k in [0, 3) {
+  // z- : the z lines, got[24..30). Along a block's tour every PE sends and receives
+  // on 8. In a 1 x n block (offset q along it, n = nz): the even offsets send and
+  // receive on 9, the odd ones on 8, offset 0 receives on 9 and sends on 8, offset n-1
+  // receives on 8 and sends on 9.
+  xp nz = params.nzx * params.nzy;
+  xp q = params.nzy == 1 ? params.izx : params.izy;
+  xp zcase = 0;                      // 0: 8/8, 1: 9/9, 2: receive 9 send 8, 3: receive 8 send 9
+  if (params.nzx == 1 || params.nzy == 1) {
+    zcase = q == 0 ? 2 : (q == nz - 1 ? 3 : (q % 2 == 0 ? 1 : 0));
+  }
+  k in [0, 3) {
+    if (zcase == 0) {
       parallel {
-        i in [0, 2) inb[i] <- szm[];
+        i in [0, 2) inb[i] <- sz8[];
         {
-          i in [0, 2) szm[] <- outb[i];
-          szm[] <- control(Z1);
-          szm[] <- control(Z2);
+          i in [0, 2) sz8[] <- outb[i];
+          sz8[] <- control(Z1);
+          sz8[] <- control(Z2);
         }
       }
-      got[24 + 2 * k] = inb[0]; got[25 + 2 * k] = inb[1];
-      outb[0] = inb[0]; outb[1] = inb[1];
+    } else if (zcase == 1) {
+      parallel {
+        i in [0, 2) inb[i] <- sz9[];
+        {
+          i in [0, 2) sz9[] <- outb[i];
+          sz9[] <- control(Z1);
+          sz9[] <- control(Z2);
+        }
+      }
+    } else if (zcase == 2) {
+      parallel {
+        i in [0, 2) inb[i] <- sz9[];
+        {
+          i in [0, 2) sz8[] <- outb[i];
+          sz8[] <- control(END);
+        }
+      }
+    } else {
+      parallel {
+        i in [0, 2) inb[i] <- sz8[];
+        {
+          i in [0, 2) sz9[] <- outb[i];
+          sz9[] <- control(END);
+        }
+      }
     }
+    got[24 + 2 * k] = inb[0]; got[25 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
   }
   // Region starts, as the flagship's diag: own | xm | x0 | xp | z lines | ym | y0 | yp.
   xp own = params.nlocal;

@@ -72,9 +72,9 @@ fn run(args: &[String]) -> Result<(), String> {
         return match check_relay(&g, &words) {
             Ok(n) => {
                 let z = if z_chain_local(&g) {
-                    "x, y and z halos"
+                    "x, y and z (tour) halos"
                 } else {
-                    "x and y halos (no z chain for a 1 x n block)"
+                    "x, y and z (1 x n line) halos"
                 };
                 println!(
                     "PASS: count relay, {z} and region starts as the CSL flagship's oracle ({n} words)"
