@@ -435,6 +435,30 @@ pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
     Ok(checked)
 }
 
+/// The relay's phases in `core.stamp` order (after the start stamp).
+pub const RELAY_PHASES: [&str; 5] = ["x+", "x-", "y+", "y-", "z-"];
+
+/// From `core.stamp` of the count relay (6 timestamps of 3 words per core PE: the start,
+/// then the end of each of [`RELAY_PHASES`]): the cycles each phase took, from the last
+/// PE to finish the previous phase to the last PE to finish this one (the counter is
+/// the fabric's clock, the same on every PE).
+pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 5], String> {
+    let n = g.width() * g.height();
+    if stamps.len() != n * 18 {
+        return Err(format!("{} words of core.stamp for {n} PEs x 18", stamps.len()));
+    }
+    let t = |pe: usize, j: usize| -> u64 {
+        let w = &stamps[pe * 18 + 3 * j..pe * 18 + 3 * j + 3];
+        u64::from(w[0]) | u64::from(w[1]) << 16 | u64::from(w[2]) << 32
+    };
+    let last = |j: usize| (0..n).map(|pe| t(pe, j)).max().unwrap_or(0);
+    let mut out = [0u64; 5];
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = last(j + 1).saturating_sub(last(j));
+    }
+    Ok(out)
+}
+
 /// `lanes.paint` for the relay's floorplan (`relay.paint` includes it): the core's tiles
 /// by lane class, `lane00` (hix 0, hiy 0), `lane10`, `lane01`, `lane11`, each a union
 /// of the column-group × row-group blocks of that class, in padded coordinates. Paint

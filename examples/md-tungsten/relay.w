@@ -31,11 +31,14 @@ xp inb[2];                           // the block it receives
 // got: xm, xp, ym, yp, z lines: 3 cells x (count, id); then the region starts
 // own, xm, x0, xp, z lines, ym, y0, yp, end (the CSL flagship's diag order).
 xp got[39];
+u16 tsc[3] address(0x7b30);          // the timestamp counter (three 16-bit words)
+u16 stamp[18];                       // at the start and after x+, x-, y+, y-, z-
 
 {
   xp id = params.ix + params.nx * (params.iy + params.ny * params.iz);
   u32 xc1 = params.nzx == 1 ? Z1 : XY1;
   u32 yc1 = params.nzy == 1 ? Z1 : XY1;
+  i in [0, 3) stamp[i] = tsc[i];
 
   // x+ : the xm halo, got[0..6)
   outb[0] = params.nlocal; outb[1] = id;
@@ -51,6 +54,7 @@ xp got[39];
     got[2 * k] = inb[0]; got[2 * k + 1] = inb[1];
     outb[0] = inb[0]; outb[1] = inb[1];
   }
+  i in [0, 3) stamp[3 + i] = tsc[i];
   // x- : the xp halo, got[6..12)
   outb[0] = params.nlocal; outb[1] = id;
   k in [0, 3) {
@@ -65,6 +69,7 @@ xp got[39];
     got[6 + 2 * k] = inb[0]; got[7 + 2 * k] = inb[1];
     outb[0] = inb[0]; outb[1] = inb[1];
   }
+  i in [0, 3) stamp[6 + i] = tsc[i];
   // y+ : the ym halo, got[12..18)
   outb[0] = params.nlocal; outb[1] = id;
   k in [0, 3) {
@@ -79,6 +84,7 @@ xp got[39];
     got[12 + 2 * k] = inb[0]; got[13 + 2 * k] = inb[1];
     outb[0] = inb[0]; outb[1] = inb[1];
   }
+  i in [0, 3) stamp[9 + i] = tsc[i];
   // y- : the yp halo, got[18..24)
   outb[0] = params.nlocal; outb[1] = id;
   k in [0, 3) {
@@ -93,6 +99,7 @@ xp got[39];
     got[18 + 2 * k] = inb[0]; got[19 + 2 * k] = inb[1];
     outb[0] = inb[0]; outb[1] = inb[1];
   }
+  i in [0, 3) stamp[12 + i] = tsc[i];
   // The x-line (own + xm + xp), counts and ids.
   outb[0] = params.nlocal; outb[1] = id;
   k in [0, 3) {
@@ -148,6 +155,7 @@ xp got[39];
     got[24 + 2 * k] = inb[0]; got[25 + 2 * k] = inb[1];
     outb[0] = inb[0]; outb[1] = inb[1];
   }
+  i in [0, 3) stamp[15 + i] = tsc[i];
   // Region starts, as the flagship's diag: own | xm | x0 | xp | z lines | ym | y0 | yp.
   xp own = params.nlocal;
   xp p = own;

@@ -7,13 +7,14 @@
 //! classes `relay.paint` includes).
 //!
 //! `mdlj-tables check-moat NX NY NZX NZY GOT`: checks `core.got` of the moat check
-//! (`moatcheck.w`); `mdlj-tables check-relay NX NY NZX NZY GOT` that of the count relay
-//! (`relay.w`). Each prints one PASS or FAIL line.
+//! (`moatcheck.w`); `mdlj-tables check-relay NX NY NZX NZY GOT [STAMP]` that of the count
+//! relay (`relay.w`), and with `core.stamp` prints the cycles of each relay. Each prints
+//! one PASS or FAIL line.
 
 use csl_examples::md::geometry::Geometry;
 use csl_examples::md_tungsten::{
-    check_moat, check_relay, lanes_paint, params_blob, relay_counts, relay_tables, router_table,
-    switch_table, z_chain_local,
+    RELAY_PHASES, check_moat, check_relay, lanes_paint, params_blob, relay_counts,
+    relay_phase_cycles, relay_tables, router_table, switch_table, z_chain_local,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,7 +25,8 @@ fn write(path: &Path, words: &[u16]) -> Result<(), String> {
 }
 
 const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
-                     mdlj-tables check-moat|check-relay NX NY NZX NZY GOT";
+                     mdlj-tables check-moat NX NY NZX NZY GOT | \
+                     mdlj-tables check-relay NX NY NZX NZY GOT [STAMP]";
 
 fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
     let num = |name: &str, v: &str| -> Result<usize, String> {
@@ -64,11 +66,24 @@ fn run(args: &[String]) -> Result<(), String> {
             Err(e) => Err(format!("FAIL: {e}")),
         };
     }
-    if let [cmd, nx, ny, nzx, nzy, got] = args
+    if let [cmd, nx, ny, nzx, nzy, got, rest @ ..] = args
         && cmd == "check-relay"
+        && rest.len() <= 1
     {
         let g = geometry(nx, ny, nzx, nzy)?;
         let words = read_words(got)?;
+        if let [stamps] = rest {
+            let cycles = relay_phase_cycles(&g, &read_words(stamps)?)?;
+            let parts: Vec<String> = RELAY_PHASES
+                .iter()
+                .zip(cycles)
+                .map(|(p, c)| format!("{p} {c}"))
+                .collect();
+            println!(
+                "cycles per relay of three shifts (last PE to last PE): {}",
+                parts.join(", ")
+            );
+        }
         return match check_relay(&g, &words) {
             Ok(n) => {
                 let z = if z_chain_local(&g) {
