@@ -139,7 +139,13 @@ pub const END_CMD: u32 = 0x0980_9249;
 /// * `f == 1` (the z chain, and an x/y lane of fold 1, where a cell is one slot): three
 ///   positions, 0 inject (RAMP → `down`), 1 loopback, 2 deliver (`up` → RAMP); even
 ///   slots start injecting, odd ones delivering (red/black). Pop on advance.
-fn slot_machine(s: usize, n: usize, f: usize, up: Direction, down: Direction) -> (RouterEntry, SwitchConfig) {
+fn slot_machine(
+    s: usize,
+    n: usize,
+    f: usize,
+    up: Direction,
+    down: Direction,
+) -> (RouterEntry, SwitchConfig) {
     use Direction::Ramp;
     let pos = |rx: Direction, tx: Direction| SwitchPos {
         rx: Some(rx),
@@ -274,7 +280,155 @@ pub fn relay_tables(g: &Geometry) -> (Vec<u16>, Vec<u16>) {
     if !z_chain_local(g) {
         z_line_tables(g, &mut router, &mut switch);
     }
+    ping_tables(g, &mut router, &mut switch);
     (router, switch)
+}
+
+/// The ping network's comb colour (a switch on every core PE).
+pub const PING: u8 = 12;
+/// The ping network's way back to the origin.
+pub const PING_BACK: u8 = 13;
+
+/// The barrier network (seed 002's ping, colours 12–15; ours uses 12 and 13, the
+/// switchable pair on WSE-3). The comb on colour 12 leaves the origin (0, 0) east, enters
+/// the core at its north-west PE and snakes through every core row (odd rows east, even
+/// rows west); from the last PE it leaves into the moat, where the first tile swaps it to
+/// colour 13, and runs back to the origin along the moat (the west column when the core
+/// has an even number of rows, else the east column and the north row).
+///
+/// Every core PE's colour 12 has a two-position switch: 0 loopback (RAMP → RAMP), 1 pass
+/// (upstream → downstream and RAMP), starting in 0, no pop. At a barrier a PE sends
+/// `(adv*)`, which its loopback swallows (filtered) while moving it to 1, and receives
+/// twice. The origin sends a probe, which can pass a PE only once its switch is in 1, so
+/// it returns (on 13) only when every PE has arrived; then a release value and `(rst*)`:
+/// every PE receives the probe and the release, and the reset puts its switch back to 0
+/// for the next barrier. The origin receives both back.
+fn ping_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
+    use Direction::{East, North, Ramp, South, West};
+    let (w, _) = padded(g);
+    let (cw, ch) = (g.width(), g.height());
+    let mut set = |x: usize, y: usize, c: u8, e: RouterEntry, sw: Option<SwitchConfig>| {
+        let tile = y * w + x;
+        router[tile * ROUTER_WORDS_PER_TILE + usize::from(c)] = e.encode();
+        let at = (tile * ROUTER_WORDS_PER_TILE + usize::from(c)) * SWITCH_WORDS_PER_COLOR;
+        switch[at..at + SWITCH_WORDS_PER_COLOR].copy_from_slice(&encode_switch(sw.as_ref()));
+    };
+    set(0, 0, PING, plain(Ramp, East), None);
+    set(1, 0, PING, plain(West, South), None);
+    for y in 1..=ch {
+        let east = y % 2 == 1;
+        for i in 0..cw {
+            let x = if east { 1 + i } else { cw - i };
+            let from = if i == 0 {
+                North
+            } else if east {
+                West
+            } else {
+                East
+            };
+            let to = if i + 1 < cw {
+                if east { East } else { West }
+            } else if y < ch {
+                South
+            } else if east {
+                East
+            } else {
+                West
+            };
+            let sw = SwitchConfig {
+                positions: [
+                    SwitchPos {
+                        rx: Some(from),
+                        tx: Some(vec![to, Ramp]),
+                    },
+                    SwitchPos::default(),
+                    SwitchPos::default(),
+                ],
+                current: 0,
+                ring_mode: false,
+                pop_mode: PopMode::NoPop,
+            };
+            set(x, y, PING, plain(Ramp, Ramp), Some(sw));
+        }
+    }
+    // The way back on 13: the first moat tile swaps 12 to 13 (both colours swap on x).
+    let swap = |rx: Direction, tx: Direction| RouterEntry {
+        rx: vec![rx],
+        tx: vec![tx],
+        color_swap_x: true,
+        ..RouterEntry::default()
+    };
+    let swap_only = RouterEntry {
+        color_swap_x: true,
+        ..RouterEntry::default()
+    };
+    if ch % 2 == 0 {
+        set(0, ch, PING, swap_only, None);
+        set(0, ch, PING_BACK, swap(East, North), None);
+        for y in 1..ch {
+            set(0, y, PING_BACK, plain(South, North), None);
+        }
+        set(0, 0, PING_BACK, plain(South, Ramp), None);
+    } else {
+        set(cw + 1, ch, PING, swap_only, None);
+        set(cw + 1, ch, PING_BACK, swap(West, North), None);
+        for y in 1..ch {
+            set(cw + 1, y, PING_BACK, plain(South, North), None);
+        }
+        set(cw + 1, 0, PING_BACK, plain(South, West), None);
+        for x in 1..=cw {
+            set(x, 0, PING_BACK, plain(East, West), None);
+        }
+        set(0, 0, PING_BACK, plain(East, Ramp), None);
+    }
+}
+
+/// Checks the barrier test (`pingtest.w`, `pingorigin.w`): `core.stamp` holds, per core
+/// PE and barrier, the timestamp (3 words) when the PE arrived and when it left; `frame`
+/// is the origin's barrier count. Every PE must leave barrier `b` after the last PE
+/// arrived at it, and the origin must have counted `barriers`. Returns (the largest
+/// arrival spread, the largest wait from the last arrival to a departure) in cycles.
+pub fn check_ping(
+    g: &Geometry,
+    barriers: usize,
+    stamps: &[u16],
+    frame: &[u16],
+) -> Result<(u64, u64), String> {
+    let n = g.width() * g.height();
+    let per = barriers * 6;
+    if stamps.len() != n * per {
+        return Err(format!(
+            "{} words of core.stamp for {n} PEs x {per}",
+            stamps.len()
+        ));
+    }
+    if frame.first().map(|&f| usize::from(f)) != Some(barriers) {
+        return Err(format!(
+            "the origin counted {frame:?} barriers, expected {barriers}"
+        ));
+    }
+    let t = |pe: usize, b: usize, k: usize| -> u64 {
+        let w = &stamps[pe * per + 6 * b + 3 * k..pe * per + 6 * b + 3 * k + 3];
+        u64::from(w[0]) | u64::from(w[1]) << 16 | u64::from(w[2]) << 32
+    };
+    let (mut spread, mut release) = (0, 0);
+    for b in 0..barriers {
+        let last = (0..n).map(|pe| t(pe, b, 0)).max().unwrap_or(0);
+        let first = (0..n).map(|pe| t(pe, b, 0)).min().unwrap_or(0);
+        for pe in 0..n {
+            let left = t(pe, b, 1);
+            if left <= last {
+                return Err(format!(
+                    "PE ({}, {}) left barrier {b} at cycle {left}, before the last PE arrived ({last})",
+                    pe % g.width() + 1,
+                    pe / g.width() + 1
+                ));
+            }
+            release = release.max(left - last);
+        }
+        spread = spread.max(last - first);
+    }
+    Ok((spread, release))
 }
 
 /// The z− relay of a geometry whose z block is a 1 × n line (the 7 × 1 fold): the block's
@@ -305,10 +459,7 @@ fn z_line_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
             let c = g.cell(px, py);
             let to = g.pe(c.x, c.y, (c.z + nz - 1) % nz);
             let k = usize::from(block_line(g, to.0, to.1) < block_line(g, px, py));
-            let (dx, dy) = (
-                to.0 as isize - px as isize,
-                to.1 as isize - py as isize,
-            );
+            let (dx, dy) = (to.0 as isize - px as isize, to.1 as isize - py as isize);
             let hops = dx.unsigned_abs() + dy.unsigned_abs();
             let step = (dx.signum(), dy.signum());
             let at = |i: usize| {
@@ -346,7 +497,8 @@ fn z_line_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
                 };
                 router[tile * ROUTER_WORDS_PER_TILE + c] = e.encode();
                 let at = (tile * ROUTER_WORDS_PER_TILE + c) * SWITCH_WORDS_PER_COLOR;
-                switch[at..at + SWITCH_WORDS_PER_COLOR].copy_from_slice(&encode_switch(sw.as_ref()));
+                switch[at..at + SWITCH_WORDS_PER_COLOR]
+                    .copy_from_slice(&encode_switch(sw.as_ref()));
             }
         }
     }
@@ -406,7 +558,14 @@ pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
             let counts = expected_exchange(g, &relay_count, c.x, c.y, c.z);
             let id = |x: usize, y: usize, z: usize| relay_id(g, x, y, z);
             let ids = expected_exchange(g, &id, c.x, c.y, c.z);
-            let at = format!("PE ({}, {}) (cell {}, {}, {})", px + 1, py + 1, c.x, c.y, c.z);
+            let at = format!(
+                "PE ({}, {}) (cell {}, {}, {})",
+                px + 1,
+                py + 1,
+                c.x,
+                c.y,
+                c.z
+            );
             for d in 0..halos {
                 for k in 0..RANGE {
                     let (gc, gi) = (v[(d * RANGE + k) * 2], v[(d * RANGE + k) * 2 + 1]);
@@ -445,7 +604,10 @@ pub const RELAY_PHASES: [&str; 5] = ["x+", "x-", "y+", "y-", "z-"];
 pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 5], String> {
     let n = g.width() * g.height();
     if stamps.len() != n * 18 {
-        return Err(format!("{} words of core.stamp for {n} PEs x 18", stamps.len()));
+        return Err(format!(
+            "{} words of core.stamp for {n} PEs x 18",
+            stamps.len()
+        ));
     }
     let t = |pe: usize, j: usize| -> u64 {
         let w = &stamps[pe * 18 + 3 * j..pe * 18 + 3 * j + 3];
@@ -464,9 +626,8 @@ pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 5], Stri
 /// of the column-group × row-group blocks of that class, in padded coordinates. Paint
 /// has no loops, so the host writes the stripes; each class binds its lanes' colours.
 pub fn lanes_paint(g: &Geometry) -> String {
-    let mut out = String::from(
-        "(* Written by mdlj-tables: the core's tiles by lane class (hix, hiy). *)\n",
-    );
+    let mut out =
+        String::from("(* Written by mdlj-tables: the core's tiles by lane class (hix, hiy). *)\n");
     for (hix, hiy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
         let mut rects = Vec::new();
         for gy in (hiy..g.ny).step_by(2) {
@@ -480,7 +641,10 @@ pub fn lanes_paint(g: &Geometry) -> String {
                 ));
             }
         }
-        out.push_str(&format!("let lane{hix}{hiy} = union({})\n", rects.join(" ")));
+        out.push_str(&format!(
+            "let lane{hix}{hiy} = union({})\n",
+            rects.join(" ")
+        ));
     }
     out
 }
@@ -558,6 +722,7 @@ mod tests {
     use super::*;
 
     use csl_arch::fabric::control;
+    use csl_arch::tables::decode_switch;
     use std::collections::VecDeque;
 
     #[test]
@@ -573,7 +738,11 @@ mod tests {
         assert_eq!(cmds(Z_CMD1), [adv, rst, nop, nop, nop, nop, nop, nop]);
         assert_eq!(Z_CMD2, XY_CMD2);
         assert_eq!(cmds(END_CMD), [rst, nop, nop, nop, nop, nop, nop, nop]);
-        assert!([XY_CMD1, XY_CMD2, Z_CMD1, END_CMD].iter().all(|&w| control::task_id(w) == 0));
+        assert!(
+            [XY_CMD1, XY_CMD2, Z_CMD1, END_CMD]
+                .iter()
+                .all(|&w| control::task_id(w) == 0)
+        );
     }
 
     /// A host model of one relay ring of `n` slots, `f` slots per cell, run for
@@ -616,7 +785,11 @@ mod tests {
                     progress = true;
                 }
                 let (rx, tx) = route(i, pos[i]);
-                let q = if rx == Ramp { &mut rampq[i] } else { &mut upq[i] };
+                let q = if rx == Ramp {
+                    &mut rampq[i]
+                } else {
+                    &mut upq[i]
+                };
                 let Some(w) = q.pop_front() else { continue };
                 progress = true;
                 let mut fwd = w;
@@ -770,12 +943,103 @@ mod tests {
             assert_eq!(check_relay(&g, &got), Ok(w * h * RELAY_WORDS));
             let mut bad = got.clone();
             bad[RELAY_WORDS + 7] ^= 1; // PE 1's xp id, cell 1
-            assert!(check_relay(&g, &bad).unwrap_err().contains("xp halo, cell 1"));
+            assert!(
+                check_relay(&g, &bad)
+                    .unwrap_err()
+                    .contains("xp halo, cell 1")
+            );
             let mut bad = got.clone();
             bad[RELAY_WORDS + 33] += 1; // PE 1's xp start
             assert!(check_relay(&g, &bad).unwrap_err().contains("`xp`"));
             assert!(check_relay(&g, &got[1..]).is_err());
         }
+    }
+
+    #[test]
+    fn the_ping_comb_visits_every_core_pe_once_and_returns() {
+        // Follow colour 12 from the origin through the tables (each core PE in its pass
+        // position), then 13 home, for an even and an odd core height.
+        for (nx, ny, nzx, nzy) in [(8, 8, 4, 2), (7, 7, 1, 7)] {
+            let g = Geometry::new(nx, ny, nzx, nzy).unwrap();
+            let (router, switch) = relay_tables(&g);
+            let (w, h) = padded(&g);
+            let arch = csl_arch::Arch::Wse3;
+            let step = |(x, y): (usize, usize), d: Direction| match d {
+                Direction::East => (x + 1, y),
+                Direction::West => (x - 1, y),
+                Direction::South => (x, y + 1),
+                Direction::North => (x, y - 1),
+                Direction::Ramp => (x, y),
+            };
+            let mut at = (0, 0);
+            let mut colour = PING;
+            let mut seen = std::collections::HashSet::new();
+            let mut hops = 0;
+            loop {
+                let i = (at.1 * w + at.0) * 24 + usize::from(colour);
+                let e = RouterEntry::decode(router[i], colour, arch).unwrap();
+                let sw = decode_switch(switch[i * 4..i * 4 + 4].try_into().unwrap(), colour, arch)
+                    .unwrap();
+                // A core PE: its switch's position 1 (pass on and deliver).
+                let tx = match &sw {
+                    Some(s) => {
+                        assert!(seen.insert(at), "{at:?} visited twice");
+                        assert_eq!(s.current, 0);
+                        assert_eq!(e.rx, [Direction::Ramp]);
+                        assert_eq!(e.tx, [Direction::Ramp]);
+                        s.positions[0].tx.clone().unwrap()
+                    }
+                    None => e.tx.clone(),
+                };
+                let out: Vec<Direction> =
+                    tx.into_iter().filter(|&d| d != Direction::Ramp).collect();
+                if out.is_empty() {
+                    break;
+                }
+                assert_eq!(out.len(), 1);
+                at = step(at, out[0]);
+                hops += 1;
+                assert!(hops < 10 * w * h, "the comb does not end");
+                // The first moat tile after the core swaps 12 to 13.
+                let j = (at.1 * w + at.0) * 24;
+                if colour == PING && router[j + usize::from(PING_BACK)] & 0x0400 != 0 {
+                    colour = PING_BACK;
+                }
+            }
+            assert_eq!(at, (0, 0));
+            assert_eq!(colour, PING_BACK);
+            assert_eq!(seen.len(), g.width() * g.height());
+        }
+    }
+
+    #[test]
+    fn the_ping_check_wants_every_departure_after_the_last_arrival() {
+        let g = Geometry::new(7, 7, 7, 1).unwrap();
+        let n = g.width() * g.height();
+        let mut stamps = vec![0u16; n * 2 * 6];
+        for pe in 0..n {
+            for b in 0..2 {
+                let arrive = 1000 * b as u32 + pe as u32 % 50;
+                let leave = 1000 * b as u32 + 100 + pe as u32 % 7;
+                let at = pe * 12 + 6 * b;
+                stamps[at] = arrive as u16;
+                stamps[at + 3] = leave as u16;
+            }
+        }
+        assert_eq!(check_ping(&g, 2, &stamps, &[2]), Ok((49, 57)));
+        assert!(
+            check_ping(&g, 2, &stamps, &[1])
+                .unwrap_err()
+                .contains("counted")
+        );
+        let mut bad = stamps.clone();
+        bad[5 * 12 + 6 + 3] = 1049; // PE 5 leaves barrier 1 when PE 49 arrives
+        assert!(
+            check_ping(&g, 2, &bad, &[2])
+                .unwrap_err()
+                .contains("barrier 1")
+        );
+        assert!(check_ping(&g, 2, &stamps[1..], &[2]).is_err());
     }
 
     #[test]

@@ -8,12 +8,14 @@
 //!
 //! `mdlj-tables check-moat NX NY NZX NZY GOT`: checks `core.got` of the moat check
 //! (`moatcheck.w`); `mdlj-tables check-relay NX NY NZX NZY GOT [STAMP]` that of the count
-//! relay (`relay.w`), and with `core.stamp` prints the cycles of each relay. Each prints
-//! one PASS or FAIL line.
+//! relay (`relay.w`), and with `core.stamp` prints the cycles of each relay;
+//! `mdlj-tables check-ping NX NY NZX NZY STAMP FRAME` checks the barrier test
+//! (`pingtest.w`'s `core.stamp`, `pingorigin.w`'s `ping.frame`). Each prints one PASS or
+//! FAIL line.
 
 use csl_examples::md::geometry::Geometry;
 use csl_examples::md_tungsten::{
-    RELAY_PHASES, check_moat, check_relay, lanes_paint, params_blob, relay_counts,
+    RELAY_PHASES, check_moat, check_ping, check_relay, lanes_paint, params_blob, relay_counts,
     relay_phase_cycles, relay_tables, router_table, switch_table, z_chain_local,
 };
 use std::path::{Path, PathBuf};
@@ -26,7 +28,8 @@ fn write(path: &Path, words: &[u16]) -> Result<(), String> {
 
 const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
                      mdlj-tables check-moat NX NY NZX NZY GOT | \
-                     mdlj-tables check-relay NX NY NZX NZY GOT [STAMP]";
+                     mdlj-tables check-relay NX NY NZX NZY GOT [STAMP] | \
+                     mdlj-tables check-ping NX NY NZX NZY STAMP FRAME";
 
 fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
     let num = |name: &str, v: &str| -> Result<usize, String> {
@@ -40,6 +43,9 @@ fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String
         num("NZY", nzy)?,
     )
 }
+
+/// Barriers in the barrier test (`B` in ping.paint).
+const PING_BARRIERS: usize = 3;
 
 fn read_words(path: &str) -> Result<Vec<u16>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
@@ -99,6 +105,22 @@ fn run(args: &[String]) -> Result<(), String> {
             Err(e) => Err(format!("FAIL: {e}")),
         };
     }
+    if let [cmd, nx, ny, nzx, nzy, stamps, frame] = args
+        && cmd == "check-ping"
+    {
+        let g = geometry(nx, ny, nzx, nzy)?;
+        return match check_ping(&g, PING_BARRIERS, &read_words(stamps)?, &read_words(frame)?) {
+            Ok((spread, release)) => {
+                println!(
+                    "PASS: {PING_BARRIERS} barriers, no PE left one before the last arrived \
+                     (arrivals spread over up to {spread} cycles; the last arrival to a \
+                     departure up to {release} cycles)"
+                );
+                Ok(())
+            }
+            Err(e) => Err(format!("FAIL: {e}")),
+        };
+    }
     let (nx, ny, nzx, nzy, out, mode) = match args {
         [nx, ny, nzx, nzy, out] => (nx, ny, nzx, nzy, out, "moat"),
         [nx, ny, nzx, nzy, out, mode] => (nx, ny, nzx, nzy, out, mode.as_str()),
@@ -117,12 +139,19 @@ fn run(args: &[String]) -> Result<(), String> {
             let (router, switch) = relay_tables(&g);
             write(&out.join("router.bin"), &router)?;
             write(&out.join("switch.bin"), &switch)?;
-            write(&out.join("params.bin"), &params_blob(&g, &relay_counts(&g), 1)?)?;
+            write(
+                &out.join("params.bin"),
+                &params_blob(&g, &relay_counts(&g), 1)?,
+            )?;
             let lanes = out.join("lanes.paint");
             std::fs::write(&lanes, lanes_paint(&g))
                 .map_err(|e| format!("cannot write `{}`: {e}", lanes.display()))?;
         }
-        other => return Err(format!("unknown table set `{other}` (moat or relay)\n{USAGE}")),
+        other => {
+            return Err(format!(
+                "unknown table set `{other}` (moat or relay)\n{USAGE}"
+            ));
+        }
     }
     Ok(())
 }
