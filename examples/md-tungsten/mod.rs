@@ -176,7 +176,7 @@ fn slot_machine(
             plain(Ramp, down),
             SwitchConfig {
                 positions: [pos(Ramp, Ramp), pos(up, Ramp), SwitchPos::default()],
-                current: if s % 2 == 0 { 0 } else { 2 },
+                current: if s.is_multiple_of(2) { 0 } else { 2 },
                 ring_mode: false,
                 pop_mode: PopMode::PopOnAdvance,
             },
