@@ -284,25 +284,38 @@ pub fn relay_tables(g: &Geometry) -> (Vec<u16>, Vec<u16>) {
     (router, switch)
 }
 
-/// The ping network's comb colour (a switch on every core PE).
+/// The ping network's probe colour (a switch on every core PE).
 pub const PING: u8 = 12;
 /// The ping network's way back to the origin.
 pub const PING_BACK: u8 = 13;
+/// The ping network's release colour (a plain broadcast).
+pub const PING_RELEASE: u8 = 14;
+/// The probe's trailer `(rst*, adv*)`: resets every core PE's switch it passes and
+/// hands the way back on from one column to the next.
+pub const PING_CMD: u32 = 0x0B80_9249;
 
-/// The barrier network (seed 002's ping, colours 12–15; ours uses 12 and 13, the
-/// switchable pair on WSE-3). The comb on colour 12 leaves the origin (0, 0) east, enters
-/// the core at its north-west PE and snakes through every core row (odd rows east, even
-/// rows west); from the last PE it leaves into the moat, where the first tile swaps it to
-/// colour 13, and runs back to the origin along the moat (the west column when the core
-/// has an even number of rows, else the east column and the north row).
+/// The barrier network (seed 002's ping, colours 12–15; ours uses 12, 13 and 14; 12 and
+/// 13 are the switchable pair on WSE-3). A comb: the **spine** along the north moat row
+/// carries the origin's probe (12) and release (14) east and drops a copy into every
+/// core column (the **teeth**); the teeth's probes come back along the south moat row,
+/// one column after the other, and home along the west moat column (swapped to 13 at the
+/// south-west corner).
 ///
-/// Every core PE's colour 12 has a two-position switch: 0 loopback (RAMP → RAMP), 1 pass
-/// (upstream → downstream and RAMP), starting in 0, no pop. At a barrier a PE sends
-/// `(adv*)`, which its loopback swallows (filtered) while moving it to 1, and receives
-/// twice. The origin sends a probe, which can pass a PE only once its switch is in 1, so
-/// it returns (on 13) only when every PE has arrived; then a release value and `(rst*)`:
-/// every PE receives the probe and the release, and the reset puts its switch back to 0
-/// for the next barrier. The origin receives both back.
+/// * A core PE's colour 12 has a two-position switch: 0 loopback (RAMP → RAMP), 1 pass
+///   (north → south and RAMP); start 0, no pop. At a barrier the PE sends `(adv*)`,
+///   which its loopback swallows (filtered) while moving it to 1; the probe can pass a PE
+///   only then. Its colour 14 is a plain north → south and RAMP.
+/// * The origin sends the probe and [`PING_CMD`]; its `rst` puts every core switch back
+///   to 0 right behind the probe.
+/// * The south moat row merges the teeth without a router ever having two live inputs:
+///   each tile but the easternmost has a switch, 0 pass the columns further east
+///   (east → west), 1 its own column (north → west), start 0, pop on advance. The last
+///   wavelet a column sends is the trailer popped once by its south tile (`(adv*)`),
+///   which moves the next tile west from passing to its own column; a tile's own trailer
+///   resets it (`rst`, popped). The easternmost tile routes north → west and pops every
+///   command (a switch with no positions, always pop).
+/// * The origin receives one probe per column: every PE has arrived. It then sends the
+///   release on 14, which every core PE receives.
 fn ping_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
     use Direction::{East, North, Ramp, South, West};
     let (w, _) = padded(g);
@@ -313,73 +326,81 @@ fn ping_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
         let at = (tile * ROUTER_WORDS_PER_TILE + usize::from(c)) * SWITCH_WORDS_PER_COLOR;
         switch[at..at + SWITCH_WORDS_PER_COLOR].copy_from_slice(&encode_switch(sw.as_ref()));
     };
+    let multi = |rx: Direction, tx: &[Direction]| RouterEntry {
+        rx: vec![rx],
+        tx: tx.to_vec(),
+        ..RouterEntry::default()
+    };
+    let one = |rx: Direction, tx: &[Direction]| SwitchPos {
+        rx: Some(rx),
+        tx: Some(tx.to_vec()),
+    };
+    let machine = |positions: [SwitchPos; 3], pop_mode: PopMode| SwitchConfig {
+        positions,
+        current: 0,
+        ring_mode: false,
+        pop_mode,
+    };
     set(0, 0, PING, plain(Ramp, East), None);
-    set(1, 0, PING, plain(West, South), None);
-    for y in 1..=ch {
-        let east = y % 2 == 1;
-        for i in 0..cw {
-            let x = if east { 1 + i } else { cw - i };
-            let from = if i == 0 {
-                North
-            } else if east {
-                West
-            } else {
-                East
-            };
-            let to = if i + 1 < cw {
-                if east { East } else { West }
-            } else if y < ch {
-                South
-            } else if east {
-                East
-            } else {
-                West
-            };
-            let sw = SwitchConfig {
-                positions: [
-                    SwitchPos {
-                        rx: Some(from),
-                        tx: Some(vec![to, Ramp]),
-                    },
+    set(0, 0, PING_RELEASE, plain(Ramp, East), None);
+    set(0, 0, PING_BACK, plain(South, Ramp), None);
+    for x in 1..=cw {
+        let spine: &[Direction] = if x < cw { &[East, South] } else { &[South] };
+        set(x, 0, PING, multi(West, spine), None);
+        set(x, 0, PING_RELEASE, multi(West, spine), None);
+        for y in 1..=ch {
+            let pass = machine(
+                [
+                    one(North, &[South, Ramp]),
                     SwitchPos::default(),
                     SwitchPos::default(),
                 ],
-                current: 0,
-                ring_mode: false,
-                pop_mode: PopMode::NoPop,
-            };
-            set(x, y, PING, plain(Ramp, Ramp), Some(sw));
+                PopMode::NoPop,
+            );
+            set(x, y, PING, plain(Ramp, Ramp), Some(pass));
+            let down: &[Direction] = if y < ch { &[South, Ramp] } else { &[Ramp] };
+            set(x, y, PING_RELEASE, multi(North, down), None);
         }
+        let merge = if x < cw {
+            machine(
+                [
+                    one(North, &[West]),
+                    SwitchPos::default(),
+                    SwitchPos::default(),
+                ],
+                PopMode::PopOnAdvance,
+            )
+        } else {
+            machine(Default::default(), PopMode::AlwaysPop)
+        };
+        let pos0 = if x < cw { East } else { North };
+        set(x, ch + 1, PING, plain(pos0, West), Some(merge));
     }
-    // The way back on 13: the first moat tile swaps 12 to 13 (both colours swap on x).
-    let swap = |rx: Direction, tx: Direction| RouterEntry {
-        rx: vec![rx],
-        tx: vec![tx],
-        color_swap_x: true,
-        ..RouterEntry::default()
-    };
-    let swap_only = RouterEntry {
-        color_swap_x: true,
-        ..RouterEntry::default()
-    };
-    if ch % 2 == 0 {
-        set(0, ch, PING, swap_only, None);
-        set(0, ch, PING_BACK, swap(East, North), None);
-        for y in 1..ch {
-            set(0, y, PING_BACK, plain(South, North), None);
-        }
-        set(0, 0, PING_BACK, plain(South, Ramp), None);
-    } else {
-        set(cw + 1, ch, PING, swap_only, None);
-        set(cw + 1, ch, PING_BACK, swap(West, North), None);
-        for y in 1..ch {
-            set(cw + 1, y, PING_BACK, plain(South, North), None);
-        }
-        set(cw + 1, 0, PING_BACK, plain(South, West), None);
-        for x in 1..=cw {
-            set(x, 0, PING_BACK, plain(East, West), None);
-        }
-        set(0, 0, PING_BACK, plain(East, Ramp), None);
+    // Home on 13: the south-west corner swaps 12 to 13 (both colours swap on x).
+    set(
+        0,
+        ch + 1,
+        PING,
+        RouterEntry {
+            color_swap_x: true,
+            ..RouterEntry::default()
+        },
+        None,
+    );
+    set(
+        0,
+        ch + 1,
+        PING_BACK,
+        RouterEntry {
+            rx: vec![East],
+            tx: vec![North],
+            color_swap_x: true,
+            ..RouterEntry::default()
+        },
+        None,
+    );
+    for y in 1..=ch {
+        set(0, y, PING_BACK, plain(South, North), None);
     }
 }
 
@@ -722,7 +743,6 @@ mod tests {
     use super::*;
 
     use csl_arch::fabric::control;
-    use csl_arch::tables::decode_switch;
     use std::collections::VecDeque;
 
     #[test]
@@ -956,14 +976,98 @@ mod tests {
     }
 
     #[test]
-    fn the_ping_comb_visits_every_core_pe_once_and_returns() {
-        // Follow colour 12 from the origin through the tables (each core PE in its pass
-        // position), then 13 home, for an even and an odd core height.
+    fn the_ping_comb_words_by_hand() {
+        let g = Geometry::new(8, 8, 4, 2).unwrap();
+        let (router, switch) = relay_tables(&g);
+        let (w, h) = padded(&g);
+        let word = |x: usize, y: usize, c: u8| router[(y * w + x) * 24 + usize::from(c)];
+        let sw = |x: usize, y: usize, c: u8| {
+            let i = ((y * w + x) * 24 + usize::from(c)) * 4;
+            [switch[i], switch[i + 1], switch[i + 2], switch[i + 3]]
+        };
+        // Origin: 12 and 14 RAMP -> E, 13 S -> RAMP (rx bit 1 = S, tx bit 4 = RAMP).
+        assert_eq!(word(0, 0, PING), 0x0010 | 0x0080);
+        assert_eq!(word(0, 0, PING_RELEASE), 0x0010 | 0x0080);
+        assert_eq!(word(0, 0, PING_BACK), 0x0002 | 0x0200);
+        // Spine: W -> E + S, the last column W -> S.
+        assert_eq!(word(5, 0, PING), 0x0008 | 0x0080 | 0x0040);
+        assert_eq!(word(32, 0, PING_RELEASE), 0x0008 | 0x0040);
+        // A core PE: loopback, position 1 N -> S + RAMP, no pop, start 0; release
+        // N -> S + RAMP (the bottom row N -> RAMP).
+        assert_eq!(word(7, 3, PING), 0x0010 | 0x0200);
+        assert_eq!(
+            sw(7, 3, PING),
+            [0x8000, 0x0001 | 0x0400 | 0x0040 | 0x0200, 0, 0]
+        );
+        assert_eq!(word(7, 3, PING_RELEASE), 0x0001 | 0x0040 | 0x0200);
+        assert_eq!(word(7, 16, PING_RELEASE), 0x0001 | 0x0200);
+        // South row: E -> W, position 1 N -> W, pop on advance; the last column N -> W,
+        // always pop, no positions.
+        assert_eq!(word(7, h - 1, PING), 0x0004 | 0x0100);
+        assert_eq!(
+            sw(7, h - 1, PING),
+            [0x8000 | 2 << 3, 0x0001 | 0x0400 | 0x0100, 0, 0]
+        );
+        assert_eq!(word(32, h - 1, PING), 0x0001 | 0x0100);
+        assert_eq!(sw(32, h - 1, PING), [0x8000 | 1 << 3, 0, 0, 0]);
+        // Home: the corner swaps, the west column S -> N on 13.
+        assert_eq!(word(0, h - 1, PING), 0x0400);
+        assert_eq!(word(0, h - 1, PING_BACK), 0x0004 | 0x0020 | 0x0400);
+        assert_eq!(word(0, 9, PING_BACK), 0x0002 | 0x0020);
+        // Every core PE has the three colours.
+        for y in 1..h - 1 {
+            for x in 1..w - 1 {
+                assert!([PING, PING_RELEASE].iter().all(|&c| word(x, y, c) != 0));
+                assert_eq!(word(x, y, PING_BACK), 0);
+            }
+        }
+        assert_eq!(
+            (0..8)
+                .map(|i| control::command(PING_CMD, i))
+                .collect::<Vec<_>>(),
+            [6, 5, 4, 4, 4, 4, 4, 4]
+        );
+    }
+
+    #[test]
+    fn the_ping_comb_reaches_every_core_pe_once_and_every_tooth_comes_home() {
+        // Follow colour 12 from the origin through the tables: a core PE in its pass
+        // position, a south-row tile in either position, then 13 home. Every core PE is
+        // reached from exactly one neighbour, every path ends at the origin's RAMP, and
+        // the release (14) reaches every core PE's RAMP once.
+        use csl_arch::tables::decode_switch;
         for (nx, ny, nzx, nzy) in [(8, 8, 4, 2), (7, 7, 1, 7)] {
             let g = Geometry::new(nx, ny, nzx, nzy).unwrap();
             let (router, switch) = relay_tables(&g);
             let (w, h) = padded(&g);
             let arch = csl_arch::Arch::Wse3;
+            let outs = |(x, y): (usize, usize), c: u8, inject: bool| -> (Vec<Direction>, bool) {
+                let i = (y * w + x) * 24 + usize::from(c);
+                let e = RouterEntry::decode(router[i], c, arch).unwrap();
+                let sw =
+                    decode_switch(switch[i * 4..i * 4 + 4].try_into().unwrap(), c, arch).unwrap();
+                // The positions that take a wavelet from a neighbour (not the RAMP).
+                let mut positions = vec![(e.rx.clone(), e.tx.clone())];
+                if let Some(s) = sw {
+                    for p in s.positions.iter().filter(|p| p.is_valid()) {
+                        let rx = p.rx.map_or(e.rx.clone(), |r| vec![r]);
+                        positions.push((rx, p.tx.clone().unwrap_or(e.tx.clone())));
+                    }
+                }
+                let mut tx: Vec<Direction> = Vec::new();
+                for (rx, t) in positions {
+                    if rx.iter().any(|&r| (r == Direction::Ramp) == inject) {
+                        tx.extend(
+                            t.into_iter()
+                                .filter(|d| !tx.contains(d))
+                                .collect::<Vec<_>>(),
+                        );
+                    }
+                }
+                let ramp = tx.contains(&Direction::Ramp);
+                tx.retain(|&d| d != Direction::Ramp);
+                (tx, ramp)
+            };
             let step = |(x, y): (usize, usize), d: Direction| match d {
                 Direction::East => (x + 1, y),
                 Direction::West => (x - 1, y),
@@ -971,44 +1075,45 @@ mod tests {
                 Direction::North => (x, y - 1),
                 Direction::Ramp => (x, y),
             };
-            let mut at = (0, 0);
-            let mut colour = PING;
-            let mut seen = std::collections::HashSet::new();
-            let mut hops = 0;
-            loop {
-                let i = (at.1 * w + at.0) * 24 + usize::from(colour);
-                let e = RouterEntry::decode(router[i], colour, arch).unwrap();
-                let sw = decode_switch(switch[i * 4..i * 4 + 4].try_into().unwrap(), colour, arch)
-                    .unwrap();
-                // A core PE: its switch's position 1 (pass on and deliver).
-                let tx = match &sw {
-                    Some(s) => {
-                        assert!(seen.insert(at), "{at:?} visited twice");
-                        assert_eq!(s.current, 0);
-                        assert_eq!(e.rx, [Direction::Ramp]);
-                        assert_eq!(e.tx, [Direction::Ramp]);
-                        s.positions[0].tx.clone().unwrap()
+            let core = |(x, y): (usize, usize)| (1..w - 1).contains(&x) && (1..h - 1).contains(&y);
+            for (colour, home) in [(PING, true), (PING_RELEASE, false)] {
+                let mut reached = std::collections::HashMap::new();
+                let mut delivered = 0;
+                let mut todo = vec![((0, 0), colour, true)];
+                while let Some((at, c, first)) = todo.pop() {
+                    let (tx, ramp) = outs(at, c, first);
+                    if ramp && !first {
+                        if core(at) {
+                            delivered += 1;
+                        } else {
+                            assert!(home && at == (0, 0) && c == PING_BACK, "{at:?} {c}");
+                            delivered += 1;
+                        }
                     }
-                    None => e.tx.clone(),
-                };
-                let out: Vec<Direction> =
-                    tx.into_iter().filter(|&d| d != Direction::Ramp).collect();
-                if out.is_empty() {
-                    break;
+                    for d in tx {
+                        let next = step(at, d);
+                        // The south-west corner swaps 12 to 13.
+                        let j = (next.1 * w + next.0) * 24;
+                        let c = if c == PING && router[j + usize::from(PING_BACK)] & 0x0400 != 0 {
+                            PING_BACK
+                        } else {
+                            c
+                        };
+                        if core(next) {
+                            *reached.entry(next).or_insert(0) += 1;
+                        }
+                        todo.push((next, c, false));
+                        assert!(todo.len() < 10 * w * h, "the comb loops");
+                    }
                 }
-                assert_eq!(out.len(), 1);
-                at = step(at, out[0]);
-                hops += 1;
-                assert!(hops < 10 * w * h, "the comb does not end");
-                // The first moat tile after the core swaps 12 to 13.
-                let j = (at.1 * w + at.0) * 24;
-                if colour == PING && router[j + usize::from(PING_BACK)] & 0x0400 != 0 {
-                    colour = PING_BACK;
-                }
+                let n = g.width() * g.height();
+                assert_eq!(reached.len(), n, "colour {colour}");
+                assert!(reached.values().all(|&k| k == 1), "colour {colour}");
+                // Each core PE's RAMP once; for the probe also the origin, once per
+                // column (the south row passes every column's stream home).
+                let want = if home { n + g.width() } else { n };
+                assert_eq!(delivered, want, "colour {colour}");
             }
-            assert_eq!(at, (0, 0));
-            assert_eq!(colour, PING_BACK);
-            assert_eq!(seen.len(), g.width() * g.height());
         }
     }
 

@@ -1,11 +1,13 @@
 // The barrier test on the ping network (issue 17): every core PE works for a while (a
 // spin whose length differs per PE and barrier), stamps its arrival, takes part in the
-// barrier as seed 002's mdlj.w does (one `(adv*)` control wavelet, then two receives),
-// and stamps its departure. `mdlj-tables check-ping` checks that no PE left a barrier
-// before the last one arrived. The comb's switches are in the router tables
-// (mdlj-tables relay); pingorigin.w runs the barrier from tile (0, 0).
+// barrier as seed 002's mdlj.w does (one `(adv*)` control wavelet, then two receives:
+// the probe on the comb, the release on its broadcast), and stamps its departure.
+// `mdlj-tables check-ping` checks that no PE left a barrier before the last one arrived.
+// The comb's switches are in the router tables (mdlj-tables relay); pingorigin.w runs
+// the barrier from tile (0, 0).
 import "params.w";
 socket ping;                         // colour 12, the comb
+socket release;                      // colour 14, the release
 struct paramstruct params;
 xp param B = 3;                      // barriers
 u32 ADV = 0x09409249;                // (adv*, nop* ...)
@@ -20,7 +22,7 @@ xp spin[1];
     i in [0, 3) stamp[6 * b + i] = tsc[i];
     ping[] <- control(ADV);          // arrive: this PE's switch lets the probe pass
     ping[];                          // the probe
-    ping[];                          // the release (its reset re-arms the switch)
+    release[];                       // the release: everyone has arrived
     i in [0, 3) stamp[6 * b + 3 + i] = tsc[i];
   }
 }
