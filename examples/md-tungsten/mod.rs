@@ -113,6 +113,9 @@ pub fn switch_table(g: &Geometry) -> Vec<u16> {
 pub const Z_MINUS: u8 = 8;
 /// The z+ relay's colour (blocks move toward higher z; the reverse force relay's).
 pub const Z_PLUS: u8 = 9;
+/// The z+ relay's colours in a 1 × n block (towards higher, lower offsets), where z−
+/// takes both 8 and 9.
+pub const Z_LINE_PLUS: [u8; 2] = [16, 17];
 
 /// Control wavelets of the relay (commands 0, 1, 2, …; `*` = CE-filtered): the x/y
 /// burst trailer `(adv*, adv*, rst*)` …
@@ -278,7 +281,8 @@ pub fn relay_tables(g: &Geometry) -> (Vec<u16>, Vec<u16>) {
         }
     }
     if !z_chain_local(g) {
-        z_line_tables(g, &mut router, &mut switch);
+        z_line_tables(g, false, [Z_MINUS, Z_PLUS], &mut router, &mut switch);
+        z_line_tables(g, true, Z_LINE_PLUS, &mut router, &mut switch);
     }
     ping_tables(g, &mut router, &mut switch);
     (router, switch)
@@ -452,21 +456,29 @@ pub fn check_ping(
     Ok((spread, release))
 }
 
-/// The z− relay of a geometry whose z block is a 1 × n line (the 7 × 1 fold): the block's
-/// z ring runs out along the even offsets and back along the odd ones (the serpentine
-/// interleave of `geometry.rs`), so each transfer crosses at most one tile of the other
-/// track. Colour 8 carries the transfers towards higher offsets, 9 those towards lower
-/// ones. A PE that sends and receives on one colour gets the three-position machine of a
-/// fold of 1 ([`slot_machine`], starting in "inject"); the block's two end PEs receive on
-/// one colour and send on the other, with plain routes (RAMP → out, in → RAMP) on each,
-/// and end their bursts with one `(rst*)` instead of the z trailer, which resets the next
-/// PE's machine; the tiles a transfer crosses forward it. The z+ relay of such a block has
-/// no colours left (WSE-3 switches 0–9 only) and is not built.
-fn z_line_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
+/// The z relays of a geometry whose z block is a 1 × n line (the 7 × 1 fold): the
+/// block's z ring runs out along the even offsets and back along the odd ones (the
+/// serpentine interleave of `geometry.rs`), so each transfer crosses at most one tile of
+/// the other track. Each direction takes two colours, `colours[0]` for the transfers
+/// towards higher offsets and `colours[1]` for those towards lower ones: z− ([`Z_MINUS`],
+/// `plus` false) 8 and 9, z+ ([`Z_LINE_PLUS`], `plus` true) 16 and 17 (switchable on
+/// WSE-3, and free: a Paint image has no memcpy). A PE that sends and receives on one
+/// colour gets the three-position machine of a fold of 1 ([`slot_machine`], starting in
+/// "inject"); the block's two end PEs receive on one colour and send on the other, with
+/// plain routes (RAMP → out, in → RAMP) on each, and end their bursts with one `(rst*)`
+/// instead of the z trailer, which resets the next PE's machine; the tiles a transfer
+/// crosses forward it.
+fn z_line_tables(
+    g: &Geometry,
+    plus: bool,
+    colours: [u8; 2],
+    router: &mut [u16],
+    switch: &mut [u16],
+) {
     let (w, _) = padded(g);
     let (cw, ch) = (g.width(), g.height());
     let nz = g.nz();
-    // Per core tile and colour (8, 9): the port it sends to, the port it receives from,
+    // Per core tile and colour: the port it sends to, the port it receives from,
     // and the (in, out) of a transfer it forwards.
     #[derive(Clone, Copy, Default)]
     struct Role {
@@ -478,7 +490,7 @@ fn z_line_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
     for py in 0..ch {
         for px in 0..cw {
             let c = g.cell(px, py);
-            let to = g.pe(c.x, c.y, (c.z + nz - 1) % nz);
+            let to = g.pe(c.x, c.y, (c.z + if plus { 1 } else { nz - 1 }) % nz);
             let k = usize::from(block_line(g, to.0, to.1) < block_line(g, px, py));
             let (dx, dy) = (to.0 as isize - px as isize, to.1 as isize - py as isize);
             let hops = dx.unsigned_abs() + dy.unsigned_abs();
@@ -505,7 +517,7 @@ fn z_line_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
         for px in 0..cw {
             let tile = (py + 1) * w + px + 1;
             for (k, r) in roles[py * cw + px].iter().enumerate() {
-                let c = usize::from(Z_MINUS) + k;
+                let c = usize::from(colours[k]);
                 let (e, sw) = match (r.send, r.recv, r.fwd) {
                     (Some(out), Some(from), _) => {
                         let (e, sw) = slot_machine(0, nz, 1, from, out);
@@ -550,15 +562,35 @@ pub fn relay_counts(g: &Geometry) -> Vec<u16> {
 }
 
 /// Words of `core.got` per PE in the count relay (`relay.w`): for each halo (xm, xp, ym,
-/// yp, z lines) and each cell 1..=3, the relayed count and id; then the nine region
-/// starts of the CSL flagship's `diag` (own, xm, x0, xp, z lines, ym, y0, yp, end).
-pub const RELAY_WORDS: usize = 5 * RANGE * 2 + 9;
+/// yp, z lines of z+1..z+3) and each cell 1..=3, the relayed count and id; then the nine
+/// region starts of the CSL flagship's `diag` (own, xm, x0, xp, z lines, ym, y0, yp,
+/// end); then the x-lines of z−1..z−3 that the z+ relay (the reduction's direction)
+/// brings, count and id.
+pub const RELAY_WORDS: usize = 6 * RANGE * 2 + 9;
+
+/// The x-lines of cells z−1, z−2, z−3 at (x, y) (the z+ relay's halo), from the exchange
+/// oracle: the z lines of the PE at z−4 are those of z−3, z−2, z−1.
+fn zplus_lines(
+    g: &Geometry,
+    count: &dyn Fn(usize, usize, usize) -> u32,
+    x: usize,
+    y: usize,
+    z: usize,
+) -> [u32; RANGE] {
+    let nz = g.nz();
+    let e = expected_exchange(g, count, x, y, (z + nz - RANGE - 1) % nz);
+    let mut out = [0; RANGE];
+    for (k, o) in out.iter_mut().enumerate() {
+        *o = e[4 * RANGE + RANGE - 1 - k];
+    }
+    out
+}
 
 /// Checks `core.got` of the count relay against the CSL flagship's exchange oracle
 /// ([`expected_exchange`]): the counts and region starts with [`relay_count`] as the
 /// atoms per cell, the ids with [`relay_id`] in its place (so every block is checked to
-/// come from the right cell, and every z block to be the right x-line). Returns the
-/// number of words checked.
+/// come from the right cell, and every z block to be the right x-line), and the z+
+/// relay's x-lines ([`zplus_lines`]). Returns the number of words checked.
 pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
     let (w, h) = (g.width(), g.height());
     if got.len() != w * h * RELAY_WORDS {
@@ -610,32 +642,50 @@ pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
                 }
                 checked += 1;
             }
+            let (zc, zi) = (
+                zplus_lines(g, &relay_count, c.x, c.y, c.z),
+                zplus_lines(g, &id, c.x, c.y, c.z),
+            );
+            for k in 0..RANGE {
+                let base = 5 * RANGE * 2 + nstarts + 2 * k;
+                let (gc, gi) = (v[base], v[base + 1]);
+                if u32::from(gc) != zc[k] || u32::from(gi) != zi[k] {
+                    return Err(format!(
+                        "{at}: z+ relay, x-line of z-{}: got count {gc} id {gi}, expected count {} id {}",
+                        k + 1,
+                        zc[k],
+                        zi[k]
+                    ));
+                }
+                checked += 2;
+            }
         }
     }
     Ok(checked)
 }
 
 /// The relay's phases in `core.stamp` order (after the start stamp).
-pub const RELAY_PHASES: [&str; 5] = ["x+", "x-", "y+", "y-", "z-"];
+pub const RELAY_PHASES: [&str; 6] = ["x+", "x-", "y+", "y-", "z-", "z+"];
 
-/// From `core.stamp` of the count relay (6 timestamps of 3 words per core PE: the start,
+/// From `core.stamp` of the count relay (7 timestamps of 3 words per core PE: the start,
 /// then the end of each of [`RELAY_PHASES`]): the cycles each phase took, from the last
 /// PE to finish the previous phase to the last PE to finish this one (the counter is
 /// the fabric's clock, the same on every PE).
-pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 5], String> {
+pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 6], String> {
     let n = g.width() * g.height();
-    if stamps.len() != n * 18 {
+    let per = 3 * (RELAY_PHASES.len() + 1);
+    if stamps.len() != n * per {
         return Err(format!(
-            "{} words of core.stamp for {n} PEs x 18",
+            "{} words of core.stamp for {n} PEs x {per}",
             stamps.len()
         ));
     }
     let t = |pe: usize, j: usize| -> u64 {
-        let w = &stamps[pe * 18 + 3 * j..pe * 18 + 3 * j + 3];
+        let w = &stamps[pe * per + 3 * j..pe * per + 3 * j + 3];
         u64::from(w[0]) | u64::from(w[1]) << 16 | u64::from(w[2]) << 32
     };
     let last = |j: usize| (0..n).map(|pe| t(pe, j)).max().unwrap_or(0);
-    let mut out = [0u64; 5];
+    let mut out = [0u64; 6];
     for (j, o) in out.iter_mut().enumerate() {
         *o = last(j + 1).saturating_sub(last(j));
     }
@@ -958,9 +1008,24 @@ mod tests {
                     for j in 0..9 {
                         v[30 + j] = e[15 + j] as u16;
                     }
+                    // z+ lines by hand: the x-line sums at z-1..z-3.
+                    let nz = g.nz();
+                    let line = |f: &dyn Fn(usize, usize, usize) -> u32, zz: usize| -> u32 {
+                        (0..=6)
+                            .map(|d| f((c.x + g.nx + d - 3) % g.nx, c.y, zz))
+                            .sum()
+                    };
+                    for k in 1..=3 {
+                        let zz = (c.z + nz - k) % nz;
+                        v[39 + 2 * (k - 1)] = line(&relay_count, zz) as u16;
+                        v[40 + 2 * (k - 1)] = line(&id, zz) as u16;
+                    }
                 }
             }
             assert_eq!(check_relay(&g, &got), Ok(w * h * RELAY_WORDS));
+            let mut bad = got.clone();
+            bad[RELAY_WORDS + 42] += 1; // PE 1's z+ line of z-2, id
+            assert!(check_relay(&g, &bad).unwrap_err().contains("z-2"));
             let mut bad = got.clone();
             bad[RELAY_WORDS + 7] ^= 1; // PE 1's xp id, cell 1
             assert!(

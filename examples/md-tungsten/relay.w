@@ -1,7 +1,7 @@
 // The count relay: seed 002's getcount() over the switch-machine relay (issue 17).
 // Every core PE relays a two-word block (its cell's atom count, its cell id) three
 // cells along x+, x-, y+ and y-, then the length of its x-line (counts and ids summed
-// over x-3..x+3) three cells along z-, and records what arrives; the host checks it
+// over x-3..x+3) three cells along z- and three along z+, and records what arrives; the host checks it
 // with `mdlj-tables check-relay` against the CSL flagship's exchange oracle.
 //
 // One shift: the PE posts an asynchronous receive of one block, then sends its block
@@ -17,7 +17,9 @@ socket sxp;                          // x+ relay: to higher x (fills the xm halo
 socket sym;                          // y- relay (fills yp)
 socket syp;                          // y+ relay (fills ym)
 socket sz8;                          // z- relay (z lines of z+1..z+3): colour 8 ...
-socket sz9;                          // ... and, in a 1 x n block, colour 9
+socket sz9;                          // ... and, in a 1 x n block, colour 9; z+ on a tour
+socket sz16;                         // z+ in a 1 x n block (x-lines of z-1..z-3): 16 ...
+socket sz17;                         // ... and 17
 struct paramstruct params;
 
 u32 XY1 = 0x2B409249;                // (adv*, adv*, rst*, nop* ...)
@@ -29,10 +31,11 @@ u32 END = 0x09809249;                // (rst*, nop* ...)
 xp outb[2];                          // the block this PE sends in a shift
 xp inb[2];                           // the block it receives
 // got: xm, xp, ym, yp, z lines: 3 cells x (count, id); then the region starts
-// own, xm, x0, xp, z lines, ym, y0, yp, end (the CSL flagship's diag order).
-xp got[39];
+// own, xm, x0, xp, z lines, ym, y0, yp, end (the CSL flagship's diag order); then the
+// z+ relay's x-lines of z-1..z-3 (count, id).
+xp got[45];
 u16 tsc[3] address(0x7b30);          // the timestamp counter (three 16-bit words)
-u16 stamp[18];                       // at the start and after x+, x-, y+, y-, z-
+u16 stamp[21];                       // at the start and after x+, x-, y+, y-, z-, z+
 
 {
   xp id = params.ix + params.nx * (params.iy + params.ny * params.iz);
@@ -106,6 +109,8 @@ u16 stamp[18];                       // at the start and after x+, x-, y+, y-, z
     outb[0] = outb[0] + got[2 * k] + got[6 + 2 * k];
     outb[1] = outb[1] + got[2 * k + 1] + got[7 + 2 * k];
   }
+  xp linec = outb[0];
+  xp linei = outb[1];
   // z- : the z lines, got[24..30). Along a block's tour every PE sends and receives
   // on 8. In a 1 x n block (offset q along it, n = nz): the even offsets send and
   // receive on 9, the odd ones on 8, offset 0 receives on 9 and sends on 8, offset n-1
@@ -156,6 +161,64 @@ u16 stamp[18];                       // at the start and after x+, x-, y+, y-, z
     outb[0] = inb[0]; outb[1] = inb[1];
   }
   i in [0, 3) stamp[15 + i] = tsc[i];
+  // z+ : the x-lines of z-1..z-3, got[39..45). Along a tour on 9; in a 1 x n block the
+  // even offsets on 16, the odd ones on 17, offset 0 receives on 17 and sends on 16,
+  // offset n-1 receives on 16 and sends on 17.
+  outb[0] = linec; outb[1] = linei;
+  if (params.nzx == 1 || params.nzy == 1) {
+    zcase = q == 0 ? 2 : (q == nz - 1 ? 3 : (q % 2 == 0 ? 0 : 1));
+  } else {
+    zcase = 4;
+  }
+  k in [0, 3) {
+    if (zcase == 4) {
+      parallel {
+        i in [0, 2) inb[i] <- sz9[];
+        {
+          i in [0, 2) sz9[] <- outb[i];
+          sz9[] <- control(Z1);
+          sz9[] <- control(Z2);
+        }
+      }
+    } else if (zcase == 0) {
+      parallel {
+        i in [0, 2) inb[i] <- sz16[];
+        {
+          i in [0, 2) sz16[] <- outb[i];
+          sz16[] <- control(Z1);
+          sz16[] <- control(Z2);
+        }
+      }
+    } else if (zcase == 1) {
+      parallel {
+        i in [0, 2) inb[i] <- sz17[];
+        {
+          i in [0, 2) sz17[] <- outb[i];
+          sz17[] <- control(Z1);
+          sz17[] <- control(Z2);
+        }
+      }
+    } else if (zcase == 2) {
+      parallel {
+        i in [0, 2) inb[i] <- sz17[];
+        {
+          i in [0, 2) sz16[] <- outb[i];
+          sz16[] <- control(END);
+        }
+      }
+    } else {
+      parallel {
+        i in [0, 2) inb[i] <- sz16[];
+        {
+          i in [0, 2) sz17[] <- outb[i];
+          sz17[] <- control(END);
+        }
+      }
+    }
+    got[39 + 2 * k] = inb[0]; got[40 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  i in [0, 3) stamp[18 + i] = tsc[i];
   // Region starts, as the flagship's diag: own | xm | x0 | xp | z lines | ym | y0 | yp.
   xp own = params.nlocal;
   xp p = own;

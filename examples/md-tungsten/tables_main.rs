@@ -93,9 +93,9 @@ fn run(args: &[String]) -> Result<(), String> {
         return match check_relay(&g, &words) {
             Ok(n) => {
                 let z = if z_chain_local(&g) {
-                    "x, y and z (tour) halos"
+                    "x, y, z- and z+ (tour) halos"
                 } else {
-                    "x, y and z (1 x n line) halos"
+                    "x, y, z- and z+ (1 x n line) halos"
                 };
                 println!(
                     "PASS: count relay, {z} and region starts as the CSL flagship's oracle ({n} words)"
