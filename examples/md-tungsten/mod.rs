@@ -215,8 +215,9 @@ fn towards(a: (usize, usize), b: (usize, usize)) -> Option<Direction> {
 /// The relay's `router` (order `y x r`) and `switch` (order `y x r n`) tables of the
 /// padded rectangle: the moat ring's turnarounds; on every core PE, for each lane
 /// colour 0–7, either its slot machine ([`slot_machine`]; the PE's own lane) or a plain
-/// forward (the other lane's); and, when the z block has a closed tour, the z− (8) and
-/// z+ (9) chains along it.
+/// forward (the other lane's); the z chains, along the block's tour (z− on 8, z+ on 9)
+/// when it has one, else on its two tracks ([`z_line_tables`]); and the ping network
+/// ([`ping_tables`]).
 ///
 /// Lane colours: 0/1 x− (low lane flows west, high lane east), 2/3 x+ (low east, high
 /// west), 4/5 y− (low north, high south), 6/7 y+ (low south, high north). A "+" relay
@@ -986,6 +987,11 @@ mod tests {
         assert_eq!(word(7, 1, 9), 0x0010 | 0x0100);
         // The next block is a high lane: offsets run west, offset 0 at column 14.
         assert_eq!(word(14, 1, 8), 0x0010 | 0x0100);
+        // z+ mirrors it on 16 (towards higher offsets) and 17: offset 0 sends on 16 east,
+        // receives on 17 from the east; offset 2 (z = 1) a machine on 16.
+        assert_eq!(word(1, 1, 16), 0x0010 | 0x0080);
+        assert_eq!(word(1, 1, 17), 0x0004 | 0x0200);
+        assert_eq!(status(3, 1, 16), 0x8000 | 2 << 3);
     }
 
     #[test]
