@@ -5,8 +5,12 @@
 
 #![allow(clippy::unwrap_used)]
 
+use csl_arch::Arch;
 use csl_arch::image::Image;
-use cslc::sdklayout::{LayoutDesc, SdkLayoutError, SdkLayoutOptions, SdkLayoutOutput, compile, parse};
+use cslc::sdklayout::{
+    Dir, Edge, LayoutDesc, ParamValue, Position, SdkLayout, SdkLayoutError, SdkLayoutOptions,
+    SdkLayoutOutput, compile, parse,
+};
 use cslsim::Simulator;
 use cslsim::host::SdkRuntime;
 use serde_json::{Value, json};
@@ -131,7 +135,8 @@ fn connected_regions_pass_values_along_routes_the_compiler_finds() {
         assert_ne!(out.colors["source.tx"], out.colors["sink.rx"]);
         let image = reload(&out.image);
         let mut sim = Simulator::new(&image).unwrap();
-        sim.run_until_idle(1_000_000).unwrap_or_else(|e| panic!("{arch}: {e}"));
+        sim.run_until_idle(1_000_000)
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
         let weights = [3u16, 1, 4, 1, 5, 9];
         let expect: Vec<u16> = (0..6u16).map(|i| (100 + i) * weights[i as usize]).collect();
         assert_eq!(read_u16(&sim, &image, 0, 0, "result"), expect, "{arch}");
@@ -140,38 +145,68 @@ fn connected_regions_pass_values_along_routes_the_compiler_finds() {
 
 #[test]
 fn host_streams_feed_and_drain_a_region_through_proxies() {
+    // Built with the Rust form of the Python API, as sdklayout-04's run.py builds its
+    // layout.
     let size = 5u32;
-    for arch in ["wse2", "wse3"] {
-        let mut scale = region("scale", "scale.csl", 1, 1);
-        scale["params"] = json!([
-            param([0, 0, 1, 1], "size", "int", json!(size)),
-            param([0, 0, 1, 1], "rx", "color", json!("rx")),
-            param([0, 0, 1, 1], "tx", "color", json!("tx")),
-        ]);
-        scale["symbols"] = json!([{
-            "name": "weights", "data": [2, 7, 1, 8, 2], "elem_bytes": 2, "width": 5, "height": 1
-        }]);
-        let desc = json!({
-            "arch": arch,
-            "regions": [scale],
-            "ports": [port(0, "rx", "left", true, size), port(0, "tx", "right", false, size)],
-            "connections": [],
-            "streams": [{ "port": 0 }, { "port": 1 }],
-        });
-        let out = build(&desc, &format!("streams-{arch}")).unwrap_or_else(|e| panic!("{e}"));
+    let weights = [2u32, 7, 1, 8, 2];
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let mut layout = SdkLayout::new(arch);
+        let scale = layout.create_code_region(program_dir().join("scale.csl"), "scale", 1, 1);
+        layout.set_param_all(scale, "size", ParamValue::Int(i64::from(size)));
+        layout.set_param_all(scale, "rx", ParamValue::Color("rx".into()));
+        layout.set_param_all(scale, "tx", ParamValue::Color("tx".into()));
+        layout.set_symbol_all(scale, "weights", weights.to_vec(), 2, size, 1);
+        let rx = layout.create_input_port(
+            scale,
+            "rx",
+            Edge::Left,
+            vec![Position::new(&[], &[Dir::Ramp])],
+            size,
+        );
+        let tx = layout.create_output_port(
+            scale,
+            "tx",
+            Edge::Right,
+            vec![Position::new(&[Dir::Ramp], &[])],
+            size,
+        );
+        layout.place(scale, 3, 1);
+        let sin = layout.create_stream(rx);
+        let sout = layout.create_stream(tx);
+        let work = std::env::temp_dir().join(format!(
+            "csl-sdklayout-{}-streams-{arch}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&work).unwrap();
+        let out = layout
+            .compile(&SdkLayoutOptions {
+                base_dir: program_dir(),
+                work_dir: work.clone(),
+                optimize: true,
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_dir_all(&work);
         assert_eq!(out.streams.len(), 2);
-        let (inp, outp) = (&out.streams[0], &out.streams[1]);
+        let (inp, outp) = (&out.streams[sin.0], &out.streams[sout.0]);
         assert!(inp.input && !outp.input);
+        // The proxies sit on free PEs beside the ports.
+        assert_eq!((inp.x, inp.y), (2, 1));
+        assert_eq!((outp.x, outp.y), (4, 1));
         let mut rt = SdkRuntime::from_image(reload(&out.image));
         rt.load().unwrap();
         rt.run().unwrap();
         let data = vec![11u32, 12, 13, 14, 15];
-        rt.stream_send(inp.x, inp.y, inp.color, data.clone()).unwrap();
-        rt.stream_receive(outp.x, outp.y, outp.color, size as usize).unwrap();
+        rt.stream_send(inp.x, inp.y, inp.color, data.clone())
+            .unwrap();
+        rt.stream_receive(outp.x, outp.y, outp.color, size as usize)
+            .unwrap();
         let got = rt.stream_wait().unwrap();
-        let expect: Vec<u32> = data.iter().zip([2u32, 7, 1, 8, 2]).map(|(d, w)| d * w).collect();
+        let expect: Vec<u32> = data.iter().zip(weights).map(|(d, w)| d * w).collect();
         let low: Vec<u32> = got.iter().map(|w| w & 0xFFFF).collect();
         assert_eq!(low, expect, "{arch}");
+        // A second receive while one is unfinished is refused.
+        rt.stream_receive(outp.x, outp.y, outp.color, 1).unwrap();
+        assert!(rt.stream_receive(outp.x, outp.y, outp.color, 1).is_err());
         rt.stop().unwrap();
     }
 }
@@ -211,7 +246,10 @@ fn layout_mistakes_are_reported_not_panicked_on() {
     let mut d = pipeline("wse2");
     d["regions"][1]["place"] = json!([1, 5]);
     let e = build(&d, "overlap").err().unwrap();
-    assert!(matches!(&e, SdkLayoutError::Invalid(m) if m.contains("overlaps")), "{e}");
+    assert!(
+        matches!(&e, SdkLayoutError::Invalid(m) if m.contains("overlaps")),
+        "{e}"
+    );
     // Connected ports of different sizes.
     let mut d = pipeline("wse2");
     d["ports"][1]["size"] = json!(7);
@@ -227,9 +265,7 @@ fn layout_mistakes_are_reported_not_panicked_on() {
     d["arch"] = json!("wse9");
     assert!(build(&d, "arch").is_err());
     let mut d = pipeline("wse2");
-    d["regions"][2]["params"] = json!([
-        param([0, 0, 1, 1], "size", "int", json!(6)),
-    ]);
+    d["regions"][2]["params"] = json!([param([0, 0, 1, 1], "size", "int", json!(6)),]);
     let e = build(&d, "unbound").err().unwrap();
     assert!(matches!(e, SdkLayoutError::Compile(_)), "{e}");
     // Malformed JSON.

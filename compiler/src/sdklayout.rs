@@ -358,6 +358,228 @@ pub struct SdkLayoutOptions {
     pub optimize: bool,
 }
 
+/// A code region of an [`SdkLayout`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegionId(pub usize);
+
+/// A port of an [`SdkLayout`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortId(pub usize);
+
+/// A host stream of an [`SdkLayout`]: its index in [`SdkLayoutOutput::streams`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamId(pub usize);
+
+impl Position {
+    /// A position receiving from `rx` and sending to `tx`.
+    pub fn new(rx: &[Dir], tx: &[Dir]) -> Position {
+        Position {
+            rx: rx.to_vec(),
+            tx: tx.to_vec(),
+        }
+    }
+}
+
+/// The Python `SdkLayout` API in Rust: builds a [`LayoutDesc`] call by call (the same
+/// calls, with region and port handles instead of objects) and compiles it. Problems
+/// are found by [`SdkLayout::compile`], which checks the whole description.
+#[derive(Clone, Debug)]
+pub struct SdkLayout {
+    desc: LayoutDesc,
+}
+
+impl SdkLayout {
+    /// An empty layout for `arch`.
+    pub fn new(arch: Arch) -> SdkLayout {
+        SdkLayout {
+            desc: LayoutDesc {
+                arch: arch.name().to_string(),
+                regions: Vec::new(),
+                ports: Vec::new(),
+                connections: Vec::new(),
+                streams: Vec::new(),
+            },
+        }
+    }
+
+    /// A region running the CSL file `file` on `width` x `height` PEs.
+    pub fn create_code_region(
+        &mut self,
+        file: impl Into<PathBuf>,
+        name: &str,
+        width: u32,
+        height: u32,
+    ) -> RegionId {
+        self.desc.regions.push(RegionDesc {
+            name: name.to_string(),
+            file: file.into(),
+            width,
+            height,
+            place: None,
+            params: Vec::new(),
+            paints: Vec::new(),
+            symbols: Vec::new(),
+        });
+        RegionId(self.desc.regions.len() - 1)
+    }
+
+    fn region(&mut self, r: RegionId) -> Option<&mut RegionDesc> {
+        self.desc.regions.get_mut(r.0)
+    }
+
+    fn whole(&self, r: RegionId) -> RectDesc {
+        self.desc
+            .regions
+            .get(r.0)
+            .map_or([0, 0, 0, 0], |g| [0, 0, g.width, g.height])
+    }
+
+    /// Puts the region's north-west PE at global `(x, y)`.
+    pub fn place(&mut self, r: RegionId, x: u32, y: u32) {
+        if let Some(g) = self.region(r) {
+            g.place = Some((x, y));
+        }
+    }
+
+    /// Sets a param on the PEs `[x0, y0, x1, y1)` of the region.
+    pub fn set_param_range(&mut self, r: RegionId, rect: RectDesc, name: &str, value: ParamValue) {
+        if let Some(g) = self.region(r) {
+            g.params.push(ParamDesc {
+                rect,
+                name: name.to_string(),
+                value,
+            });
+        }
+    }
+
+    /// Sets a param on every PE of the region.
+    pub fn set_param_all(&mut self, r: RegionId, name: &str, value: ParamValue) {
+        let rect = self.whole(r);
+        self.set_param_range(r, rect, name, value);
+    }
+
+    /// Routes `color` on the PEs `[x0, y0, x1, y1)` of the region (`edges`: other
+    /// positions on some edges of the region).
+    pub fn paint_range(
+        &mut self,
+        r: RegionId,
+        rect: RectDesc,
+        color: &str,
+        positions: Vec<Position>,
+        edges: Vec<EdgeRouting>,
+    ) {
+        if let Some(g) = self.region(r) {
+            g.paints.push(PaintDesc {
+                rect,
+                color: color.to_string(),
+                positions,
+                edges,
+            });
+        }
+    }
+
+    /// Routes `color` on every PE of the region.
+    pub fn paint_all(
+        &mut self,
+        r: RegionId,
+        color: &str,
+        positions: Vec<Position>,
+        edges: Vec<EdgeRouting>,
+    ) {
+        let rect = self.whole(r);
+        self.paint_range(r, rect, color, positions, edges);
+    }
+
+    /// Initial contents of array `name` on every PE: a `height` x `width` matrix of
+    /// `elem_bytes`-byte elements cut into equal blocks (see [`SymbolDesc`]).
+    pub fn set_symbol_all(
+        &mut self,
+        r: RegionId,
+        name: &str,
+        data: Vec<u32>,
+        elem_bytes: u32,
+        width: u32,
+        height: u32,
+    ) {
+        if let Some(g) = self.region(r) {
+            g.symbols.push(SymbolDesc {
+                name: name.to_string(),
+                data,
+                elem_bytes,
+                width,
+                height,
+            });
+        }
+    }
+
+    fn port(
+        &mut self,
+        r: RegionId,
+        color: &str,
+        edge: Edge,
+        input: bool,
+        positions: Vec<Position>,
+        size: u32,
+    ) -> PortId {
+        self.desc.ports.push(PortDesc {
+            region: r.0,
+            color: color.to_string(),
+            edge,
+            input,
+            positions,
+            size,
+        });
+        PortId(self.desc.ports.len() - 1)
+    }
+
+    /// A port where `size` wavelets of `color` enter the region through the PEs of
+    /// `edge`; `positions` give the outputs (the compiler picks the inputs).
+    pub fn create_input_port(
+        &mut self,
+        r: RegionId,
+        color: &str,
+        edge: Edge,
+        positions: Vec<Position>,
+        size: u32,
+    ) -> PortId {
+        self.port(r, color, edge, true, positions, size)
+    }
+
+    /// A port where `size` wavelets of `color` leave the region through the PEs of
+    /// `edge`; `positions` give the inputs (the compiler picks the outputs).
+    pub fn create_output_port(
+        &mut self,
+        r: RegionId,
+        color: &str,
+        edge: Edge,
+        positions: Vec<Position>,
+        size: u32,
+    ) -> PortId {
+        self.port(r, color, edge, false, positions, size)
+    }
+
+    /// Routes the wavelets of an output port to an input port.
+    pub fn connect(&mut self, out: PortId, input: PortId) {
+        self.desc.connections.push((out.0, input.0));
+    }
+
+    /// A host stream into an input port, or out of an output port.
+    pub fn create_stream(&mut self, port: PortId) -> StreamId {
+        self.desc.streams.push(StreamDesc { port: port.0 });
+        StreamId(self.desc.streams.len() - 1)
+    }
+
+    /// The description built so far.
+    pub fn description(&self) -> &LayoutDesc {
+        &self.desc
+    }
+
+    /// Compiles the layout ([`compile`]).
+    pub fn compile(&self, opts: &SdkLayoutOptions) -> Result<SdkLayoutOutput, SdkLayoutError> {
+        compile(&self.desc, opts)
+    }
+}
+
 /// Reads a description from JSON text.
 pub fn parse(json: &str) -> Result<LayoutDesc, SdkLayoutError> {
     serde_json::from_str(json)
@@ -366,6 +588,9 @@ pub fn parse(json: &str) -> Result<LayoutDesc, SdkLayoutError> {
 
 /// Routing positions of one colour on one PE.
 type Positions = Vec<Position>;
+
+/// A PE (global coordinates).
+type Pe = (u32, u32);
 
 const PROXY_FILE: &str = "sdklayout_stream.csl";
 const EMPTY_FILE: &str = "sdklayout_empty.csl";
@@ -590,7 +815,10 @@ fn check(desc: &LayoutDesc) -> Result<(), SdkLayoutError> {
                     pt.color, pt.rect, r.name, r.width, r.height
                 ));
             }
-            let all = pt.positions.iter().chain(pt.edges.iter().flat_map(|e| &e.positions));
+            let all = pt
+                .positions
+                .iter()
+                .chain(pt.edges.iter().flat_map(|e| &e.positions));
             if pt.positions.is_empty() || pt.positions.len() > 4 {
                 return invalid(format!(
                     "color `{}` of code region `{}` is painted with {} routing positions (1 to 4)",
@@ -638,7 +866,11 @@ fn check(desc: &LayoutDesc) -> Result<(), SdkLayoutError> {
     }
     for (i, pt) in desc.ports.iter().enumerate() {
         let Some(r) = desc.regions.get(pt.region) else {
-            return invalid(format!("port {i} names code region {} of {}", pt.region, desc.regions.len()));
+            return invalid(format!(
+                "port {i} names code region {} of {}",
+                pt.region,
+                desc.regions.len()
+            ));
         };
         if pt.positions.is_empty() || pt.positions.len() > 4 {
             return invalid(format!(
@@ -669,7 +901,10 @@ fn check(desc: &LayoutDesc) -> Result<(), SdkLayoutError> {
     }
     for &(a, b) in &desc.connections {
         let (Some(pa), Some(pb)) = (desc.ports.get(a), desc.ports.get(b)) else {
-            return invalid(format!("a connection names port {a} or {b} of {}", desc.ports.len()));
+            return invalid(format!(
+                "a connection names port {a} or {b} of {}",
+                desc.ports.len()
+            ));
         };
         if pa.input || !pb.input {
             return invalid(format!(
@@ -691,7 +926,11 @@ fn check(desc: &LayoutDesc) -> Result<(), SdkLayoutError> {
     }
     for s in &desc.streams {
         let Some(u) = used.get_mut(s.port) else {
-            return invalid(format!("a stream names port {} of {}", s.port, desc.ports.len()));
+            return invalid(format!(
+                "a stream names port {} of {}",
+                s.port,
+                desc.ports.len()
+            ));
         };
         *u += 1;
     }
@@ -714,7 +953,10 @@ fn place(desc: &LayoutDesc) -> Result<Vec<(u32, u32)>, SdkLayoutError> {
     for (i, r) in desc.regions.iter().enumerate() {
         if let Some((x, y)) = r.place {
             if x > 2048 || y > 2048 {
-                return invalid(format!("code region `{}` is placed at ({x}, {y}), beyond 2048", r.name));
+                return invalid(format!(
+                    "code region `{}` is placed at ({x}, {y}), beyond 2048",
+                    r.name
+                ));
             }
             let b = (x, y, r.width, r.height);
             if let Some(j) = boxes.iter().position(|&o| overlaps(o, b)) {
@@ -817,7 +1059,8 @@ impl Planner<'_> {
                                 positions.len()
                             ));
                         }
-                        self.config.insert(((ox + x, oy + y), class), positions.clone());
+                        self.config
+                            .insert(((ox + x, oy + y), class), positions.clone());
                     }
                 }
             }
@@ -914,19 +1157,44 @@ impl Planner<'_> {
             for (&s, &d) in src.iter().zip(&dst) {
                 let out_pos = desc.ports[a].positions.clone();
                 let in_pos = desc.ports[b].positions.clone();
-                self.route(s, Some(out_pos), d, Some(in_pos), class, &desc.ports[a].color)?;
+                self.route(
+                    s,
+                    Some(out_pos),
+                    d,
+                    Some(in_pos),
+                    class,
+                    &desc.ports[a].color,
+                )?;
             }
         }
         for i in 0..self.proxies.len() {
-            let (at, port, input) = (self.proxies[i].at, self.proxies[i].port, self.proxies[i].input);
+            let (at, port, input) = (
+                self.proxies[i].at,
+                self.proxies[i].port,
+                self.proxies[i].input,
+            );
             let pe = self.port_pes(port)[0];
             let pt = &desc.ports[port];
             let class = self.class_of(&pt.color);
             let proxy_pos = |rx: Vec<Dir>, tx: Vec<Dir>| Some(vec![Position { rx, tx }]);
             if input {
-                self.route(at, proxy_pos(vec![Dir::Ramp], vec![]), pe, Some(pt.positions.clone()), class, &pt.color)?;
+                self.route(
+                    at,
+                    proxy_pos(vec![Dir::Ramp], vec![]),
+                    pe,
+                    Some(pt.positions.clone()),
+                    class,
+                    &pt.color,
+                )?;
             } else {
-                self.route(pe, Some(pt.positions.clone()), at, proxy_pos(vec![], vec![Dir::Ramp]), class, &pt.color)?;
+                self.route(
+                    pe,
+                    Some(pt.positions.clone()),
+                    at,
+                    proxy_pos(vec![], vec![Dir::Ramp]),
+                    class,
+                    &pt.color,
+                )?;
             }
         }
         Ok(())
@@ -965,16 +1233,30 @@ impl Planner<'_> {
         color: &str,
     ) -> Result<(), SdkLayoutError> {
         if src == dst {
-            return invalid(format!("a connection on color `{color}` starts and ends on one PE"));
+            return invalid(format!(
+                "a connection on color `{color}` starts and ends on one PE"
+            ));
         }
         let src_paint = self.painted(src, class);
         let dst_paint = self.painted(dst, class);
         let exits: u8 = match &src_paint {
-            Some(p) => p.iter().flat_map(|q| &q.tx).map(|d| d.bit()).fold(0, |a, b| a | b) & !1,
+            Some(p) => {
+                p.iter()
+                    .flat_map(|q| &q.tx)
+                    .map(|d| d.bit())
+                    .fold(0, |a, b| a | b)
+                    & !1
+            }
             None => 0x1E,
         };
         let entries: u8 = match &dst_paint {
-            Some(p) => p.iter().flat_map(|q| &q.rx).map(|d| d.bit()).fold(0, |a, b| a | b) & !1,
+            Some(p) => {
+                p.iter()
+                    .flat_map(|q| &q.rx)
+                    .map(|d| d.bit())
+                    .fold(0, |a, b| a | b)
+                    & !1
+            }
             None => 0x1E,
         };
         // Breadth-first search over free PEs.
@@ -1034,7 +1316,10 @@ impl Planner<'_> {
             pe = back.opposite().step(pe).unwrap_or(src);
         }
         let exit = d;
-        let fill = |given: Option<Positions>, painted: Option<Positions>, rx: Option<Dir>, tx: Option<Dir>| {
+        let fill = |given: Option<Positions>,
+                    painted: Option<Positions>,
+                    rx: Option<Dir>,
+                    tx: Option<Dir>| {
             if let Some(p) = painted {
                 return p;
             }
@@ -1063,7 +1348,12 @@ impl Planner<'_> {
     /// Gives every colour class a physical colour.
     fn allocate(&mut self, arch: Arch) -> Result<Colors, SdkLayoutError> {
         let mut roots: Vec<usize> = Vec::new();
-        let mut names: Vec<(String, usize)> = self.classes.ids.iter().map(|(n, &i)| (n.clone(), i)).collect();
+        let mut names: Vec<(String, usize)> = self
+            .classes
+            .ids
+            .iter()
+            .map(|(n, &i)| (n.clone(), i))
+            .collect();
         names.sort();
         for (_, i) in names {
             let r = self.classes.find(i);
@@ -1080,8 +1370,16 @@ impl Planner<'_> {
             }
         }
         let all: Vec<u8> = (0..csl_arch::fabric::NUM_COLORS).collect();
-        let mut free_sw: Vec<u8> = all.iter().copied().filter(|&c| arch.color_has_switch(c)).collect();
-        let mut free_plain: Vec<u8> = all.iter().copied().filter(|&c| !arch.color_has_switch(c)).collect();
+        let mut free_sw: Vec<u8> = all
+            .iter()
+            .copied()
+            .filter(|&c| arch.color_has_switch(c))
+            .collect();
+        let mut free_plain: Vec<u8> = all
+            .iter()
+            .copied()
+            .filter(|&c| !arch.color_has_switch(c))
+            .collect();
         free_sw.reverse();
         free_plain.reverse();
         let mut of_class = HashMap::new();
@@ -1101,10 +1399,16 @@ impl Planner<'_> {
             of_class.insert(r, c);
         }
         for &r in roots.iter().filter(|&&r| !switched[r]) {
-            let c = free_plain.pop().or_else(|| free_sw.pop()).ok_or_else(too_many)?;
+            let c = free_plain
+                .pop()
+                .or_else(|| free_sw.pop())
+                .ok_or_else(too_many)?;
             of_class.insert(r, c);
         }
-        let host = free_plain.pop().or_else(|| free_sw.pop()).ok_or_else(too_many)?;
+        let host = free_plain
+            .pop()
+            .or_else(|| free_sw.pop())
+            .ok_or_else(too_many)?;
         Ok(Colors { of_class, host })
     }
 
@@ -1118,7 +1422,11 @@ impl Planner<'_> {
     }
 
     /// The generated `layout { ... }` file.
-    fn layout_source(&mut self, opts: &SdkLayoutOptions, colors: &Colors) -> Result<String, SdkLayoutError> {
+    fn layout_source(
+        &mut self,
+        opts: &SdkLayoutOptions,
+        colors: &Colors,
+    ) -> Result<String, SdkLayoutError> {
         let desc = self.desc;
         let (w, h) = self.size;
         let mut s = String::new();
@@ -1152,12 +1460,17 @@ impl Planner<'_> {
                             ParamValue::Int(i) => i.to_string(),
                             ParamValue::Float(f) => {
                                 if !f.is_finite() {
-                                    return invalid(format!("param `{}` is not a finite number", prm.name));
+                                    return invalid(format!(
+                                        "param `{}` is not a finite number",
+                                        prm.name
+                                    ));
                                 }
                                 let t = format!("{f}");
                                 if t.contains('.') { t } else { format!("{t}.0") }
                             }
-                            ParamValue::Color(c) => format!("@get_color({})", self.color_of(colors, c)?),
+                            ParamValue::Color(c) => {
+                                format!("@get_color({})", self.color_of(colors, c)?)
+                            }
                         };
                         if !is_ident(&prm.name) {
                             return invalid(format!("`{}` is not a param name", prm.name));
@@ -1165,7 +1478,8 @@ impl Planner<'_> {
                         params.retain(|(n, _)| *n != prm.name);
                         params.push((prm.name.clone(), text));
                     }
-                    let fields: Vec<String> = params.iter().map(|(n, v)| format!(".{n} = {v}")).collect();
+                    let fields: Vec<String> =
+                        params.iter().map(|(n, v)| format!(".{n} = {v}")).collect();
                     let i = self.index((ox + x, oy + y));
                     code[i] = Some(format!(
                         "  @set_tile_code({}, {}, {}, .{{ {} }});\n",
@@ -1178,9 +1492,17 @@ impl Planner<'_> {
             }
         }
         for k in 0..self.proxies.len() {
-            let (at, port, input) = (self.proxies[k].at, self.proxies[k].port, self.proxies[k].input);
+            let (at, port, input) = (
+                self.proxies[k].at,
+                self.proxies[k].port,
+                self.proxies[k].input,
+            );
             let route = self.color_of(colors, &desc.ports[port].color)?;
-            let (rx, tx) = if input { (colors.host, route) } else { (route, colors.host) };
+            let (rx, tx) = if input {
+                (colors.host, route)
+            } else {
+                (route, colors.host)
+            };
             let i = self.index(at);
             code[i] = Some(format!(
                 "  @set_tile_code({}, {}, \"{PROXY_FILE}\", .{{ .rx = @get_color({rx}), .tx = @get_color({tx}) }});\n",
@@ -1195,8 +1517,8 @@ impl Planner<'_> {
                 }
             }
         }
-        let mut configs: Vec<(((u32, u32), u8), Positions)> = Vec::new();
-        let entries: Vec<(((u32, u32), usize), Positions)> =
+        let mut configs: Vec<((Pe, u8), Positions)> = Vec::new();
+        let entries: Vec<((Pe, usize), Positions)> =
             self.config.iter().map(|(k, v)| (*k, v.clone())).collect();
         for ((pe, class), pos) in entries {
             let r = self.classes.find(class);
@@ -1213,7 +1535,10 @@ impl Planner<'_> {
         }
         configs.sort_by_key(|((pe, c), _)| (pe.1, pe.0, *c));
         for (((x, y), c), pos) in configs {
-            s.push_str(&format!("  @set_color_config({x}, {y}, @get_color({c}), {});\n", config_text(&pos, x, y)?));
+            s.push_str(&format!(
+                "  @set_color_config({x}, {y}, @get_color({c}), {});\n",
+                config_text(&pos, x, y)?
+            ));
         }
         s.push_str("}\n");
         Ok(s)
@@ -1234,14 +1559,17 @@ impl Planner<'_> {
                             .placement
                             .get(i)
                             .and_then(|&c| image.classes.get(c as usize))
-                            .ok_or_else(|| SdkLayoutError::Invalid(format!("PE ({x}, {y}) has no program")))?;
+                            .ok_or_else(|| {
+                                SdkLayoutError::Invalid(format!("PE ({x}, {y}) has no program"))
+                            })?;
                         let g = find_global(&class.info.globals, &sym.name).ok_or_else(|| {
                             SdkLayoutError::Invalid(format!(
                                 "set_symbol: the program of code region `{}` (`{}`) has no variable `{}`",
                                 reg.name, class.info.name, sym.name
                             ))
                         })?;
-                        let bytes_needed = u64::from(bw) * u64::from(bh) * u64::from(sym.elem_bytes);
+                        let bytes_needed =
+                            u64::from(bw) * u64::from(bh) * u64::from(sym.elem_bytes);
                         if u64::from(g.size) != bytes_needed {
                             return invalid(format!(
                                 "set_symbol: `{}` is {} bytes on PE ({x}, {y}) but its block of the \
@@ -1252,7 +1580,8 @@ impl Planner<'_> {
                         let mut bytes = Vec::with_capacity(bytes_needed as usize);
                         for row in 0..bh {
                             for col in 0..bw {
-                                let gi = (py * bh + row) as usize * sym.width as usize + (px * bw + col) as usize;
+                                let gi = (py * bh + row) as usize * sym.width as usize
+                                    + (px * bw + col) as usize;
                                 let word = sym.data.get(gi).copied().unwrap_or(0);
                                 if sym.elem_bytes == 4 {
                                     bytes.extend_from_slice(&word.to_le_bytes());
@@ -1261,14 +1590,21 @@ impl Planner<'_> {
                                 }
                             }
                         }
-                        image.tile_memory.push(TilePatch { x, y, addr: g.addr, bytes });
+                        image.tile_memory.push(TilePatch {
+                            x,
+                            y,
+                            addr: g.addr,
+                            bytes,
+                        });
                     }
                 }
             }
         }
-        image
-            .validate()
-            .map_err(|e| SdkLayoutError::Invalid(format!("the image with the set symbols is not loadable: {e}")))
+        image.validate().map_err(|e| {
+            SdkLayoutError::Invalid(format!(
+                "the image with the set symbols is not loadable: {e}"
+            ))
+        })
     }
 }
 
@@ -1280,19 +1616,18 @@ fn find_global<'a>(
         let n = n.rsplit("::").next().unwrap_or(n);
         n.rsplit('.').next().unwrap_or(n).to_string()
     };
-    globals
-        .iter()
-        .find(|g| g.name == name)
-        .or_else(|| {
-            let mut tail = globals.iter().filter(|g| last(&g.name) == name);
-            let first = tail.next();
-            if tail.next().is_some() { None } else { first }
-        })
+    globals.iter().find(|g| g.name == name).or_else(|| {
+        let mut tail = globals.iter().filter(|g| last(&g.name) == name);
+        let first = tail.next();
+        if tail.next().is_some() { None } else { first }
+    })
 }
 
 fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -1301,7 +1636,9 @@ fn csl_string(p: &Path) -> Result<String, SdkLayoutError> {
         SdkLayoutError::Invalid(format!("the path `{}` is not valid UTF-8", p.display()))
     })?;
     if s.contains('"') || s.contains('\\') || s.contains('\n') {
-        return invalid(format!("the path `{s}` has a character CSL strings cannot hold"));
+        return invalid(format!(
+            "the path `{s}` has a character CSL strings cannot hold"
+        ));
     }
     Ok(format!("\"{s}\""))
 }
@@ -1314,7 +1651,9 @@ fn dirs_text(d: &[Dir]) -> String {
 /// `@set_color_config`'s struct for the positions of one colour on one PE.
 fn config_text(pos: &[Position], x: u32, y: u32) -> Result<String, SdkLayoutError> {
     let Some(first) = pos.first() else {
-        return Err(SdkLayoutError::Routing(format!("PE ({x}, {y}): a colour with no routes")));
+        return Err(SdkLayoutError::Routing(format!(
+            "PE ({x}, {y}): a colour with no routes"
+        )));
     };
     let mut s = format!(
         ".{{ .routes = .{{ .rx = {}, .tx = {} }}",
@@ -1333,7 +1672,11 @@ fn config_text(pos: &[Position], x: u32, y: u32) -> Result<String, SdkLayoutErro
                     )));
                 }
             };
-            sw.push(format!(".pos{i} = .{{ .rx = {}, .tx = {} }}", rx.csl(), dirs_text(&p.tx)));
+            sw.push(format!(
+                ".pos{i} = .{{ .rx = {}, .tx = {} }}",
+                rx.csl(),
+                dirs_text(&p.tx)
+            ));
         }
         s.push_str(&format!(", .switches = .{{ {} }}", sw.join(", ")));
     }

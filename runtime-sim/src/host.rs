@@ -279,7 +279,13 @@ impl SdkRuntime {
     /// Python `send` uses it): `words` enter the CE input queue of colour `color` of the PE
     /// at rectangle-relative `(x, y)` (the stream's proxy, see `cslc::sdklayout`), one
     /// per cycle at most. Returns at once; [`SdkRuntime::stream_wait`] runs the fabric.
-    pub fn stream_send(&mut self, x: u32, y: u32, color: u8, words: Vec<u32>) -> Result<(), HostError> {
+    pub fn stream_send(
+        &mut self,
+        x: u32,
+        y: u32,
+        color: u8,
+        words: Vec<u32>,
+    ) -> Result<(), HostError> {
         let sim = self.ready()?;
         let r = sim.start_h2d_stream(color, vec![((x, y), words)], MEMCPY_SETUP_CYCLES);
         self.record(r)

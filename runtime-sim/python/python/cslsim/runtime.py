@@ -755,13 +755,13 @@ class SdkRuntime:
             flat.view(np.uint16)[: len(words)] = (words & 0xFFFF).astype(np.uint16)
 
     def receive_tofile(self, *args, **kwargs):
-        self._unsupported("receive_tofile", "SdkLayout streams are not implemented")
+        self._unsupported("receive_tofile", "not implemented for SdkLayout streams yet")
 
     def get_port_id(self, *args, **kwargs):
-        self._unsupported("get_port_id", "SdkLayout streams are not implemented")
+        self._unsupported("get_port_id", "not implemented for SdkLayout streams yet")
 
     def report_port_infos(self, *args, **kwargs):
-        self._unsupported("report_port_infos", "SdkLayout streams are not implemented")
+        self._unsupported("report_port_infos", "not implemented for SdkLayout streams yet")
 
     def dump_core(self, *args, **kwargs):
         self._unsupported(
