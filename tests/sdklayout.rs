@@ -268,6 +268,12 @@ fn layout_mistakes_are_reported_not_panicked_on() {
     d["regions"][2]["params"] = json!([param([0, 0, 1, 1], "size", "int", json!(6)),]);
     let e = build(&d, "unbound").err().unwrap();
     assert!(matches!(e, SdkLayoutError::Compile(_)), "{e}");
+    // A port whose positions the paint of its PE contradicts.
+    let mut d = pipeline("wse2");
+    d["regions"][1]["paints"] = json!([{ "rect": [0, 0, 1, 1], "color": "scale.rx",
+        "positions": [{ "rx": ["west"], "tx": ["east"] }] }]);
+    let e = build(&d, "paint-port").err().unwrap();
+    assert!(e.to_string().contains("does not have"), "{e}");
     // Malformed JSON.
     assert!(parse("{ \"arch\": 3 }").is_err());
 }

@@ -1316,13 +1316,14 @@ impl Planner<'_> {
             pe = back.opposite().step(pe).unwrap_or(src);
         }
         let exit = d;
+        // A port's positions with the side the route chose filled in; where the PE is
+        // also painted, the paint is kept and must agree with them.
         let fill = |given: Option<Positions>,
                     painted: Option<Positions>,
                     rx: Option<Dir>,
-                    tx: Option<Dir>| {
-            if let Some(p) = painted {
-                return p;
-            }
+                    tx: Option<Dir>,
+                    at: Pe|
+         -> Result<Positions, SdkLayoutError> {
             let mut p = given.unwrap_or_default();
             for q in &mut p {
                 if let Some(r) = rx
@@ -1336,10 +1337,24 @@ impl Planner<'_> {
                     q.tx.push(t);
                 }
             }
-            p
+            let Some(painted) = painted else {
+                return Ok(p);
+            };
+            let mask = |d: &[Dir]| d.iter().fold(0u8, |a, d| a | d.bit());
+            let same = |a: &Position, b: &Position| {
+                mask(&a.rx) == mask(&b.rx) && mask(&a.tx) == mask(&b.tx)
+            };
+            if let Some(q) = p.iter().find(|q| !painted.iter().any(|pp| same(q, pp))) {
+                return Err(SdkLayoutError::Routing(format!(
+                    "the port on color `{color}` at PE ({}, {}) needs the routing position \
+                     {:?} -> {:?}, which the paint of that PE does not have",
+                    at.0, at.1, q.rx, q.tx
+                )));
+            }
+            Ok(painted)
         };
-        let s = fill(src_pos, src_paint, None, Some(exit));
-        let t = fill(dst_pos, dst_paint, Some(entry), None);
+        let s = fill(src_pos, src_paint, None, Some(exit), src)?;
+        let t = fill(dst_pos, dst_paint, Some(entry), None, dst)?;
         self.config.insert((src, class), s);
         self.config.insert((dst, class), t);
         Ok(())

@@ -5,6 +5,11 @@ with ``nonblock=True`` therefore also returns after the command has completed; i
 returns a :class:`Task` that is already done, so ``task_wait`` returns at once and
 ``is_task_done`` is ``True``. (The vendor runtime also executes commands in order; only
 the moment the Python caller regains control differs.)
+
+A program compiled from an ``SdkLayout`` (``cslsim.layout``) is the exception: it runs by
+itself, with host streams instead of memcpy. ``send``/``receive`` with ``nonblock=True``
+start their transfers and return; the fabric runs when something waits (a blocking
+``send``/``receive``, or ``stop()``, which also runs it until nothing can progress).
 """
 
 import operator
