@@ -352,7 +352,7 @@ pub struct SdkLayoutOutput {
 pub struct SdkLayoutOptions {
     /// Region files given by relative paths are found from here.
     pub base_dir: PathBuf,
-    /// Where the generated CSL files are written.
+    /// Where the generated CSL files are written (created if missing).
     pub work_dir: PathBuf,
     /// Run the IR optimiser.
     pub optimize: bool,
@@ -732,6 +732,9 @@ pub fn compile(
         })
         .collect();
     let source = p.layout_source(opts, &colors)?;
+    std::fs::create_dir_all(&opts.work_dir).map_err(|e| {
+        SdkLayoutError::Io(format!("cannot create `{}`: {e}", opts.work_dir.display()))
+    })?;
     write(&opts.work_dir.join(PROXY_FILE), PROXY_SOURCE)?;
     write(
         &opts.work_dir.join(EMPTY_FILE),
