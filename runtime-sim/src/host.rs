@@ -294,6 +294,52 @@ impl SdkRuntime {
         self.record(r)
     }
 
+    /// Starts an SdkLayout host-to-device stream (not a vendor call by this name; the
+    /// Python `send` uses it): `words` enter the CE input queue of colour `color` of the PE
+    /// at rectangle-relative `(x, y)` (the stream's proxy, see `cslc::sdklayout`), one
+    /// per cycle at most. Returns at once; [`SdkRuntime::stream_wait`] runs the fabric.
+    pub fn stream_send(
+        &mut self,
+        x: u32,
+        y: u32,
+        color: u8,
+        words: Vec<u32>,
+    ) -> Result<(), HostError> {
+        let sim = self.ready()?;
+        let r = sim.start_h2d_stream(color, vec![((x, y), words)], MEMCPY_SETUP_CYCLES);
+        self.record(r)
+    }
+
+    /// Starts an SdkLayout device-to-host stream: the next `n` wavelets the CE of PE
+    /// `(x, y)` sends on `color` go to the host. One at a time: a second one while the
+    /// first is unfinished is [`HostError::StreamBusy`]. Returns at once.
+    pub fn stream_receive(&mut self, x: u32, y: u32, color: u8, n: usize) -> Result<(), HostError> {
+        let sim = self.ready()?;
+        if sim.d2h_active() {
+            return Err(HostError::StreamBusy);
+        }
+        sim.start_d2h_stream(color, &[(x, y)], n, MEMCPY_SETUP_CYCLES);
+        Ok(())
+    }
+
+    /// Runs the fabric until every started stream has finished; returns the words of the
+    /// device-to-host stream, if one was started (else nothing).
+    pub fn stream_wait(&mut self) -> Result<Vec<u32>, HostError> {
+        let max = self.max_cycles;
+        let sim = self.ready()?;
+        let r = match sim.run_until(Simulator::streams_done, max) {
+            Ok(RunEnd::Condition) => Ok(()),
+            Ok(RunEnd::Idle) => Err(sim.deadlock("SdkLayout streams (send/receive)", false)),
+            Err(e) => Err(e),
+        };
+        if r.is_err() {
+            sim.cancel_streams();
+        }
+        self.record(r)?;
+        let sim = self.ready()?;
+        Ok(sim.take_d2h().into_iter().flatten().collect())
+    }
+
     /// Index of `name` among the image's exported names.
     pub fn get_id(&self, name: &str) -> Result<u32, HostError> {
         self.image

@@ -571,6 +571,11 @@ impl Simulator {
         }
     }
 
+    /// Whether a device-to-host stream is started and not yet taken.
+    pub fn d2h_active(&self) -> bool {
+        self.d2h.is_some()
+    }
+
     /// Whether the host streams' commands are complete: every host-to-device wavelet has
     /// left the host, every device-to-host wavelet has arrived.
     pub fn streams_done(&self) -> bool {
