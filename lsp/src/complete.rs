@@ -191,21 +191,20 @@ fn names_in_scope(ast: &Ast, offset: u32) -> Vec<CompletionItem> {
             });
         }
     }
-    for t in TYPES {
-        if seen.insert((*t).to_string()) {
+    let words = TYPES
+        .iter()
+        .map(|t| (t, CompletionItemKind::STRUCT, Some("type".into())))
+        .chain(
+            KEYWORDS
+                .iter()
+                .map(|k| (k, CompletionItemKind::KEYWORD, None)),
+        );
+    for (word, kind, detail) in words {
+        if seen.insert((*word).to_string()) {
             items.push(CompletionItem {
-                label: (*t).to_string(),
-                kind: Some(CompletionItemKind::STRUCT),
-                detail: Some("type".into()),
-                ..Default::default()
-            });
-        }
-    }
-    for k in KEYWORDS {
-        if seen.insert((*k).to_string()) {
-            items.push(CompletionItem {
-                label: (*k).to_string(),
-                kind: Some(CompletionItemKind::KEYWORD),
+                label: (*word).to_string(),
+                kind: Some(kind),
+                detail,
                 ..Default::default()
             });
         }
