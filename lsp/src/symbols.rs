@@ -134,34 +134,28 @@ pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
                     children,
                 ));
             }
-            DeclKind::Fn(f) => {
-                let head_end = f.body.as_ref().map_or(d.span.end, |b| b.span.start);
-                let head = Span {
-                    file: d.span.file,
-                    start: d.span.start,
-                    end: head_end.max(d.span.start),
+            DeclKind::Fn(_) | DeclKind::Task(_) => {
+                // The detail is the head: everything before the body.
+                let (name, kind, body_start) = match &d.kind {
+                    DeclKind::Fn(f) => (
+                        &f.name,
+                        SymbolKind::FUNCTION,
+                        f.body.as_ref().map_or(d.span.end, |b| b.span.start),
+                    ),
+                    DeclKind::Task(t) => (&t.name, SymbolKind::EVENT, t.body.span.start),
+                    _ => continue,
                 };
-                out.push(sym(
-                    f.name.name.clone(),
-                    Some(snippet(head)),
-                    SymbolKind::FUNCTION,
-                    d.span,
-                    f.name.span,
-                    Vec::new(),
-                ));
-            }
-            DeclKind::Task(t) => {
                 let head = Span {
-                    file: d.span.file,
-                    start: d.span.start,
-                    end: t.body.span.start.max(d.span.start),
+                    end: body_start.max(d.span.start),
+                    ..d.span
                 };
+                let detail = Some(snippet(head));
                 out.push(sym(
-                    t.name.name.clone(),
-                    Some(snippet(head)),
-                    SymbolKind::EVENT,
+                    name.name.clone(),
+                    detail,
+                    kind,
                     d.span,
-                    t.name.span,
+                    name.span,
                     Vec::new(),
                 ));
             }
