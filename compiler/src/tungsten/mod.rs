@@ -351,15 +351,13 @@ impl<'a> Lower<'a> {
                 .map(|f| f.span),
         };
         if let Some(p) = prev {
-            return Err(self.report(
-                Diagnostic::error(
-                    codes::TUNG_DUPLICATE,
-                    format!("`{}` is declared twice", id.name),
-                    id.span,
-                    "declared again here",
-                )
-                .with_label(p, "first declared here"),
-            ));
+            return Err(self.report(Diagnostic::twice(
+                codes::TUNG_DUPLICATE,
+                format!("`{}`", id.name),
+                "declared",
+                id.span,
+                p,
+            )));
         }
         Ok(())
     }
