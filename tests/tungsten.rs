@@ -598,6 +598,10 @@ fn example_programs_compile() {
     for f in files.into_iter().filter(|f| !imported.contains(f)) {
         let src = std::fs::read_to_string(&f).unwrap();
         for arch in [Arch::Wse2, Arch::Wse3] {
+            // A program that says so needs more sockets than a WSE-2 PE has queues.
+            if arch == Arch::Wse2 && src.contains("WSE-3 only") {
+                continue;
+            }
             let mut spec = ClassSpec::new(arch);
             for line in src.lines() {
                 if let Some(rest) = line.trim().strip_prefix("socket ") {
