@@ -81,7 +81,8 @@ fn image_in(
         FabricPlan {
             meta,
             placement,
-            routes: routes.into_iter().map(|r| (r, None)).collect(),
+            routes: routes.into(),
+            route_spans: Vec::new(),
             exports: Vec::new(),
             classes,
             optimize,

@@ -60,7 +60,7 @@ use crate::ir::Program;
 use crate::source::Span;
 use csl_arch::Arch;
 use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID};
-use csl_arch::image::{ColorConfig, Meta, TaskKind};
+use csl_arch::image::{ColorConfig, Meta, Routes, TaskKind};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -137,7 +137,7 @@ pub struct CheckInput<'a> {
     /// Class of each tile, row-major.
     pub placement: &'a [u32],
     /// Every colour configuration of the image.
-    pub routes: &'a [ColorConfig],
+    pub routes: &'a Routes,
     /// Where each of `routes` was written (same length, or shorter: missing ones unknown).
     pub spans: &'a [Option<Span>],
     /// Facts of each class.
@@ -165,6 +165,7 @@ fn dir_mask(ds: &[Direction]) -> u8 {
 }
 
 /// One colour of one router, as the checks see it.
+#[derive(Clone, Copy)]
 struct Cfg {
     tile: u32,
     color: u8,
@@ -180,7 +181,8 @@ struct Cfg {
 }
 
 impl Cfg {
-    fn new(route: usize, cfg: &ColorConfig, width: u32) -> Cfg {
+    /// The configuration `cfg` (its place is set by the caller: `tile` and `route` are 0).
+    fn new(cfg: &ColorConfig) -> Cfg {
         let pos0 = (dir_mask(&cfg.rx), dir_mask(&cfg.tx));
         let mut pos = [Some(pos0), None, None, None];
         if let Some(sw) = &cfg.switches {
@@ -205,7 +207,7 @@ impl Cfg {
             .flatten()
             .fold((0, 0), |(a, b), &(r, t)| (a | r, b | t));
         Cfg {
-            tile: cfg.y.saturating_mul(width).saturating_add(cfg.x),
+            tile: 0,
             color: cfg.color,
             pos,
             rx_any,
@@ -213,7 +215,7 @@ impl Cfg {
             swap_x: cfg.color_swap_x,
             swap_y: cfg.color_swap_y,
             mp: cfg.message_passing,
-            route,
+            route: 0,
         }
     }
 
@@ -247,14 +249,23 @@ struct Fabric {
 }
 
 impl Fabric {
-    fn new(meta: &Meta, routes: &[ColorConfig]) -> Fabric {
+    fn new(meta: &Meta, routes: &Routes) -> Fabric {
         let (width, height) = (meta.width.max(1), meta.height);
         let tiles = width as usize * height as usize;
+        // Each distinct configuration is analysed once.
+        let shared: Vec<Cfg> = routes.configs().iter().map(Cfg::new).collect();
         let mut cfgs: Vec<Cfg> = routes
+            .placed()
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.x < width && r.y < height && r.color < NUM_COLORS)
-            .map(|(i, r)| Cfg::new(i, r, width))
+            .filter_map(|(i, r)| {
+                let c = shared.get(r.config as usize)?;
+                (r.x < width && r.y < height && c.color < NUM_COLORS).then(|| Cfg {
+                    tile: r.y.saturating_mul(width).saturating_add(r.x),
+                    route: i,
+                    ..*c
+                })
+            })
             .collect();
         cfgs.sort_by_key(|c| (c.tile, c.color));
         let mut start = vec![0u32; tiles + 1];
@@ -1053,7 +1064,7 @@ fn render_cycle(
 /// sink, an edge per hop labelled with the lowest switch position taking it (`p0` ..
 /// `p3`), limited to `color` if given (edges that change colour by colour swap are kept
 /// when either end has it).
-pub fn dot(meta: &Meta, routes: &[ColorConfig], color: Option<u8>) -> String {
+pub fn dot(meta: &Meta, routes: &Routes, color: Option<u8>) -> String {
     let fabric = Fabric::new(meta, routes);
     let g = RouteGraph::build(&fabric);
     let keep = |n: NodeIndex| {

@@ -343,7 +343,7 @@ pub fn busy_grid(arch: Arch, w: u32, h: u32, iters: u32) -> Image {
             params: BTreeMap::new(),
         },
         placement,
-        routes,
+        routes: routes.into(),
         exports: Vec::new(),
         classes: keys
             .iter()

@@ -11,7 +11,7 @@ use crate::ir::Program;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::{DeclKind, ExprId, ExprKind};
 use csl_arch::fabric::PeColorSet;
-use csl_arch::image::{ColorConfig, ExportKind, ExportName};
+use csl_arch::image::{ExportKind, ExportName, Routes};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -73,8 +73,10 @@ pub struct LayoutPlan {
     pub rect: Option<(u32, u32, Span)>,
     /// Code per PE (rectangle-relative coordinates).
     pub tiles: TileTable,
-    /// Colour configurations.
-    pub routes: Vec<(ColorConfig, Span)>,
+    /// Colour configurations (each distinct one stored once).
+    pub routes: Routes,
+    /// Where each of `routes` was configured.
+    pub route_spans: Vec<Span>,
     /// Which (x, y, colour) are configured: one bit each, so that finding a second
     /// configuration costs a bit test (a wafer has millions); the first one's span is
     /// looked up in `routes` only when that happens.
@@ -488,8 +490,9 @@ impl Sema {
             let p = plan
                 .routes
                 .iter()
-                .find(|(r, _)| (r.x, r.y, r.color) == (x, y, c))
-                .map_or(span, |(_, s)| *s);
+                .position(|r| (r.x, r.y, r.color) == (x, y, c))
+                .and_then(|i| plan.route_spans.get(i).copied())
+                .unwrap_or(span);
             return Err(self.report(
                 Diagnostic::error(
                     codes::LAYOUT_TILE,
@@ -500,7 +503,8 @@ impl Sema {
                 .with_label(p, "first configured here"),
             ));
         }
-        plan.routes.push((config, span));
+        plan.routes.push(config);
+        plan.route_spans.push(span);
         Ok(())
     }
 

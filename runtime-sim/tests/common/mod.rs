@@ -190,7 +190,7 @@ pub fn image(
             params: BTreeMap::new(),
         },
         placement,
-        routes: vec![],
+        routes: Default::default(),
         exports,
         classes,
         tile_memory: Vec::new(),
@@ -544,7 +544,7 @@ pub fn fabric_image(
 ) -> Image {
     let mut img = image(width, height, classes, placement, vec![]);
     img.meta.arch = arch;
-    img.routes = routes;
+    img.routes = routes.into();
     Image::from_elf(&img.to_elf().expect("encode")).expect("decode")
 }
 
