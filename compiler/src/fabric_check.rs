@@ -16,7 +16,7 @@
 //!
 //! Nodes are numbered from the sorted configuration list (no hashing), so building the
 //! graph and every check is linear in the number of configured (tile, colour) pairs,
-//! except the cycle search ([`petgraph::algo::kosaraju_scc`], linear in nodes and edges,
+//! except the cycle search (Tarjan's strongly connected components, linear in nodes and edges,
 //! and iterative, so a route across the whole wafer does not exhaust the stack).
 //!
 //! # The checks
@@ -254,7 +254,7 @@ impl Fabric {
         let tiles = width as usize * height as usize;
         // Each distinct configuration is analysed once.
         let shared: Vec<Cfg> = routes.configs().iter().map(Cfg::new).collect();
-        let mut cfgs: Vec<Cfg> = routes
+        let cfgs: Vec<Cfg> = routes
             .placed()
             .iter()
             .enumerate()
@@ -267,7 +267,7 @@ impl Fabric {
                 })
             })
             .collect();
-        cfgs.sort_by_key(|c| (c.tile, c.color));
+        // Sorted by (tile, colour): counted by tile, placed, then each tile's few sorted.
         let mut start = vec![0u32; tiles + 1];
         for c in &cfgs {
             if let Some(s) = start.get_mut(c.tile as usize + 1) {
@@ -276,6 +276,22 @@ impl Fabric {
         }
         for i in 1..start.len() {
             start[i] += start[i - 1];
+        }
+        let mut next = start.clone();
+        let mut order: Vec<Option<Cfg>> = vec![None; cfgs.len()];
+        for c in cfgs {
+            if let Some(n) = next.get_mut(c.tile as usize)
+                && let Some(slot) = order.get_mut(*n as usize)
+            {
+                *slot = Some(c);
+                *n += 1;
+            }
+        }
+        let mut cfgs: Vec<Cfg> = order.into_iter().flatten().collect();
+        for t in start.windows(2) {
+            if let Some(tile) = cfgs.get_mut(t[0] as usize..t[1] as usize) {
+                tile.sort_by_key(|c| c.color);
+            }
         }
         Fabric {
             width,
@@ -828,15 +844,93 @@ fn duplicate(
 /// One cycle through each strongly connected component of more than one node that a CE
 /// sending on it can feed (a loop nothing enters stays empty), smallest first node first.
 fn cycles(g: &RouteGraph, flow: &Flow) -> Vec<Vec<NodeIndex>> {
-    let mut sccs: Vec<Vec<NodeIndex>> = petgraph::algo::kosaraju_scc(&g.graph)
+    let mut sccs: Vec<Vec<NodeIndex>> = loops(&g.graph)
         .into_iter()
-        .filter(|s| s.len() > 1 && s.iter().any(|n| flow.live.get(n.index()) == Some(&true)))
+        .filter(|s| s.iter().any(|n| flow.live.get(n.index()) == Some(&true)))
         .collect();
     for s in &mut sccs {
         s.sort();
     }
     sccs.sort();
     sccs.into_iter().map(|s| cycle_in(&g.graph, &s)).collect()
+}
+
+/// The strongly connected components of `g` of more than one node, by Tarjan's
+/// algorithm without recursion (a route can cross the whole wafer), keeping no list for
+/// the millions of single nodes.
+fn loops(g: &DiGraph<Chan, u8>) -> Vec<Vec<NodeIndex>> {
+    const UNSEEN: u32 = u32::MAX;
+    let n = g.node_count();
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<NodeIndex> = Vec::new();
+    let mut calls: Vec<(NodeIndex, petgraph::graph::Neighbors<'_, u8>)> = Vec::new();
+    let mut next = 0u32;
+    let mut out = Vec::new();
+    let mut enter = |v: NodeIndex,
+                     index: &mut [u32],
+                     low: &mut [u32],
+                     on_stack: &mut [bool],
+                     stack: &mut Vec<NodeIndex>| {
+        if let (Some(i), Some(l), Some(o)) = (
+            index.get_mut(v.index()),
+            low.get_mut(v.index()),
+            on_stack.get_mut(v.index()),
+        ) {
+            (*i, *l, *o) = (next, next, true);
+        }
+        next += 1;
+        stack.push(v);
+    };
+    for root in g.node_indices() {
+        if index.get(root.index()) != Some(&UNSEEN) {
+            continue;
+        }
+        enter(root, &mut index, &mut low, &mut on_stack, &mut stack);
+        calls.push((root, g.neighbors(root)));
+        while let Some((v, it)) = calls.last_mut() {
+            let v = *v;
+            if let Some(w) = it.next() {
+                match index.get(w.index()).copied() {
+                    Some(UNSEEN) => {
+                        enter(w, &mut index, &mut low, &mut on_stack, &mut stack);
+                        calls.push((w, g.neighbors(w)));
+                    }
+                    Some(iw) if on_stack.get(w.index()) == Some(&true) => {
+                        if let Some(l) = low.get_mut(v.index()) {
+                            *l = (*l).min(iw);
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            calls.pop();
+            let lv = low.get(v.index()).copied().unwrap_or(0);
+            if let Some((u, _)) = calls.last()
+                && let Some(l) = low.get_mut(u.index())
+            {
+                *l = (*l).min(lv);
+            }
+            if index.get(v.index()) == Some(&lv) {
+                let mut comp = Vec::new();
+                while let Some(w) = stack.pop() {
+                    if let Some(o) = on_stack.get_mut(w.index()) {
+                        *o = false;
+                    }
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if comp.len() > 1 {
+                    out.push(comp);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A shortest cycle through the first node of the component `scc` (sorted), found by a

@@ -66,6 +66,43 @@ impl TileTable {
     }
 }
 
+/// Most values [`LayoutPlan::config_memo`] keeps.
+const MEMO_SIZE: usize = 64;
+/// How deep [`same_value`] looks into the memo's values.
+const MEMO_DEPTH: u32 = 6;
+
+/// Whether `a` and `b` are certainly equal values: equal scalars, or structs and arrays
+/// that share their storage or (up to `depth` levels down) have equal fields. `false`
+/// says nothing (floats, for one, are never compared).
+fn same_value(a: &Value, b: &Value, depth: u32) -> bool {
+    match (a, b) {
+        (Value::Struct(x), Value::Struct(y)) => {
+            Rc::ptr_eq(x, y)
+                || (depth > 0
+                    && x.len() == y.len()
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|((n, v), (m, w))| n == m && same_value(v, w, depth - 1)))
+        }
+        (Value::Array(t, x), Value::Array(u, y)) => {
+            t == u
+                && (Rc::ptr_eq(x, y)
+                    || (depth > 0
+                        && x.len() == y.len()
+                        && x.iter()
+                            .zip(y.iter())
+                            .all(|(v, w)| same_value(v, w, depth - 1))))
+        }
+        (Value::Void, Value::Void) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x, t), Value::Int(y, u)) => x == y && t == u,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Color(x), Value::Color(y)) => x == y,
+        (Value::Dir(x), Value::Dir(y)) => x == y,
+        _ => false,
+    }
+}
+
 /// What the layout block produced.
 #[derive(Default)]
 pub struct LayoutPlan {
@@ -77,6 +114,10 @@ pub struct LayoutPlan {
     pub routes: Routes,
     /// Where each of `routes` was configured.
     pub route_spans: Vec<Span>,
+    /// Configurations `@set_color_config` has parsed: (colour, value, number in
+    /// `routes`). A layout configures a few values millions of times; one equal to a
+    /// value seen before (by [`same_value`]) is not parsed again.
+    config_memo: Vec<(u8, Value, u32)>,
     /// Which (x, y, colour) are configured: one bit each, so that finding a second
     /// configuration costs a bit test (a wafer has millions); the first one's span is
     /// looked up in `routes` only when that happens.
@@ -483,8 +524,23 @@ impl Sema {
             ));
         }
         let cfg = self.eval_comptime(env, args[3])?;
-        let cspan = self.span(env, args[3]);
-        let config = self.color_config(x, y, c, &cfg, cspan)?;
+        let memo = plan
+            .config_memo
+            .iter()
+            .find(|(mc, mv, _)| *mc == c && same_value(mv, &cfg, MEMO_DEPTH))
+            .map(|m| m.2);
+        let config = match memo {
+            Some(i) => i,
+            None => {
+                let cspan = self.span(env, args[3]);
+                let config = self.color_config(0, 0, c, &cfg, cspan)?;
+                let i = plan.routes.intern(&config);
+                if plan.config_memo.len() < MEMO_SIZE {
+                    plan.config_memo.push((c, cfg, i));
+                }
+                i
+            }
+        };
         let configured = plan.configured.get_or_insert_with(|| PeColorSet::new(w, h));
         if !configured.insert(x, y, c) {
             let p = plan
@@ -503,7 +559,7 @@ impl Sema {
                 .with_label(p, "first configured here"),
             ));
         }
-        plan.routes.push(config);
+        plan.routes.place(x, y, config);
         plan.route_spans.push(span);
         Ok(())
     }

@@ -21,6 +21,9 @@ use crate::image::ColorConfig;
 use std::collections::HashMap;
 use std::ops::Deref;
 
+/// Up to this many distinct configurations are looked up by comparing each.
+const SMALL: usize = 32;
+
 /// One configured colour of one PE: where, and which of [`Routes::configs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlacedRoute {
@@ -37,7 +40,7 @@ pub struct PlacedRoute {
 pub struct Routes {
     /// The distinct configurations (with `x` and `y` 0).
     configs: Vec<ColorConfig>,
-    /// The index of each of `configs`.
+    /// The index of each of `configs`, once there are more than [`SMALL`].
     index: HashMap<ColorConfig, u32>,
     /// Every configured (PE, colour).
     placed: Vec<PlacedRoute>,
@@ -101,28 +104,50 @@ impl Routes {
 
     /// The number of `config`, ignoring its `x` and `y`, adding it if new.
     pub fn intern(&mut self, config: &ColorConfig) -> u32 {
-        if let Some(&i) = self.index.get(config) {
-            return i;
+        if config.x == 0 && config.y == 0 {
+            return self.intern_unplaced(config);
         }
-        let at = (config.x != 0 || config.y != 0).then(|| ColorConfig {
+        self.intern_unplaced(&ColorConfig {
             x: 0,
             y: 0,
             ..config.clone()
-        });
-        let key = at.as_ref().unwrap_or(config);
-        if let Some(&i) = self.index.get(key) {
+        })
+    }
+
+    /// [`Routes::intern`] of a configuration whose `x` and `y` are 0.
+    fn intern_unplaced(&mut self, key: &ColorConfig) -> u32 {
+        // A layout has a handful of distinct configurations: comparing them is cheaper
+        // than hashing; the map takes over beyond that.
+        let found = if self.configs.len() <= SMALL {
+            self.configs
+                .iter()
+                .position(|c| c == key)
+                .map(|i| i as u32)
+        } else {
+            self.index.get(key).copied()
+        };
+        if let Some(i) = found {
             return i;
         }
         let i = self.configs.len() as u32;
         self.configs.push(key.clone());
-        self.index.insert(key.clone(), i);
+        if self.configs.len() == SMALL + 1 {
+            self.index = (0..)
+                .zip(&self.configs)
+                .map(|(i, c)| (c.clone(), i))
+                .collect();
+        } else if self.configs.len() > SMALL {
+            self.index.insert(key.clone(), i);
+        }
         i
     }
 
     /// Configures `config.color` of PE `(config.x, config.y)`.
-    pub fn push(&mut self, config: ColorConfig) {
-        let i = self.intern(&config);
-        self.place(config.x, config.y, i);
+    pub fn push(&mut self, mut config: ColorConfig) {
+        let (x, y) = (config.x, config.y);
+        (config.x, config.y) = (0, 0);
+        let i = self.intern_unplaced(&config);
+        self.place(x, y, i);
     }
 
     /// Configures PE `(x, y)` with configuration number `config` (from
@@ -218,6 +243,9 @@ impl Routes {
             if index.insert(c.clone(), i as u32).is_some() {
                 return Err(format!("configuration {i} is listed twice"));
             }
+        }
+        if configs.len() <= SMALL {
+            index.clear();
         }
         let mut rest = &data[4 + len..];
         let mut placed = Vec::new();
@@ -327,6 +355,37 @@ mod tests {
         assert_eq!((last.x, last.y, last.color, last.teardown), (70_000, 2, 3, true));
         let empty = Routes::new();
         assert_eq!(Routes::decode(&empty.encode().unwrap()).unwrap(), empty);
+    }
+
+    /// Beyond [`SMALL`] distinct configurations the map finds them.
+    #[test]
+    fn many_distinct_configurations() {
+        let cfg = |i: u16| ColorConfig {
+            filter: Some(crate::image::FilterConfig {
+                kind: crate::image::FilterKind::Counter,
+                count_data: true,
+                count_control: false,
+                init_counter: i,
+                limit1: 0,
+                limit2: None,
+                max_counter: 0,
+                filter_control: false,
+                min_idx: 0,
+                max_idx: 0,
+            }),
+            ..ColorConfig::route(u32::from(i), 1, 4, vec![Ramp], vec![East])
+        };
+        let mut r = Routes::new();
+        for round in 0..2 {
+            for i in 0..100 {
+                r.push(cfg(i));
+                assert_eq!(r.intern(&cfg(i)), u32::from(i), "round {round}");
+            }
+        }
+        assert_eq!(r.configs().len(), 100);
+        assert_eq!(r.len(), 200);
+        let back = Routes::decode(&r.encode().unwrap()).unwrap();
+        assert_eq!(back, r);
     }
 
     #[test]
