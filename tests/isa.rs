@@ -110,7 +110,7 @@ fn one_op_image(op: Op) -> Image {
             params: BTreeMap::new(),
         },
         placement: vec![0],
-        routes: vec![],
+        routes: Default::default(),
         exports: vec![],
         classes: vec![class],
         tile_memory: Vec::new(),

@@ -37,6 +37,9 @@ pub struct TileTable {
     ids: HashMap<(FileId, String), u32>,
     /// Per PE (row-major over the rectangle), its code and `@set_tile_code` call.
     pes: Vec<Option<(u32, Span)>>,
+    /// Codes given before: (file, params, index into `codes`). A params value equal to
+    /// one seen before (by [`same_value`]) needs no canonical key.
+    memo: Vec<(FileId, Value, u32)>,
 }
 
 impl TileTable {
@@ -47,22 +50,31 @@ impl TileTable {
     }
 
     /// Records the code of PE (x, y); `key` is the canonical form of (file, params).
+    /// Returns the code's index.
     fn set(
         &mut self,
-        (x, y, w, h): (u32, u32, u32, u32),
+        place: (u32, u32, u32, u32),
         key: (FileId, String),
         code: TileCode,
         span: Span,
-    ) {
-        if self.pes.is_empty() {
-            self.pes = vec![None; w as usize * h as usize];
-        }
+    ) -> u32 {
         let next = self.codes.len() as u32;
         let id = *self.ids.entry(key).or_insert(next);
         if id == next {
             self.codes.push(code);
         }
-        self.pes[y as usize * w as usize + x as usize] = Some((id, span));
+        self.place(place, id, span);
+        id
+    }
+
+    /// Gives PE (x, y) the code with index `id`.
+    fn place(&mut self, (x, y, w, h): (u32, u32, u32, u32), id: u32, span: Span) {
+        if self.pes.is_empty() {
+            self.pes = vec![None; w as usize * h as usize];
+        }
+        if let Some(p) = self.pes.get_mut(y as usize * w as usize + x as usize) {
+            *p = Some((id, span));
+        }
     }
 }
 
@@ -456,6 +468,17 @@ impl Sema {
             },
             None => Rc::new(Vec::new()),
         };
+        let value = Value::Struct(params.clone());
+        let seen = plan
+            .tiles
+            .memo
+            .iter()
+            .find(|(f, v, _)| *f == file && same_value(v, &value, MEMO_DEPTH))
+            .map(|m| m.2);
+        if let Some(id) = seen {
+            plan.tiles.place((x, y, w, h), id, span);
+            return Ok(());
+        }
         let mut key = String::with_capacity(256);
         for (name, value) in params.iter() {
             key.push_str(name);
@@ -464,7 +487,10 @@ impl Sema {
             key.push(';');
         }
         let code = TileCode { file, params };
-        plan.tiles.set((x, y, w, h), (file, key), code, span);
+        let id = plan.tiles.set((x, y, w, h), (file, key), code, span);
+        if plan.tiles.memo.len() < MEMO_SIZE {
+            plan.tiles.memo.push((file, value, id));
+        }
         Ok(())
     }
 
