@@ -119,10 +119,7 @@ impl Routes {
         // A layout has a handful of distinct configurations: comparing them is cheaper
         // than hashing; the map takes over beyond that.
         let found = if self.configs.len() <= SMALL {
-            self.configs
-                .iter()
-                .position(|c| c == key)
-                .map(|i| i as u32)
+            self.configs.iter().position(|c| c == key).map(|i| i as u32)
         } else {
             self.index.get(key).copied()
         };
@@ -352,7 +349,10 @@ mod tests {
         assert_eq!(back.to_vec(), r.to_vec());
         assert_eq!(Routes::from(r.to_vec()), r);
         let last = back.get(30).unwrap();
-        assert_eq!((last.x, last.y, last.color, last.teardown), (70_000, 2, 3, true));
+        assert_eq!(
+            (last.x, last.y, last.color, last.teardown),
+            (70_000, 2, 3, true)
+        );
         let empty = Routes::new();
         assert_eq!(Routes::decode(&empty.encode().unwrap()).unwrap(), empty);
     }
@@ -404,7 +404,12 @@ mod tests {
         let mut bad = Routes::new().encode().unwrap();
         bad.truncate(4);
         let table = br#"[{"x":0,"y":0,"color":1,"rx":[],"tx":[]}]"#;
-        bad = [(table.len() as u32).to_le_bytes().as_slice(), table, &[1, 1, 0]].concat();
+        bad = [
+            (table.len() as u32).to_le_bytes().as_slice(),
+            table,
+            &[1, 1, 0],
+        ]
+        .concat();
         assert!(Routes::decode(&bad).is_err());
         // A varint that never ends.
         let mut bad = Routes::new().encode().unwrap();
