@@ -327,23 +327,22 @@ impl Fabric {
     /// The configurations at `tile` that take a wavelet of colour `tag` arriving on `port`
     /// (colour swap, as the simulator's router computes it), and whether the wavelet has
     /// nowhere to go (a handler missing or not accepting `port`).
-    fn handlers(&self, tile: u32, tag: u8, port: u8) -> (Vec<usize>, bool) {
+    /// (Two at most, so no list is allocated: this runs for every hop of every route.)
+    fn handlers(&self, tile: u32, tag: u8, port: u8) -> ([Option<usize>; 2], bool) {
         let swaps = |c: u8| {
             self.at(tile, c)
                 .and_then(|i| self.cfgs.get(i))
                 .is_some_and(|g| g.swaps(port))
         };
-        let mut colors = Vec::with_capacity(2);
-        if !swaps(tag) {
-            colors.push(tag);
-        }
         let pair = tag ^ 1;
-        if pair < NUM_COLORS && swaps(pair) {
-            colors.push(pair);
-        }
-        let mut out = Vec::with_capacity(2);
-        let mut lost = colors.is_empty();
-        for h in colors {
+        let colors = [
+            (!swaps(tag)).then_some(tag),
+            (pair < NUM_COLORS && swaps(pair)).then_some(pair),
+        ];
+        let mut out = [None, None];
+        let mut lost = colors.iter().all(Option::is_none);
+        for (slot, h) in out.iter_mut().zip(colors) {
+            let Some(h) = h else { continue };
             match self.at(tile, h) {
                 Some(i)
                     if self
@@ -351,7 +350,7 @@ impl Fabric {
                         .get(i)
                         .is_some_and(|g| g.mp || g.rx_any >> port & 1 == 1) =>
                 {
-                    out.push(i)
+                    *slot = Some(i)
                 }
                 _ => lost = true,
             }
@@ -407,6 +406,7 @@ impl RouteGraph {
         }
         let mut rg = RouteGraph { graph, base };
         let mut edges: Vec<(NodeIndex, NodeIndex, u8)> = Vec::new();
+        let mut targets: Vec<NodeIndex> = Vec::new();
         for (i, c) in fabric.cfgs.iter().enumerate() {
             if c.mp {
                 continue;
@@ -418,7 +418,7 @@ impl RouteGraph {
                 .enumerate()
                 .filter_map(|(p, r)| r.as_ref().map(|r| (p as u8, r)))
             {
-                let mut targets: Vec<NodeIndex> = Vec::new();
+                targets.clear();
                 for d in 0..4u8 {
                     if tx >> d & 1 == 0 {
                         continue;
@@ -427,7 +427,7 @@ impl RouteGraph {
                         continue;
                     };
                     let q = opposite(d);
-                    for h in fabric.handlers(n, c.color, q).0 {
+                    for h in fabric.handlers(n, c.color, q).0.into_iter().flatten() {
                         if let Some(t) = rg.node(fabric, h, q) {
                             targets.push(t);
                         }
