@@ -36,3 +36,23 @@ pub fn lcg_f32(seed: u32, n: usize) -> Vec<f32> {
         })
         .collect()
 }
+
+/// A small deterministic generator (SplitMix64), seeded with its state: the flagship's
+/// input generator and the differential tests draw from it.
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform deviate in [0, 1) (the top 53 bits).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

@@ -31,6 +31,16 @@ fn program(b: &BuiltinInfo, call: &str) -> String {
     }
 }
 
+/// Fails the test with every collected failure, one per line.
+fn assert_no_failures(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// Checks that `text` reports the arity of `b` at `call`, with `n` arguments given.
 fn check(b: &BuiltinInfo, n: usize, text: &str, call: &str, failures: &mut Vec<String>) {
     let c = compile_text(text);
@@ -74,12 +84,7 @@ fn every_builtin_checks_its_arity() {
         }
     }
     assert!(checked > BUILTINS.len(), "only {checked} calls checked");
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures);
 }
 
 /// A runtime `for` over `@range` is lowered without going through the builtin dispatch; its
@@ -102,12 +107,7 @@ fn runtime_range_loop_checks_its_arity() {
         );
         check(b, n, &text, &call, &mut failures);
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures);
 }
 
 /// Calls that analysis never reaches (a function never called, an unused constant, a
@@ -125,12 +125,7 @@ fn unreached_calls_check_their_arity() {
             check(b, 0, &text, &call, &mut failures);
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures);
 }
 
 /// A call analysed more than once (a generic function instantiated twice) or after the

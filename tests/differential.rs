@@ -16,19 +16,12 @@ use csl_arch::Arch;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
+/// The tests' random numbers ([`SplitMix64`](csl_examples::SplitMix64)).
+struct Rng(csl_examples::SplitMix64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.next_u64() % n
     }
 }
 
@@ -187,12 +180,17 @@ fn write_program(
     std::fs::write(dir.join("pe.csl"), pe).unwrap();
 }
 
-#[test]
-fn comptime_and_runtime_integer_arithmetic_agree() {
-    let seeds: u64 = std::env::var("DIFF_SEEDS")
+/// Programs to run per type: `DIFF_SEEDS`, else `default`.
+fn seeds(default: u64) -> u64 {
+    std::env::var("DIFF_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(2);
+        .unwrap_or(default)
+}
+
+#[test]
+fn comptime_and_runtime_integer_arithmetic_agree() {
+    let seeds = seeds(2);
     let types = [
         Ty {
             name: "i16",
@@ -218,7 +216,9 @@ fn comptime_and_runtime_integer_arithmetic_agree() {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     for t in types {
         for seed in 0..seeds {
-            let mut rng = Rng(seed * 1000 + u64::from(t.bits) + u64::from(t.signed));
+            let mut rng = Rng(csl_examples::SplitMix64(
+                seed * 1000 + u64::from(t.bits) + u64::from(t.signed),
+            ));
             let mut g = Gen {
                 rng: &mut rng,
                 ty: t,
@@ -299,13 +299,10 @@ fn float_expr(rng: &mut Rng, leaves: &mut Vec<f64>, depth: u32) -> (String, Stri
 /// arithmetic, bit for bit.
 #[test]
 fn comptime_and_runtime_float_arithmetic_agree() {
-    let seeds: u64 = std::env::var("DIFF_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(4);
+    let seeds = seeds(4);
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     for seed in 0..seeds {
-        let mut rng = Rng(seed * 7919 + 17);
+        let mut rng = Rng(csl_examples::SplitMix64(seed * 7919 + 17));
         let mut leaves = Vec::new();
         let mut exprs = Vec::new();
         while exprs.len() < 40 {

@@ -7,29 +7,11 @@ use csl_arch::Arch;
 use cslc::driver::{Options, compile_file};
 use std::path::PathBuf;
 
-/// Compiles `layout` for `arch` into a fresh output directory and returns it.
+/// Compiles `layout` for `arch` on a 16x8 fabric into a fresh output directory and
+/// returns it.
 fn compile_to_dir(layout: &str, arch: Arch, name: &str) -> PathBuf {
-    let root = csl_tests::repo_root();
-    let opts = Options {
-        arch,
-        fabric_dims: (16, 8),
-        fabric_offsets: (4, 1),
-        ..Options::default()
-    };
-    let comp = compile_file(&root.join(layout), &opts);
-    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
-    let out = comp
-        .output
-        .unwrap_or_else(|| panic!("{layout} does not compile:\n{rendered}"));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{arch}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("out.elf"), out.image.to_elf().unwrap()).unwrap();
-    std::fs::write(dir.join("out.json"), serde_json_string(&out.metadata)).unwrap();
-    dir
-}
-
-fn serde_json_string(v: &impl std::fmt::Display) -> String {
-    v.to_string()
+    csl_tests::compile_to(layout, arch, (16, 8), &[], &dir)
 }
 
 /// Compiles `layout`, launches `go` and reads `name` back from the `region` (width,

@@ -18,22 +18,17 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::time::{Duration, Instant};
 
 fn corpus() -> Vec<(String, String)> {
-    let root = csl_tests::repo_root();
-    let mut out = Vec::new();
-    for dir in [
+    let dirs = [
         "tests/ui",
         "tests/programs",
         "tests/fuzz/corpus",
         "examples",
         "stdlib",
-    ] {
-        for f in csl_tests::files_with_ext(&root.join(dir), "csl") {
-            if let Ok(text) = std::fs::read_to_string(&f) {
-                out.push((f.display().to_string(), text));
-            }
-        }
-    }
-    out
+    ];
+    csl_tests::repo_files(&dirs, "csl")
+        .into_iter()
+        .filter_map(|f| Some((f.display().to_string(), std::fs::read_to_string(&f).ok()?)))
+        .collect()
 }
 
 /// Fragments spliced into programs: CSL tokens and snippets likely to reach odd paths.

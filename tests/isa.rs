@@ -5,11 +5,9 @@
 
 use csl_arch::fabric::Arch;
 use csl_arch::image::{
-    ClassInfo, FORMAT_VERSION, FuncInfo, Image, Meta, ProgramClass, TaskBinding, TaskKind,
-    WaveletArgs,
+    ClassInfo, FuncInfo, Image, Meta, ProgramClass, TaskBinding, TaskKind, WaveletArgs,
 };
 use csl_arch::isa::{Op, decode_all};
-use std::collections::BTreeMap;
 
 macro_rules! op_names {
     ($( $(#[$attr:meta])* $snake:ident = $Name:ident { $($field:ident : $fty:ident),* } ;)*) => {
@@ -96,19 +94,7 @@ fn one_op_image(op: Op) -> Image {
         lines: Default::default(),
     };
     Image {
-        meta: Meta {
-            format_version: FORMAT_VERSION,
-            arch: Arch::Wse2,
-            fabric_width: 8,
-            fabric_height: 3,
-            offset_x: 4,
-            offset_y: 1,
-            width: 1,
-            height: 1,
-            memcpy: false,
-            channels: 1,
-            params: BTreeMap::new(),
-        },
+        meta: Meta::rect(Arch::Wse2, 1, 1),
         placement: vec![0],
         routes: Default::default(),
         exports: vec![],

@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 use csl_arch::Arch;
-use cslc::driver::{Options, compile_file};
+use cslc::driver::Options;
 use cslsim::host::SdkRuntime;
 use std::path::PathBuf;
 
@@ -21,22 +21,12 @@ fn run(name: &str, arch: Arch, optimize: bool, n: usize) -> Vec<i32> {
         .join(name)
         .join("layout.csl");
     let opts = Options {
-        arch,
-        fabric_dims: (8, 3),
-        fabric_offsets: (4, 1),
         optimize,
-        ..Options::default()
+        ..csl_tests::options(arch, (8, 3))
     };
-    let comp = compile_file(&layout, &opts);
-    let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
-    let out = comp
-        .output
-        .unwrap_or_else(|| panic!("{name} does not compile on {arch}:\n{rendered}"));
     let dir =
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("lang-{name}-{arch}-{optimize}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("out.elf"), out.image.to_elf().unwrap()).unwrap();
-    std::fs::write(dir.join("out.json"), out.metadata.to_string()).unwrap();
+    csl_tests::compile_with(&layout, &opts, &dir);
     let mut rt = SdkRuntime::new(&dir).unwrap();
     rt.load().unwrap();
     rt.run().unwrap();

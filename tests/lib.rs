@@ -120,6 +120,15 @@ pub fn repo_root() -> PathBuf {
         .unwrap_or_default()
 }
 
+/// Every file with the given extension under the repository folders `dirs` (recursively),
+/// folder by folder, each folder's sorted.
+pub fn repo_files(dirs: &[&str], ext: &str) -> Vec<PathBuf> {
+    let root = repo_root();
+    dirs.iter()
+        .flat_map(|d| files_with_ext(&root.join(d), ext))
+        .collect()
+}
+
 /// Every file under `dir` (recursively) with the given extension, sorted.
 pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -143,6 +152,16 @@ pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     out
 }
 
+/// Compiler options for `arch` on a `dims` fabric, the rectangle at offsets 4,1.
+pub fn options(arch: Arch, dims: (u32, u32)) -> Options {
+    Options {
+        arch,
+        fabric_dims: dims,
+        fabric_offsets: (4, 1),
+        ..Options::default()
+    }
+}
+
 /// Compiles `layout` (relative to the repository root) for `arch` on a `dims` fabric
 /// (offsets 4,1) into `dir/out.elf` and `dir/out.json`, panicking with the rendered
 /// diagnostics if it does not compile. Returns `dir`.
@@ -154,19 +173,26 @@ pub fn compile_to(
     dir: &Path,
 ) -> PathBuf {
     let opts = Options {
-        arch,
-        fabric_dims: dims,
-        fabric_offsets: (4, 1),
         params: params
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
-        ..Options::default()
+        ..options(arch, dims)
     };
-    let comp = compile_file(&repo_root().join(layout), &opts);
+    compile_with(&repo_root().join(layout), &opts, dir)
+}
+
+/// Compiles the layout file `layout` with `opts` into `dir/out.elf` and `dir/out.json`,
+/// panicking with the rendered diagnostics if it does not compile. Returns `dir`.
+pub fn compile_with(layout: &Path, opts: &Options, dir: &Path) -> PathBuf {
+    let comp = compile_file(layout, opts);
     let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
     let Some(out) = comp.output else {
-        panic!("{layout} does not compile for {arch}:\n{rendered}")
+        panic!(
+            "{} does not compile for {}:\n{rendered}",
+            layout.display(),
+            opts.arch
+        )
     };
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     let elf = out.image.to_elf().unwrap_or_else(|e| panic!("{e}"));

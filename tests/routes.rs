@@ -26,27 +26,18 @@ fn warnings(layout: &Path, opts: &Options) -> Option<String> {
 #[test]
 fn no_repository_program_draws_a_warning() {
     let root = csl_tests::repo_root();
-    let mut layouts = Vec::new();
-    for dir in ["examples", "tests/programs"] {
-        layouts.extend(
-            csl_tests::files_with_ext(&root.join(dir), "csl")
-                .into_iter()
-                .filter(|p| p.file_name().is_some_and(|n| n == "layout.csl"))
-                // The MD layout needs its generated params: compiled below.
-                .filter(|p| !p.starts_with(root.join("examples/md"))),
-        );
-    }
+    let layouts: Vec<_> = csl_tests::repo_files(&["examples", "tests/programs"], "csl")
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "layout.csl"))
+        // The MD layout needs its generated params: compiled below.
+        .filter(|p| !p.starts_with(root.join("examples/md")))
+        .collect();
     assert!(layouts.len() >= 30, "{layouts:?}");
     let mut compiled = 0;
     let mut noisy = Vec::new();
     for layout in &layouts {
         for arch in [Arch::Wse2, Arch::Wse3] {
-            let opts = Options {
-                arch,
-                fabric_dims: (64, 64),
-                fabric_offsets: (4, 1),
-                ..Options::default()
-            };
+            let opts = csl_tests::options(arch, (64, 64));
             if let Some(w) = warnings(layout, &opts) {
                 compiled += 1;
                 if !w.is_empty() {
@@ -87,11 +78,8 @@ fn the_md_device_program_draws_no_warning() {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         let opts = Options {
-            arch,
-            fabric_dims: (64, 64),
-            fabric_offsets: (4, 1),
             params,
-            ..Options::default()
+            ..csl_tests::options(arch, (64, 64))
         };
         let comp = compile_file(&layout, &opts);
         let rendered = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
@@ -306,17 +294,8 @@ fn wafer_sized_layouts_are_checked_in_linear_time() {
     // Every PE of a 750 x 994 rectangle relays colour 1 south and colour 2 east, and the
     // edges stop: about 1.5 million configured (PE, colour) pairs.
     let meta = csl_arch::image::Meta {
-        format_version: csl_arch::image::FORMAT_VERSION,
-        arch: Arch::Wse2,
-        fabric_width: 757,
-        fabric_height: 996,
-        offset_x: 4,
-        offset_y: 1,
-        width: 750,
-        height: 994,
         memcpy: true,
-        channels: 1,
-        params: Default::default(),
+        ..csl_arch::image::Meta::rect(Arch::Wse2, 750, 994)
     };
     use csl_arch::fabric::Direction::{East, North, Ramp, South, West};
     let mut routes = Vec::new();
@@ -344,17 +323,8 @@ fn a_wafer_sized_flood_is_checked_in_linear_time() {
     // merges two large upstream trees: the backward searches must stay within budget.
     let (w, h) = (750u32, 994u32);
     let meta = csl_arch::image::Meta {
-        format_version: csl_arch::image::FORMAT_VERSION,
-        arch: Arch::Wse2,
-        fabric_width: w + 7,
-        fabric_height: h + 2,
-        offset_x: 4,
-        offset_y: 1,
-        width: w,
-        height: h,
         memcpy: true,
-        channels: 1,
-        params: Default::default(),
+        ..csl_arch::image::Meta::rect(Arch::Wse2, w, h)
     };
     use csl_arch::fabric::Direction::{East, North, Ramp, South, West};
     let mut routes = Vec::new();

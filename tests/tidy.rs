@@ -22,20 +22,19 @@ fn assert_compiles(f: &Path, opts: &cslc::Options, what: &str) {
 fn every_rust_module_starts_with_a_doc_comment() {
     let root = csl_tests::repo_root();
     let mut missing = Vec::new();
-    for dir in [
+    let dirs = [
         "compiler/src",
         "runtime-sim/src",
         "runtime-sim/arch/src",
         "tests",
         "examples",
         "lsp",
-    ] {
-        for f in csl_tests::files_with_ext(&root.join(dir), "rs") {
-            let text = read(&f);
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            if !first.starts_with("//!") {
-                missing.push(f.strip_prefix(&root).unwrap_or(&f).display().to_string());
-            }
+    ];
+    for f in csl_tests::repo_files(&dirs, "rs") {
+        let text = read(&f);
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        if !first.starts_with("//!") {
+            missing.push(f.strip_prefix(&root).unwrap_or(&f).display().to_string());
         }
     }
     assert!(
@@ -138,17 +137,14 @@ fn every_stdlib_file_is_bundled() {
 
 #[test]
 fn every_csl_file_in_examples_and_stdlib_parses() {
-    let root = csl_tests::repo_root();
     let mut failures = Vec::new();
-    for dir in ["examples", "stdlib"] {
-        for f in csl_tests::files_with_ext(&root.join(dir), "csl") {
-            let mut sources = cslc::SourceMap::new();
-            let text = read(&f);
-            let id = sources.add(f.display().to_string(), None, text.clone());
-            let (_, diags) = cslc::syntax::parse(id, &text);
-            if !diags.is_empty() {
-                failures.push(cslc::diag::render_all(&diags, &sources, false));
-            }
+    for f in csl_tests::repo_files(&["examples", "stdlib"], "csl") {
+        let mut sources = cslc::SourceMap::new();
+        let text = read(&f);
+        let id = sources.add(f.display().to_string(), None, text.clone());
+        let (_, diags) = cslc::syntax::parse(id, &text);
+        if !diags.is_empty() {
+            failures.push(cslc::diag::render_all(&diags, &sources, false));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -4,13 +4,12 @@
 
 use csl_arch::Arch;
 use csl_arch::fabric::Direction;
-use csl_arch::image::{ColorConfig, FORMAT_VERSION, Image, Meta};
+use csl_arch::image::{ColorConfig, Image, Meta};
 use cslc::diag::render_all;
 use cslc::link::{ClassProgram, FabricPlan, link};
 use cslc::source::SourceMap;
 use cslc::tungsten::{ClassSpec, SocketBinding, compile_class};
 use cslsim::sim::Simulator;
-use std::collections::BTreeMap;
 
 /// Compiles one program (panics with the rendered diagnostics on error).
 fn compile(src: &str, spec: &ClassSpec) -> cslc::ir::Program {
@@ -30,23 +29,10 @@ fn compile_in(sources: &mut SourceMap, src: &str, spec: &ClassSpec) -> cslc::ir:
     prog.expect("a program")
 }
 
-/// Links programs (one class each) placed on a `w` x `h` rectangle.
-fn image(
-    arch: Arch,
-    w: u32,
-    h: u32,
-    progs: Vec<cslc::ir::Program>,
-    placement: Vec<u32>,
-    routes: Vec<ColorConfig>,
-    optimize: bool,
-) -> Image {
-    let sources = SourceMap::new();
-    image_in(&sources, arch, w, h, progs, placement, routes, optimize)
-}
-
-/// [`image`] of programs compiled into `sources` (whose spans the line tables resolve).
+/// Links programs (one class each) placed on a `w` x `h` rectangle of a fabric of the same
+/// size; the programs were compiled into `sources` (whose spans the line tables resolve).
 #[allow(clippy::too_many_arguments)]
-fn image_in(
+fn image(
     sources: &SourceMap,
     arch: Arch,
     w: u32,
@@ -57,17 +43,11 @@ fn image_in(
     optimize: bool,
 ) -> Image {
     let meta = Meta {
-        format_version: FORMAT_VERSION,
-        arch,
         fabric_width: w,
         fabric_height: h,
         offset_x: 0,
         offset_y: 0,
-        width: w,
-        height: h,
-        memcpy: false,
-        channels: 1,
-        params: BTreeMap::new(),
+        ..Meta::rect(arch, w, h)
     };
     let classes = progs
         .into_iter()
@@ -143,7 +123,16 @@ fn one_tile(
                 .iter()
                 .map(|(c, i, o)| ColorConfig::route(0, 0, *c, vec![*i], vec![*o]))
                 .collect();
-            let img = image(arch, 1, 1, vec![prog], vec![0], rs, optimize);
+            let img = image(
+                &SourceMap::new(),
+                arch,
+                1,
+                1,
+                vec![prog],
+                vec![0],
+                rs,
+                optimize,
+            );
             let sim = run(&img);
             check(&|name| global(&sim, &img, 0, 0, name));
         }
@@ -166,7 +155,7 @@ fn tungsten_classes_have_source_lines() {
     for optimize in [false, true] {
         let mut sources = SourceMap::new();
         let prog = compile_in(&mut sources, src, &ClassSpec::new(Arch::Wse2));
-        let img = image_in(
+        let img = image(
             &sources,
             Arch::Wse2,
             1,
@@ -201,7 +190,16 @@ fn tungsten_classes_have_source_lines() {
                 b.insts.retain(|i| !i.is_marker());
             }
         }
-        let bare = image(Arch::Wse2, 1, 1, vec![bare], vec![0], vec![], optimize);
+        let bare = image(
+            &SourceMap::new(),
+            Arch::Wse2,
+            1,
+            1,
+            vec![bare],
+            vec![0],
+            vec![],
+            optimize,
+        );
         assert!(bare.classes[0].lines.is_empty());
         assert_eq!(bare.classes[0].code, class.code, "optimize={optimize}");
         // It runs: b = 0 + 1 + 2 + 3 = 6, then a = 1 + 6.
@@ -467,7 +465,16 @@ fn exchange(
         ColorConfig::route(1, 0, 2, vec![Ramp], vec![West]),
         ColorConfig::route(0, 0, 2, vec![East], vec![Ramp]),
     ];
-    let img = image(arch, 2, 1, progs, vec![0, 1], routes, true);
+    let img = image(
+        &SourceMap::new(),
+        arch,
+        2,
+        1,
+        progs,
+        vec![0, 1],
+        routes,
+        true,
+    );
     let mut sim = Simulator::new(&img).expect("loads");
     sim.run_until_idle(1_000_000).map_err(|e| format!("{e}"))?;
     let out = (0..2).map(|x| global(&sim, &img, x, 0, "theirs")).collect();

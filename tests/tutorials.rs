@@ -1280,3 +1280,102 @@ fn t17_message_passing_is_rejected_on_wse2() {
     let text = cslc::diag::render_all(&comp.diagnostics, &comp.sources, false);
     assert!(comp.output.is_none() && text.contains("wse3"), "{text}");
 }
+
+/// A direct 3-D DFT of the `n`^3 complex numbers `x[(x * n + y) * n + z]` (f64; sign -1
+/// forward, +1 inverse), one axis at a time, each axis summed term by term.
+fn dft3(x: &[(f64, f64)], n: usize, sign: f64) -> Vec<(f64, f64)> {
+    let mut a = x.to_vec();
+    for stride in [1, n, n * n] {
+        let mut b = vec![(0.0, 0.0); a.len()];
+        for (i, out) in b.iter_mut().enumerate() {
+            let k = (i / stride) % n;
+            let base = i - k * stride;
+            for j in 0..n {
+                let (re, im) = a[base + j * stride];
+                let ang = sign * 2.0 * std::f64::consts::PI * (k * j) as f64 / n as f64;
+                out.0 += re * ang.cos() - im * ang.sin();
+                out.1 += re * ang.sin() + im * ang.cos();
+            }
+        }
+        a = b;
+    }
+    a
+}
+
+/// The 3-D FFT library (`<kernels/fft/fft3d_layout>`, program `tests/programs/fft3d`):
+/// each entry point and normalisation against a direct DFT on the host, both
+/// architectures, 8^3 points on 4 x 4 PEs (2 x 2 pencils per PE).
+#[test]
+fn fft3d_library_matches_a_direct_dft() {
+    let (n, w) = (8usize, 4usize);
+    let t = n / w;
+    let local = 2 * t * t * n;
+    let grid = |l: usize| Region::new(0, 0, w as u32, w as u32, l as u32);
+    // The host's element of (x, y, z) in the PE-major layout the library documents.
+    let word = |x: usize, y: usize, z: usize| {
+        let pe = (y / t) * w + x / t;
+        pe * local + 2 * (z * t * t + (y % t) * t + x % t)
+    };
+    // Twiddles: cos and sin of pi*k/(n/2), k < n/2, interleaved.
+    let tw: Vec<f32> = (0..n / 2)
+        .flat_map(|k| {
+            let a = std::f64::consts::PI * k as f64 / (n / 2) as f64;
+            [a.cos() as f32, a.sin() as f32]
+        })
+        .collect();
+    // (entry point, its arguments, inverse, scale, imaginary input ignored)
+    let n3 = (n * n * n) as f64;
+    let cases: [(&str, Vec<u32>, bool, f64, bool); 5] = [
+        ("csfftExecC2C", vec![0, 0], false, 1.0, false),
+        ("csfftExecC2C", vec![0, 1], true, 1.0 / n3, false),
+        ("csfftExecC2C", vec![1, 0], false, 1.0 / n3.sqrt(), false),
+        ("csfftExecR2C", vec![2], false, 1.0 / n3, true),
+        ("csfftExecC2R", vec![2], true, 1.0, false),
+    ];
+    program_on_both("fft3d", (11, 6), &[("N", "8"), ("W", "4")], |rt, arch| {
+        h2d_f32(rt, "twiddle_array", &tw.repeat(w * w), grid(n));
+        for (seed, (entry, args, inverse, scale, real)) in cases.iter().enumerate() {
+            let vals = data(900 + seed as u32, 2 * n * n * n);
+            let mut dev = vec![0.0f32; w * w * local];
+            let mut host = vec![(0.0, 0.0); n * n * n];
+            for x in 0..n {
+                for y in 0..n {
+                    for z in 0..n {
+                        let i = (x * n + y) * n + z;
+                        let (re, im) = (vals[2 * i], vals[2 * i + 1]);
+                        dev[word(x, y, z)] = re;
+                        dev[word(x, y, z) + 1] = im;
+                        host[i] = (re as f64, if *real { 0.0 } else { im as f64 });
+                    }
+                }
+            }
+            h2d_f32(rt, "X", &dev, grid(local));
+            rt.launch(entry, args, false).unwrap();
+            let got = d2h_f32(rt, "X", grid(local));
+            let want = dft3(&host, n, if *inverse { 1.0 } else { -1.0 });
+            let peak = want.iter().map(|c| c.0.hypot(c.1)).fold(0.0, f64::max) * scale;
+            for x in 0..n {
+                for y in 0..n {
+                    for z in 0..n {
+                        let (wr, wi) = want[(x * n + y) * n + z];
+                        let (gr, gi) = (got[word(x, y, z)], got[word(x, y, z) + 1]);
+                        let err = (gr as f64 - wr * scale).hypot(gi as f64 - wi * scale);
+                        assert!(
+                            err <= 1e-5 * peak,
+                            "{arch} {entry}{args:?} at ({x},{y},{z}): got ({gr}, {gi}), \
+                             want ({}, {})",
+                            wr * scale,
+                            wi * scale
+                        );
+                    }
+                }
+            }
+        }
+        // The duration: a 48-bit cycle count, the same order as the run.
+        let time = d2h_u32(rt, "fft_time", grid(2));
+        assert!(
+            time.chunks(2).all(|c| c[0] > 1000 && c[1] == 0),
+            "{arch}: fft_time {time:?}"
+        );
+    });
+}

@@ -21,6 +21,7 @@ pub mod lexing;
 pub mod link;
 pub mod opt;
 pub mod paint;
+pub mod sdklayout;
 pub mod sema;
 pub mod source;
 pub mod stdlib;

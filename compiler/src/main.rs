@@ -92,6 +92,11 @@ struct Cli {
     /// Optimisation level: 0 turns the IR optimiser off, 1 (the default) runs it.
     #[arg(short = 'O', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
     opt_level: u8,
+    /// FILE is an SdkLayout description (JSON, as the Python `SdkLayout.compile` writes
+    /// it) instead of a CSL file; `-o` names the output directory, which also receives the
+    /// generated CSL. `--arch` and the fabric flags are taken from the description.
+    #[arg(long)]
+    sdklayout: bool,
 }
 
 fn main() -> ExitCode {
@@ -104,6 +109,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    if cli.sdklayout {
+        return compile_sdklayout(&cli);
+    }
     let opts = match options(&cli) {
         Ok(o) => o,
         Err(d) => {
@@ -191,6 +199,49 @@ fn main() -> ExitCode {
             eprintln!("error[{}]: {msg}", codes::BAD_ARGUMENT);
             ExitCode::from(1)
         }
+    }
+}
+
+/// `cslc --sdklayout DESC.json -o DIR`: compiles an SdkLayout description
+/// ([`cslc::sdklayout`]) into `DIR/out.elf` and `DIR/out.json`.
+fn compile_sdklayout(cli: &Cli) -> ExitCode {
+    let fail = |msg: String| {
+        eprintln!("error[{}]: {msg}", codes::BAD_ARGUMENT);
+        ExitCode::from(1)
+    };
+    let text = match std::fs::read_to_string(&cli.file) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("cannot read `{}`: {e}", cli.file.display())),
+    };
+    let desc = match cslc::sdklayout::parse(&text) {
+        Ok(d) => d,
+        Err(e) => return fail(e.to_string()),
+    };
+    if cli.output.extension().is_some_and(|e| e == "elf") {
+        return fail("--sdklayout writes a directory: give -o DIR".into());
+    }
+    if let Err(e) = std::fs::create_dir_all(&cli.output) {
+        return fail(format!("cannot create `{}`: {e}", cli.output.display()));
+    }
+    let opts = cslc::sdklayout::SdkLayoutOptions {
+        base_dir: PathBuf::from("."),
+        work_dir: cli.output.clone(),
+        optimize: cli.opt_level > 0,
+    };
+    let out = match cslc::sdklayout::compile(&desc, &opts) {
+        Ok(o) => o,
+        Err(e) => return fail(e.to_string()),
+    };
+    if !out.warnings.is_empty() && cli.verbose {
+        eprint!("{}", out.warnings);
+    }
+    let out = cslc::driver::Output {
+        image: out.image,
+        metadata: out.metadata,
+    };
+    match write_output(&cli.output, &out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => fail(msg),
     }
 }
 

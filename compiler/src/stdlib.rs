@@ -1,64 +1,37 @@
 //! The bundled CSL libraries (`@import_module("<name>")`), embedded from `stdlib/`.
 
+/// `(name, source)` rows of libraries, each read from `stdlib/<name>.csl`.
+macro_rules! libs {
+    ($($name:literal,)*) => {
+        &[$(($name, include_str!(concat!("../../stdlib/", $name, ".csl")))),*]
+    };
+}
+
 /// Every library: the name used inside `<...>` and its source.
-const LIBS: &[(&str, &str)] = &[
-    ("control", include_str!("../../stdlib/control.csl")),
-    ("layout", include_str!("../../stdlib/layout.csl")),
-    ("simprint", include_str!("../../stdlib/simprint.csl")),
-    ("tile_config", include_str!("../../stdlib/tile_config.csl")),
-    (
-        "tile_config/task_priority",
-        include_str!("../../stdlib/tile_config/task_priority.csl"),
-    ),
-    (
-        "tile_config/color_config",
-        include_str!("../../stdlib/tile_config/color_config.csl"),
-    ),
-    (
-        "tile_config/switch_config",
-        include_str!("../../stdlib/tile_config/switch_config.csl"),
-    ),
-    (
-        "tile_config/teardown",
-        include_str!("../../stdlib/tile_config/teardown.csl"),
-    ),
-    ("time", include_str!("../../stdlib/time.csl")),
-    ("math", include_str!("../../stdlib/math.csl")),
-    ("random", include_str!("../../stdlib/random.csl")),
-    ("directions", include_str!("../../stdlib/directions.csl")),
-    ("debug", include_str!("../../stdlib/debug.csl")),
-    (
-        "message_passing",
-        include_str!("../../stdlib/message_passing.csl"),
-    ),
-    (
-        "collectives_2d/params",
-        include_str!("../../stdlib/collectives_2d/params.csl"),
-    ),
-    (
-        "collectives_2d/pe",
-        include_str!("../../stdlib/collectives_2d/pe.csl"),
-    ),
-    (
-        "kernels/tally/layout",
-        include_str!("../../stdlib/kernels/tally/layout.csl"),
-    ),
-    (
-        "kernels/tally/pe",
-        include_str!("../../stdlib/kernels/tally/pe.csl"),
-    ),
-    (
-        "memcpy/get_params",
-        include_str!("../../stdlib/memcpy/get_params.csl"),
-    ),
-    (
-        "memcpy/memcpy",
-        include_str!("../../stdlib/memcpy/memcpy.csl"),
-    ),
-    (
-        "memcpy/memcpy_switches",
-        include_str!("../../stdlib/memcpy/memcpy_switches.csl"),
-    ),
+const LIBS: &[(&str, &str)] = libs![
+    "control",
+    "layout",
+    "simprint",
+    "tile_config",
+    "tile_config/task_priority",
+    "tile_config/color_config",
+    "tile_config/switch_config",
+    "tile_config/teardown",
+    "time",
+    "math",
+    "random",
+    "directions",
+    "debug",
+    "message_passing",
+    "collectives_2d/params",
+    "collectives_2d/pe",
+    "kernels/fft/fft3d_layout",
+    "kernels/fft/fft3d_pe",
+    "kernels/tally/layout",
+    "kernels/tally/pe",
+    "memcpy/get_params",
+    "memcpy/memcpy",
+    "memcpy/memcpy_switches",
 ];
 
 /// The source of library `name`, if bundled.

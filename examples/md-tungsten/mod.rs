@@ -7,9 +7,14 @@
 //! The padded rectangle is the core (`nx·nzx` × `ny·nzy` PEs at offset (1, 1)) plus the
 //! one-tile moat ring, as `mdlj.paint` lays it out.
 
-use crate::md::geometry::Geometry;
+use crate::md::device::expected_exchange;
+use crate::md::geometry::{Geometry, RANGE};
 use csl_arch::fabric::Direction;
-use csl_arch::tables::{ROUTER_WORDS_PER_TILE, RouterEntry, SWITCH_WORDS_PER_TILE};
+use csl_arch::image::{PopMode, SwitchConfig, SwitchPos};
+use csl_arch::tables::{
+    ROUTER_WORDS_PER_TILE, RouterEntry, SWITCH_WORDS_PER_COLOR, SWITCH_WORDS_PER_TILE,
+    encode_switch,
+};
 
 /// The x− / x+ lane colour pairs (low lane even, high lane odd; seed 002's plan).
 pub const X_COLOURS: [u8; 4] = [0, 1, 2, 3];
@@ -48,15 +53,11 @@ fn plain(rx: Direction, tx: Direction) -> RouterEntry {
     }
 }
 
-/// The `router` table of the padded rectangle, order `y x r`: the moat ring's
-/// turnarounds (x colours on the west and east columns, y colours on the north and south
-/// rows; corners route nothing: the north-west one runs the barrier origin). Until the
-/// relay's tables exist, the core's edge tiles (not its corners) get the routes of
-/// `moatcheck.w`: the low-lane colour of the side from the core out to the moat, its
-/// partner from the moat back to the core (west 0/1, east 2/3, north 4/5, south 6/7).
-pub fn router_table(g: &Geometry) -> Vec<u16> {
+/// The router words of the moat ring's turnarounds (x colours on the west and east
+/// columns, y colours on the north and south rows; corners route nothing: the north-west
+/// one runs the barrier origin), into a zeroed `router` table.
+fn moat_ring(g: &Geometry, words: &mut [u16]) {
     let (w, h) = padded(g);
-    let mut words = vec![0u16; w * h * ROUTER_WORDS_PER_TILE];
     let mut set = |x: usize, y: usize, colours: &[u8], e: &RouterEntry| {
         for &c in colours {
             words[(y * w + x) * ROUTER_WORDS_PER_TILE + usize::from(c)] = e.encode();
@@ -70,6 +71,21 @@ pub fn router_table(g: &Geometry) -> Vec<u16> {
         set(x, 0, &Y_COLOURS, &turnaround(Direction::South, false));
         set(x, h - 1, &Y_COLOURS, &turnaround(Direction::North, false));
     }
+}
+
+/// The `router` table of the padded rectangle for the moat check, order `y x r`: the
+/// moat ring's turnarounds and, on the core's edge tiles (not its corners), the routes
+/// of `moatcheck.w`: the low-lane colour of the side from the core out to the moat, its
+/// partner from the moat back to the core (west 0/1, east 2/3, north 4/5, south 6/7).
+pub fn router_table(g: &Geometry) -> Vec<u16> {
+    let (w, h) = padded(g);
+    let mut words = vec![0u16; w * h * ROUTER_WORDS_PER_TILE];
+    moat_ring(g, &mut words);
+    let mut set = |x: usize, y: usize, colours: &[u8], e: &RouterEntry| {
+        for &c in colours {
+            words[(y * w + x) * ROUTER_WORDS_PER_TILE + usize::from(c)] = e.encode();
+        }
+    };
     use Direction::{East, North, Ramp, South, West};
     for y in 2..h - 2 {
         set(1, y, &[0], &plain(Ramp, West));
@@ -86,10 +102,623 @@ pub fn router_table(g: &Geometry) -> Vec<u16> {
     words
 }
 
-/// The `switch` table of the padded rectangle, order `y x r n` (no switches yet).
+/// The `switch` table of the padded rectangle for the moat check, order `y x r n` (no
+/// switches).
 pub fn switch_table(g: &Geometry) -> Vec<u16> {
     let (w, h) = padded(g);
     vec![0u16; w * h * SWITCH_WORDS_PER_TILE]
+}
+
+/// The z− relay's colour (blocks move toward lower z).
+pub const Z_MINUS: u8 = 8;
+/// The z+ relay's colour (blocks move toward higher z; the reverse force relay's).
+pub const Z_PLUS: u8 = 9;
+/// The z+ relay's colours in a 1 × n block (towards higher, lower offsets), where z−
+/// takes both 8 and 9.
+pub const Z_LINE_PLUS: [u8; 2] = [16, 17];
+
+/// Control wavelets of the relay (commands 0, 1, 2, …; `*` = CE-filtered): the x/y
+/// burst trailer `(adv*, adv*, rst*)` …
+pub const XY_CMD1: u32 = 0x2B40_9249;
+/// … then `(adv*)`.
+pub const XY_CMD2: u32 = 0x0940_9249;
+/// The z trailer (and that of an x/y lane whose fold is 1) `(adv*, rst*)` …
+pub const Z_CMD1: u32 = 0x0D40_9249;
+/// … then `(adv*)`.
+pub const Z_CMD2: u32 = 0x0940_9249;
+/// The single trailer `(rst*)` of the end PEs of a 1 × n block's z line.
+pub const END_CMD: u32 = 0x0980_9249;
+
+/// One relay slot's switch machine. `s` is the slot's place along the ring in the
+/// direction the blocks move (0..n), `f` the slots per cell (the fold), `up`/`down` the
+/// router ports towards the previous and the next slot. Returns the router entry
+/// (position 0) and the switch.
+///
+/// * `f >= 2` (seed 002's four positions): 0 forward (`up` → `down`), 1 inject ("tail",
+///   RAMP → `down`), 2 loopback (RAMP → RAMP), 3 deliver ("head", `up` → RAMP). Slots
+///   are cut into segments of `f + 1`: the tail at `s ≡ 0`, the head at `s ≡ f`,
+///   forwarders between; a trailing partial segment (`s >= (n / (f+1))·(f+1)`) is all
+///   heads. Pop on advance, no ring mode.
+/// * `f == 1` (the z chain, and an x/y lane of fold 1, where a cell is one slot): three
+///   positions, 0 inject (RAMP → `down`), 1 loopback, 2 deliver (`up` → RAMP); even
+///   slots start injecting, odd ones delivering (red/black). Pop on advance.
+fn slot_machine(
+    s: usize,
+    n: usize,
+    f: usize,
+    up: Direction,
+    down: Direction,
+) -> (RouterEntry, SwitchConfig) {
+    use Direction::Ramp;
+    let pos = |rx: Direction, tx: Direction| SwitchPos {
+        rx: Some(rx),
+        tx: Some(vec![tx]),
+    };
+    if f >= 2 {
+        let seg = f + 1;
+        let start = if s >= n / seg * seg {
+            3
+        } else {
+            match s % seg {
+                0 => 1,
+                r if r == f => 3,
+                _ => 0,
+            }
+        };
+        (
+            plain(up, down),
+            SwitchConfig {
+                positions: [pos(Ramp, down), pos(Ramp, Ramp), pos(up, Ramp)],
+                current: start,
+                ring_mode: false,
+                pop_mode: PopMode::PopOnAdvance,
+            },
+        )
+    } else {
+        (
+            plain(Ramp, down),
+            SwitchConfig {
+                positions: [pos(Ramp, Ramp), pos(up, Ramp), SwitchPos::default()],
+                current: if s.is_multiple_of(2) { 0 } else { 2 },
+                ring_mode: false,
+                pop_mode: PopMode::PopOnAdvance,
+            },
+        )
+    }
+}
+
+/// Whether the z fold's block has a closed tour of one-hop steps (both sides at least 2):
+/// the z chains then run along it, z− on colour 8 and z+ on colour 9. A 1 × n block's z
+/// ring is two tracks (`block_line`): its z− relay takes both colours.
+pub fn z_chain_local(g: &Geometry) -> bool {
+    g.nzx >= 2 && g.nzy >= 2
+}
+
+/// A PE's place along its 1 × n block (the lane-corrected offset along the block's long
+/// side), for a geometry whose z block is a line.
+fn block_line(g: &Geometry, px: usize, py: usize) -> usize {
+    let c = g.cell(px, py);
+    if g.nzy == 1 { c.izx } else { c.izy }
+}
+
+/// The port of PE `a` towards its neighbour `b` (one hop apart).
+fn towards(a: (usize, usize), b: (usize, usize)) -> Option<Direction> {
+    match (b.0 as isize - a.0 as isize, b.1 as isize - a.1 as isize) {
+        (1, 0) => Some(Direction::East),
+        (-1, 0) => Some(Direction::West),
+        (0, 1) => Some(Direction::South),
+        (0, -1) => Some(Direction::North),
+        _ => None,
+    }
+}
+
+/// The relay's `router` (order `y x r`) and `switch` (order `y x r n`) tables of the
+/// padded rectangle: the moat ring's turnarounds; on every core PE, for each lane
+/// colour 0–7, either its slot machine ([`slot_machine`]; the PE's own lane) or a plain
+/// forward (the other lane's); the z chains, along the block's tour (z− on 8, z+ on 9)
+/// when it has one, else on its two tracks ([`z_line_tables`]); and the ping network
+/// ([`ping_tables`]).
+///
+/// Lane colours: 0/1 x− (low lane flows west, high lane east), 2/3 x+ (low east, high
+/// west), 4/5 y− (low north, high south), 6/7 y+ (low south, high north). A "+" relay
+/// moves each block to the next cell up (a PE hears cells x−1..x−3), a "−" relay down.
+/// Along a row the ring slots are the chain indices `nzx·x + izx` (in increasing order
+/// for x+, decreasing for x−); the moat turns the low lane's traffic into the high
+/// lane's and back.
+pub fn relay_tables(g: &Geometry) -> (Vec<u16>, Vec<u16>) {
+    use Direction::{East, North, South, West};
+    let (w, h) = padded(g);
+    let mut router = vec![0u16; w * h * ROUTER_WORDS_PER_TILE];
+    let mut switch = vec![0u16; w * h * SWITCH_WORDS_PER_TILE];
+    moat_ring(g, &mut router);
+    let (cw, ch) = (g.width(), g.height());
+    for py in 0..ch {
+        for px in 0..cw {
+            let tile = (py + 1) * w + px + 1;
+            let mut put = |c: u8, e: &RouterEntry, sw: Option<&SwitchConfig>| {
+                router[tile * ROUTER_WORDS_PER_TILE + usize::from(c)] = e.encode();
+                let at = (tile * ROUTER_WORDS_PER_TILE + usize::from(c)) * SWITCH_WORDS_PER_COLOR;
+                switch[at..at + SWITCH_WORDS_PER_COLOR].copy_from_slice(&encode_switch(sw));
+            };
+            let cell = g.cell(px, py);
+            let xchain = g.nzx * cell.x + cell.izx;
+            let ychain = g.nzy * cell.y + cell.izy;
+            // (colour, the lane that owns it, flows to the +side, a "+" relay)
+            for c in 0u8..8 {
+                let lane = usize::from(c & 1);
+                let plus = matches!(c, 2 | 3 | 6 | 7);
+                let forward = matches!(c, 1 | 2 | 5 | 6);
+                let (xaxis, own, chain, n, f) = if c < 4 {
+                    (true, cell.hix, xchain, cw, g.nzx)
+                } else {
+                    (false, cell.hiy, ychain, ch, g.nzy)
+                };
+                let (up, down) = match (xaxis, forward) {
+                    (true, true) => (West, East),
+                    (true, false) => (East, West),
+                    (false, true) => (North, South),
+                    (false, false) => (South, North),
+                };
+                if lane == own {
+                    let s = if plus { chain } else { n - 1 - chain };
+                    let (e, sw) = slot_machine(s, n, f, up, down);
+                    put(c, &e, Some(&sw));
+                } else {
+                    put(c, &plain(up, down), None);
+                }
+            }
+            if z_chain_local(g) {
+                let nz = g.nz();
+                let here = (px, py);
+                let hi = g.pe(cell.x, cell.y, (cell.z + 1) % nz);
+                let lo = g.pe(cell.x, cell.y, (cell.z + nz - 1) % nz);
+                if let (Some(to_hi), Some(to_lo)) = (towards(here, hi), towards(here, lo)) {
+                    let (e, sw) = slot_machine(nz - 1 - cell.z, nz, 1, to_hi, to_lo);
+                    put(Z_MINUS, &e, Some(&sw));
+                    let (e, sw) = slot_machine(cell.z, nz, 1, to_lo, to_hi);
+                    put(Z_PLUS, &e, Some(&sw));
+                }
+            }
+        }
+    }
+    if !z_chain_local(g) {
+        z_line_tables(g, false, [Z_MINUS, Z_PLUS], &mut router, &mut switch);
+        z_line_tables(g, true, Z_LINE_PLUS, &mut router, &mut switch);
+    }
+    ping_tables(g, &mut router, &mut switch);
+    (router, switch)
+}
+
+/// The ping network's probe colour (a switch on every core PE).
+pub const PING: u8 = 12;
+/// The ping network's way back to the origin.
+pub const PING_BACK: u8 = 13;
+/// The ping network's release colour (a plain broadcast).
+pub const PING_RELEASE: u8 = 14;
+/// The probe's trailer `(rst*, adv*)`: resets every core PE's switch it passes and
+/// hands the way back on from one column to the next.
+pub const PING_CMD: u32 = 0x0B80_9249;
+
+/// The barrier network (seed 002's ping, colours 12–15; ours uses 12, 13 and 14; 12 and
+/// 13 are the switchable pair on WSE-3). A comb: the **spine** along the north moat row
+/// carries the origin's probe (12) and release (14) east and drops a copy into every
+/// core column (the **teeth**); the teeth's probes come back along the south moat row,
+/// one column after the other, and home along the west moat column (swapped to 13 at the
+/// south-west corner).
+///
+/// * A core PE's colour 12 has a two-position switch: 0 loopback (RAMP → RAMP), 1 pass
+///   (north → south and RAMP); start 0, no pop. At a barrier the PE sends `(adv*)`,
+///   which its loopback swallows (filtered) while moving it to 1; the probe can pass a PE
+///   only then. Its colour 14 is a plain north → south and RAMP.
+/// * The origin sends the probe and [`PING_CMD`]; its `rst` puts every core switch back
+///   to 0 right behind the probe.
+/// * The south moat row merges the teeth without a router ever having two live inputs:
+///   each tile but the easternmost has a switch, 0 pass the columns further east
+///   (east → west), 1 its own column (north → west), start 0, pop on advance. The last
+///   wavelet a column sends is the trailer popped once by its south tile (`(adv*)`),
+///   which moves the next tile west from passing to its own column; a tile's own trailer
+///   resets it (`rst`, popped). The easternmost tile routes north → west and pops every
+///   command (a switch with no positions, always pop).
+/// * The origin receives one probe per column: every PE has arrived. It then sends the
+///   release on 14, which every core PE receives.
+fn ping_tables(g: &Geometry, router: &mut [u16], switch: &mut [u16]) {
+    use Direction::{East, North, Ramp, South, West};
+    let (w, _) = padded(g);
+    let (cw, ch) = (g.width(), g.height());
+    let mut set = |x: usize, y: usize, c: u8, e: RouterEntry, sw: Option<SwitchConfig>| {
+        let tile = y * w + x;
+        router[tile * ROUTER_WORDS_PER_TILE + usize::from(c)] = e.encode();
+        let at = (tile * ROUTER_WORDS_PER_TILE + usize::from(c)) * SWITCH_WORDS_PER_COLOR;
+        switch[at..at + SWITCH_WORDS_PER_COLOR].copy_from_slice(&encode_switch(sw.as_ref()));
+    };
+    let multi = |rx: Direction, tx: &[Direction]| RouterEntry {
+        rx: vec![rx],
+        tx: tx.to_vec(),
+        ..RouterEntry::default()
+    };
+    let one = |rx: Direction, tx: &[Direction]| SwitchPos {
+        rx: Some(rx),
+        tx: Some(tx.to_vec()),
+    };
+    let machine = |positions: [SwitchPos; 3], pop_mode: PopMode| SwitchConfig {
+        positions,
+        current: 0,
+        ring_mode: false,
+        pop_mode,
+    };
+    set(0, 0, PING, plain(Ramp, East), None);
+    set(0, 0, PING_RELEASE, plain(Ramp, East), None);
+    set(0, 0, PING_BACK, plain(South, Ramp), None);
+    for x in 1..=cw {
+        let spine: &[Direction] = if x < cw { &[East, South] } else { &[South] };
+        set(x, 0, PING, multi(West, spine), None);
+        set(x, 0, PING_RELEASE, multi(West, spine), None);
+        for y in 1..=ch {
+            let pass = machine(
+                [
+                    one(North, &[South, Ramp]),
+                    SwitchPos::default(),
+                    SwitchPos::default(),
+                ],
+                PopMode::NoPop,
+            );
+            set(x, y, PING, plain(Ramp, Ramp), Some(pass));
+            let down: &[Direction] = if y < ch { &[South, Ramp] } else { &[Ramp] };
+            set(x, y, PING_RELEASE, multi(North, down), None);
+        }
+        let merge = if x < cw {
+            machine(
+                [
+                    one(North, &[West]),
+                    SwitchPos::default(),
+                    SwitchPos::default(),
+                ],
+                PopMode::PopOnAdvance,
+            )
+        } else {
+            machine(Default::default(), PopMode::AlwaysPop)
+        };
+        let pos0 = if x < cw { East } else { North };
+        set(x, ch + 1, PING, plain(pos0, West), Some(merge));
+    }
+    // Home on 13: the south-west corner swaps 12 to 13 (both colours swap on x).
+    set(
+        0,
+        ch + 1,
+        PING,
+        RouterEntry {
+            color_swap_x: true,
+            ..RouterEntry::default()
+        },
+        None,
+    );
+    set(
+        0,
+        ch + 1,
+        PING_BACK,
+        RouterEntry {
+            rx: vec![East],
+            tx: vec![North],
+            color_swap_x: true,
+            ..RouterEntry::default()
+        },
+        None,
+    );
+    for y in 1..=ch {
+        set(0, y, PING_BACK, plain(South, North), None);
+    }
+}
+
+/// Checks the barrier test (`pingtest.w`, `pingorigin.w`): `core.stamp` holds, per core
+/// PE and barrier, the timestamp (3 words) when the PE arrived and when it left; `frame`
+/// is the origin's barrier count. Every PE must leave barrier `b` after the last PE
+/// arrived at it, and the origin must have counted `barriers`. Returns (the largest
+/// arrival spread, the largest wait from the last arrival to a departure) in cycles.
+pub fn check_ping(
+    g: &Geometry,
+    barriers: usize,
+    stamps: &[u16],
+    frame: &[u16],
+) -> Result<(u64, u64), String> {
+    let n = g.width() * g.height();
+    let per = barriers * 6;
+    if stamps.len() != n * per {
+        return Err(format!(
+            "{} words of core.stamp for {n} PEs x {per}",
+            stamps.len()
+        ));
+    }
+    if frame.first().map(|&f| usize::from(f)) != Some(barriers) {
+        return Err(format!(
+            "the origin counted {frame:?} barriers, expected {barriers}"
+        ));
+    }
+    let t = |pe: usize, b: usize, k: usize| -> u64 {
+        let w = &stamps[pe * per + 6 * b + 3 * k..pe * per + 6 * b + 3 * k + 3];
+        u64::from(w[0]) | u64::from(w[1]) << 16 | u64::from(w[2]) << 32
+    };
+    let (mut spread, mut release) = (0, 0);
+    for b in 0..barriers {
+        let last = (0..n).map(|pe| t(pe, b, 0)).max().unwrap_or(0);
+        let first = (0..n).map(|pe| t(pe, b, 0)).min().unwrap_or(0);
+        for pe in 0..n {
+            let left = t(pe, b, 1);
+            if left <= last {
+                return Err(format!(
+                    "PE ({}, {}) left barrier {b} at cycle {left}, before the last PE arrived ({last})",
+                    pe % g.width() + 1,
+                    pe / g.width() + 1
+                ));
+            }
+            release = release.max(left - last);
+        }
+        spread = spread.max(last - first);
+    }
+    Ok((spread, release))
+}
+
+/// The z relays of a geometry whose z block is a 1 × n line (the 7 × 1 fold): the
+/// block's z ring runs out along the even offsets and back along the odd ones (the
+/// serpentine interleave of `geometry.rs`), so each transfer crosses at most one tile of
+/// the other track. Each direction takes two colours, `colours[0]` for the transfers
+/// towards higher offsets and `colours[1]` for those towards lower ones: z− ([`Z_MINUS`],
+/// `plus` false) 8 and 9, z+ ([`Z_LINE_PLUS`], `plus` true) 16 and 17 (switchable on
+/// WSE-3, and free: a Paint image has no memcpy). A PE that sends and receives on one
+/// colour gets the three-position machine of a fold of 1 ([`slot_machine`], starting in
+/// "inject"); the block's two end PEs receive on one colour and send on the other, with
+/// plain routes (RAMP → out, in → RAMP) on each, and end their bursts with one `(rst*)`
+/// instead of the z trailer, which resets the next PE's machine; the tiles a transfer
+/// crosses forward it.
+fn z_line_tables(
+    g: &Geometry,
+    plus: bool,
+    colours: [u8; 2],
+    router: &mut [u16],
+    switch: &mut [u16],
+) {
+    let (w, _) = padded(g);
+    let (cw, ch) = (g.width(), g.height());
+    let nz = g.nz();
+    // Per core tile and colour: the port it sends to, the port it receives from,
+    // and the (in, out) of a transfer it forwards.
+    #[derive(Clone, Copy, Default)]
+    struct Role {
+        send: Option<Direction>,
+        recv: Option<Direction>,
+        fwd: Option<(Direction, Direction)>,
+    }
+    let mut roles = vec![[Role::default(); 2]; cw * ch];
+    for py in 0..ch {
+        for px in 0..cw {
+            let c = g.cell(px, py);
+            let to = g.pe(c.x, c.y, (c.z + if plus { 1 } else { nz - 1 }) % nz);
+            let k = usize::from(block_line(g, to.0, to.1) < block_line(g, px, py));
+            let (dx, dy) = (to.0 as isize - px as isize, to.1 as isize - py as isize);
+            let hops = dx.unsigned_abs() + dy.unsigned_abs();
+            let step = (dx.signum(), dy.signum());
+            let at = |i: usize| {
+                (
+                    (px as isize + step.0 * i as isize) as usize,
+                    (py as isize + step.1 * i as isize) as usize,
+                )
+            };
+            let (Some(out), Some(back)) = (towards(at(0), at(1)), towards(at(1), at(0))) else {
+                continue;
+            };
+            roles[py * cw + px][k].send = Some(out);
+            roles[to.1 * cw + to.0][k].recv = Some(back);
+            for i in 1..hops {
+                let (x, y) = at(i);
+                roles[y * cw + x][k].fwd = Some((back, out));
+            }
+        }
+    }
+    use Direction::Ramp;
+    for py in 0..ch {
+        for px in 0..cw {
+            let tile = (py + 1) * w + px + 1;
+            for (k, r) in roles[py * cw + px].iter().enumerate() {
+                let c = usize::from(colours[k]);
+                let (e, sw) = match (r.send, r.recv, r.fwd) {
+                    (Some(out), Some(from), _) => {
+                        let (e, sw) = slot_machine(0, nz, 1, from, out);
+                        (e, Some(sw))
+                    }
+                    (Some(out), None, _) => (plain(Ramp, out), None),
+                    (None, Some(from), _) => (plain(from, Ramp), None),
+                    (None, None, Some((from, out))) => (plain(from, out), None),
+                    (None, None, None) => continue,
+                };
+                router[tile * ROUTER_WORDS_PER_TILE + c] = e.encode();
+                let at = (tile * ROUTER_WORDS_PER_TILE + c) * SWITCH_WORDS_PER_COLOR;
+                switch[at..at + SWITCH_WORDS_PER_COLOR]
+                    .copy_from_slice(&encode_switch(sw.as_ref()));
+            }
+        }
+    }
+}
+
+/// The synthetic atom count the count relay gives cell (x, y, z): 1..=13, varied so
+/// that a block from the wrong cell shows.
+pub fn relay_count(x: usize, y: usize, z: usize) -> u32 {
+    1 + ((3 * x + 5 * y + 7 * z) % 13) as u32
+}
+
+/// The count relay's cell id of (x, y, z): `x + nx·(y + ny·z)`.
+pub fn relay_id(g: &Geometry, x: usize, y: usize, z: usize) -> u32 {
+    (x + g.nx * (y + g.ny * z)) as u32
+}
+
+/// `core.params`' `nlocal` for the count relay, order `y x` over the core:
+/// [`relay_count`] of each PE's cell.
+pub fn relay_counts(g: &Geometry) -> Vec<u16> {
+    let mut out = Vec::with_capacity(g.width() * g.height());
+    for py in 0..g.height() {
+        for px in 0..g.width() {
+            let c = g.cell(px, py);
+            out.push(relay_count(c.x, c.y, c.z) as u16);
+        }
+    }
+    out
+}
+
+/// Words of `core.got` per PE in the count relay (`relay.w`): for each halo (xm, xp, ym,
+/// yp, z lines of z+1..z+3) and each cell 1..=3, the relayed count and id; then the nine
+/// region starts of the CSL flagship's `diag` (own, xm, x0, xp, z lines, ym, y0, yp,
+/// end); then the x-lines of z−1..z−3 that the z+ relay (the reduction's direction)
+/// brings, count and id.
+pub const RELAY_WORDS: usize = 6 * RANGE * 2 + 9;
+
+/// The x-lines of cells z−1, z−2, z−3 at (x, y) (the z+ relay's halo), from the exchange
+/// oracle: the z lines of the PE at z−4 are those of z−3, z−2, z−1.
+fn zplus_lines(
+    g: &Geometry,
+    count: &dyn Fn(usize, usize, usize) -> u32,
+    x: usize,
+    y: usize,
+    z: usize,
+) -> [u32; RANGE] {
+    let nz = g.nz();
+    let e = expected_exchange(g, count, x, y, (z + nz - RANGE - 1) % nz);
+    let mut out = [0; RANGE];
+    for (k, o) in out.iter_mut().enumerate() {
+        *o = e[4 * RANGE + RANGE - 1 - k];
+    }
+    out
+}
+
+/// Checks `core.got` of the count relay against the CSL flagship's exchange oracle
+/// ([`expected_exchange`]): the counts and region starts with [`relay_count`] as the
+/// atoms per cell, the ids with [`relay_id`] in its place (so every block is checked to
+/// come from the right cell, and every z block to be the right x-line), and the z+
+/// relay's x-lines ([`zplus_lines`]). Returns the number of words checked.
+pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
+    let (w, h) = (g.width(), g.height());
+    if got.len() != w * h * RELAY_WORDS {
+        return Err(format!(
+            "{} words of core.got for {w}x{h} PEs x {RELAY_WORDS}",
+            got.len()
+        ));
+    }
+    let halos = 5;
+    let names = ["xm", "xp", "ym", "yp", "z-line"];
+    let starts = ["own", "xm", "x0", "xp", "z lines", "ym", "y0", "yp", "end"];
+    let nstarts = starts.len();
+    let mut checked = 0;
+    for py in 0..h {
+        for px in 0..w {
+            let v = &got[(py * w + px) * RELAY_WORDS..(py * w + px + 1) * RELAY_WORDS];
+            let c = g.cell(px, py);
+            let counts = expected_exchange(g, &relay_count, c.x, c.y, c.z);
+            let id = |x: usize, y: usize, z: usize| relay_id(g, x, y, z);
+            let ids = expected_exchange(g, &id, c.x, c.y, c.z);
+            let at = format!(
+                "PE ({}, {}) (cell {}, {}, {})",
+                px + 1,
+                py + 1,
+                c.x,
+                c.y,
+                c.z
+            );
+            for d in 0..halos {
+                for k in 0..RANGE {
+                    let (gc, gi) = (v[(d * RANGE + k) * 2], v[(d * RANGE + k) * 2 + 1]);
+                    let (ec, ei) = (counts[d * RANGE + k], ids[d * RANGE + k]);
+                    if u32::from(gc) != ec || u32::from(gi) != ei {
+                        return Err(format!(
+                            "{at}: {} halo, cell {}: got count {gc} id {gi}, expected count {ec} id {ei}",
+                            names[d],
+                            k + 1
+                        ));
+                    }
+                    checked += 2;
+                }
+            }
+            for (j, name) in starts.iter().enumerate().take(nstarts) {
+                let (gs, es) = (v[5 * RANGE * 2 + j], counts[5 * RANGE + j]);
+                if u32::from(gs) != es {
+                    return Err(format!(
+                        "{at}: region start `{name}` is {gs}, expected {es}"
+                    ));
+                }
+                checked += 1;
+            }
+            let (zc, zi) = (
+                zplus_lines(g, &relay_count, c.x, c.y, c.z),
+                zplus_lines(g, &id, c.x, c.y, c.z),
+            );
+            for k in 0..RANGE {
+                let base = 5 * RANGE * 2 + nstarts + 2 * k;
+                let (gc, gi) = (v[base], v[base + 1]);
+                if u32::from(gc) != zc[k] || u32::from(gi) != zi[k] {
+                    return Err(format!(
+                        "{at}: z+ relay, x-line of z-{}: got count {gc} id {gi}, expected count {} id {}",
+                        k + 1,
+                        zc[k],
+                        zi[k]
+                    ));
+                }
+                checked += 2;
+            }
+        }
+    }
+    Ok(checked)
+}
+
+/// The relay's phases in `core.stamp` order (after the start stamp).
+pub const RELAY_PHASES: [&str; 6] = ["x+", "x-", "y+", "y-", "z-", "z+"];
+
+/// From `core.stamp` of the count relay (7 timestamps of 3 words per core PE: the start,
+/// then the end of each of [`RELAY_PHASES`]): the cycles each phase took, from the last
+/// PE to finish the previous phase to the last PE to finish this one (the counter is
+/// the fabric's clock, the same on every PE).
+pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 6], String> {
+    let n = g.width() * g.height();
+    let per = 3 * (RELAY_PHASES.len() + 1);
+    if stamps.len() != n * per {
+        return Err(format!(
+            "{} words of core.stamp for {n} PEs x {per}",
+            stamps.len()
+        ));
+    }
+    let t = |pe: usize, j: usize| -> u64 {
+        let w = &stamps[pe * per + 3 * j..pe * per + 3 * j + 3];
+        u64::from(w[0]) | u64::from(w[1]) << 16 | u64::from(w[2]) << 32
+    };
+    let last = |j: usize| (0..n).map(|pe| t(pe, j)).max().unwrap_or(0);
+    let mut out = [0u64; 6];
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = last(j + 1).saturating_sub(last(j));
+    }
+    Ok(out)
+}
+
+/// `lanes.paint` for the relay's floorplan (`relay.paint` includes it): the core's tiles
+/// by lane class, `lane00` (hix 0, hiy 0), `lane10`, `lane01`, `lane11`, each a union
+/// of the column-group × row-group blocks of that class, in padded coordinates. Paint
+/// has no loops, so the host writes the stripes; each class binds its lanes' colours.
+pub fn lanes_paint(g: &Geometry) -> String {
+    let mut out =
+        String::from("(* Written by mdlj-tables: the core's tiles by lane class (hix, hiy). *)\n");
+    for (hix, hiy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let mut rects = Vec::new();
+        for gy in (hiy..g.ny).step_by(2) {
+            for gx in (hix..g.nx).step_by(2) {
+                rects.push(format!(
+                    "rect({} {} {} {})",
+                    1 + gx * g.nzx,
+                    1 + gy * g.nzy,
+                    g.nzx,
+                    g.nzy
+                ));
+            }
+        }
+        out.push_str(&format!(
+            "let lane{hix}{hiy} = union({})\n",
+            rects.join(" ")
+        ));
+    }
+    out
 }
 
 /// `core.params` for every core PE, order `y x _word`: the fold of each PE (`nlocal`
@@ -163,6 +792,439 @@ pub fn check_moat(g: &Geometry, got: &[u16]) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use csl_arch::fabric::control;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn control_words_say_what_the_readme_says() {
+        let cmds = |w: u32| -> Vec<u8> { (0..8).map(|i| control::command(w, i)).collect() };
+        let (adv, rst, nop) = (
+            control::SWITCH_ADV | control::CE_FILTER,
+            control::SWITCH_RST | control::CE_FILTER,
+            control::CE_FILTER,
+        );
+        assert_eq!(cmds(XY_CMD1), [adv, adv, rst, nop, nop, nop, nop, nop]);
+        assert_eq!(cmds(XY_CMD2), [adv, nop, nop, nop, nop, nop, nop, nop]);
+        assert_eq!(cmds(Z_CMD1), [adv, rst, nop, nop, nop, nop, nop, nop]);
+        assert_eq!(Z_CMD2, XY_CMD2);
+        assert_eq!(cmds(END_CMD), [rst, nop, nop, nop, nop, nop, nop, nop]);
+        assert!(
+            [XY_CMD1, XY_CMD2, Z_CMD1, END_CMD]
+                .iter()
+                .all(|&w| control::task_id(w) == 0)
+        );
+    }
+
+    /// A host model of one relay ring of `n` slots, `f` slots per cell, run for
+    /// `shifts` shifts: the routers follow SIMULATOR.md §4 (a control wavelet is
+    /// forwarded with the current position, then command 0 runs, then pop on advance;
+    /// the CE gets the unpopped copy unless command 0 is CE-filtered), each link is a
+    /// FIFO (the plain forwarders and the moat between two slots execute nothing), and
+    /// each CE queues a shift's block and its two control wavelets once it has received
+    /// the previous shift's block. Returns each slot's received blocks (the slot index
+    /// the block started from) and whether every switch ended where it started.
+    fn march(n: usize, f: usize, shifts: usize) -> (Vec<Vec<usize>>, bool) {
+        use Direction::{North as Up, Ramp, South as Down};
+        #[derive(Clone, Copy)]
+        enum Wv {
+            Data(usize),
+            Ctrl(u32),
+        }
+        let cmd1 = if f >= 2 { XY_CMD1 } else { Z_CMD1 };
+        let machines: Vec<_> = (0..n).map(|s| slot_machine(s, n, f, Up, Down)).collect();
+        let route = |i: usize, pos: u8| -> (Direction, Direction) {
+            let (e, sw) = &machines[i];
+            if pos == 0 {
+                return (e.rx[0], e.tx[0]);
+            }
+            let p = &sw.positions[usize::from(pos) - 1];
+            (p.rx.unwrap(), p.tx.as_ref().unwrap()[0])
+        };
+        let mut pos: Vec<u8> = machines.iter().map(|m| m.1.current).collect();
+        let mut upq: Vec<VecDeque<Wv>> = vec![VecDeque::new(); n];
+        let mut rampq: Vec<VecDeque<Wv>> = vec![VecDeque::new(); n];
+        let mut got: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut block: Vec<usize> = (0..n).collect();
+        let mut sent = vec![0; n];
+        loop {
+            let mut progress = false;
+            for i in 0..n {
+                if sent[i] < shifts && sent[i] == got[i].len() {
+                    rampq[i].extend([Wv::Data(block[i]), Wv::Ctrl(cmd1), Wv::Ctrl(XY_CMD2)]);
+                    sent[i] += 1;
+                    progress = true;
+                }
+                let (rx, tx) = route(i, pos[i]);
+                let q = if rx == Ramp {
+                    &mut rampq[i]
+                } else {
+                    &mut upq[i]
+                };
+                let Some(w) = q.pop_front() else { continue };
+                progress = true;
+                let mut fwd = w;
+                if let Wv::Ctrl(c) = w {
+                    let sw = &machines[i].1;
+                    assert_eq!(sw.pop_mode, PopMode::PopOnAdvance);
+                    let old = pos[i];
+                    match control::command(c, 0) & 3 {
+                        control::SWITCH_ADV => {
+                            let next = usize::from(old) + 1;
+                            if next <= 3 && sw.positions[next - 1].is_valid() {
+                                pos[i] = next as u8;
+                            } else if sw.ring_mode {
+                                pos[i] = 0;
+                            }
+                        }
+                        control::SWITCH_RST => pos[i] = 0,
+                        _ => {}
+                    }
+                    if pos[i] != old {
+                        fwd = Wv::Ctrl(control::pop(c));
+                    }
+                    if tx == Ramp {
+                        assert!(
+                            control::command(c, 0) & control::CE_FILTER != 0,
+                            "slot {i} of {n} (f {f}): a control wavelet reaches the CE"
+                        );
+                        continue;
+                    }
+                }
+                match (tx, fwd) {
+                    (Ramp, Wv::Data(v)) => {
+                        got[i].push(v);
+                        block[i] = v;
+                    }
+                    (Ramp, Wv::Ctrl(_)) => unreachable!(),
+                    (_, w) => upq[(i + 1) % n].push_back(w),
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        let home = pos.iter().zip(&machines).all(|(&p, m)| p == m.1.current);
+        (got, home)
+    }
+
+    #[test]
+    fn the_switch_machine_moves_every_block_one_cell_per_shift() {
+        // (slots, slots per cell): the seed's x (32, 4) and y (16, 2) rings, the 2x4
+        // fold's (16, 2) and (32, 4), the 7x1 fold's x (56, 7) and y (8, 1), z tours
+        // (8, 1), odd rings, and rings with and without a trailing partial segment.
+        for (n, f) in [
+            (32, 4),
+            (16, 2),
+            (56, 7),
+            (8, 1),
+            (7, 1),
+            (9, 1),
+            (15, 2),
+            (21, 3),
+            (20, 4),
+            (48, 6),
+            (24, 3),
+            (14, 2),
+        ] {
+            let (got, home) = march(n, f, RANGE);
+            assert!(home, "n {n} f {f}: a switch did not return to its start");
+            for (i, g) in got.iter().enumerate() {
+                let want: Vec<usize> = (1..=RANGE).map(|k| (i + RANGE * n - k * f) % n).collect();
+                assert_eq!(g, &want, "n {n} f {f}: slot {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn relay_tables_give_every_core_lane_colour_a_machine_or_a_forward() {
+        let g = Geometry::new(8, 8, 4, 2).unwrap();
+        let (router, switch) = relay_tables(&g);
+        let (w, h) = padded(&g);
+        let word = |x: usize, y: usize, c: usize| router[(y * w + x) * 24 + c];
+        let status = |x: usize, y: usize, c: usize| switch[((y * w + x) * 24 + c) * 4];
+        // Moat unchanged.
+        assert_eq!(word(0, 5, 2), 0x0004 | 0x0080 | 0x0400);
+        // Core (1, 1): PE (0, 0), x = 0, izx = 0, hix = 0: chain 0. On colour 2 (x+,
+        // low lane, flows east) it is a tail (start 1); colour 0 (x-: slot 31 of 32, in
+        // the trailing partial segment) a head (start 3); colours 1 and 3 plain
+        // forwards (W->E and E->W).
+        assert_eq!(word(1, 1, 2), 0x0008 | 0x0080); // rx W, tx E
+        assert_eq!(status(1, 1, 2), 0x8000 | 1 | 2 << 3);
+        assert_eq!(status(1, 1, 0), 0x8000 | 3 | 2 << 3);
+        assert_eq!(word(1, 1, 1), 0x0008 | 0x0080);
+        assert_eq!(status(1, 1, 1), 0);
+        assert_eq!(word(1, 1, 3), 0x0004 | 0x0100);
+        // z: every core tile has both chains, the moat none.
+        for y in 0..h {
+            for x in 0..w {
+                let core = (1..w - 1).contains(&x) && (1..h - 1).contains(&y);
+                for c in [8, 9] {
+                    assert_eq!(status(x, y, c) != 0, core, "({x}, {y}) colour {c}");
+                }
+                if core {
+                    assert!((0..10).all(|c| word(x, y, c) != 0));
+                }
+            }
+        }
+        // A 1 x 7 block's z line: the end PEs plain (offset 0 receives on 9 from the
+        // east and sends on 8 east), the others a machine on one colour and a forward
+        // on the other.
+        let g = Geometry::new(8, 8, 7, 1).unwrap();
+        let (router, switch) = relay_tables(&g);
+        let (w, _) = padded(&g);
+        let word = |x: usize, y: usize, c: usize| router[(y * w + x) * 24 + c];
+        let status = |x: usize, y: usize, c: usize| switch[((y * w + x) * 24 + c) * 4];
+        assert_eq!(word(1, 1, 9), 0x0004 | 0x0200); // rx E, tx RAMP
+        assert_eq!(word(1, 1, 8), 0x0010 | 0x0080); // rx RAMP, tx E
+        assert_eq!((status(1, 1, 8), status(1, 1, 9)), (0, 0));
+        // Offset 1 (z = 6): machine on 8 (receives from offset 0), forwards 9 E -> W.
+        assert_eq!(word(2, 1, 8), 0x0010 | 0x0080);
+        assert_eq!(status(2, 1, 8), 0x8000 | 2 << 3);
+        assert_eq!(word(2, 1, 9), 0x0004 | 0x0100);
+        // Offset 6 (z = 3), the east end: receives on 8 from the west, sends on 9 west.
+        assert_eq!(word(7, 1, 8), 0x0008 | 0x0200);
+        assert_eq!(word(7, 1, 9), 0x0010 | 0x0100);
+        // The next block is a high lane: offsets run west, offset 0 at column 14.
+        assert_eq!(word(14, 1, 8), 0x0010 | 0x0100);
+        // z+ mirrors it on 16 (towards higher offsets) and 17: offset 0 sends on 16 east,
+        // receives on 17 from the east; offset 2 (z = 1) a machine on 16.
+        assert_eq!(word(1, 1, 16), 0x0010 | 0x0080);
+        assert_eq!(word(1, 1, 17), 0x0004 | 0x0200);
+        assert_eq!(status(3, 1, 16), 0x8000 | 2 << 3);
+    }
+
+    #[test]
+    fn the_relay_check_accepts_exactly_the_oracle() {
+        for (nx, ny, nzx, nzy) in [(8, 8, 4, 2), (7, 7, 7, 1)] {
+            let g = Geometry::new(nx, ny, nzx, nzy).unwrap();
+            let (w, h) = (g.width(), g.height());
+            let mut got = vec![0u16; w * h * RELAY_WORDS];
+            for py in 0..h {
+                for px in 0..w {
+                    let c = g.cell(px, py);
+                    let e = expected_exchange(&g, &relay_count, c.x, c.y, c.z);
+                    let id = |x: usize, y: usize, z: usize| relay_id(&g, x, y, z);
+                    let i = expected_exchange(&g, &id, c.x, c.y, c.z);
+                    let v = &mut got[(py * w + px) * RELAY_WORDS..];
+                    for k in 0..15 {
+                        v[2 * k] = e[k] as u16;
+                        v[2 * k + 1] = i[k] as u16;
+                    }
+                    for j in 0..9 {
+                        v[30 + j] = e[15 + j] as u16;
+                    }
+                    // z+ lines by hand: the x-line sums at z-1..z-3.
+                    let nz = g.nz();
+                    let line = |f: &dyn Fn(usize, usize, usize) -> u32, zz: usize| -> u32 {
+                        (0..=6)
+                            .map(|d| f((c.x + g.nx + d - 3) % g.nx, c.y, zz))
+                            .sum()
+                    };
+                    for k in 1..=3 {
+                        let zz = (c.z + nz - k) % nz;
+                        v[39 + 2 * (k - 1)] = line(&relay_count, zz) as u16;
+                        v[40 + 2 * (k - 1)] = line(&id, zz) as u16;
+                    }
+                }
+            }
+            assert_eq!(check_relay(&g, &got), Ok(w * h * RELAY_WORDS));
+            let mut bad = got.clone();
+            bad[RELAY_WORDS + 42] += 1; // PE 1's z+ line of z-2, id
+            assert!(check_relay(&g, &bad).unwrap_err().contains("z-2"));
+            let mut bad = got.clone();
+            bad[RELAY_WORDS + 7] ^= 1; // PE 1's xp id, cell 1
+            assert!(
+                check_relay(&g, &bad)
+                    .unwrap_err()
+                    .contains("xp halo, cell 1")
+            );
+            let mut bad = got.clone();
+            bad[RELAY_WORDS + 33] += 1; // PE 1's xp start
+            assert!(check_relay(&g, &bad).unwrap_err().contains("`xp`"));
+            assert!(check_relay(&g, &got[1..]).is_err());
+        }
+    }
+
+    #[test]
+    fn the_ping_comb_words_by_hand() {
+        let g = Geometry::new(8, 8, 4, 2).unwrap();
+        let (router, switch) = relay_tables(&g);
+        let (w, h) = padded(&g);
+        let word = |x: usize, y: usize, c: u8| router[(y * w + x) * 24 + usize::from(c)];
+        let sw = |x: usize, y: usize, c: u8| {
+            let i = ((y * w + x) * 24 + usize::from(c)) * 4;
+            [switch[i], switch[i + 1], switch[i + 2], switch[i + 3]]
+        };
+        // Origin: 12 and 14 RAMP -> E, 13 S -> RAMP (rx bit 1 = S, tx bit 4 = RAMP).
+        assert_eq!(word(0, 0, PING), 0x0010 | 0x0080);
+        assert_eq!(word(0, 0, PING_RELEASE), 0x0010 | 0x0080);
+        assert_eq!(word(0, 0, PING_BACK), 0x0002 | 0x0200);
+        // Spine: W -> E + S, the last column W -> S.
+        assert_eq!(word(5, 0, PING), 0x0008 | 0x0080 | 0x0040);
+        assert_eq!(word(32, 0, PING_RELEASE), 0x0008 | 0x0040);
+        // A core PE: loopback, position 1 N -> S + RAMP, no pop, start 0; release
+        // N -> S + RAMP (the bottom row N -> RAMP).
+        assert_eq!(word(7, 3, PING), 0x0010 | 0x0200);
+        assert_eq!(
+            sw(7, 3, PING),
+            [0x8000, 0x0001 | 0x0400 | 0x0040 | 0x0200, 0, 0]
+        );
+        assert_eq!(word(7, 3, PING_RELEASE), 0x0001 | 0x0040 | 0x0200);
+        assert_eq!(word(7, 16, PING_RELEASE), 0x0001 | 0x0200);
+        // South row: E -> W, position 1 N -> W, pop on advance; the last column N -> W,
+        // always pop, no positions.
+        assert_eq!(word(7, h - 1, PING), 0x0004 | 0x0100);
+        assert_eq!(
+            sw(7, h - 1, PING),
+            [0x8000 | 2 << 3, 0x0001 | 0x0400 | 0x0100, 0, 0]
+        );
+        assert_eq!(word(32, h - 1, PING), 0x0001 | 0x0100);
+        assert_eq!(sw(32, h - 1, PING), [0x8000 | 1 << 3, 0, 0, 0]);
+        // Home: the corner swaps, the west column S -> N on 13.
+        assert_eq!(word(0, h - 1, PING), 0x0400);
+        assert_eq!(word(0, h - 1, PING_BACK), 0x0004 | 0x0020 | 0x0400);
+        assert_eq!(word(0, 9, PING_BACK), 0x0002 | 0x0020);
+        // Every core PE has the three colours.
+        for y in 1..h - 1 {
+            for x in 1..w - 1 {
+                assert!([PING, PING_RELEASE].iter().all(|&c| word(x, y, c) != 0));
+                assert_eq!(word(x, y, PING_BACK), 0);
+            }
+        }
+        assert_eq!(
+            (0..8)
+                .map(|i| control::command(PING_CMD, i))
+                .collect::<Vec<_>>(),
+            [6, 5, 4, 4, 4, 4, 4, 4]
+        );
+    }
+
+    #[test]
+    fn the_ping_comb_reaches_every_core_pe_once_and_every_tooth_comes_home() {
+        // Follow colour 12 from the origin through the tables: a core PE in its pass
+        // position, a south-row tile in either position, then 13 home. Every core PE is
+        // reached from exactly one neighbour, every path ends at the origin's RAMP, and
+        // the release (14) reaches every core PE's RAMP once.
+        use csl_arch::tables::decode_switch;
+        for (nx, ny, nzx, nzy) in [(8, 8, 4, 2), (7, 7, 1, 7)] {
+            let g = Geometry::new(nx, ny, nzx, nzy).unwrap();
+            let (router, switch) = relay_tables(&g);
+            let (w, h) = padded(&g);
+            let arch = csl_arch::Arch::Wse3;
+            let outs = |(x, y): (usize, usize), c: u8, inject: bool| -> (Vec<Direction>, bool) {
+                let i = (y * w + x) * 24 + usize::from(c);
+                let e = RouterEntry::decode(router[i], c, arch).unwrap();
+                let sw =
+                    decode_switch(switch[i * 4..i * 4 + 4].try_into().unwrap(), c, arch).unwrap();
+                // The positions that take a wavelet from a neighbour (not the RAMP).
+                let mut positions = vec![(e.rx.clone(), e.tx.clone())];
+                if let Some(s) = sw {
+                    for p in s.positions.iter().filter(|p| p.is_valid()) {
+                        let rx = p.rx.map_or(e.rx.clone(), |r| vec![r]);
+                        positions.push((rx, p.tx.clone().unwrap_or(e.tx.clone())));
+                    }
+                }
+                let mut tx: Vec<Direction> = Vec::new();
+                for (rx, t) in positions {
+                    if rx.iter().any(|&r| (r == Direction::Ramp) == inject) {
+                        tx.extend(
+                            t.into_iter()
+                                .filter(|d| !tx.contains(d))
+                                .collect::<Vec<_>>(),
+                        );
+                    }
+                }
+                let ramp = tx.contains(&Direction::Ramp);
+                tx.retain(|&d| d != Direction::Ramp);
+                (tx, ramp)
+            };
+            let step = |(x, y): (usize, usize), d: Direction| match d {
+                Direction::East => (x + 1, y),
+                Direction::West => (x - 1, y),
+                Direction::South => (x, y + 1),
+                Direction::North => (x, y - 1),
+                Direction::Ramp => (x, y),
+            };
+            let core = |(x, y): (usize, usize)| (1..w - 1).contains(&x) && (1..h - 1).contains(&y);
+            for (colour, home) in [(PING, true), (PING_RELEASE, false)] {
+                let mut reached = std::collections::HashMap::new();
+                let mut delivered = 0;
+                let mut todo = vec![((0, 0), colour, true)];
+                while let Some((at, c, first)) = todo.pop() {
+                    let (tx, ramp) = outs(at, c, first);
+                    if ramp && !first {
+                        if core(at) {
+                            delivered += 1;
+                        } else {
+                            assert!(home && at == (0, 0) && c == PING_BACK, "{at:?} {c}");
+                            delivered += 1;
+                        }
+                    }
+                    for d in tx {
+                        let next = step(at, d);
+                        // The south-west corner swaps 12 to 13.
+                        let j = (next.1 * w + next.0) * 24;
+                        let c = if c == PING && router[j + usize::from(PING_BACK)] & 0x0400 != 0 {
+                            PING_BACK
+                        } else {
+                            c
+                        };
+                        if core(next) {
+                            *reached.entry(next).or_insert(0) += 1;
+                        }
+                        todo.push((next, c, false));
+                        assert!(todo.len() < 10 * w * h, "the comb loops");
+                    }
+                }
+                let n = g.width() * g.height();
+                assert_eq!(reached.len(), n, "colour {colour}");
+                assert!(reached.values().all(|&k| k == 1), "colour {colour}");
+                // Each core PE's RAMP once; for the probe also the origin, once per
+                // column (the south row passes every column's stream home).
+                let want = if home { n + g.width() } else { n };
+                assert_eq!(delivered, want, "colour {colour}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_ping_check_wants_every_departure_after_the_last_arrival() {
+        let g = Geometry::new(7, 7, 7, 1).unwrap();
+        let n = g.width() * g.height();
+        let mut stamps = vec![0u16; n * 2 * 6];
+        for pe in 0..n {
+            for b in 0..2 {
+                let arrive = 1000 * b as u32 + pe as u32 % 50;
+                let leave = 1000 * b as u32 + 100 + pe as u32 % 7;
+                let at = pe * 12 + 6 * b;
+                stamps[at] = arrive as u16;
+                stamps[at + 3] = leave as u16;
+            }
+        }
+        assert_eq!(check_ping(&g, 2, &stamps, &[2]), Ok((49, 57)));
+        assert!(
+            check_ping(&g, 2, &stamps, &[1])
+                .unwrap_err()
+                .contains("counted")
+        );
+        let mut bad = stamps.clone();
+        bad[5 * 12 + 6 + 3] = 1049; // PE 5 leaves barrier 1 when PE 49 arrives
+        assert!(
+            check_ping(&g, 2, &bad, &[2])
+                .unwrap_err()
+                .contains("barrier 1")
+        );
+        assert!(check_ping(&g, 2, &stamps[1..], &[2]).is_err());
+    }
+
+    #[test]
+    fn lane_classes_cover_the_core_once() {
+        let g = Geometry::new(8, 8, 7, 1).unwrap();
+        let p = lanes_paint(&g);
+        assert_eq!(p.matches("rect(").count(), 64);
+        assert!(p.contains("let lane10 = union(rect(8 1 7 1) rect(22 1 7 1)"));
+    }
 
     #[test]
     fn moat_words_by_hand() {

@@ -1,14 +1,23 @@
-//! `mdlj-tables NX NY NZX NZY OUTDIR`: writes the router and switch tables of the padded
-//! rectangle (`router.bin`, order `y x r`; `switch.bin`, order `y x r n`) and the per-PE
-//! `params.bin` (order `y x _word` over the core) for `miset`, as seed 002's
-//! `3dmd_route3sdr` and `make-inputbin.py` do for their Makefile. Atom counts are 0 until
-//! the atom blobs are written (work in progress, see README.md).
+//! `mdlj-tables NX NY NZX NZY OUTDIR [moat|relay]`: writes the router and switch tables
+//! of the padded rectangle (`router.bin`, order `y x r`; `switch.bin`, order `y x r n`)
+//! and the per-PE `params.bin` (order `y x _word` over the core) for `miset`, as seed
+//! 002's `3dmd_route3sdr` and `make-inputbin.py` do for their Makefile. `moat` (the
+//! default): the moat check's tables, atom counts 0. `relay`: the switch-machine relay's
+//! tables, the count relay's synthetic counts as `nlocal`, and `lanes.paint` (the lane
+//! classes `relay.paint` includes).
 //!
 //! `mdlj-tables check-moat NX NY NZX NZY GOT`: checks `core.got` of the moat check
-//! (`moatcheck.w`); prints one PASS or FAIL line.
+//! (`moatcheck.w`); `mdlj-tables check-relay NX NY NZX NZY GOT [STAMP]` that of the count
+//! relay (`relay.w`), and with `core.stamp` prints the cycles of each relay;
+//! `mdlj-tables check-ping NX NY NZX NZY STAMP FRAME` checks the barrier test
+//! (`pingtest.w`'s `core.stamp`, `pingorigin.w`'s `ping.frame`). Each prints one PASS or
+//! FAIL line.
 
 use csl_examples::md::geometry::Geometry;
-use csl_examples::md_tungsten::{check_moat, params_blob, router_table, switch_table};
+use csl_examples::md_tungsten::{
+    RELAY_PHASES, check_moat, check_ping, check_relay, lanes_paint, params_blob, relay_counts,
+    relay_phase_cycles, relay_tables, router_table, switch_table, z_chain_local,
+};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -17,8 +26,10 @@ fn write(path: &Path, words: &[u16]) -> Result<(), String> {
     std::fs::write(path, bytes).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
 }
 
-const USAGE: &str =
-    "usage: mdlj-tables NX NY NZX NZY OUTDIR | mdlj-tables check-moat NX NY NZX NZY GOT";
+const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
+                     mdlj-tables check-moat NX NY NZX NZY GOT | \
+                     mdlj-tables check-relay NX NY NZX NZY GOT [STAMP] | \
+                     mdlj-tables check-ping NX NY NZX NZY STAMP FRAME";
 
 fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
     let num = |name: &str, v: &str| -> Result<usize, String> {
@@ -33,19 +44,26 @@ fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String
     )
 }
 
+/// Barriers in the barrier test (`B` in ping.paint).
+const PING_BARRIERS: usize = 3;
+
+fn read_words(path: &str) -> Result<Vec<u16>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    if bytes.len() % 2 != 0 {
+        return Err(format!("`{path}` is not a whole number of 16-bit words"));
+    }
+    Ok(bytes
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect())
+}
+
 fn run(args: &[String]) -> Result<(), String> {
     if let [cmd, nx, ny, nzx, nzy, got] = args
         && cmd == "check-moat"
     {
         let g = geometry(nx, ny, nzx, nzy)?;
-        let bytes = std::fs::read(got).map_err(|e| format!("cannot read `{got}`: {e}"))?;
-        if bytes.len() % 2 != 0 {
-            return Err(format!("`{got}` is not a whole number of 16-bit words"));
-        }
-        let words: Vec<u16> = bytes
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect();
+        let words = read_words(got)?;
         return match check_moat(&g, &words) {
             Ok(n) => {
                 println!("PASS: {n} turnarounds through the moat, every PE's cell as folded");
@@ -54,15 +72,87 @@ fn run(args: &[String]) -> Result<(), String> {
             Err(e) => Err(format!("FAIL: {e}")),
         };
     }
-    let [nx, ny, nzx, nzy, out] = args else {
-        return Err(USAGE.into());
+    if let [cmd, nx, ny, nzx, nzy, got, rest @ ..] = args
+        && cmd == "check-relay"
+        && rest.len() <= 1
+    {
+        let g = geometry(nx, ny, nzx, nzy)?;
+        let words = read_words(got)?;
+        if let [stamps] = rest {
+            let cycles = relay_phase_cycles(&g, &read_words(stamps)?)?;
+            let parts: Vec<String> = RELAY_PHASES
+                .iter()
+                .zip(cycles)
+                .map(|(p, c)| format!("{p} {c}"))
+                .collect();
+            println!(
+                "cycles per relay of three shifts (last PE to last PE): {}",
+                parts.join(", ")
+            );
+        }
+        return match check_relay(&g, &words) {
+            Ok(n) => {
+                let z = if z_chain_local(&g) {
+                    "x, y, z- and z+ (tour) halos"
+                } else {
+                    "x, y, z- and z+ (1 x n line) halos"
+                };
+                println!(
+                    "PASS: count relay, {z} and region starts as the CSL flagship's oracle ({n} words)"
+                );
+                Ok(())
+            }
+            Err(e) => Err(format!("FAIL: {e}")),
+        };
+    }
+    if let [cmd, nx, ny, nzx, nzy, stamps, frame] = args
+        && cmd == "check-ping"
+    {
+        let g = geometry(nx, ny, nzx, nzy)?;
+        return match check_ping(&g, PING_BARRIERS, &read_words(stamps)?, &read_words(frame)?) {
+            Ok((spread, release)) => {
+                println!(
+                    "PASS: {PING_BARRIERS} barriers, no PE left one before the last arrived \
+                     (arrivals spread over up to {spread} cycles; the last arrival to a \
+                     departure up to {release} cycles)"
+                );
+                Ok(())
+            }
+            Err(e) => Err(format!("FAIL: {e}")),
+        };
+    }
+    let (nx, ny, nzx, nzy, out, mode) = match args {
+        [nx, ny, nzx, nzy, out] => (nx, ny, nzx, nzy, out, "moat"),
+        [nx, ny, nzx, nzy, out, mode] => (nx, ny, nzx, nzy, out, mode.as_str()),
+        _ => return Err(USAGE.into()),
     };
     let g = geometry(nx, ny, nzx, nzy)?;
     let out = PathBuf::from(out);
-    let nlocal = vec![0u16; g.width() * g.height()];
-    write(&out.join("router.bin"), &router_table(&g))?;
-    write(&out.join("switch.bin"), &switch_table(&g))?;
-    write(&out.join("params.bin"), &params_blob(&g, &nlocal, 1)?)?;
+    match mode {
+        "moat" => {
+            let nlocal = vec![0u16; g.width() * g.height()];
+            write(&out.join("router.bin"), &router_table(&g))?;
+            write(&out.join("switch.bin"), &switch_table(&g))?;
+            write(&out.join("params.bin"), &params_blob(&g, &nlocal, 1)?)?;
+        }
+        "relay" => {
+            let (router, switch) = relay_tables(&g);
+            write(&out.join("router.bin"), &router)?;
+            write(&out.join("switch.bin"), &switch)?;
+            write(
+                &out.join("params.bin"),
+                &params_blob(&g, &relay_counts(&g), 1)?,
+            )?;
+            let lanes = out.join("lanes.paint");
+            std::fs::write(&lanes, lanes_paint(&g))
+                .map_err(|e| format!("cannot write `{}`: {e}", lanes.display()))?;
+        }
+        other => {
+            return Err(format!(
+                "unknown table set `{other}` (moat or relay)\n{USAGE}"
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use super::energies::EnergyRow;
 use super::geometry::{Geometry, RANGE};
 use super::rings;
 use csl_arch::Arch;
-use cslsim::host::{MemcpyDataType, MemcpyOrder, SdkRuntime};
+use cslsim::host::{Region, SdkRuntime, Transfer};
 use std::path::Path;
 
 /// What to run.
@@ -291,12 +291,11 @@ fn transfer(
     to_device: bool,
 ) -> Result<(), String> {
     let id = rt.get_id(name).map_err(host_err)?;
-    let (w, h, per) = (region.0, region.1, per as u32);
-    let (ty, order) = (MemcpyDataType::Bit32, MemcpyOrder::RowMajor);
+    let region = Region::new(0, 0, region.0, region.1, per as u32);
     if to_device {
-        rt.memcpy_h2d(id, data, 0, 0, w, h, per, false, ty, order, false)
+        rt.h2d(id, data, region, Transfer::COPY)
     } else {
-        rt.memcpy_d2h(data, id, 0, 0, w, h, per, false, ty, order, false)
+        rt.d2h(data, id, region, Transfer::COPY)
     }
     .map_err(host_err)
 }

@@ -41,17 +41,12 @@ pub fn replicate(d: &Dump, k: usize) -> Dump {
     }
 }
 
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
+/// The input generator's random numbers ([`SplitMix64`](crate::SplitMix64)).
+struct Rng(crate::SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
+        self.0.next_f64()
     }
 
     /// A standard normal deviate (Box–Muller).
@@ -75,7 +70,7 @@ pub fn fcc(cells: usize, density: f64, temperature: f64, seed: u64) -> Dump {
         [0.5, 0.0, 0.5],
         [0.0, 0.5, 0.5],
     ];
-    let mut rng = Rng(seed);
+    let mut rng = Rng(crate::SplitMix64(seed));
     let mut atoms = Vec::with_capacity(n);
     for i in 0..cells {
         for j in 0..cells {

@@ -14,7 +14,7 @@
 //! from the previous cell's home slot in exactly `hops` steps, so the device needs no
 //! geometry of its own.
 
-use super::geometry::Geometry;
+use super::geometry::{Cell, Geometry};
 
 /// Where a slot's block goes (or comes from) in one hop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +198,25 @@ fn install(
     Ok(())
 }
 
+/// The ring along one row or column `line` of PEs and the hops between ring neighbours:
+/// with express links, one slot per PE in the order of `key` (the cell's coordinate on the
+/// axis, then its sub-cell), `nz` hops apart; otherwise the two-track ring, `2 * nz` apart.
+fn line_ring(
+    g: &Geometry,
+    line: &[(usize, usize)],
+    express: bool,
+    nz: usize,
+    key: impl Fn(&Cell) -> (usize, usize),
+) -> (Vec<Slot>, usize) {
+    if express {
+        let mut order = line.to_vec();
+        order.sort_by_key(|&(px, py)| key(&g.cell(px, py)));
+        (order.into_iter().map(|(x, y)| (x, y, 0)).collect(), nz)
+    } else {
+        (two_track(line), 2 * nz)
+    }
+}
+
 /// The ring parts of every PE, indexed `py * width + px`, for axes x, y, z.
 pub fn build(g: &Geometry, relay: Relay) -> Result<Vec<[RingPart; 3]>, String> {
     let (w, h) = (g.width(), g.height());
@@ -206,18 +225,8 @@ pub fn build(g: &Geometry, relay: Relay) -> Result<Vec<[RingPart; 3]>, String> {
     let (ex, ey) = (relay.express_on(g, 0), relay.express_on(g, 1));
     for py in 0..h {
         let row: Vec<(usize, usize)> = (0..w).map(|px| (px, py)).collect();
-        let (ring, hops) = if ex {
-            // Cell (x, izx) at ring position x·nzx + izx: one slot per PE.
-            let mut order = row.clone();
-            order.sort_by_key(|&(px, py)| {
-                let c = g.cell(px, py);
-                (c.x, c.izx)
-            });
-            let ring: Vec<Slot> = order.into_iter().map(|(x, y)| (x, y, 0)).collect();
-            (ring, g.nzx)
-        } else {
-            (two_track(&row), 2 * g.nzx)
-        };
+        // Cell (x, izx) at ring position x·nzx + izx.
+        let (ring, hops) = line_ring(g, &row, ex, g.nzx, |c| (c.x, c.izx));
         // Each (y, z) of the row is one logical x ring.
         for px in 0..w {
             let c = g.cell(px, py);
@@ -230,17 +239,7 @@ pub fn build(g: &Geometry, relay: Relay) -> Result<Vec<[RingPart; 3]>, String> {
     }
     for px in 0..w {
         let col: Vec<(usize, usize)> = (0..h).map(|py| (px, py)).collect();
-        let (ring, hops) = if ey {
-            let mut order = col.clone();
-            order.sort_by_key(|&(px, py)| {
-                let c = g.cell(px, py);
-                (c.y, c.izy)
-            });
-            let ring: Vec<Slot> = order.into_iter().map(|(x, y)| (x, y, 0)).collect();
-            (ring, g.nzy)
-        } else {
-            (two_track(&col), 2 * g.nzy)
-        };
+        let (ring, hops) = line_ring(g, &col, ey, g.nzy, |c| (c.y, c.izy));
         for py in 0..h {
             let c = g.cell(px, py);
             if c.y != 0 {

@@ -52,12 +52,9 @@ const TYPES: &[&str] = &[
     "fabout_dsd",
 ];
 
-/// The completions at `pos` in `text` (a CSL file at `path`, if on disk).
-pub fn complete(text: &str, path: Option<&Path>, pos: Position) -> Vec<CompletionItem> {
-    let ix = LineIndex::new(text);
-    let offset = ix.offset(pos);
-    let bytes = text.as_bytes();
-    let mut start = offset;
+/// Where the identifier characters that end at byte `end` of `bytes` begin.
+fn word_start(bytes: &[u8], end: usize) -> usize {
+    let mut start = end;
     while start > 0
         && bytes
             .get(start - 1)
@@ -65,6 +62,15 @@ pub fn complete(text: &str, path: Option<&Path>, pos: Position) -> Vec<Completio
     {
         start -= 1;
     }
+    start
+}
+
+/// The completions at `pos` in `text` (a CSL file at `path`, if on disk).
+pub fn complete(text: &str, path: Option<&Path>, pos: Position) -> Vec<CompletionItem> {
+    let ix = LineIndex::new(text);
+    let offset = ix.offset(pos);
+    let bytes = text.as_bytes();
+    let start = word_start(bytes, offset);
     if start > 0 && bytes.get(start - 1) == Some(&b'@') {
         let range = ix.range(start - 1, offset);
         return builtins(range);
@@ -77,14 +83,7 @@ pub fn complete(text: &str, path: Option<&Path>, pos: Position) -> Vec<Completio
         while base_end > 0 && bytes.get(base_end - 1) == Some(&b' ') {
             base_end -= 1;
         }
-        let mut base_start = base_end;
-        while base_start > 0
-            && bytes
-                .get(base_start - 1)
-                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
-        {
-            base_start -= 1;
-        }
+        let base_start = word_start(bytes, base_end);
         let base = text.get(base_start..base_end).unwrap_or("");
         return module_members(&ast, base, path);
     }
@@ -191,21 +190,20 @@ fn names_in_scope(ast: &Ast, offset: u32) -> Vec<CompletionItem> {
             });
         }
     }
-    for t in TYPES {
-        if seen.insert((*t).to_string()) {
+    let words = TYPES
+        .iter()
+        .map(|t| (t, CompletionItemKind::STRUCT, Some("type".into())))
+        .chain(
+            KEYWORDS
+                .iter()
+                .map(|k| (k, CompletionItemKind::KEYWORD, None)),
+        );
+    for (word, kind, detail) in words {
+        if seen.insert((*word).to_string()) {
             items.push(CompletionItem {
-                label: (*t).to_string(),
-                kind: Some(CompletionItemKind::STRUCT),
-                detail: Some("type".into()),
-                ..Default::default()
-            });
-        }
-    }
-    for k in KEYWORDS {
-        if seen.insert((*k).to_string()) {
-            items.push(CompletionItem {
-                label: (*k).to_string(),
-                kind: Some(CompletionItemKind::KEYWORD),
+                label: (*word).to_string(),
+                kind: Some(kind),
+                detail,
                 ..Default::default()
             });
         }

@@ -299,16 +299,7 @@ impl Server {
     fn analysis(&mut self, uri: &Uri) -> Result<&Doc, (ErrorCode, String)> {
         let key = uri.as_str().to_string();
         if !self.docs.contains_key(&key) {
-            let path = convert::uri_to_path(uri);
-            let text = path
-                .as_ref()
-                .and_then(|p| std::fs::read_to_string(p).ok())
-                .ok_or_else(|| {
-                    (
-                        ErrorCode::InvalidParams,
-                        format!("`{}` is neither open nor a readable file", uri.as_str()),
-                    )
-                })?;
+            let (text, path) = from_disk(uri)?;
             let lang = Lang::of("", uri.as_str());
             let doc = Doc {
                 uri: uri.clone(),
@@ -405,18 +396,24 @@ impl Server {
         if let Some(d) = self.docs.get(uri.as_str()) {
             return Ok((d.text.clone(), d.lang, d.path.clone()));
         }
-        let path = convert::uri_to_path(uri);
-        let text = path
-            .as_ref()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .ok_or_else(|| {
-                (
-                    ErrorCode::InvalidParams,
-                    format!("`{}` is neither open nor a readable file", uri.as_str()),
-                )
-            })?;
+        let (text, path) = from_disk(uri)?;
         Ok((text, Lang::of("", uri.as_str()), path))
     }
+}
+
+/// The text and path of a document the client has not opened, read from disk.
+fn from_disk(uri: &Uri) -> Result<(String, Option<PathBuf>), (ErrorCode, String)> {
+    let path = convert::uri_to_path(uri);
+    let text = path
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .ok_or_else(|| {
+            (
+                ErrorCode::InvalidParams,
+                format!("`{}` is neither open nor a readable file", uri.as_str()),
+            )
+        })?;
+    Ok((text, path))
 }
 
 fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Result<T, (ErrorCode, String)> {

@@ -8,6 +8,37 @@ use cslc::source::Span;
 use cslc::syntax::ast::{Ast, DeclKind, ExprKind, Mutability};
 use lsp_types::{DocumentSymbol, SymbolKind};
 
+/// One outline entry: `name` (`_` if empty) over `whole`, selecting `sel` (or all of
+/// `whole` when `sel` is not inside it), with `children` if there are any.
+fn symbol(
+    ix: &LineIndex,
+    name: String,
+    detail: Option<String>,
+    kind: SymbolKind,
+    whole: Span,
+    sel: Span,
+    children: Vec<DocumentSymbol>,
+) -> DocumentSymbol {
+    let range = ix.range(whole.start as usize, whole.end as usize);
+    // The selection range must lie inside the range.
+    let sel = if sel.start >= whole.start && sel.end <= whole.end {
+        ix.range(sel.start as usize, sel.end as usize)
+    } else {
+        range
+    };
+    #[allow(deprecated)]
+    DocumentSymbol {
+        name: if name.is_empty() { "_".into() } else { name },
+        detail,
+        kind,
+        tags: None,
+        deprecated: None,
+        range,
+        selection_range: sel,
+        children: (!children.is_empty()).then_some(children),
+    }
+}
+
 /// The outline of a file whose text is `text` and syntax tree `ast`.
 pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
     let ix = LineIndex::new(text);
@@ -25,30 +56,8 @@ pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
         }
         line
     };
-    let sym = |name: String,
-               detail: Option<String>,
-               kind: SymbolKind,
-               whole: Span,
-               sel: Span,
-               children: Vec<DocumentSymbol>| {
-        let range = ix.range(whole.start as usize, whole.end as usize);
-        // The selection range must lie inside the range.
-        let sel = if sel.start >= whole.start && sel.end <= whole.end {
-            ix.range(sel.start as usize, sel.end as usize)
-        } else {
-            range
-        };
-        #[allow(deprecated)]
-        DocumentSymbol {
-            name: if name.is_empty() { "_".into() } else { name },
-            detail,
-            kind,
-            tags: None,
-            deprecated: None,
-            range,
-            selection_range: sel,
-            children: (!children.is_empty()).then_some(children),
-        }
+    let sym = |name: String, detail, kind, whole, sel, children| {
+        symbol(&ix, name, detail, kind, whole, sel, children)
     };
     let mut out = Vec::new();
     for d in &ast.decls {
@@ -125,34 +134,28 @@ pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
                     children,
                 ));
             }
-            DeclKind::Fn(f) => {
-                let head_end = f.body.as_ref().map_or(d.span.end, |b| b.span.start);
-                let head = Span {
-                    file: d.span.file,
-                    start: d.span.start,
-                    end: head_end.max(d.span.start),
+            DeclKind::Fn(_) | DeclKind::Task(_) => {
+                // The detail is the head: everything before the body.
+                let (name, kind, body_start) = match &d.kind {
+                    DeclKind::Fn(f) => (
+                        &f.name,
+                        SymbolKind::FUNCTION,
+                        f.body.as_ref().map_or(d.span.end, |b| b.span.start),
+                    ),
+                    DeclKind::Task(t) => (&t.name, SymbolKind::EVENT, t.body.span.start),
+                    _ => continue,
                 };
-                out.push(sym(
-                    f.name.name.clone(),
-                    Some(snippet(head)),
-                    SymbolKind::FUNCTION,
-                    d.span,
-                    f.name.span,
-                    Vec::new(),
-                ));
-            }
-            DeclKind::Task(t) => {
                 let head = Span {
-                    file: d.span.file,
-                    start: d.span.start,
-                    end: t.body.span.start.max(d.span.start),
+                    end: body_start.max(d.span.start),
+                    ..d.span
                 };
+                let detail = Some(snippet(head));
                 out.push(sym(
-                    t.name.name.clone(),
-                    Some(snippet(head)),
-                    SymbolKind::EVENT,
+                    name.name.clone(),
+                    detail,
+                    kind,
                     d.span,
-                    t.name.span,
+                    name.span,
                     Vec::new(),
                 ));
             }
@@ -186,28 +189,8 @@ pub fn tungsten_symbols(text: &str) -> Vec<DocumentSymbol> {
     let file = probe.add(String::new(), None, String::new());
     let (items, _) = cslc::tungsten::parser::parse(file, text);
     let ix = LineIndex::new(text);
-    let sym = |name: &str, detail: Option<String>, kind, whole: Span, sel: Span, children| {
-        let range = ix.range(whole.start as usize, whole.end as usize);
-        let sel = if sel.start >= whole.start && sel.end <= whole.end {
-            ix.range(sel.start as usize, sel.end as usize)
-        } else {
-            range
-        };
-        #[allow(deprecated)]
-        DocumentSymbol {
-            name: if name.is_empty() {
-                "_".into()
-            } else {
-                name.to_string()
-            },
-            detail,
-            kind,
-            tags: None,
-            deprecated: None,
-            range,
-            selection_range: sel,
-            children: Some(children).filter(|c: &Vec<DocumentSymbol>| !c.is_empty()),
-        }
+    let sym = |name: &str, detail, kind, whole, sel, children| {
+        symbol(&ix, name.to_string(), detail, kind, whole, sel, children)
     };
     let var = |v: &cslc::tungsten::ast::VarDecl| {
         let kind = if v.is_param {

@@ -12,11 +12,10 @@
 use csl_arch::dsd::{DsdKind, DsdOpcode, OperandKind};
 use csl_arch::fabric::{Arch, Direction, mmio};
 use csl_arch::image::{
-    ClassInfo, ColorConfig, FORMAT_VERSION, FuncInfo, Image, Meta, ProgramClass, QueueBinding,
-    TaskBinding, TaskKind, WaveletArgs,
+    ClassInfo, ColorConfig, FuncInfo, Image, Meta, ProgramClass, QueueBinding, TaskBinding,
+    TaskKind, WaveletArgs,
 };
 use csl_arch::isa::{BinOp, NumTy, Op, Reg, Width};
-use std::collections::BTreeMap;
 
 /// Where each PE keeps the sum of what it received (u32).
 pub const SUM_ADDR: u32 = 0x80;
@@ -330,17 +329,9 @@ pub fn busy_grid(arch: Arch, w: u32, h: u32, iters: u32) -> Image {
     }
     Image {
         meta: Meta {
-            format_version: FORMAT_VERSION,
-            arch,
-            fabric_width: w + 7,
-            fabric_height: h + 2,
             offset_x: OFFSET_X,
-            offset_y: 1,
-            width: w,
-            height: h,
             memcpy: true,
-            channels: 1,
-            params: BTreeMap::new(),
+            ..Meta::rect(arch, w, h)
         },
         placement,
         routes: routes.into(),

@@ -55,6 +55,12 @@ pub(crate) struct Env {
     pub ramp: u64,
     /// Setup cycles of every operation.
     pub setup: u32,
+    /// Extra cycles of a taken branch or jump, and of one that falls through
+    /// ([`crate::SimParams::branch_taken_cycles`] minus one, and so on).
+    pub branch_taken_extra: u32,
+    pub branch_not_taken_extra: u32,
+    /// Extra cycles after each element of `fmacs`.
+    pub fmacs_extra: u32,
 }
 
 /// One operand of a running operation.
@@ -143,6 +149,9 @@ pub(crate) struct DsdExec {
     pub k: u32,
     /// Setup cycles left.
     pub setup: u32,
+    /// Cycles left of the element just processed (operations slower than one element
+    /// per cycle, e.g. `fmacs` under [`crate::SimParams::measured`]).
+    pub busy: u32,
     /// Reduction accumulator (`*p` destination with a scalar first source).
     pub acc: Option<u32>,
     /// `addc16` carry.
@@ -481,6 +490,7 @@ pub(crate) fn issue(
         total,
         k: 0,
         setup: env.setup,
+        busy: 0,
         acc,
         carry: 0,
         base_ctrl: match src[0] {
@@ -670,6 +680,15 @@ pub(crate) fn step(
     if op.setup > 0 {
         op.setup -= 1;
         return Ok(Step::Progress);
+    }
+    if op.busy > 0 {
+        op.busy -= 1;
+        let finished = op.total != UNBOUNDED && op.k >= op.total;
+        return Ok(if op.busy == 0 && finished {
+            Step::Done
+        } else {
+            Step::Progress
+        });
     }
     if op.op == DsdOpcode::Dfilt {
         return dfilt_step(op, pe, env, now, wake_router);
@@ -883,6 +902,12 @@ pub(crate) fn step(
     }
     op.k = op.k.wrapping_add(1);
     pe.dsd_elements += 1;
+    if op.op == DsdOpcode::Fmacs && env.fmacs_extra > 0 {
+        // The element occupies the engine for the extra cycles too; the last one ends
+        // the operation when they are over.
+        op.busy = env.fmacs_extra;
+        return Ok(Step::Progress);
+    }
     Ok(if last { Step::Done } else { Step::Progress })
 }
 

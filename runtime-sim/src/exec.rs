@@ -5,7 +5,9 @@
 //! here: [`crate::class::Class::prepare`] proved at load time that every instruction a
 //! frame can reach names only registers of that frame.
 //!
-//! Costs (ours): one cycle per instruction; `copy` of `n` bytes takes `ceil(n / 4)` cycles
+//! Costs (ours): one cycle per instruction, except branches and jumps, which take
+//! [`crate::SimParams::branch_taken_cycles`] or `branch_not_taken_cycles` (1 by default);
+//! `copy` of `n` bytes takes `ceil(n / 4)` cycles
 //! (one 32-bit write per cycle); a synchronous `dsd_op` holds the task until its operation
 //! completes (see [`crate::dsd`]).
 
@@ -57,15 +59,24 @@ pub(crate) fn step<const REC: bool>(
             Fast::Mov { dst, src } => f!(dst) = f!(src),
             Fast::Cmp { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
             Fast::CmpImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
-            Fast::Jump { target } => next = target,
+            Fast::Jump { target } => {
+                next = target;
+                pe.stall += env.branch_taken_extra;
+            }
             Fast::BrTrue { cond, target } => {
                 if f!(cond) != 0 {
                     next = target;
+                    pe.stall += env.branch_taken_extra;
+                } else {
+                    pe.stall += env.branch_not_taken_extra;
                 }
             }
             Fast::BrFalse { cond, target } => {
                 if f!(cond) == 0 {
                     next = target;
+                    pe.stall += env.branch_taken_extra;
+                } else {
+                    pe.stall += env.branch_not_taken_extra;
                 }
             }
         }

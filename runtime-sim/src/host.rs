@@ -57,6 +57,8 @@ pub struct SdkRuntime {
     /// For each program class, the first PE (row-major index) that runs it.
     first_pe: Vec<Option<usize>>,
     params: SimParams,
+    /// An unknown `CSLSIM_TIMING` value, reported by `load` unless `with_params` was called.
+    timing_error: Option<String>,
     trace: Option<Tracer>,
     interrupt: Option<crate::sim::InterruptCheck>,
     /// Threads that step the fabric (`None`: [`crate::default_threads`]).
@@ -94,6 +96,18 @@ impl SdkRuntime {
                 *slot = Some(i);
             }
         }
+        // `CSLSIM_TIMING` picks the timing preset (`with_params` overrides it); a value
+        // it does not name is reported by `load`.
+        let (params, timing_error) = match std::env::var(crate::params::TIMING_ENV) {
+            Ok(v) => match crate::params::Timing::parse(&v) {
+                Ok(t) => (t.params(), None),
+                Err(e) => (
+                    SimParams::default(),
+                    Some(format!("{}: {e}", crate::params::TIMING_ENV)),
+                ),
+            },
+            Err(_) => (SimParams::default(), None),
+        };
         SdkRuntime {
             image,
             state: State::Created,
@@ -101,7 +115,8 @@ impl SdkRuntime {
             max_cycles: DEFAULT_MAX_CYCLES,
             failed: None,
             first_pe,
-            params: SimParams::default(),
+            params,
+            timing_error,
             trace: None,
             interrupt: None,
             threads: None,
@@ -114,6 +129,7 @@ impl SdkRuntime {
     /// Uses the given model parameters (before `load`).
     pub fn with_params(mut self, params: SimParams) -> Self {
         self.params = params;
+        self.timing_error = None;
         self
     }
 
@@ -206,6 +222,9 @@ impl SdkRuntime {
         if self.state != State::Created {
             return Err(HostError::AlreadyLoaded);
         }
+        if let Some(e) = &self.timing_error {
+            return Err(HostError::BadParams(e.clone()));
+        }
         self.params.check().map_err(HostError::BadParams)?;
         // Refuse, with the figure, an image too large for this machine rather than abort
         // on a failed allocation half-way through building it.
@@ -273,6 +292,52 @@ impl SdkRuntime {
         let sim = self.ready()?;
         let r = sim.run_until_idle(max);
         self.record(r)
+    }
+
+    /// Starts an SdkLayout host-to-device stream (not a vendor call by this name; the
+    /// Python `send` uses it): `words` enter the CE input queue of colour `color` of the PE
+    /// at rectangle-relative `(x, y)` (the stream's proxy, see `cslc::sdklayout`), one
+    /// per cycle at most. Returns at once; [`SdkRuntime::stream_wait`] runs the fabric.
+    pub fn stream_send(
+        &mut self,
+        x: u32,
+        y: u32,
+        color: u8,
+        words: Vec<u32>,
+    ) -> Result<(), HostError> {
+        let sim = self.ready()?;
+        let r = sim.start_h2d_stream(color, vec![((x, y), words)], MEMCPY_SETUP_CYCLES);
+        self.record(r)
+    }
+
+    /// Starts an SdkLayout device-to-host stream: the next `n` wavelets the CE of PE
+    /// `(x, y)` sends on `color` go to the host. One at a time: a second one while the
+    /// first is unfinished is [`HostError::StreamBusy`]. Returns at once.
+    pub fn stream_receive(&mut self, x: u32, y: u32, color: u8, n: usize) -> Result<(), HostError> {
+        let sim = self.ready()?;
+        if sim.d2h_active() {
+            return Err(HostError::StreamBusy);
+        }
+        sim.start_d2h_stream(color, &[(x, y)], n, MEMCPY_SETUP_CYCLES);
+        Ok(())
+    }
+
+    /// Runs the fabric until every started stream has finished; returns the words of the
+    /// device-to-host stream, if one was started (else nothing).
+    pub fn stream_wait(&mut self) -> Result<Vec<u32>, HostError> {
+        let max = self.max_cycles;
+        let sim = self.ready()?;
+        let r = match sim.run_until(Simulator::streams_done, max) {
+            Ok(RunEnd::Condition) => Ok(()),
+            Ok(RunEnd::Idle) => Err(sim.deadlock("SdkLayout streams (send/receive)", false)),
+            Err(e) => Err(e),
+        };
+        if r.is_err() {
+            sim.cancel_streams();
+        }
+        self.record(r)?;
+        let sim = self.ready()?;
+        Ok(sim.take_d2h().into_iter().flatten().collect())
     }
 
     /// Index of `name` among the image's exported names.

@@ -48,7 +48,7 @@ pub use host::{
     SdkRuntime, Transfer,
 };
 pub use par::{THREADS_ENV, default_threads};
-pub use params::SimParams;
+pub use params::{SimParams, TIMING_ENV, Timing};
 pub use pe::Pe;
 pub use perfetto::{PeRect, PerfettoConfig};
 pub use router::Router;

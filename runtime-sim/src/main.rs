@@ -16,8 +16,8 @@ use cslsim::host::{MemcpyDataType, Region, Transfer, values};
 use cslsim::params::MAX_LATENCY_CYCLES;
 use cslsim::perfetto::DEFAULT_MAX_FLOWS;
 use cslsim::{
-    DEFAULT_MAX_CYCLES, HostError, PeRect, PerfettoConfig, SdkRuntime, SimParams, TraceFilter,
-    Tracer,
+    DEFAULT_MAX_CYCLES, HostError, PeRect, PerfettoConfig, SdkRuntime, SimParams, TIMING_ENV,
+    Timing, TraceFilter, Tracer,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -73,6 +73,11 @@ struct Cli {
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_LATENCY_CYCLES)))]
     hop_latency: Option<u32>,
+    /// Timing model: `simple` (one cycle per instruction and DSD element; the default) or
+    /// `measured` (WSE-3 measured branch, DSD-setup and `@fmacs` costs; SIMULATOR.md §2).
+    /// Default: `CSLSIM_TIMING` or `simple`. The flags below override single parameters.
+    #[arg(long, value_name = "MODEL", value_parser = Timing::parse)]
+    timing: Option<Timing>,
     /// Setup cycles of every DSD operation, 0..=65536.
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_LATENCY_CYCLES)))]
@@ -132,7 +137,16 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> Result<(), HostError> {
-    let defaults = SimParams::default();
+    let timing = match cli.timing {
+        Some(t) => t,
+        None => match std::env::var(TIMING_ENV) {
+            Ok(v) => {
+                Timing::parse(&v).map_err(|e| HostError::BadParams(format!("{TIMING_ENV}: {e}")))?
+            }
+            Err(_) => Timing::Simple,
+        },
+    };
+    let defaults = timing.params();
     let params = SimParams {
         router_buffer_depth: cli.buffer_depth.unwrap_or(defaults.router_buffer_depth),
         hop_latency: cli.hop_latency.or(defaults.hop_latency),

@@ -33,6 +33,15 @@ pub struct SimParams {
     /// that moves its input (queue depth 4) to an output nobody drains (output queue
     /// depth 6), a 14-wavelet stream completes and a 15-wavelet one stalls.
     pub h2d_path_depth: u32,
+    /// Cycles of a taken branch or jump. Default 1 (every instruction one cycle);
+    /// [`SimParams::measured`] uses 6, the figure measured on WSE-3.
+    pub branch_taken_cycles: u32,
+    /// Cycles of a conditional branch that falls through. Default 1; measured on WSE-3: 3.
+    pub branch_not_taken_cycles: u32,
+    /// Cycles per element of the f32 multiply-add DSD operation (`@fmacs`). Default 1;
+    /// measured on WSE-3: 2 (half an element per cycle, on silicon and in the vendor's
+    /// simulator).
+    pub fmacs_cycles_per_element: u32,
     /// Most bytes the simulator may allocate for an image (an estimate made before
     /// loading: see [`crate::Simulator::memory_estimate`]); `None` = the memory the
     /// operating system reports available (no limit where it reports nothing).
@@ -53,12 +62,66 @@ impl Default for SimParams {
             wse2_color_input_depth: 4,
             dsd_setup_cycles: 3,
             h2d_path_depth: 4,
+            branch_taken_cycles: 1,
+            branch_not_taken_cycles: 1,
+            fmacs_cycles_per_element: 1,
             memory_limit_bytes: None,
         }
     }
 }
 
+/// The timing presets `cslsim --timing` and [`TIMING_ENV`] name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Timing {
+    /// One cycle per instruction and per DSD element, 3 cycles of DSD setup (the default;
+    /// every figure in the README was measured with it).
+    #[default]
+    Simple,
+    /// The costs measured on WSE-3 silicon and the vendor's simulator
+    /// ([`SimParams::measured`]; SIMULATOR.md §2 lists their sources).
+    Measured,
+}
+
+impl Timing {
+    /// Parses `simple` or `measured`.
+    pub fn parse(s: &str) -> Result<Timing, String> {
+        match s.trim() {
+            "simple" => Ok(Timing::Simple),
+            "measured" => Ok(Timing::Measured),
+            other => Err(format!(
+                "unknown timing model `{other}`; expected `simple` or `measured`"
+            )),
+        }
+    }
+
+    /// The parameters of this preset.
+    pub fn params(self) -> SimParams {
+        match self {
+            Timing::Simple => SimParams::default(),
+            Timing::Measured => SimParams::measured(),
+        }
+    }
+}
+
+/// The environment variable that selects the timing preset of [`crate::SdkRuntime`]
+/// (`CSLSIM_TIMING=measured`; the Python package's runtime reads it too).
+pub const TIMING_ENV: &str = "CSLSIM_TIMING";
+
 impl SimParams {
+    /// The default parameters with the costs measured on WSE-3 (shared spec
+    /// simulator-model.md §1.2, §1.3): a taken branch 6 cycles, a branch that falls
+    /// through 3, 15 cycles of DSD setup (13–17 measured), `@fmacs` 2 cycles per element.
+    /// Hop latencies stay the architecture's (WSE-3: 2 cycles, measured).
+    pub fn measured() -> SimParams {
+        SimParams {
+            branch_taken_cycles: 6,
+            branch_not_taken_cycles: 3,
+            dsd_setup_cycles: 15,
+            fmacs_cycles_per_element: 2,
+            ..SimParams::default()
+        }
+    }
+
     /// The hop latency used for `arch` (at least 1).
     pub fn hop(&self, arch: Arch) -> u64 {
         u64::from(
@@ -73,7 +136,7 @@ impl SimParams {
     pub fn check(&self) -> Result<(), String> {
         let ring = MAX_RING as u32;
         let lat = MAX_LATENCY_CYCLES;
-        let checks: [(&str, u32, u32, u32); 6] = [
+        let checks: [(&str, u32, u32, u32); 9] = [
             (
                 "router_buffer_depth (--buffer-depth)",
                 self.router_buffer_depth,
@@ -100,6 +163,19 @@ impl SimParams {
                 lat,
             ),
             ("h2d_path_depth", self.h2d_path_depth, 0, 1 << 20),
+            ("branch_taken_cycles", self.branch_taken_cycles, 1, lat),
+            (
+                "branch_not_taken_cycles",
+                self.branch_not_taken_cycles,
+                1,
+                lat,
+            ),
+            (
+                "fmacs_cycles_per_element",
+                self.fmacs_cycles_per_element,
+                1,
+                lat,
+            ),
         ];
         for (name, v, lo, hi) in checks {
             if !(lo..=hi).contains(&v) {

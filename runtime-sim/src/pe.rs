@@ -62,8 +62,8 @@ pub(crate) struct HostCall {
 /// Marks a colour bound to no CE input queue in [`Pe::color_inq`].
 pub(crate) const NO_QUEUE: u8 = u8::MAX;
 
-/// Number of microthreads per PE.
-pub const MICROTHREADS: usize = 8;
+/// Number of microthreads per PE ([`csl_arch::fabric::MICROTHREADS`], as an index bound).
+pub const MICROTHREADS: usize = csl_arch::fabric::MICROTHREADS as usize;
 
 /// One processing element.
 #[derive(Clone, Debug)]

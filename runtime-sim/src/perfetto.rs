@@ -117,8 +117,8 @@ impl Default for PerfettoConfig {
 }
 
 /// Slot of the main thread's synchronous DSD operation among a recorder's open operations
-/// (slots 0..=7 are the microthreads).
-pub(crate) const MAIN_SLOT: usize = 8;
+/// (slots `0..MICROTHREADS` are the microthreads).
+pub(crate) const MAIN_SLOT: usize = crate::pe::MICROTHREADS;
 
 #[derive(Clone, Copy, Debug)]
 struct TaskSpan {

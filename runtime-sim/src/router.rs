@@ -249,6 +249,12 @@ pub(crate) struct ColorState {
 }
 
 impl ColorState {
+    /// Whether the input buffer of `port` can take a wavelet arriving at `now` (buffers
+    /// hold `depth` wavelets).
+    fn has_room(&self, port: usize, depth: usize, now: u64) -> bool {
+        self.rings.get(port).is_some_and(|r| r.has_room(depth, now))
+    }
+
     fn unconfigured() -> ColorState {
         ColorState {
             configured: false,
@@ -901,11 +907,7 @@ fn plan_color(
                     },
                 ));
             }
-            if !hcs
-                .rings
-                .get(qport)
-                .is_some_and(|r| r.has_room(env.geo.depth, now))
-            {
+            if !hcs.has_room(qport, env.geo.depth, now) {
                 return Ok(Plan::Blocked);
             }
         }
@@ -1073,11 +1075,7 @@ fn plan_mp(
                     },
                 ));
             };
-            if !qcs
-                .rings
-                .get(qport)
-                .is_some_and(|r| r.has_room(env.geo.depth, now))
-            {
+            if !qcs.has_room(qport, env.geo.depth, now) {
                 continue;
             }
         }

@@ -250,6 +250,9 @@ impl Simulator {
             arch,
             ramp: u64::from(params.ramp_latency),
             setup: params.dsd_setup_cycles,
+            branch_taken_extra: params.branch_taken_cycles.saturating_sub(1),
+            branch_not_taken_extra: params.branch_not_taken_cycles.saturating_sub(1),
+            fmacs_extra: params.fmacs_cycles_per_element.saturating_sub(1),
         };
         let mut sim = Simulator {
             arch,
@@ -566,6 +569,11 @@ impl Simulator {
         if pending == 0 {
             self.finish_d2h();
         }
+    }
+
+    /// Whether a device-to-host stream is started and not yet taken.
+    pub fn d2h_active(&self) -> bool {
+        self.d2h.is_some()
     }
 
     /// Whether the host streams' commands are complete: every host-to-device wavelet has

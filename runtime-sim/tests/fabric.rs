@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Asm, Dsd, LOG_COUNT, X, data_id, fabric_image, read_log, read32, route};
+use common::{Asm, Dsd, LOG_COUNT, X, data_id, fabric_image, pair_image, read_log, read32, route};
 use csl_arch::dsd::{DsdOpcode, cfg, flags};
 use csl_arch::fabric::Direction::{East, North, Ramp, South, West};
 use csl_arch::fabric::{Arch, control};
@@ -96,22 +96,6 @@ impl Write for Buf {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-/// Two PEs in a row: `sender` at (0, 0) sends on colour `c` to `recv` at (1, 0).
-fn pair_image(arch: Arch, c: u8, sender: Asm, recv: Asm) -> Image {
-    let routes = vec![
-        route(0, 0, c, &[Ramp], &[East]),
-        route(1, 0, c, &[West], &[Ramp]),
-    ];
-    fabric_image(
-        arch,
-        2,
-        1,
-        vec![sender.build(), recv.build()],
-        vec![0, 1],
-        routes,
-    )
 }
 
 #[test]

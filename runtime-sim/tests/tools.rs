@@ -7,10 +7,9 @@
 mod common;
 
 use common::tools::{arg, dir, miget, miset, read_words, simfabric, write_words};
-use common::{Asm, X, fabric_image, image, route};
+use common::{Asm, X, fabric_image, image, pair_image, route};
 use csl_arch::dsd::DsdOpcode;
 use csl_arch::fabric::Arch;
-use csl_arch::fabric::Direction::{East, Ramp, West};
 use csl_arch::image::{ColorConfig, Image, ProgramClass};
 use csl_arch::isa::{BinOp, NumTy, Op, Width};
 use cslsim::Simulator;
@@ -518,18 +517,7 @@ fn orphan_image(arch: Arch, n: u16, value: u32) -> Image {
     receiver.func("unused", 1, 0, 0);
     receiver.ret_void();
     receiver.bind_input(arch, 2, 1);
-    let routes: Vec<ColorConfig> = vec![
-        route(0, 0, 1, &[Ramp], &[East]),
-        route(1, 0, 1, &[West], &[Ramp]),
-    ];
-    fabric_image(
-        arch,
-        2,
-        1,
-        vec![sender.build(), receiver.build()],
-        vec![0, 1],
-        routes,
-    )
+    pair_image(arch, 1, sender, receiver)
 }
 
 #[test]

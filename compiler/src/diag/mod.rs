@@ -69,6 +69,24 @@ impl Diagnostic {
         }
     }
 
+    /// The error for a name or item given a second time: "{what} is {verb} twice",
+    /// labelled "{verb} again here" at `again` and "first {verb} here" at `first`.
+    pub fn twice(
+        code: &'static str,
+        what: impl std::fmt::Display,
+        verb: &str,
+        again: Span,
+        first: Span,
+    ) -> Diagnostic {
+        Diagnostic::error(
+            code,
+            format!("{what} is {verb} twice"),
+            again,
+            format!("{verb} again here"),
+        )
+        .with_label(first, format!("first {verb} here"))
+    }
+
     /// A new error with no source location.
     pub fn global(code: &'static str, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
@@ -107,6 +125,20 @@ impl Diagnostic {
     pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
         self
+    }
+
+    /// Sets the help to `help(s)` when a candidate `s` is close to the misspelt `name`
+    /// ([`did_you_mean`](crate::suggest::did_you_mean)).
+    pub fn with_suggestion<'a>(
+        self,
+        name: &str,
+        candidates: impl IntoIterator<Item = &'a str>,
+        help: impl FnOnce(&str) -> String,
+    ) -> Diagnostic {
+        match crate::suggest::did_you_mean(name, candidates) {
+            Some(s) => self.with_help(help(&s)),
+            None => self,
+        }
     }
 
     /// Whether this is an error.

@@ -444,15 +444,13 @@ impl Eval<'_> {
                 }
             };
             if let Some((_, first)) = seen.iter().find(|(n, _)| *n == k.name) {
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::PAINT_BINDING,
-                        format!("`{}` is bound twice", k.name),
-                        k.span,
-                        "bound again here",
-                    )
-                    .with_label(*first, "first bound here"),
-                ));
+                return Err(self.report(Diagnostic::twice(
+                    codes::PAINT_BINDING,
+                    format!("`{}`", k.name),
+                    "bound",
+                    k.span,
+                    *first,
+                )));
             }
             seen.push((k.name.clone(), k.span));
             match v {

@@ -539,13 +539,13 @@ impl<'a> Eval<'a> {
                 if let Some((_, first)) = self.lets.get(&name.name) {
                     let first = *first;
                     return Err(self.report(
-                        Diagnostic::error(
+                        Diagnostic::twice(
                             codes::PAINT_DUPLICATE,
-                            format!("`{}` is bound twice", name.name),
+                            format!("`{}`", name.name),
+                            "bound",
                             name.span,
-                            "bound again here",
+                            first,
                         )
-                        .with_label(first, "first bound here")
                         .with_help("Paint bindings are constants; pick another name"),
                     ));
                 }
@@ -562,29 +562,25 @@ impl<'a> Eval<'a> {
                 }
                 if let Some((_, first)) = self.funcs.get(&name.name) {
                     let first = *first;
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::PAINT_DUPLICATE,
-                            format!("function `{}` is defined twice", name.name),
-                            name.span,
-                            "defined again here",
-                        )
-                        .with_label(first, "first defined here"),
-                    ));
+                    return Err(self.report(Diagnostic::twice(
+                        codes::PAINT_DUPLICATE,
+                        format!("function `{}`", name.name),
+                        "defined",
+                        name.span,
+                        first,
+                    )));
                 }
                 let mut seen: Vec<&Ident> = Vec::new();
                 for p in params {
                     if let Some(first) = seen.iter().find(|s| s.name == p.name) {
                         self.failed_funcs.insert(name.name.clone());
-                        return Err(self.report(
-                            Diagnostic::error(
-                                codes::PAINT_DUPLICATE,
-                                format!("parameter `{}` is declared twice", p.name),
-                                p.span,
-                                "declared again here",
-                            )
-                            .with_label(first.span, "first declared here"),
-                        ));
+                        return Err(self.report(Diagnostic::twice(
+                            codes::PAINT_DUPLICATE,
+                            format!("parameter `{}`", p.name),
+                            "declared",
+                            p.span,
+                            first.span,
+                        )));
                     }
                     seen.push(p);
                 }

@@ -7,9 +7,9 @@
 use super::eval::{Env, Val};
 use super::types::Type;
 use super::value::Value;
-use super::{Ctx, R, Reported, Sema, did_you_mean};
+use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
-use crate::ir::{Inst, Term};
+use crate::ir::Inst;
 use crate::source::Span;
 use crate::syntax::ast::{Ast, ExprId, ExprKind, Ident};
 use csl_arch::isa::TrapCode;
@@ -350,15 +350,15 @@ impl Sema {
     /// Analyses `@name(args)`.
     pub fn builtin(&mut self, env: &mut Env, name: &Ident, args: &[ExprId], span: Span) -> R<Val> {
         let Some(bi) = info(&name.name) else {
-            let mut d = Diagnostic::error(
+            let d = Diagnostic::error(
                 codes::UNKNOWN_BUILTIN,
                 format!("unknown builtin `@{}`", name.name),
                 name.span,
                 "no such builtin",
-            );
-            if let Some(s) = did_you_mean(&name.name, BUILTINS.iter().map(|b| b.name)) {
-                d = d.with_help(format!("did you mean `@{s}`?"));
-            }
+            )
+            .with_suggestion(&name.name, BUILTINS.iter().map(|b| b.name), |s| {
+                format!("did you mean `@{s}`?")
+            });
             return Err(self.report(d));
         };
         self.check_arity(bi, args.len(), span)?;
@@ -481,6 +481,23 @@ impl Sema {
             {
                 self.report(arity_error(bi, args.len(), e.span));
             }
+        }
+    }
+
+    /// Evaluates the builtin argument `e` at comptime and takes what `pick` finds in its
+    /// value; any other value is the error `code` with message `msg`, labelled `label` at
+    /// the argument.
+    pub(crate) fn comptime_arg<T>(
+        &mut self,
+        env: &mut Env,
+        e: ExprId,
+        pick: impl FnOnce(Value) -> Option<T>,
+        (code, msg, label): (&'static str, &str, &str),
+    ) -> R<T> {
+        let span = self.span(env, e);
+        match pick(self.eval_comptime(env, e)?) {
+            Some(v) => Ok(v),
+            None => Err(self.err(code, msg, span, label)),
         }
     }
 
@@ -835,8 +852,7 @@ impl Sema {
                 self.fb(env).emit(Inst::Trap {
                     code: TrapCode::AssertFailed,
                 });
-                self.fb(env).terminate(Term::Jump(ok));
-                self.fb(env).switch_to(ok);
+                self.fb(env).jump_to(ok);
                 Ok(Val::Ct(Value::Void))
             }
         }
@@ -944,17 +960,17 @@ impl Sema {
         let pspan = args.get(1).map_or(span, |p| self.span(env, *p));
         for (name, _) in params.iter() {
             if !declared.contains(&name.as_str()) {
-                let mut d = Diagnostic::error(
+                let d = Diagnostic::error(
                     codes::UNKNOWN_PARAM,
                     format!("module `{path}` has no param `{name}`"),
                     pspan,
                     "in these params",
                 )
                 .with_note("the value is ignored")
-                .warning();
-                if let Some(s) = did_you_mean(name, declared.iter().copied()) {
-                    d = d.with_help(format!("did you mean `{s}`?"));
-                }
+                .warning()
+                .with_suggestion(name, declared.iter().copied(), |s| {
+                    format!("did you mean `{s}`?")
+                });
                 self.report(d);
             }
         }

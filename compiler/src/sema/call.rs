@@ -246,14 +246,7 @@ impl Sema {
             match &v {
                 Val::Ct(c) if comptime => senv.bind(&p.name.name, Local::Value(c.clone())),
                 // A stand-in: the signature may use its type (`@type_of(x)`), never its value.
-                _ => senv.bind(
-                    &p.name.name,
-                    Local::Reg {
-                        reg: VReg::new(0),
-                        ty: t,
-                        mutable: false,
-                    },
-                ),
+                _ => senv.bind(&p.name.name, Local::value(VReg::new(0), t)),
             }
             bound.push(Arg {
                 name: p.name.name.clone(),
@@ -511,19 +504,8 @@ impl Sema {
                 );
             }
             Val::Rt { reg, .. } => {
-                let copy = self.fb(env).reg();
-                self.fb(env).emit(Inst::Mov {
-                    dst: copy,
-                    src: reg,
-                });
-                env.bind(
-                    name,
-                    Local::Reg {
-                        reg: copy,
-                        ty,
-                        mutable: false,
-                    },
-                );
+                let copy = self.fb(env).copy(reg);
+                env.bind(name, Local::value(copy, ty));
             }
         }
         let _ = span;

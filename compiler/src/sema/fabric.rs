@@ -82,13 +82,7 @@ impl Sema {
         args: &[ExprId],
         span: Span,
     ) -> R<Val> {
-        let c = match self.eval_comptime(env, args[0])? {
-            Value::Color(c) => c,
-            _ => {
-                let s = self.span(env, args[0]);
-                return Err(self.err(codes::TYPE_MISMATCH, "expected a color", s, "not a color"));
-            }
-        };
+        let c = self.color_arg(env, args[0])?;
         let cfg = self.eval_comptime(env, args[1])?;
         let cspan = self.span(env, args[1]);
         let config = self.color_config(0, 0, c, &cfg, cspan)?;
@@ -308,26 +302,26 @@ fn true_field(v: &Value) -> Option<String> {
 }
 
 impl Sema {
+    /// Evaluates a comptime colour argument.
+    pub(crate) fn color_arg(&mut self, env: &mut Env, e: ExprId) -> R<u8> {
+        let color = |v| match v {
+            Value::Color(c) => Some(c),
+            _ => None,
+        };
+        let what = (codes::TYPE_MISMATCH, "expected a color", "not a color");
+        self.comptime_arg(env, e, color, what)
+    }
+
     /// `@set_teardown_handler(f, color)`: `f` runs when `color` enters teardown.
     pub fn b_set_teardown_handler(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         let fspan = self.span(env, args[0]);
-        let Value::Func(d) = self.eval_comptime(env, args[0])? else {
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                "@set_teardown_handler needs a function",
-                fspan,
-                "not a function",
-            ));
-        };
-        let cspan = self.span(env, args[1]);
-        let Value::Color(c) = self.eval_comptime(env, args[1])? else {
-            return Err(self.err(
-                codes::TYPE_MISMATCH,
-                "expected a color",
-                cspan,
-                "not a color",
-            ));
-        };
+        let what = (
+            codes::BUILTIN_ARGS,
+            "@set_teardown_handler needs a function",
+            "not a function",
+        );
+        let d = self.comptime_arg(env, args[0], Value::into_func, what)?;
+        let c = self.color_arg(env, args[1])?;
         if let Some((_, _, prev)) = self.teardown_handlers.iter().find(|(_, col, _)| *col == c) {
             let p = *prev;
             return Err(self.report(
@@ -432,8 +426,7 @@ impl Sema {
                 args: Vec::new(),
                 dst: None,
             });
-            fb.terminate(Term::Jump(next));
-            fb.switch_to(next);
+            fb.jump_to(next);
         }
         fb.terminate(Term::Ret(None));
         let func = fb.finish();

@@ -532,13 +532,7 @@ impl Sema {
                 )),
             ));
         }
-        let c = match self.eval_comptime(env, args[2])? {
-            Value::Color(c) => c,
-            _ => {
-                let sp = self.span(env, args[2]);
-                return Err(self.err(codes::TYPE_MISMATCH, "expected a color", sp, "not a color"));
-            }
-        };
+        let c = self.color_arg(env, args[2])?;
         if self.opts.memcpy && csl_arch::fabric::MEMCPY_RESERVED_COLORS.contains(&c) {
             let s = self.span(env, args[2]);
             return Err(self.report(

@@ -62,6 +62,13 @@ impl FnBuilder {
         r
     }
 
+    /// A fresh register holding a copy of `src`.
+    pub fn copy(&mut self, src: VReg) -> VReg {
+        let dst = self.reg();
+        self.emit(Inst::Mov { dst, src });
+        dst
+    }
+
     /// Parameter register `i`.
     pub fn param(&self, i: u32) -> VReg {
         VReg::new(i as usize)
@@ -113,8 +120,7 @@ impl FnBuilder {
         exit: BlockId,
         (op, ty, a, b): (CmpOp, NumTy, VReg, VReg),
     ) {
-        self.terminate(Term::Jump(header));
-        self.switch_to(header);
+        self.jump_to(header);
         let cond = self.reg();
         self.emit(Inst::Cmp {
             op,
@@ -161,6 +167,18 @@ impl FnBuilder {
     /// Makes `b` the current block.
     pub fn switch_to(&mut self, b: BlockId) {
         self.cur = b;
+    }
+
+    /// Falls through into `b`: ends the current block with a jump to it and continues there.
+    pub fn jump_to(&mut self, b: BlockId) {
+        self.terminate(Term::Jump(b));
+        self.switch_to(b);
+    }
+
+    /// Closes a loop body: jumps back to `header` and continues after the loop, in `exit`.
+    pub fn loop_back(&mut self, header: BlockId, exit: BlockId) {
+        self.terminate(Term::Jump(header));
+        self.switch_to(exit);
     }
 
     /// Ends the current block with `term` and continues in a fresh (unreachable) block.

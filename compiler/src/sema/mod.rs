@@ -475,15 +475,13 @@ impl Sema {
             if let Some(&prev) = names.get(&name.name) {
                 if check {
                     let prev_span = decl_name_span(&ast, prev).unwrap_or(name.span);
-                    self.report(
-                        Diagnostic::error(
-                            codes::DUPLICATE_DECL,
-                            format!("`{}` is declared twice", name.name),
-                            name.span,
-                            "declared again here",
-                        )
-                        .with_label(prev_span, "first declared here"),
-                    );
+                    self.report(Diagnostic::twice(
+                        codes::DUPLICATE_DECL,
+                        format!("`{}`", name.name),
+                        "declared",
+                        name.span,
+                        prev_span,
+                    ));
                 }
                 continue;
             }

@@ -27,8 +27,29 @@ pub enum Flow {
     Return(Option<Value>),
 }
 
+/// What every lowering of a `for` statement takes from it: the label, the captures and
+/// the body.
+#[derive(Clone, Copy)]
+struct ForParts<'a> {
+    label: Option<&'a Ident>,
+    capture: &'a Ident,
+    index: Option<&'a Ident>,
+    body: &'a Block,
+}
+
 /// Most iterations a runtime `for` over a comptime-only sequence is unrolled.
 const MAX_UNROLL: usize = 1024;
+
+impl Local {
+    /// A read-only runtime local in register `reg` (a loop capture, a parameter).
+    pub(crate) fn value(reg: crate::ir::VReg, ty: TypeId) -> Local {
+        Local::Reg {
+            reg,
+            ty,
+            mutable: false,
+        }
+    }
+}
 
 impl Sema {
     /// Runs or lowers a block in a new scope.
@@ -469,16 +490,14 @@ impl Sema {
         let body_b = self.fb(env).block();
         let cont_b = self.fb(env).block();
         let exit = self.fb(env).block();
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(header);
+        self.fb(env).jump_to(header);
         // The test and the continue expression belong to the `while` line, not to the
         // body statement laid out before them.
         let cond_span = self.span(env, cond);
         self.fb(env).mark(cond_span);
         match self.cond(env, cond)? {
             Val::Ct(Value::Bool(false)) => {
-                self.fb(env).terminate(Term::Jump(exit));
-                self.fb(env).switch_to(exit);
+                self.fb(env).jump_to(exit);
                 return Ok(Flow::Normal);
             }
             Val::Ct(_) => self.fb(env).terminate(Term::Jump(body_b)),
@@ -491,8 +510,7 @@ impl Sema {
             self.fb(env).mark(c.span);
             let _ = self.stmt(env, c);
         }
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(exit);
+        self.fb(env).loop_back(header, exit);
         Ok(Flow::Normal)
     }
 
@@ -505,13 +523,19 @@ impl Sema {
         index: Option<&Ident>,
         body: &Block,
     ) -> R<Flow> {
+        let f = ForParts {
+            label,
+            capture,
+            index,
+            body,
+        };
         let ispan = self.span(env, iter);
         // A runtime `@range` with runtime bounds is lowered as a counting loop.
         if !env.comptime
             && let ExprKind::Builtin { name, args } = &env.ast.exprs[iter].kind.clone()
             && name.name == "range"
         {
-            return self.for_range_runtime(env, label, args, capture, index, body, ispan);
+            return self.for_range_runtime(env, f, args, ispan);
         }
         let it = self.expr(env, iter)?;
         let items: Vec<Value> = match it {
@@ -534,7 +558,7 @@ impl Sema {
                 // fuel diagnostic), never a silently truncated prefix.
                 let values = range_values(start, stop, step).map(move |i| Value::Int(i, elem));
                 if env.comptime {
-                    return self.ct_for(env, label, values, capture, index, body);
+                    return self.ct_for(env, f, values);
                 }
                 values.collect()
             }
@@ -551,7 +575,7 @@ impl Sema {
                 ));
             }
             Val::Rt { reg, ty } if matches!(self.types.get(ty), Type::Array { .. }) => {
-                return self.for_array_runtime(env, label, reg, ty, capture, index, body);
+                return self.for_array_runtime(env, f, reg, ty);
             }
             Val::Rt { ty, .. } => {
                 let d = self.types.display(ty);
@@ -580,23 +604,26 @@ impl Sema {
                 .enumerate()
                 .map(|(i, v)| (v, Value::Int(i as i128, ci)))
                 .collect();
-            self.unroll_runtime(env, label, vals, capture, index, body);
+            self.unroll_runtime(env, f, vals);
             return Ok(Flow::Normal);
         }
         // Comptime sequence: unrolled (at comptime: executed).
-        self.ct_for(env, label, items.into_iter(), capture, index, body)
+        self.ct_for(env, f, items.into_iter())
     }
 
     /// Executes a comptime `for` over `items`, one unit of fuel per iteration.
     fn ct_for(
         &mut self,
         env: &mut Env,
-        label: Option<&Ident>,
+        f: ForParts<'_>,
         items: impl Iterator<Item = Value>,
-        capture: &Ident,
-        index: Option<&Ident>,
-        body: &Block,
     ) -> R<Flow> {
+        let ForParts {
+            label,
+            capture,
+            index,
+            body,
+        } = f;
         env.ct_loops.push(label.map(|l| l.name.clone()));
         let result = (|| {
             for (i, item) in items.enumerate() {
@@ -622,17 +649,19 @@ impl Sema {
         result
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn for_range_runtime(
         &mut self,
         env: &mut Env,
-        label: Option<&Ident>,
+        f: ForParts<'_>,
         args: &[ExprId],
-        capture: &Ident,
-        index: Option<&Ident>,
-        body: &Block,
         span: Span,
     ) -> R<Flow> {
+        let ForParts {
+            label,
+            capture,
+            index,
+            body,
+        } = f;
         // Not analysed through `Sema::builtin`: the table's arity check applies here too.
         let bi = super::builtins::info("range").ok_or(Reported)?;
         self.check_arity(bi, args.len(), span)?;
@@ -643,7 +672,7 @@ impl Sema {
             let it = self.expr(env, args[0]);
             env.comptime = saved;
             it?;
-            return self.for_unrolled_range(env, label, args, capture, index, body, span);
+            return self.for_unrolled_range(env, f, args, span);
         }
         let Some(nt) = self
             .types
@@ -701,29 +730,11 @@ impl Sema {
         self.fb(env).mark(span);
         env.scopes.push(Vec::new());
         // The capture is a copy, so the body cannot disturb the counter.
-        let cap = self.fb(env).reg();
-        self.fb(env).emit(Inst::Mov {
-            dst: cap,
-            src: counter,
-        });
-        env.bind(
-            &capture.name,
-            Local::Reg {
-                reg: cap,
-                ty: elem,
-                mutable: false,
-            },
-        );
+        let cap = self.fb(env).copy(counter);
+        env.bind(&capture.name, Local::value(cap, elem));
         if let (Some(ix), Some(ident)) = (idx, index) {
             let u16t = self.types.common.u16;
-            env.bind(
-                &ident.name,
-                Local::Reg {
-                    reg: ix,
-                    ty: u16t,
-                    mutable: false,
-                },
-            );
+            env.bind(&ident.name, Local::value(ix, u16t));
         }
         self.loop_body(env, label, exit, cont_b, body);
         env.scopes.pop();
@@ -734,20 +745,15 @@ impl Sema {
             let one = self.imm(env, 1);
             self.fb(env).bin(BinOp::Add, NumTy::U16, ix, ix, one);
         }
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(exit);
+        self.fb(env).loop_back(header, exit);
         Ok(Flow::Normal)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn for_unrolled_range(
         &mut self,
         env: &mut Env,
-        label: Option<&Ident>,
+        f: ForParts<'_>,
         args: &[ExprId],
-        capture: &Ident,
-        index: Option<&Ident>,
-        body: &Block,
         span: Span,
     ) -> R<Flow> {
         let mut ints = Vec::new();
@@ -772,20 +778,18 @@ impl Sema {
             i += step;
             n += 1;
         }
-        self.unroll_runtime(env, label, vals, capture, index, body);
+        self.unroll_runtime(env, f, vals);
         Ok(Flow::Normal)
     }
 
     /// Lowers one copy of a loop body per (capture, index) pair.
-    fn unroll_runtime(
-        &mut self,
-        env: &mut Env,
-        label: Option<&Ident>,
-        vals: Vec<(Value, Value)>,
-        capture: &Ident,
-        index: Option<&Ident>,
-        body: &Block,
-    ) {
+    fn unroll_runtime(&mut self, env: &mut Env, f: ForParts<'_>, vals: Vec<(Value, Value)>) {
+        let ForParts {
+            label,
+            capture,
+            index,
+            body,
+        } = f;
         let exit = self.fb(env).block();
         for (item, i) in vals {
             let cont = self.fb(env).block();
@@ -804,27 +808,27 @@ impl Sema {
             let _ = self.exec_block(env, body);
             env.scopes.pop();
             env.loops.pop();
-            self.fb(env).terminate(Term::Jump(cont));
-            self.fb(env).switch_to(cont);
+            self.fb(env).jump_to(cont);
         }
-        self.fb(env).terminate(Term::Jump(exit));
-        self.fb(env).switch_to(exit);
+        self.fb(env).jump_to(exit);
     }
 
     /// `for (arr) |x, i|` over a runtime array (held by address): a counting loop over
     /// every element in row-major order. Scalar elements are loaded into the capture;
     /// aggregate elements are captured by address (read-only).
-    #[allow(clippy::too_many_arguments)]
     fn for_array_runtime(
         &mut self,
         env: &mut Env,
-        label: Option<&Ident>,
+        f: ForParts<'_>,
         base: crate::ir::VReg,
         ty: TypeId,
-        capture: &Ident,
-        index: Option<&Ident>,
-        body: &Block,
     ) -> R<Flow> {
+        let ForParts {
+            label,
+            capture,
+            index,
+            body,
+        } = f;
         let Type::Array { elem, dims } = self.types.get(ty).clone() else {
             return Err(Reported);
         };
@@ -856,28 +860,10 @@ impl Sema {
         let Val::Rt { reg: cap, .. } = cap else {
             return Err(Reported);
         };
-        env.bind(
-            &capture.name,
-            Local::Reg {
-                reg: cap,
-                ty: elem,
-                mutable: false,
-            },
-        );
+        env.bind(&capture.name, Local::value(cap, elem));
         if let Some(ident) = index {
-            let ix = self.fb(env).reg();
-            self.fb(env).emit(Inst::Mov {
-                dst: ix,
-                src: counter,
-            });
-            env.bind(
-                &ident.name,
-                Local::Reg {
-                    reg: ix,
-                    ty: u16t,
-                    mutable: false,
-                },
-            );
+            let ix = self.fb(env).copy(counter);
+            env.bind(&ident.name, Local::value(ix, u16t));
         }
         self.loop_body(env, label, exit, cont_b, body);
         env.scopes.pop();
@@ -885,8 +871,7 @@ impl Sema {
         let one = self.imm(env, 1);
         self.fb(env)
             .bin(BinOp::Add, NumTy::U16, counter, counter, one);
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(exit);
+        self.fb(env).loop_back(header, exit);
         Ok(Flow::Normal)
     }
 

@@ -17,7 +17,7 @@
 use super::eval::{Env, FieldBase, MemBase, Place, Val};
 use super::types::{Type, TypeId};
 use super::value::Value;
-use super::{R, Reported, Sema, did_you_mean};
+use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{GlobalId, Inst, VReg};
 use crate::source::Span;
@@ -39,15 +39,13 @@ impl Sema {
         let mut defaults = Vec::new();
         for f in fields {
             if let Some(i) = fs.iter().position(|(n, _)| *n == f.name.name) {
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::DUPLICATE_DECL,
-                        format!("field `{}` is declared twice", f.name.name),
-                        f.name.span,
-                        "declared again here",
-                    )
-                    .with_label(spans[i], "first declared here"),
-                ));
+                return Err(self.report(Diagnostic::twice(
+                    codes::DUPLICATE_DECL,
+                    format!("field `{}`", f.name.name),
+                    "declared",
+                    f.name.span,
+                    spans[i],
+                )));
             }
             let t = self.eval_type(env, f.ty)?;
             let d = match f.default {
@@ -108,15 +106,13 @@ impl Sema {
         let mut explicit: Vec<Option<(i128, Span)>> = Vec::new();
         for m in members {
             if let Some(prev) = names.iter().find(|n| n.name == m.name.name) {
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::DUPLICATE_DECL,
-                        format!("enum member `{}` is declared twice", m.name.name),
-                        m.name.span,
-                        "declared again here",
-                    )
-                    .with_label(prev.span, "first declared here"),
-                ));
+                return Err(self.report(Diagnostic::twice(
+                    codes::DUPLICATE_DECL,
+                    format!("enum member `{}`", m.name.name),
+                    "declared",
+                    m.name.span,
+                    prev.span,
+                )));
             }
             names.push(&m.name);
             let v = match m.value {
@@ -207,19 +203,22 @@ impl Sema {
     }
 
     fn unknown_field(&mut self, what: &str, names: &[String], name: &str, span: Span) -> Reported {
-        let mut d = Diagnostic::error(
+        let d = Diagnostic::error(
             codes::UNKNOWN_MEMBER,
             format!("{what} has no field `{name}`"),
             span,
             "unknown field",
-        );
-        if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
-            d = d.with_help(format!("did you mean `{s}`?"));
+        )
+        .with_suggestion(name, names.iter().map(String::as_str), |s| {
+            format!("did you mean `{s}`?")
+        });
+        let d = if d.help.is_some() {
+            d
         } else if names.is_empty() {
-            d = d.with_note("it has no fields");
+            d.with_note("it has no fields")
         } else {
-            d = d.with_note(format!("its fields are: {}", names.join(", ")));
-        }
+            d.with_note(format!("its fields are: {}", names.join(", ")))
+        };
         self.report(d)
     }
 
@@ -312,10 +311,13 @@ impl Sema {
                         format!("enum {dname} has no member `{name}`"),
                         nspan,
                         "unknown member",
+                    )
+                    .with_suggestion(
+                        name,
+                        names.iter().map(String::as_str),
+                        |s| format!("did you mean `{dname}.{s}`?"),
                     );
-                    if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
-                        d = d.with_help(format!("did you mean `{dname}.{s}`?"));
-                    } else {
+                    if d.help.is_none() {
                         d = d.with_note(format!("its members are: {}", names.join(", ")));
                     }
                     return Err(self.report(d));
@@ -620,15 +622,13 @@ impl Sema {
                         return Err(self.unknown_field(&what, &names, &f.name.name, f.name.span));
                     };
                     if let Some(prev) = given_at[i] {
-                        return Err(self.report(
-                            Diagnostic::error(
-                                codes::DUPLICATE_DECL,
-                                format!("field `{}` is given twice", f.name.name),
-                                f.name.span,
-                                "given again here",
-                            )
-                            .with_label(prev, "first given here"),
-                        ));
+                        return Err(self.report(Diagnostic::twice(
+                            codes::DUPLICATE_DECL,
+                            format!("field `{}`", f.name.name),
+                            "given",
+                            f.name.span,
+                            prev,
+                        )));
                     }
                     let v = self.expr_hint(env, f.value, Some(fty))?;
                     let s = self.span(env, f.value);

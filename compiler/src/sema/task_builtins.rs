@@ -381,15 +381,13 @@ impl Sema {
             }
         }
         if let Some(prev) = self.bound_ids.get(&num).copied() {
-            return Err(self.report(
-                Diagnostic::error(
-                    codes::TASK_ID_TWICE,
-                    format!("task id {num} is bound twice"),
-                    span,
-                    "bound again here",
-                )
-                .with_label(prev, "first bound here"),
-            ));
+            return Err(self.report(Diagnostic::twice(
+                codes::TASK_ID_TWICE,
+                format!("task id {num}"),
+                "bound",
+                span,
+                prev,
+            )));
         }
         self.bound_ids.insert(num, span);
         let func = self.lower_task(d, span)?;

@@ -64,15 +64,13 @@ impl Sema {
         }
         for (i, v) in vars.iter().enumerate() {
             if let Some(prev) = vars[..i].iter().find(|p| p.name == v.name) {
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::DUPLICATE_DECL,
-                        format!("index variable `{}` is declared twice", v.name),
-                        v.span,
-                        "declared again here",
-                    )
-                    .with_label(prev.span, "first declared here"),
-                ));
+                return Err(self.report(Diagnostic::twice(
+                    codes::DUPLICATE_DECL,
+                    format!("index variable `{}`", v.name),
+                    "declared",
+                    v.span,
+                    prev.span,
+                )));
             }
         }
         let mut ext = Vec::new();

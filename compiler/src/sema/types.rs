@@ -438,6 +438,7 @@ impl TypeStore {
             "comptime_float" => c.comptime_float,
             "comptime_string" => c.comptime_string,
             "comptime_struct" => c.comptime_struct,
+            "imported_module" => c.module,
             "type" => c.type_,
             "color" => c.color,
             "direction" => c.direction,
@@ -509,30 +510,15 @@ impl TypeStore {
     pub fn num_ty(&self, id: TypeId) -> Option<NumTy> {
         Some(match self.get(id) {
             Type::Bool => NumTy::Bool,
-            Type::Int {
-                signed: true,
-                bits: 8,
-            } => NumTy::I8,
-            Type::Int {
-                signed: false,
-                bits: 8,
-            } => NumTy::U8,
-            Type::Int {
-                signed: true,
-                bits: 16,
-            } => NumTy::I16,
-            Type::Int {
-                signed: false,
-                bits: 16,
-            } => NumTy::U16,
-            Type::Int {
-                signed: true,
-                bits: 32,
-            } => NumTy::I32,
-            Type::Int {
-                signed: false,
-                bits: 32,
-            } => NumTy::U32,
+            Type::Int { signed, bits } => match (*signed, *bits) {
+                (true, 8) => NumTy::I8,
+                (false, 8) => NumTy::U8,
+                (true, 16) => NumTy::I16,
+                (false, 16) => NumTy::U16,
+                (true, 32) => NumTy::I32,
+                (false, 32) => NumTy::U32,
+                _ => return None,
+            },
             Type::F16 => NumTy::F16,
             Type::F32 => NumTy::F32,
             t if t.is_id() => NumTy::U16,
@@ -567,7 +553,8 @@ impl TypeStore {
 
     /// Renders a type the way CSL spells it.
     pub fn display(&self, id: TypeId) -> String {
-        match self.get(id) {
+        let t = self.get(id);
+        match t {
             Type::Void => "void".into(),
             Type::Bool => "bool".into(),
             Type::Int { signed, bits } => format!("{}{bits}", if *signed { "i" } else { "u" }),
@@ -592,19 +579,14 @@ impl TypeStore {
                 let d: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
                 format!("[{}]{}", d.join(", "), self.display(*elem))
             }
-            Type::Ptr { elem, is_const } => {
-                format!(
-                    "*{}{}",
-                    if *is_const { "const " } else { "" },
-                    self.display(*elem)
-                )
-            }
-            Type::ManyPtr { elem, is_const } => {
-                format!(
-                    "[*]{}{}",
-                    if *is_const { "const " } else { "" },
-                    self.display(*elem)
-                )
+            Type::Ptr { elem, is_const } | Type::ManyPtr { elem, is_const } => {
+                let many = if matches!(t, Type::ManyPtr { .. }) {
+                    "[*]"
+                } else {
+                    "*"
+                };
+                let c = if *is_const { "const " } else { "" };
+                format!("{many}{c}{}", self.display(*elem))
             }
             Type::Fn { params, ret } => {
                 let p: Vec<String> = params.iter().map(|p| self.display(*p)).collect();

@@ -96,6 +96,14 @@ pub enum Value {
 }
 
 impl Value {
+    /// The function this value names, if it is one.
+    pub fn into_func(self) -> Option<DeclRef> {
+        match self {
+            Value::Func(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// A `comptime_int` of any size: [`Value::Int`] when it fits in `i128`, else
     /// [`Value::BigInt`].
     pub fn comptime_int(v: BigInt, ty: TypeId) -> Value {

@@ -654,34 +654,10 @@ const CLASSES: &[&str] = &[
     "string literal",
 ];
 
-/// Tokens that can start an expression.
+/// Tokens that can start an expression, besides every token class ([`CLASSES`]).
 const EXPR_START: &[&str] = &[
-    "identifier",
-    "builtin",
-    "integer literal",
-    "float literal",
-    "character literal",
-    "string literal",
-    "true",
-    "false",
-    "(",
-    ".",
-    "[",
-    "[*]",
-    "*",
-    "-",
-    "!",
-    "~",
-    "&",
-    "comptime",
-    "fn",
-    "task",
-    "struct",
-    "enum",
-    "if",
-    "switch",
-    "{",
-    "|",
+    "true", "false", "(", ".", "[", "[*]", "*", "-", "!", "~", "&", "comptime", "fn", "task",
+    "struct", "enum", "if", "switch", "{", "|",
 ];
 
 /// Tokens that can start a statement but not an expression.
@@ -719,9 +695,11 @@ fn describe_expected(expected: &[String]) -> String {
     } else if has("return") {
         summary.push("a statement".to_string());
         covered.extend(STMT_START);
+        covered.extend(CLASSES);
         covered.extend(EXPR_START);
     } else if has("identifier") && has("integer literal") {
         summary.push("an expression".to_string());
+        covered.extend(CLASSES);
         covered.extend(EXPR_START);
     }
     let operators = if has("+") {
@@ -778,7 +756,8 @@ mod tests {
             describe_expected(&names(&["identifier"])),
             "expected identifier"
         );
-        let mut expr = names(EXPR_START);
+        let mut expr = names(CLASSES);
+        expr.extend(names(EXPR_START));
         assert_eq!(describe_expected(&expr), "expected an expression");
         expr.push("\";\"".to_string());
         assert_eq!(describe_expected(&expr), "expected an expression or ';'");

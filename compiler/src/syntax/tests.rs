@@ -25,7 +25,8 @@ impl Printer<'_> {
                 .join(" "),
             InitList::Elems(es) => list(es),
         };
-        match &self.ast.exprs[id].kind {
+        let k = &self.ast.exprs[id].kind;
+        match k {
             ExprKind::Int(v) => v.to_string(),
             ExprKind::Float(v) => format!("{v:?}"),
             ExprKind::Str(s) => format!("{s:?}"),
@@ -85,19 +86,14 @@ impl Printer<'_> {
             ExprKind::ArrayType { dims, elem } => {
                 format!("(array [{}] {})", list(dims), self.e(*elem))
             }
-            ExprKind::PtrType { is_const, elem } => {
-                format!(
-                    "(ptr{} {})",
-                    if *is_const { "-const" } else { "" },
-                    self.e(*elem)
-                )
-            }
-            ExprKind::ManyPtrType { is_const, elem } => {
-                format!(
-                    "(many-ptr{} {})",
-                    if *is_const { "-const" } else { "" },
-                    self.e(*elem)
-                )
+            ExprKind::PtrType { is_const, elem } | ExprKind::ManyPtrType { is_const, elem } => {
+                let many = if matches!(k, ExprKind::ManyPtrType { .. }) {
+                    "many-"
+                } else {
+                    ""
+                };
+                let c = if *is_const { "-const" } else { "" };
+                format!("({many}ptr{c} {})", self.e(*elem))
             }
             ExprKind::FnType { params, ret } => {
                 format!("(fn-type [{}] {})", list(params), self.e(*ret))

@@ -351,15 +351,13 @@ impl<'a> Lower<'a> {
                 .map(|f| f.span),
         };
         if let Some(p) = prev {
-            return Err(self.report(
-                Diagnostic::error(
-                    codes::TUNG_DUPLICATE,
-                    format!("`{}` is declared twice", id.name),
-                    id.span,
-                    "declared again here",
-                )
-                .with_label(p, "first declared here"),
-            ));
+            return Err(self.report(Diagnostic::twice(
+                codes::TUNG_DUPLICATE,
+                format!("`{}`", id.name),
+                "declared",
+                id.span,
+                p,
+            )));
         }
         Ok(())
     }
@@ -756,7 +754,11 @@ impl<'a> Lower<'a> {
             if declared {
                 continue;
             }
+            let socket = matches!(self.globals.get(name), Some(Sym::Socket(_)));
             let msg = match self.globals.get(name) {
+                Some(Sym::Socket(_)) => format!(
+                    "`{name}` is a socket, but it is given a number, which overrides a param"
+                ),
                 Some(_) => format!(
                     "`{name}` is overridden as a param, but the program declares it as a variable or socket"
                 ),
@@ -768,9 +770,13 @@ impl<'a> Lower<'a> {
                 Some(o) => Diagnostic::error(codes::TUNG_PARAM, msg, o, "given here"),
                 None => Diagnostic::global(codes::TUNG_PARAM, msg),
             };
-            d = d.with_help(format!(
-                "declare it, e.g. `xp param {name} = 0;`, or remove the override"
-            ));
+            d = d.with_help(if socket {
+                format!(
+                    "bind a socket to a colour value: `{name}:c` after `let c = color(N)` (in code(), an integer is a param override, not a colour)"
+                )
+            } else {
+                format!("declare it, e.g. `xp param {name} = 0;`, or remove the override")
+            });
             self.diags.push(d);
         }
     }

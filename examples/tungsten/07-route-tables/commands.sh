@@ -4,7 +4,7 @@ set -euo pipefail
 N=4
 K=4
 C=3
-python3 make_input.py "$N" "$K" data.bin
+python3 ../04-switches/make_input.py "$N" "$K" data.bin
 python3 make_tables.py "$N" "$C" router.bin switch.bin
 paint tables.paint N="$N" K="$K" arch=sdr out=tables.obj map=tables.map
 miset image=tables.obj out=tables.img map=tables.map symbol=senders.data order="y x _word" data=data.bin
@@ -16,4 +16,4 @@ cmp router.bin router-back.bin
 cmp switch.bin switch-back.bin
 simfabric image=tables.img cycles=100000
 miget image=tables-sim.core map=tables.map symbol=collector.got order="y x _word" data=got.bin
-python3 check.py "$N" "$K"
+python3 ../04-switches/check.py "$N" "$K"

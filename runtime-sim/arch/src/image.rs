@@ -169,6 +169,28 @@ pub struct Meta {
     pub params: BTreeMap<String, String>,
 }
 
+impl Meta {
+    /// A `width` x `height` program rectangle at the usual fabric offset (4, 1), on a
+    /// fabric with room for the memcpy infrastructure around it (`width + 7` x
+    /// `height + 2`); no memcpy, one I/O channel, no params. Hand-built images start from
+    /// it and change fields with struct update syntax.
+    pub fn rect(arch: Arch, width: u32, height: u32) -> Meta {
+        Meta {
+            format_version: FORMAT_VERSION,
+            arch,
+            fabric_width: width + 7,
+            fabric_height: height + 2,
+            offset_x: 4,
+            offset_y: 1,
+            width,
+            height,
+            memcpy: false,
+            channels: 1,
+            params: BTreeMap::new(),
+        }
+    }
+}
+
 /// One router colour configuration of one PE (`@set_color_config` in the layout, or
 /// `@set_local_color_config` in the PE's code, resolved to every PE running it).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -888,17 +910,8 @@ mod tests {
     fn sample() -> Image {
         Image {
             meta: Meta {
-                format_version: FORMAT_VERSION,
-                arch: Arch::Wse2,
-                fabric_width: 8,
-                fabric_height: 3,
-                offset_x: 4,
-                offset_y: 1,
-                width: 1,
-                height: 1,
                 memcpy: true,
-                channels: 1,
-                params: BTreeMap::new(),
+                ..Meta::rect(Arch::Wse2, 1, 1)
             },
             placement: vec![0],
             routes: Routes::new(),

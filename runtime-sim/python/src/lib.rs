@@ -408,6 +408,27 @@ impl Runtime {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// Starts an SdkLayout host-to-device stream of `data` (little-endian 32-bit words)
+    /// into colour `color` of the stream proxy at `(x, y)`; returns at once.
+    fn stream_send(&self, py: Python<'_>, x: u32, y: u32, color: u8, data: &[u8]) -> PyResult<()> {
+        let words = words_of(data)?;
+        self.host(py, move |rt| rt.stream_send(x, y, color, words))
+    }
+
+    /// Starts an SdkLayout device-to-host stream of `n` words from the stream proxy at
+    /// `(x, y)`; returns at once.
+    fn stream_receive(&self, py: Python<'_>, x: u32, y: u32, color: u8, n: usize) -> PyResult<()> {
+        self.host(py, move |rt| rt.stream_receive(x, y, color, n))
+    }
+
+    /// Runs the fabric until the started streams finish; returns the received words as
+    /// bytes (empty when no receive was started).
+    fn stream_wait<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let words = self.host(py, |rt| rt.stream_wait())?;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     /// Simulated cycles so far.
     fn cycles(&self, py: Python<'_>) -> PyResult<u64> {
         self.with(py, |rt| Ok(rt.cycles()))

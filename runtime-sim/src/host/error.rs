@@ -142,6 +142,8 @@ pub enum HostError {
     },
     /// A simulator parameter outside its range (`SimParams::check`).
     BadParams(String),
+    /// An SdkLayout `receive` while another one is unfinished.
+    StreamBusy,
     /// Simulating the image would need more memory than the limit allows.
     TooLarge {
         /// PEs in the program rectangle.
@@ -260,6 +262,11 @@ impl fmt::Display for HostError {
                 csl_arch::fabric::NUM_COLORS - 1
             ),
             HostError::Unsupported(what) => write!(f, "unsupported: {what}"),
+            HostError::StreamBusy => write!(
+                f,
+                "a receive is already in progress: cslsim runs one device-to-host stream at a \
+                 time (wait for the first, e.g. with a blocking receive)"
+            ),
             HostError::BadParams(why) => write!(f, "bad simulator parameter: {why}"),
             HostError::TooLarge {
                 pes,

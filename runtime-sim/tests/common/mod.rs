@@ -3,11 +3,10 @@
 
 use csl_arch::fabric::Arch;
 use csl_arch::image::{
-    ClassInfo, ExportKind, ExportName, FORMAT_VERSION, FuncInfo, Image, Meta, ProgramClass,
-    SymbolExport, SymbolTarget, TaskBinding, TaskKind,
+    ClassInfo, ExportKind, ExportName, FuncInfo, Image, Meta, ProgramClass, SymbolExport,
+    SymbolTarget, TaskBinding, TaskKind,
 };
 use csl_arch::isa::{BinOp, NumTy, Op, Reg, Width};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 pub mod tools;
 
@@ -177,17 +176,8 @@ pub fn image(
 ) -> Image {
     let img = Image {
         meta: Meta {
-            format_version: FORMAT_VERSION,
-            arch: Arch::Wse2,
-            fabric_width: width + 7,
-            fabric_height: height + 2,
-            offset_x: 4,
-            offset_y: 1,
-            width,
-            height,
             memcpy: true,
-            channels: 1,
-            params: BTreeMap::new(),
+            ..Meta::rect(Arch::Wse2, width, height)
         },
         placement,
         routes: Default::default(),
@@ -546,6 +536,22 @@ pub fn fabric_image(
     img.meta.arch = arch;
     img.routes = routes.into();
     Image::from_elf(&img.to_elf().expect("encode")).expect("decode")
+}
+
+/// Two PEs in a row: `sender` at (0, 0) sends on colour `c` to `recv` at (1, 0).
+pub fn pair_image(arch: Arch, c: u8, sender: Asm, recv: Asm) -> Image {
+    let routes = vec![
+        route(0, 0, c, &[Direction::Ramp], &[Direction::East]),
+        route(1, 0, c, &[Direction::West], &[Direction::Ramp]),
+    ];
+    fabric_image(
+        arch,
+        2,
+        1,
+        vec![sender.build(), recv.build()],
+        vec![0, 1],
+        routes,
+    )
 }
 
 /// The data task id of wavelets on colour `c` through input queue `q`.

@@ -147,14 +147,16 @@ impl Sema {
     /// `save_address`) applies to the operations that use the DSR.
     pub fn b_load_to_dsr(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         let dspan = self.span(env, args[0]);
-        let Value::Dsr(kind, n) = self.eval_comptime(env, args[0])? else {
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                "@load_to_dsr needs a DSR from @get_dsr",
-                dspan,
-                "not a DSR",
-            ));
+        let dsr = |v| match v {
+            Value::Dsr(kind, n) => Some((kind, n)),
+            _ => None,
         };
+        let what = (
+            codes::BUILTIN_ARGS,
+            "@load_to_dsr needs a DSR from @get_dsr",
+            "not a DSR",
+        );
+        let (kind, n) = self.comptime_arg(env, args[0], dsr, what)?;
         let vspan = self.span(env, args[1]);
         let v = self.expr(env, args[1])?;
         let vt = self.val_ty(&v);

@@ -14,17 +14,14 @@ impl Sema {
     /// `@map(callback, inputs..., [output])` over memory DSDs: lowered to a loop that loads
     /// one element of every DSD input, calls `callback`, and stores its result.
     pub fn b_map(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
-        use crate::ir::Term;
         use csl_arch::isa::{BinOp, CmpOp, NumTy};
         let cspan = self.span(env, args[0]);
-        let Value::Func(fd) = self.eval_comptime(env, args[0])? else {
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                "the first argument of @map must be a function",
-                cspan,
-                "not a function",
-            ));
-        };
+        let what = (
+            codes::BUILTIN_ARGS,
+            "the first argument of @map must be a function",
+            "not a function",
+        );
+        let fd = self.comptime_arg(env, args[0], Value::into_func, what)?;
         if env.comptime {
             return Err(self.not_comptime(span));
         }
@@ -202,8 +199,7 @@ impl Sema {
             self.fb(env).bin(BinOp::Add, NumTy::U16, *ptr, *ptr, *step);
         }
         self.fb(env).bin(BinOp::Add, NumTy::U16, k, k, one);
-        self.fb(env).terminate(Term::Jump(header));
-        self.fb(env).switch_to(exit);
+        self.fb(env).loop_back(header, exit);
         Ok(Val::Ct(Value::Void))
     }
 
@@ -228,11 +224,7 @@ impl Sema {
     /// A pointer register at the descriptor's base and the byte step per element.
     pub(super) fn dsd_cursor(&mut self, env: &mut Env, desc: VReg, esize: u32) -> (VReg, VReg) {
         let base = self.load_desc_field(env, desc, field::BASE);
-        let ptr = self.fb(env).reg();
-        self.fb(env).emit(Inst::Mov {
-            dst: ptr,
-            src: base,
-        });
+        let ptr = self.fb(env).copy(base);
         let stride = self.load_desc_field(env, desc, field::STRIDE);
         let e = self.imm(env, esize);
         let step = self.emit_bin(

@@ -513,11 +513,7 @@ impl Sema {
             }
             Val::Ct(_) => Err(Reported),
             Val::Rt { reg, .. } => {
-                let result = self.fb(env).reg();
-                self.fb(env).emit(Inst::Mov {
-                    dst: result,
-                    src: reg,
-                });
+                let result = self.fb(env).copy(reg);
                 let rhs_b = self.fb(env).block();
                 let join = self.fb(env).block();
                 // `and` evaluates the right operand when the left is true, `or` when false.
@@ -536,8 +532,7 @@ impl Sema {
                     dst: result,
                     src: rr,
                 });
-                self.fb(env).terminate(Term::Jump(join));
-                self.fb(env).switch_to(join);
+                self.fb(env).jump_to(join);
                 Ok(Val::Rt {
                     reg: result,
                     ty: bool_,

@@ -23,9 +23,9 @@ use super::lower::FnBuilder;
 use super::module::{DeclRef, ModId};
 use super::types::{Type, TypeId};
 use super::value::Value;
-use super::{Ctx, R, Reported, Sema, did_you_mean};
+use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
-use crate::ir::{Inst, Term, VReg};
+use crate::ir::{Inst, VReg};
 use crate::source::Span;
 use crate::syntax::ast::{Ast, BinaryOp, DeclKind, ExprId, ExprKind, UnaryOp};
 use csl_arch::isa::{BinOp, CmpOp, NumTy, UnOp, Width};
@@ -559,15 +559,15 @@ impl Sema {
     pub(crate) fn undefined(&mut self, env: &Env, name: &str, span: Span) -> Reported {
         let mut cands = env.local_names();
         cands.extend(self.decl_names(env.module));
-        let mut d = Diagnostic::error(
+        let d = Diagnostic::error(
             codes::UNDEFINED_NAME,
             format!("cannot find `{name}` in this scope"),
             span,
             "not declared",
-        );
-        if let Some(s) = did_you_mean(name, cands.iter().map(String::as_str)) {
-            d = d.with_help(format!("a declaration with a similar name exists: `{s}`"));
-        }
+        )
+        .with_suggestion(name, cands.iter().map(String::as_str), |s| {
+            format!("a declaration with a similar name exists: `{s}`")
+        });
         self.report(d)
     }
 
@@ -640,15 +640,15 @@ impl Sema {
         span: Span,
     ) -> Reported {
         let names = self.decl_names(m);
-        let mut d = Diagnostic::error(
+        let d = Diagnostic::error(
             codes::UNKNOWN_MEMBER,
             format!("module has no member `{name}`"),
             span,
             "unknown member",
-        );
-        if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
-            d = d.with_help(format!("did you mean `{s}`?"));
-        }
+        )
+        .with_suggestion(name, names.iter().map(String::as_str), |s| {
+            format!("did you mean `{s}`?")
+        });
         self.report(d)
     }
 

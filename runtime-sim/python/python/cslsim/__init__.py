@@ -8,7 +8,7 @@ module paths (``cerebras.sdk.runtime.sdkruntimepybind``, ``cerebras.sdk.sdk_util
 This is an independent implementation; it is not affiliated with Cerebras Systems.
 """
 
-from . import enums, errors, runtime
+from . import enums, errors, layout, runtime
 from ._native import DEFAULT_MAX_CYCLES, __version__
 from .debug import debug_util
 from .enums import FP16TYPE, Edge, MemcpyDataType, MemcpyOrder, Route, SdkTarget

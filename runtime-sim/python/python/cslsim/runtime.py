@@ -5,6 +5,11 @@ with ``nonblock=True`` therefore also returns after the command has completed; i
 returns a :class:`Task` that is already done, so ``task_wait`` returns at once and
 ``is_task_done`` is ``True``. (The vendor runtime also executes commands in order; only
 the moment the Python caller regains control differs.)
+
+A program compiled from an ``SdkLayout`` (``cslsim.layout``) is the exception: it runs by
+itself, with host streams instead of memcpy. ``send``/``receive`` with ``nonblock=True``
+start their transfers and return; the fabric runs when something waits (a blocking
+``send``/``receive``, or ``stop()``, which also runs it until nothing can progress).
 """
 
 import operator
@@ -130,6 +135,24 @@ class SdkCompileArtifacts:
 
     def __repr__(self):
         return f"SdkCompileArtifacts({self.path!r})"
+
+
+def _layout_streams(path):
+    """The host streams an SdkLayout compilation recorded in ``out.json``, or ``None``
+    for other programs."""
+    meta = os.path.join(path, "out.json") if os.path.isdir(path) else None
+    if meta is None or not os.path.isfile(meta):
+        return None
+    import json
+
+    try:
+        with open(meta) as f:
+            layout = json.load(f).get("sdklayout")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(layout, dict):
+        return None
+    return list(layout.get("streams", []))
 
 
 # --------------------------------------------------------------------------------------
@@ -452,6 +475,9 @@ class SdkRuntime:
                     f"{platform.target.name}"
                 )
         self._progress = _progress_default() if progress is None else bool(progress)
+        # An SdkLayout program (cslc --sdklayout): its host streams, from out.json.
+        self._streams = _layout_streams(path)
+        self._pending_receive = None
 
     # ---- protocol -----------------------------------------------------------------
 
@@ -466,7 +492,12 @@ class SdkRuntime:
 
     def stop(self):
         """Ends the session (every command has already completed); writes the timeline
-        if ``perfetto=FILE`` was given."""
+        if ``perfetto=FILE`` was given. An SdkLayout program first finishes its streams
+        and runs until nothing can progress (it needs no host command to run)."""
+        if self._streams is not None:
+            with _Progress("stop", self._progress):
+                self._wait_streams()
+                self._rt.run_until_idle()
         self._rt.stop()
 
     def _exec(self, label, fn, *args):
@@ -659,20 +690,83 @@ class SdkRuntime:
     def memcpy_h2d_stride(self, *args, **kwargs):
         self._unsupported("memcpy_h2d_stride", "not implemented yet")
 
-    def send(self, *args, **kwargs):
-        self._unsupported("send", "SdkLayout streams are not implemented")
+    # ---- SdkLayout streams -----------------------------------------------------------
 
-    def receive(self, *args, **kwargs):
-        self._unsupported("receive", "SdkLayout streams are not implemented")
+    def _stream(self, stream, want_input, what):
+        from .layout import Stream
+
+        if self._streams is None:
+            raise UnsupportedError(
+                f"SdkRuntime.{what}: this program has no streams (it was not compiled from "
+                "an SdkLayout)"
+            )
+        if not isinstance(stream, Stream):
+            raise TypeError(f"{what} needs a stream from SdkLayout, got {type(stream).__name__}")
+        if stream._index >= len(self._streams):
+            raise ValueError(f"{what}: stream {stream._index} is not one of this program's")
+        if stream.input != want_input:
+            kind = "an input" if want_input else "an output"
+            raise ValueError(f"{what} needs {kind} stream, got {stream!r}")
+        return self._streams[stream._index]
+
+    def send(self, stream, data, nonblock=False):
+        """Sends the elements of ``data`` (2- or 4-byte elements, one wavelet each) into
+        an input stream. ``nonblock=True`` returns once the send has started; the fabric
+        runs when something waits (a blocking call, ``receive`` or ``stop``)."""
+        info = self._stream(stream, True, "send")
+        arr = np.ascontiguousarray(np.asarray(data)).reshape(-1)
+        if arr.dtype.itemsize == 4:
+            words = arr.view(np.uint32)
+        elif arr.dtype.itemsize == 2:
+            words = arr.view(np.uint16).astype(np.uint32)
+        else:
+            raise DTypeError(f"send: elements of 2 or 4 bytes, not {arr.dtype}")
+        self._rt.stream_send(info["x"], info["y"], info["color"], words.astype("<u4").tobytes())
+        if not nonblock:
+            self._exec("send", self._wait_streams)
+        return Task("send")
+
+    def receive(self, stream, dest, size, nonblock=False):
+        """Receives ``size`` wavelets of an output stream into the array ``dest`` (2- or
+        4-byte elements). With ``nonblock=True`` ``dest`` is filled once the fabric has
+        run (at the next blocking call or ``stop``)."""
+        info = self._stream(stream, False, "receive")
+        if not isinstance(dest, np.ndarray) or not dest.flags.writeable:
+            raise TypeError("receive: dest must be a writable numpy array")
+        size = _u32("size", size)
+        if size > dest.size:
+            raise ArraySizeError(f"receive: {size} elements do not fit in dest of {dest.size}")
+        if dest.dtype.itemsize not in (2, 4):
+            raise DTypeError(f"receive: elements of 2 or 4 bytes, not {dest.dtype}")
+        if self._pending_receive is not None:
+            self._wait_streams()
+        self._rt.stream_receive(info["x"], info["y"], info["color"], size)
+        self._pending_receive = (dest, size)
+        if not nonblock:
+            self._exec("receive", self._wait_streams)
+        return Task("receive")
+
+    def _wait_streams(self):
+        data = self._rt.stream_wait()
+        pending, self._pending_receive = self._pending_receive, None
+        if pending is None:
+            return
+        dest, size = pending
+        words = np.frombuffer(data, dtype="<u4")[:size]
+        flat = dest.reshape(-1)
+        if dest.dtype.itemsize == 4:
+            flat.view(np.uint32)[: len(words)] = words
+        else:
+            flat.view(np.uint16)[: len(words)] = (words & 0xFFFF).astype(np.uint16)
 
     def receive_tofile(self, *args, **kwargs):
-        self._unsupported("receive_tofile", "SdkLayout streams are not implemented")
+        self._unsupported("receive_tofile", "not implemented for SdkLayout streams yet")
 
     def get_port_id(self, *args, **kwargs):
-        self._unsupported("get_port_id", "SdkLayout streams are not implemented")
+        self._unsupported("get_port_id", "not implemented for SdkLayout streams yet")
 
     def report_port_infos(self, *args, **kwargs):
-        self._unsupported("report_port_infos", "SdkLayout streams are not implemented")
+        self._unsupported("report_port_infos", "not implemented for SdkLayout streams yet")
 
     def dump_core(self, *args, **kwargs):
         self._unsupported(

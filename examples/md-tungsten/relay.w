@@ -1,0 +1,241 @@
+// The count relay: seed 002's getcount() over the switch-machine relay (issue 17).
+// Every core PE relays a two-word block (its cell's atom count, its cell id) three
+// cells along x+, x-, y+ and y-, then the length of its x-line (counts and ids summed
+// over x-3..x+3) three cells along z- and three along z+, and records what arrives; the host checks it
+// with `mdlj-tables check-relay` against the CSL flagship's exchange oracle.
+//
+// One shift: the PE posts an asynchronous receive of one block, then sends its block
+// and the two control wavelets that march the switch machine (README.md, "The relay's
+// switch machine"): x/y (adv*, adv*, rst*) then (adv*), z and lanes of fold 1
+// (adv*, rst*) then (adv*); the two end PEs of a 1 x n block's z line send on one
+// colour and receive on the other, and end a burst with (rst*) alone. The router
+// tables (mdlj-tables relay) decide when each send leaves and what each receive hears.
+// The x and y sockets are bound to the PE's own lane colours by relay.paint.
+import "params.w";
+socket sxm;                          // x- relay: blocks move to lower x (fills the xp halo)
+socket sxp;                          // x+ relay: to higher x (fills the xm halo)
+socket sym;                          // y- relay (fills yp)
+socket syp;                          // y+ relay (fills ym)
+socket sz8;                          // z- relay (z lines of z+1..z+3): colour 8 ...
+socket sz9;                          // ... and, in a 1 x n block, colour 9; z+ on a tour
+socket sz16;                         // z+ in a 1 x n block (x-lines of z-1..z-3): 16 ...
+socket sz17;                         // ... and 17
+struct paramstruct params;
+
+u32 XY1 = 0x2B409249;                // (adv*, adv*, rst*, nop* ...)
+u32 XY2 = 0x09409249;                // (adv*, nop* ...)
+u32 Z1 = 0x0D409249;                 // (adv*, rst*, nop* ...)
+u32 Z2 = 0x09409249;                 // (adv*, nop* ...)
+u32 END = 0x09809249;                // (rst*, nop* ...)
+
+xp outb[2];                          // the block this PE sends in a shift
+xp inb[2];                           // the block it receives
+// got: xm, xp, ym, yp, z lines: 3 cells x (count, id); then the region starts
+// own, xm, x0, xp, z lines, ym, y0, yp, end (the CSL flagship's diag order); then the
+// z+ relay's x-lines of z-1..z-3 (count, id).
+xp got[45];
+u16 tsc[3] address(0x7b30);          // the timestamp counter (three 16-bit words)
+u16 stamp[21];                       // at the start and after x+, x-, y+, y-, z-, z+
+
+{
+  xp id = params.ix + params.nx * (params.iy + params.ny * params.iz);
+  u32 xc1 = params.nzx == 1 ? Z1 : XY1;
+  u32 yc1 = params.nzy == 1 ? Z1 : XY1;
+  i in [0, 3) stamp[i] = tsc[i];
+
+  // x+ : the xm halo, got[0..6)
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    parallel {
+      i in [0, 2) inb[i] <- sxp[];
+      {
+        i in [0, 2) sxp[] <- outb[i];
+        sxp[] <- control(xc1);
+        sxp[] <- control(XY2);
+      }
+    }
+    got[2 * k] = inb[0]; got[2 * k + 1] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  i in [0, 3) stamp[3 + i] = tsc[i];
+  // x- : the xp halo, got[6..12)
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    parallel {
+      i in [0, 2) inb[i] <- sxm[];
+      {
+        i in [0, 2) sxm[] <- outb[i];
+        sxm[] <- control(xc1);
+        sxm[] <- control(XY2);
+      }
+    }
+    got[6 + 2 * k] = inb[0]; got[7 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  i in [0, 3) stamp[6 + i] = tsc[i];
+  // y+ : the ym halo, got[12..18)
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    parallel {
+      i in [0, 2) inb[i] <- syp[];
+      {
+        i in [0, 2) syp[] <- outb[i];
+        syp[] <- control(yc1);
+        syp[] <- control(XY2);
+      }
+    }
+    got[12 + 2 * k] = inb[0]; got[13 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  i in [0, 3) stamp[9 + i] = tsc[i];
+  // y- : the yp halo, got[18..24)
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    parallel {
+      i in [0, 2) inb[i] <- sym[];
+      {
+        i in [0, 2) sym[] <- outb[i];
+        sym[] <- control(yc1);
+        sym[] <- control(XY2);
+      }
+    }
+    got[18 + 2 * k] = inb[0]; got[19 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  i in [0, 3) stamp[12 + i] = tsc[i];
+  // The x-line (own + xm + xp), counts and ids.
+  outb[0] = params.nlocal; outb[1] = id;
+  k in [0, 3) {
+    outb[0] = outb[0] + got[2 * k] + got[6 + 2 * k];
+    outb[1] = outb[1] + got[2 * k + 1] + got[7 + 2 * k];
+  }
+  xp linec = outb[0];
+  xp linei = outb[1];
+  // z- : the z lines, got[24..30). Along a block's tour every PE sends and receives
+  // on 8. In a 1 x n block (offset q along it, n = nz): the even offsets send and
+  // receive on 9, the odd ones on 8, offset 0 receives on 9 and sends on 8, offset n-1
+  // receives on 8 and sends on 9.
+  xp nz = params.nzx * params.nzy;
+  xp q = params.nzy == 1 ? params.izx : params.izy;
+  xp zcase = 0;                      // 0: 8/8, 1: 9/9, 2: receive 9 send 8, 3: receive 8 send 9
+  if (params.nzx == 1 || params.nzy == 1) {
+    zcase = q == 0 ? 2 : (q == nz - 1 ? 3 : (q % 2 == 0 ? 1 : 0));
+  }
+  k in [0, 3) {
+    if (zcase == 0) {
+      parallel {
+        i in [0, 2) inb[i] <- sz8[];
+        {
+          i in [0, 2) sz8[] <- outb[i];
+          sz8[] <- control(Z1);
+          sz8[] <- control(Z2);
+        }
+      }
+    } else if (zcase == 1) {
+      parallel {
+        i in [0, 2) inb[i] <- sz9[];
+        {
+          i in [0, 2) sz9[] <- outb[i];
+          sz9[] <- control(Z1);
+          sz9[] <- control(Z2);
+        }
+      }
+    } else if (zcase == 2) {
+      parallel {
+        i in [0, 2) inb[i] <- sz9[];
+        {
+          i in [0, 2) sz8[] <- outb[i];
+          sz8[] <- control(END);
+        }
+      }
+    } else {
+      parallel {
+        i in [0, 2) inb[i] <- sz8[];
+        {
+          i in [0, 2) sz9[] <- outb[i];
+          sz9[] <- control(END);
+        }
+      }
+    }
+    got[24 + 2 * k] = inb[0]; got[25 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  i in [0, 3) stamp[15 + i] = tsc[i];
+  // z+ : the x-lines of z-1..z-3, got[39..45). Along a tour on 9; in a 1 x n block the
+  // even offsets on 16, the odd ones on 17, offset 0 receives on 17 and sends on 16,
+  // offset n-1 receives on 16 and sends on 17.
+  outb[0] = linec; outb[1] = linei;
+  if (params.nzx == 1 || params.nzy == 1) {
+    zcase = q == 0 ? 2 : (q == nz - 1 ? 3 : (q % 2 == 0 ? 0 : 1));
+  } else {
+    zcase = 4;
+  }
+  k in [0, 3) {
+    if (zcase == 4) {
+      parallel {
+        i in [0, 2) inb[i] <- sz9[];
+        {
+          i in [0, 2) sz9[] <- outb[i];
+          sz9[] <- control(Z1);
+          sz9[] <- control(Z2);
+        }
+      }
+    } else if (zcase == 0) {
+      parallel {
+        i in [0, 2) inb[i] <- sz16[];
+        {
+          i in [0, 2) sz16[] <- outb[i];
+          sz16[] <- control(Z1);
+          sz16[] <- control(Z2);
+        }
+      }
+    } else if (zcase == 1) {
+      parallel {
+        i in [0, 2) inb[i] <- sz17[];
+        {
+          i in [0, 2) sz17[] <- outb[i];
+          sz17[] <- control(Z1);
+          sz17[] <- control(Z2);
+        }
+      }
+    } else if (zcase == 2) {
+      parallel {
+        i in [0, 2) inb[i] <- sz17[];
+        {
+          i in [0, 2) sz16[] <- outb[i];
+          sz16[] <- control(END);
+        }
+      }
+    } else {
+      parallel {
+        i in [0, 2) inb[i] <- sz16[];
+        {
+          i in [0, 2) sz17[] <- outb[i];
+          sz17[] <- control(END);
+        }
+      }
+    }
+    got[39 + 2 * k] = inb[0]; got[40 + 2 * k] = inb[1];
+    outb[0] = inb[0]; outb[1] = inb[1];
+  }
+  i in [0, 3) stamp[18 + i] = tsc[i];
+  // Region starts, as the flagship's diag: own | xm | x0 | xp | z lines | ym | y0 | yp.
+  xp own = params.nlocal;
+  xp p = own;
+  got[30] = p;
+  p = p + got[0] + got[2] + got[4];
+  got[31] = p;
+  p = p + own;
+  got[32] = p;
+  p = p + got[6] + got[8] + got[10];
+  got[33] = p;
+  p = p + got[24] + got[26] + got[28];
+  got[34] = p;
+  got[35] = p;
+  p = p + got[12] + got[14] + got[16];
+  got[36] = p;
+  p = p + own;
+  got[37] = p;
+  p = p + got[18] + got[20] + got[22];
+  got[38] = p;
+}

@@ -1,0 +1,170 @@
+//! The timing model's cost parameters (`SimParams`: branches, DSD setup, `@fmacs` rate),
+//! one micro-kernel each: the simulated cycles follow the parameter exactly, and the
+//! `measured` preset gives the WSE-3 figures SIMULATOR.md §2 cites.
+
+mod common;
+
+use common::{Asm, X, single};
+use csl_arch::dsd::DsdOpcode;
+use csl_arch::isa::{BinOp, NumTy, Op, Reg};
+use cslsim::{SimParams, Simulator, Timing};
+
+/// Cycles until the fabric is idle for a one-PE image whose task 0 runs `body`.
+fn cycles(params: SimParams, body: impl FnOnce(&mut Asm)) -> u64 {
+    let mut a = Asm::new("t");
+    let f = a.func("main", 16, 0, 0);
+    body(&mut a);
+    a.ret_void();
+    a.task(0, f, true, false);
+    let img = single(a.build());
+    let mut sim = Simulator::with_params(&img, params).expect("load");
+    sim.run_until_idle(1_000_000).expect("run");
+    sim.cycle()
+}
+
+/// A countdown loop of `k` iterations: `r0 = k; r1 = 1; loop: r0 -= r1; br r0 != 0, loop`.
+/// It runs k - 1 taken branches and one that falls through.
+fn countdown(params: SimParams, k: u32) -> u64 {
+    cycles(params, |a| {
+        a.imm(0, k);
+        a.imm(1, 1);
+        let head = a.here();
+        a.bin(BinOp::Sub, NumTy::U32, 0, 0, 1);
+        a.op(Op::BrTrue {
+            cond: Reg(0),
+            target: head,
+        });
+    })
+}
+
+#[test]
+fn branches_cost_their_parameters() {
+    let k = 10u64;
+    for (taken, fall) in [(1, 1), (6, 3), (2, 5)] {
+        let p = SimParams {
+            branch_taken_cycles: taken,
+            branch_not_taken_cycles: fall,
+            ..SimParams::default()
+        };
+        // Picking the task, two immediates, k subtractions, the branches, the return.
+        let want = 1 + 2 + k + (k - 1) * u64::from(taken) + u64::from(fall) + 1;
+        assert_eq!(
+            countdown(p, k as u32),
+            want,
+            "taken {taken}, not taken {fall}"
+        );
+    }
+    // A jump is a taken branch.
+    let jump = |taken: u32| {
+        let p = SimParams {
+            branch_taken_cycles: taken,
+            ..SimParams::default()
+        };
+        cycles(p, |a| {
+            let next = a.here() + 1;
+            a.op(Op::Jump { target: next });
+        })
+    };
+    assert_eq!(jump(6) - jump(1), 5);
+}
+
+/// `fmacs` over `n` elements: dst = a + b * c with three 1-D memory vectors.
+fn fmacs(params: SimParams, n: u16) -> u64 {
+    cycles(params, |a| {
+        a.mem1d(0x40, 0x400, n, 1);
+        a.mem1d(0x50, 0x600, n, 1);
+        a.mem1d(0x60, 0x800, n, 1);
+        a.mem1d(0x70, 0xa00, n, 1);
+        a.dsd(
+            DsdOpcode::Fmacs,
+            X::D(0x40),
+            &[X::D(0x50), X::D(0x60), X::D(0x70)],
+        );
+    })
+}
+
+#[test]
+fn fmacs_takes_its_cycles_per_element_and_the_setup() {
+    for per in [1u32, 2, 3] {
+        for setup in [0u32, 3, 15] {
+            let p = SimParams {
+                fmacs_cycles_per_element: per,
+                dsd_setup_cycles: setup,
+                ..SimParams::default()
+            };
+            // Eight more elements cost eight times the per-element cycles.
+            assert_eq!(
+                fmacs(p, 16) - fmacs(p, 8),
+                8 * u64::from(per),
+                "{per} cycles per element, setup {setup}"
+            );
+            // The setup is paid once per operation.
+            let base = SimParams {
+                dsd_setup_cycles: 0,
+                ..p
+            };
+            assert_eq!(fmacs(p, 8) - fmacs(base, 8), u64::from(setup));
+        }
+    }
+    // Other operations keep one element per cycle.
+    let slow = SimParams {
+        fmacs_cycles_per_element: 4,
+        ..SimParams::default()
+    };
+    let fadds = |p: SimParams, n: u16| {
+        cycles(p, |a| {
+            a.mem1d(0x40, 0x400, n, 1);
+            a.mem1d(0x50, 0x600, n, 1);
+            a.mem1d(0x60, 0x800, n, 1);
+            a.dsd(DsdOpcode::Fadds, X::D(0x40), &[X::D(0x50), X::D(0x60)]);
+        })
+    };
+    assert_eq!(fadds(slow, 16) - fadds(slow, 8), 8);
+}
+
+#[test]
+fn the_measured_preset_is_the_wse3_figures() {
+    let m = SimParams::measured();
+    assert_eq!(
+        (
+            m.branch_taken_cycles,
+            m.branch_not_taken_cycles,
+            m.dsd_setup_cycles,
+            m.fmacs_cycles_per_element
+        ),
+        (6, 3, 15, 2)
+    );
+    assert_eq!(m.check(), Ok(()));
+    assert_eq!(Timing::parse("measured"), Ok(Timing::Measured));
+    assert_eq!(
+        Timing::parse("simple").map(Timing::params),
+        Ok(SimParams::default())
+    );
+    assert!(
+        Timing::parse("fast")
+            .unwrap_err()
+            .contains("`simple` or `measured`")
+    );
+    // A 10-iteration countdown: 3 + 9 * 6 + 10 + 3 + 1 cycles; a 64-element fmacs: 15
+    // cycles of setup, 128 of elements.
+    assert_eq!(countdown(m, 10), 1 + 2 + 10 + 9 * 6 + 3 + 1);
+    let simple = SimParams::default();
+    assert_eq!(fmacs(m, 64) - fmacs(simple, 64), (15 - 3) + 64);
+    // Out-of-range values are named.
+    let bad = SimParams {
+        branch_taken_cycles: 0,
+        ..m
+    };
+    assert!(bad.check().unwrap_err().contains("branch_taken_cycles"));
+}
+
+#[test]
+fn cslsim_rejects_an_unknown_timing_model() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cslsim"))
+        .args(["--timing", "fast", "no-such-image.elf"])
+        .output()
+        .expect("run cslsim");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`simple` or `measured`"), "{err}");
+}
