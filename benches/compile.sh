@@ -5,7 +5,8 @@
 # time per phase that `cslc --verbose` reports.
 #
 # Usage: CSL_EXAMPLES=/path/to/csl-examples bash benches/compile.sh [SIZES...]
-#        (SIZES default to "100 200 400 full"; `full` is 743x992)
+#        (SIZES default to "100 200 400 full"; `full` is 743x992; `matvec` is the
+#        single-tile-matvec benchmark on the whole wafer, 743x992 tiles of 25x25)
 # Uses target/release/cslc (or $CARGO_TARGET_DIR/release/cslc); build it first with
 # `cargo build --release -p cslc`.
 set -euo pipefail
@@ -13,6 +14,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cslc=${CSLC:-${CARGO_TARGET_DIR:-$root/target}/release/cslc}
 : "${CSL_EXAMPLES:?set CSL_EXAMPLES to a csl-examples checkout}"
 layout=$CSL_EXAMPLES/benchmarks/game-of-life/layout.csl
+matvec=$CSL_EXAMPLES/benchmarks/single-tile-matvec/src/layout_matvec.csl
 [ -f "$layout" ] || { echo "no $layout" >&2; exit 1; }
 [ -x "$cslc" ] || { echo "no $cslc: run cargo build --release -p cslc" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (package: time)" >&2; exit 1; }
@@ -22,14 +24,24 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-10s %9s %9s %9s  %s\n' "PEs" "wall s" "peak MB" "image MB" "phases"
 for n in "${sizes[@]}"; do
-  if [ "$n" = full ]; then w=743 h=992 fw=750 fh=994; else w=$n h=$n fw=$((n + 7)) fh=$((n + 2)); fi
-  /usr/bin/time -f "%e %M" -o "$out/time" "$cslc" --arch=wse2 "$layout" \
-    --fabric-dims=$fw,$fh --fabric-offsets=4,1 --params=x_dim:$w,y_dim:$h \
+  src=$layout name=
+  case $n in
+    full) w=743 h=992 fw=750 fh=994 ;;
+    matvec) w=743 h=992 fw=750 fh=994 src=$matvec name=" matvec" ;;
+    *) w=$n h=$n fw=$((n + 7)) fh=$((n + 2)) ;;
+  esac
+  if [ "$n" = matvec ]; then
+    params=width:$w,height:$h,tile_size:25,iters:1
+  else
+    params=x_dim:$w,y_dim:$h
+  fi
+  /usr/bin/time -f "%e %M" -o "$out/time" "$cslc" --arch=wse2 "$src" \
+    --fabric-dims=$fw,$fh --fabric-offsets=4,1 --params=$params \
     --memcpy --channels=1 -o "$out/img" --verbose 2>"$out/log" >/dev/null || {
-    echo "${w}x${h}: cslc failed:"; grep -m3 -i error "$out/log"; continue; }
+    echo "${w}x${h}${name}: cslc failed:"; grep -m3 -i error "$out/log"; continue; }
   read -r wall rss <"$out/time"
   phases=$(grep -E '^cslc: [a-z ]+: [0-9.]+ s$' "$out/log" | sed 's/^cslc: //' | paste -sd';' -)
   img=$(stat -c %s "$out/img/out.elf")
-  printf '%-10s %9.2f %9d %9.1f  %s\n' "${w}x${h}" "$wall" $((rss / 1024)) \
+  printf '%-10s %9.2f %9d %9.1f  %s\n' "${w}x${h}${name}" "$wall" $((rss / 1024)) \
     "$(awk "BEGIN{print $img / 1048576}")" "$phases"
 done

@@ -96,7 +96,7 @@ fn one_op_image(op: Op) -> Image {
     Image {
         meta: Meta::rect(Arch::Wse2, 1, 1),
         placement: vec![0],
-        routes: vec![],
+        routes: Default::default(),
         exports: vec![],
         classes: vec![class],
         tile_memory: Vec::new(),

@@ -365,6 +365,7 @@ fn timed_check(
     routes: &[csl_arch::image::ColorConfig],
     colors: u32,
 ) -> (Vec<cslc::diag::Diagnostic>, std::time::Duration) {
+    let routes: csl_arch::image::Routes = routes.iter().cloned().collect();
     let facts = [cslc::fabric_check::ProgramFacts {
         reads: colors,
         writes: colors,
@@ -374,7 +375,7 @@ fn timed_check(
     let diags = cslc::fabric_check::check(&cslc::fabric_check::CheckInput {
         meta,
         placement,
-        routes,
+        routes: &routes,
         spans: &[],
         programs: &facts,
         host_streams: 0,

@@ -61,7 +61,8 @@ fn image(
         FabricPlan {
             meta,
             placement,
-            routes: routes.into_iter().map(|r| (r, None)).collect(),
+            routes: routes.into(),
+            route_spans: Vec::new(),
             exports: Vec::new(),
             classes,
             optimize,

@@ -368,7 +368,8 @@ fn run(sema: &mut Sema, top: FileId, opts: &Options) -> Option<Output> {
     let fabric = crate::link::FabricPlan {
         meta,
         placement,
-        routes: plan.routes.into_iter().map(|(c, s)| (c, Some(s))).collect(),
+        routes: plan.routes,
+        route_spans: plan.route_spans.into_iter().map(Some).collect(),
         exports: plan.exports.iter().map(|(e, _)| e.clone()).collect(),
         classes,
         optimize: opts.optimize,

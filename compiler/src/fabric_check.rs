@@ -16,7 +16,7 @@
 //!
 //! Nodes are numbered from the sorted configuration list (no hashing), so building the
 //! graph and every check is linear in the number of configured (tile, colour) pairs,
-//! except the cycle search ([`petgraph::algo::kosaraju_scc`], linear in nodes and edges,
+//! except the cycle search (Tarjan's strongly connected components, linear in nodes and edges,
 //! and iterative, so a route across the whole wafer does not exhaust the stack).
 //!
 //! # The checks
@@ -60,7 +60,7 @@ use crate::ir::Program;
 use crate::source::Span;
 use csl_arch::Arch;
 use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID};
-use csl_arch::image::{ColorConfig, Meta, TaskKind};
+use csl_arch::image::{ColorConfig, Meta, Routes, TaskKind};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -137,7 +137,7 @@ pub struct CheckInput<'a> {
     /// Class of each tile, row-major.
     pub placement: &'a [u32],
     /// Every colour configuration of the image.
-    pub routes: &'a [ColorConfig],
+    pub routes: &'a Routes,
     /// Where each of `routes` was written (same length, or shorter: missing ones unknown).
     pub spans: &'a [Option<Span>],
     /// Facts of each class.
@@ -165,6 +165,7 @@ fn dir_mask(ds: &[Direction]) -> u8 {
 }
 
 /// One colour of one router, as the checks see it.
+#[derive(Clone, Copy)]
 struct Cfg {
     tile: u32,
     color: u8,
@@ -180,7 +181,8 @@ struct Cfg {
 }
 
 impl Cfg {
-    fn new(route: usize, cfg: &ColorConfig, width: u32) -> Cfg {
+    /// The configuration `cfg` (its place is set by the caller: `tile` and `route` are 0).
+    fn new(cfg: &ColorConfig) -> Cfg {
         let pos0 = (dir_mask(&cfg.rx), dir_mask(&cfg.tx));
         let mut pos = [Some(pos0), None, None, None];
         if let Some(sw) = &cfg.switches {
@@ -205,7 +207,7 @@ impl Cfg {
             .flatten()
             .fold((0, 0), |(a, b), &(r, t)| (a | r, b | t));
         Cfg {
-            tile: cfg.y.saturating_mul(width).saturating_add(cfg.x),
+            tile: 0,
             color: cfg.color,
             pos,
             rx_any,
@@ -213,7 +215,7 @@ impl Cfg {
             swap_x: cfg.color_swap_x,
             swap_y: cfg.color_swap_y,
             mp: cfg.message_passing,
-            route,
+            route: 0,
         }
     }
 
@@ -247,16 +249,25 @@ struct Fabric {
 }
 
 impl Fabric {
-    fn new(meta: &Meta, routes: &[ColorConfig]) -> Fabric {
+    fn new(meta: &Meta, routes: &Routes) -> Fabric {
         let (width, height) = (meta.width.max(1), meta.height);
         let tiles = width as usize * height as usize;
-        let mut cfgs: Vec<Cfg> = routes
+        // Each distinct configuration is analysed once.
+        let shared: Vec<Cfg> = routes.configs().iter().map(Cfg::new).collect();
+        let cfgs: Vec<Cfg> = routes
+            .placed()
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.x < width && r.y < height && r.color < NUM_COLORS)
-            .map(|(i, r)| Cfg::new(i, r, width))
+            .filter_map(|(i, r)| {
+                let c = shared.get(r.config as usize)?;
+                (r.x < width && r.y < height && c.color < NUM_COLORS).then(|| Cfg {
+                    tile: r.y.saturating_mul(width).saturating_add(r.x),
+                    route: i,
+                    ..*c
+                })
+            })
             .collect();
-        cfgs.sort_by_key(|c| (c.tile, c.color));
+        // Sorted by (tile, colour): counted by tile, placed, then each tile's few sorted.
         let mut start = vec![0u32; tiles + 1];
         for c in &cfgs {
             if let Some(s) = start.get_mut(c.tile as usize + 1) {
@@ -265,6 +276,22 @@ impl Fabric {
         }
         for i in 1..start.len() {
             start[i] += start[i - 1];
+        }
+        let mut next = start.clone();
+        let mut order: Vec<Option<Cfg>> = vec![None; cfgs.len()];
+        for c in cfgs {
+            if let Some(n) = next.get_mut(c.tile as usize)
+                && let Some(slot) = order.get_mut(*n as usize)
+            {
+                *slot = Some(c);
+                *n += 1;
+            }
+        }
+        let mut cfgs: Vec<Cfg> = order.into_iter().flatten().collect();
+        for t in start.windows(2) {
+            if let Some(tile) = cfgs.get_mut(t[0] as usize..t[1] as usize) {
+                tile.sort_by_key(|c| c.color);
+            }
         }
         Fabric {
             width,
@@ -300,23 +327,22 @@ impl Fabric {
     /// The configurations at `tile` that take a wavelet of colour `tag` arriving on `port`
     /// (colour swap, as the simulator's router computes it), and whether the wavelet has
     /// nowhere to go (a handler missing or not accepting `port`).
-    fn handlers(&self, tile: u32, tag: u8, port: u8) -> (Vec<usize>, bool) {
+    /// (Two at most, so no list is allocated: this runs for every hop of every route.)
+    fn handlers(&self, tile: u32, tag: u8, port: u8) -> ([Option<usize>; 2], bool) {
         let swaps = |c: u8| {
             self.at(tile, c)
                 .and_then(|i| self.cfgs.get(i))
                 .is_some_and(|g| g.swaps(port))
         };
-        let mut colors = Vec::with_capacity(2);
-        if !swaps(tag) {
-            colors.push(tag);
-        }
         let pair = tag ^ 1;
-        if pair < NUM_COLORS && swaps(pair) {
-            colors.push(pair);
-        }
-        let mut out = Vec::with_capacity(2);
-        let mut lost = colors.is_empty();
-        for h in colors {
+        let colors = [
+            (!swaps(tag)).then_some(tag),
+            (pair < NUM_COLORS && swaps(pair)).then_some(pair),
+        ];
+        let mut out = [None, None];
+        let mut lost = colors.iter().all(Option::is_none);
+        for (slot, h) in out.iter_mut().zip(colors) {
+            let Some(h) = h else { continue };
             match self.at(tile, h) {
                 Some(i)
                     if self
@@ -324,7 +350,7 @@ impl Fabric {
                         .get(i)
                         .is_some_and(|g| g.mp || g.rx_any >> port & 1 == 1) =>
                 {
-                    out.push(i)
+                    *slot = Some(i)
                 }
                 _ => lost = true,
             }
@@ -380,6 +406,7 @@ impl RouteGraph {
         }
         let mut rg = RouteGraph { graph, base };
         let mut edges: Vec<(NodeIndex, NodeIndex, u8)> = Vec::new();
+        let mut targets: Vec<NodeIndex> = Vec::new();
         for (i, c) in fabric.cfgs.iter().enumerate() {
             if c.mp {
                 continue;
@@ -391,7 +418,7 @@ impl RouteGraph {
                 .enumerate()
                 .filter_map(|(p, r)| r.as_ref().map(|r| (p as u8, r)))
             {
-                let mut targets: Vec<NodeIndex> = Vec::new();
+                targets.clear();
                 for d in 0..4u8 {
                     if tx >> d & 1 == 0 {
                         continue;
@@ -400,7 +427,7 @@ impl RouteGraph {
                         continue;
                     };
                     let q = opposite(d);
-                    for h in fabric.handlers(n, c.color, q).0 {
+                    for h in fabric.handlers(n, c.color, q).0.into_iter().flatten() {
                         if let Some(t) = rg.node(fabric, h, q) {
                             targets.push(t);
                         }
@@ -817,15 +844,93 @@ fn duplicate(
 /// One cycle through each strongly connected component of more than one node that a CE
 /// sending on it can feed (a loop nothing enters stays empty), smallest first node first.
 fn cycles(g: &RouteGraph, flow: &Flow) -> Vec<Vec<NodeIndex>> {
-    let mut sccs: Vec<Vec<NodeIndex>> = petgraph::algo::kosaraju_scc(&g.graph)
+    let mut sccs: Vec<Vec<NodeIndex>> = loops(&g.graph)
         .into_iter()
-        .filter(|s| s.len() > 1 && s.iter().any(|n| flow.live.get(n.index()) == Some(&true)))
+        .filter(|s| s.iter().any(|n| flow.live.get(n.index()) == Some(&true)))
         .collect();
     for s in &mut sccs {
         s.sort();
     }
     sccs.sort();
     sccs.into_iter().map(|s| cycle_in(&g.graph, &s)).collect()
+}
+
+/// The strongly connected components of `g` of more than one node, by Tarjan's
+/// algorithm without recursion (a route can cross the whole wafer), keeping no list for
+/// the millions of single nodes.
+fn loops(g: &DiGraph<Chan, u8>) -> Vec<Vec<NodeIndex>> {
+    const UNSEEN: u32 = u32::MAX;
+    let n = g.node_count();
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<NodeIndex> = Vec::new();
+    let mut calls: Vec<(NodeIndex, petgraph::graph::Neighbors<'_, u8>)> = Vec::new();
+    let mut next = 0u32;
+    let mut out = Vec::new();
+    let mut enter = |v: NodeIndex,
+                     index: &mut [u32],
+                     low: &mut [u32],
+                     on_stack: &mut [bool],
+                     stack: &mut Vec<NodeIndex>| {
+        if let (Some(i), Some(l), Some(o)) = (
+            index.get_mut(v.index()),
+            low.get_mut(v.index()),
+            on_stack.get_mut(v.index()),
+        ) {
+            (*i, *l, *o) = (next, next, true);
+        }
+        next += 1;
+        stack.push(v);
+    };
+    for root in g.node_indices() {
+        if index.get(root.index()) != Some(&UNSEEN) {
+            continue;
+        }
+        enter(root, &mut index, &mut low, &mut on_stack, &mut stack);
+        calls.push((root, g.neighbors(root)));
+        while let Some((v, it)) = calls.last_mut() {
+            let v = *v;
+            if let Some(w) = it.next() {
+                match index.get(w.index()).copied() {
+                    Some(UNSEEN) => {
+                        enter(w, &mut index, &mut low, &mut on_stack, &mut stack);
+                        calls.push((w, g.neighbors(w)));
+                    }
+                    Some(iw) if on_stack.get(w.index()) == Some(&true) => {
+                        if let Some(l) = low.get_mut(v.index()) {
+                            *l = (*l).min(iw);
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            calls.pop();
+            let lv = low.get(v.index()).copied().unwrap_or(0);
+            if let Some((u, _)) = calls.last()
+                && let Some(l) = low.get_mut(u.index())
+            {
+                *l = (*l).min(lv);
+            }
+            if index.get(v.index()) == Some(&lv) {
+                let mut comp = Vec::new();
+                while let Some(w) = stack.pop() {
+                    if let Some(o) = on_stack.get_mut(w.index()) {
+                        *o = false;
+                    }
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if comp.len() > 1 {
+                    out.push(comp);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A shortest cycle through the first node of the component `scc` (sorted), found by a
@@ -1053,7 +1158,7 @@ fn render_cycle(
 /// sink, an edge per hop labelled with the lowest switch position taking it (`p0` ..
 /// `p3`), limited to `color` if given (edges that change colour by colour swap are kept
 /// when either end has it).
-pub fn dot(meta: &Meta, routes: &[ColorConfig], color: Option<u8>) -> String {
+pub fn dot(meta: &Meta, routes: &Routes, color: Option<u8>) -> String {
     let fabric = Fabric::new(meta, routes);
     let g = RouteGraph::build(&fabric);
     let keep = |n: NodeIndex| {

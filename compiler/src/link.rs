@@ -12,7 +12,7 @@
 use crate::diag::{Diagnostic, codes};
 use crate::ir::Program;
 use crate::source::Span;
-use csl_arch::image::{ColorConfig, ExportName, Image, Meta};
+use csl_arch::image::{ExportName, Image, Meta, Routes};
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -63,8 +63,10 @@ pub struct FabricPlan {
     pub meta: Meta,
     /// Class number of each tile of the rectangle, row-major.
     pub placement: Vec<u32>,
-    /// Colour configuration of the layout (with where it was written, if known).
-    pub routes: Vec<(ColorConfig, Option<Span>)>,
+    /// Colour configuration of the layout.
+    pub routes: Routes,
+    /// Where each of `routes` was written, if known (same length, or shorter).
+    pub route_spans: Vec<Option<Span>>,
     /// Host-visible names.
     pub exports: Vec<ExportName>,
     /// The programs, indexed by class number.
@@ -107,7 +109,8 @@ pub fn link(
     let FabricPlan {
         meta,
         placement,
-        routes: layout_routes,
+        mut routes,
+        route_spans: mut spans,
         exports,
         classes: programs,
         optimize,
@@ -115,14 +118,21 @@ pub fn link(
     } = plan;
     let w = meta.width.max(1);
     let mut classes = Vec::with_capacity(programs.len());
-    let mut local_routes: Vec<Vec<(ColorConfig, Span)>> = Vec::with_capacity(programs.len());
+    // Each class's own colour configuration: (configuration number, colour, span).
+    let mut local_routes: Vec<Vec<(u32, u8, Span)>> = Vec::with_capacity(programs.len());
     let mut facts = Vec::with_capacity(programs.len());
     for mut c in programs {
         if optimize {
             crate::opt::optimize(&mut c.program);
         }
         facts.push(crate::fabric_check::ProgramFacts::of(&c.program, meta.arch));
-        local_routes.push(std::mem::take(&mut c.program.local_routes));
+        local_routes.push(
+            c.program
+                .local_routes
+                .iter()
+                .map(|(r, s)| (routes.intern(r), r.color, *s))
+                .collect(),
+        );
         classes.push(crate::codegen::emit_class(&c.program, &c.name, sources)?);
     }
     // Only programs that configure colours themselves need the layout's routes by place.
@@ -130,20 +140,19 @@ pub fn link(
     {
         HashMap::new()
     } else {
-        layout_routes
+        routes
             .iter()
-            .map(|(r, s)| ((r.x, r.y, r.color), *s))
+            .enumerate()
+            .map(|(i, r)| ((r.x, r.y, r.color), spans.get(i).copied().flatten()))
             .collect()
     };
-    let (mut routes, mut spans): (Vec<ColorConfig>, Vec<Option<Span>>) =
-        layout_routes.into_iter().unzip();
+    spans.resize(routes.len(), None);
     for (i, &c) in placement.iter().enumerate() {
         let (x, y) = (i as u32 % w, i as u32 / w);
-        for (lr, lspan) in local_routes.get(c as usize).into_iter().flatten() {
-            if let Some(span) = layout_at.get(&(x, y, lr.color)) {
+        for &(config, color, lspan) in local_routes.get(c as usize).into_iter().flatten() {
+            if let Some(span) = layout_at.get(&(x, y, color)) {
                 let message = format!(
-                    "color {} of PE ({x}, {y}) is configured both in the layout and by the PE's code",
-                    lr.color
+                    "color {color} of PE ({x}, {y}) is configured both in the layout and by the PE's code"
                 );
                 let d = match span {
                     Some(s) => Diagnostic::error(
@@ -155,11 +164,11 @@ pub fn link(
                     None => Diagnostic::global(codes::LAYOUT_TILE, message),
                 };
                 return Err(Box::new(
-                    d.with_label(*lspan, "the PE's code also configures it here"),
+                    d.with_label(lspan, "the PE's code also configures it here"),
                 ));
             }
-            routes.push(ColorConfig { x, y, ..lr.clone() });
-            spans.push(Some(*lspan));
+            routes.place(x, y, config);
+            spans.push(Some(lspan));
         }
     }
     let image = Image {

@@ -334,7 +334,7 @@ pub fn busy_grid(arch: Arch, w: u32, h: u32, iters: u32) -> Image {
             ..Meta::rect(arch, w, h)
         },
         placement,
-        routes,
+        routes: routes.into(),
         exports: Vec::new(),
         classes: keys
             .iter()

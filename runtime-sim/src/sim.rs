@@ -223,7 +223,7 @@ impl Simulator {
             }
         }
         let mut per_pe: Vec<Vec<&ColorConfig>> = vec![Vec::new(); n];
-        for cfg in &image.routes {
+        for cfg in image.routes.iter() {
             if cfg.x >= meta.width || cfg.y >= meta.height {
                 return Err(bad_routes(format!(
                     "colour {} is configured at ({},{}), outside the {}x{} rectangle",
@@ -243,7 +243,7 @@ impl Simulator {
                     cfg.color, cfg.x, cfg.y
                 )));
             }
-            list.push(cfg);
+            list.push(cfg.shared());
         }
         let routers = per_pe.iter().map(|l| Router::new(l)).collect();
         let env = Env {

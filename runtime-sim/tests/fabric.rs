@@ -1572,7 +1572,7 @@ fn colour_swap_stream_program() -> Image {
         vec![0, 1, 1, 1],
         vec![common::export_tensor("sum", NumTy::U32, true)],
     );
-    img.routes = routes;
+    img.routes = routes.into();
     Image::from_elf(&img.to_elf().expect("encode")).expect("decode")
 }
 

@@ -364,15 +364,16 @@ fn program() -> impl Strategy<Value = Image> {
                         .collect();
                     exports.push(export_tensor("x", NumTy::U32, true));
                     let mut img = image(2, 1, vec![a.build()], vec![0, 0], exports);
-                    img.routes = routes;
+                    let mut routes = routes;
                     if wse3 {
                         img.meta.arch = csl_arch::fabric::Arch::Wse3;
                     } else {
                         // Message passing is WSE-3 only (the loader would reject it).
-                        for r in &mut img.routes {
+                        for r in &mut routes {
                             r.message_passing = false;
                         }
                     }
+                    img.routes = routes.into();
                     img
                 },
             )

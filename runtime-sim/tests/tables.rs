@@ -159,7 +159,7 @@ fn router_and_switch_tables_read_as_computed_by_hand_and_write_back() {
         assert_eq!(code, 0, "{symbol}: {err}");
     }
     let back = tools::read_image(&out).expect("image");
-    assert_eq!(back.routes, sorted(configured()));
+    assert_eq!(back.routes.to_vec(), sorted(configured()));
 
     // Another order: the same words transposed (colour outermost, columns before rows).
     let rxy = d.join("rxy.bin");

@@ -276,11 +276,8 @@ fn build_image(
     let plan = FabricPlan {
         meta,
         placement,
-        routes: fp
-            .routes
-            .iter()
-            .map(|(c, s)| (c.clone(), Some(*s)))
-            .collect(),
+        routes: fp.routes.iter().map(|(c, _)| c.clone()).collect(),
+        route_spans: fp.routes.iter().map(|(_, s)| Some(*s)).collect(),
         exports: Vec::new(),
         classes,
         optimize: opts.optimize,

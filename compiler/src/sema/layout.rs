@@ -11,7 +11,7 @@ use crate::ir::Program;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::{DeclKind, ExprId, ExprKind};
 use csl_arch::fabric::PeColorSet;
-use csl_arch::image::{ColorConfig, ExportKind, ExportName};
+use csl_arch::image::{ExportKind, ExportName, Routes};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -37,6 +37,9 @@ pub struct TileTable {
     ids: HashMap<(FileId, String), u32>,
     /// Per PE (row-major over the rectangle), its code and `@set_tile_code` call.
     pes: Vec<Option<(u32, Span)>>,
+    /// Codes given before: (file, params, index into `codes`). A params value equal to
+    /// one seen before (by [`same_value`]) needs no canonical key.
+    memo: Vec<(FileId, Value, u32)>,
 }
 
 impl TileTable {
@@ -47,22 +50,68 @@ impl TileTable {
     }
 
     /// Records the code of PE (x, y); `key` is the canonical form of (file, params).
+    /// Returns the code's index.
     fn set(
         &mut self,
-        (x, y, w, h): (u32, u32, u32, u32),
+        place: (u32, u32, u32, u32),
         key: (FileId, String),
         code: TileCode,
         span: Span,
-    ) {
-        if self.pes.is_empty() {
-            self.pes = vec![None; w as usize * h as usize];
-        }
+    ) -> u32 {
         let next = self.codes.len() as u32;
         let id = *self.ids.entry(key).or_insert(next);
         if id == next {
             self.codes.push(code);
         }
-        self.pes[y as usize * w as usize + x as usize] = Some((id, span));
+        self.place(place, id, span);
+        id
+    }
+
+    /// Gives PE (x, y) the code with index `id`.
+    fn place(&mut self, (x, y, w, h): (u32, u32, u32, u32), id: u32, span: Span) {
+        if self.pes.is_empty() {
+            self.pes = vec![None; w as usize * h as usize];
+        }
+        if let Some(p) = self.pes.get_mut(y as usize * w as usize + x as usize) {
+            *p = Some((id, span));
+        }
+    }
+}
+
+/// Most values [`LayoutPlan::config_memo`] keeps.
+const MEMO_SIZE: usize = 64;
+/// How deep [`same_value`] looks into the memo's values.
+const MEMO_DEPTH: u32 = 6;
+
+/// Whether `a` and `b` are certainly equal values: equal scalars, or structs and arrays
+/// that share their storage or (up to `depth` levels down) have equal fields. `false`
+/// says nothing (floats, for one, are never compared).
+fn same_value(a: &Value, b: &Value, depth: u32) -> bool {
+    match (a, b) {
+        (Value::Struct(x), Value::Struct(y)) => {
+            Rc::ptr_eq(x, y)
+                || (depth > 0
+                    && x.len() == y.len()
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|((n, v), (m, w))| n == m && same_value(v, w, depth - 1)))
+        }
+        (Value::Array(t, x), Value::Array(u, y)) => {
+            t == u
+                && (Rc::ptr_eq(x, y)
+                    || (depth > 0
+                        && x.len() == y.len()
+                        && x.iter()
+                            .zip(y.iter())
+                            .all(|(v, w)| same_value(v, w, depth - 1))))
+        }
+        (Value::Void, Value::Void) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x, t), Value::Int(y, u)) => x == y && t == u,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Color(x), Value::Color(y)) => x == y,
+        (Value::Dir(x), Value::Dir(y)) => x == y,
+        _ => false,
     }
 }
 
@@ -73,8 +122,14 @@ pub struct LayoutPlan {
     pub rect: Option<(u32, u32, Span)>,
     /// Code per PE (rectangle-relative coordinates).
     pub tiles: TileTable,
-    /// Colour configurations.
-    pub routes: Vec<(ColorConfig, Span)>,
+    /// Colour configurations (each distinct one stored once).
+    pub routes: Routes,
+    /// Where each of `routes` was configured.
+    pub route_spans: Vec<Span>,
+    /// Configurations `@set_color_config` has parsed: (colour, value, number in
+    /// `routes`). A layout configures a few values millions of times; one equal to a
+    /// value seen before (by [`same_value`]) is not parsed again.
+    config_memo: Vec<(u8, Value, u32)>,
     /// Which (x, y, colour) are configured: one bit each, so that finding a second
     /// configuration costs a bit test (a wafer has millions); the first one's span is
     /// looked up in `routes` only when that happens.
@@ -413,6 +468,17 @@ impl Sema {
             },
             None => Rc::new(Vec::new()),
         };
+        let value = Value::Struct(params.clone());
+        let seen = plan
+            .tiles
+            .memo
+            .iter()
+            .find(|(f, v, _)| *f == file && same_value(v, &value, MEMO_DEPTH))
+            .map(|m| m.2);
+        if let Some(id) = seen {
+            plan.tiles.place((x, y, w, h), id, span);
+            return Ok(());
+        }
         let mut key = String::with_capacity(256);
         for (name, value) in params.iter() {
             key.push_str(name);
@@ -421,7 +487,10 @@ impl Sema {
             key.push(';');
         }
         let code = TileCode { file, params };
-        plan.tiles.set((x, y, w, h), (file, key), code, span);
+        let id = plan.tiles.set((x, y, w, h), (file, key), code, span);
+        if plan.tiles.memo.len() < MEMO_SIZE {
+            plan.tiles.memo.push((file, value, id));
+        }
         Ok(())
     }
 
@@ -475,15 +544,31 @@ impl Sema {
             ));
         }
         let cfg = self.eval_comptime(env, args[3])?;
-        let cspan = self.span(env, args[3]);
-        let config = self.color_config(x, y, c, &cfg, cspan)?;
+        let memo = plan
+            .config_memo
+            .iter()
+            .find(|(mc, mv, _)| *mc == c && same_value(mv, &cfg, MEMO_DEPTH))
+            .map(|m| m.2);
+        let config = match memo {
+            Some(i) => i,
+            None => {
+                let cspan = self.span(env, args[3]);
+                let config = self.color_config(0, 0, c, &cfg, cspan)?;
+                let i = plan.routes.intern(&config);
+                if plan.config_memo.len() < MEMO_SIZE {
+                    plan.config_memo.push((c, cfg, i));
+                }
+                i
+            }
+        };
         let configured = plan.configured.get_or_insert_with(|| PeColorSet::new(w, h));
         if !configured.insert(x, y, c) {
             let p = plan
                 .routes
                 .iter()
-                .find(|(r, _)| (r.x, r.y, r.color) == (x, y, c))
-                .map_or(span, |(_, s)| *s);
+                .position(|r| (r.x, r.y, r.color) == (x, y, c))
+                .and_then(|i| plan.route_spans.get(i).copied())
+                .unwrap_or(span);
             return Err(self.report(
                 Diagnostic::error(
                     codes::LAYOUT_TILE,
@@ -494,7 +579,8 @@ impl Sema {
                 .with_label(p, "first configured here"),
             ));
         }
-        plan.routes.push((config, span));
+        plan.routes.place(x, y, config);
+        plan.route_spans.push(span);
         Ok(())
     }
 

@@ -5,9 +5,11 @@
 //!
 //! * `e_machine` is RISC-V 32 only because the `object` writer needs a known machine; the
 //!   loader ignores it and checks [`ELF_OSABI_CSL`] and [`EF_CSL_IMAGE`] instead.
-//! * [`SECTION_META`], [`SECTION_PLACEMENT`], [`SECTION_ROUTES`], [`SECTION_EXPORTS`]: JSON
-//!   encodings of [`Meta`], the placement vector, the colour configuration and the host
-//!   symbol table.
+//! * [`SECTION_META`], [`SECTION_PLACEMENT`], [`SECTION_EXPORTS`]: JSON encodings of
+//!   [`Meta`], the placement vector and the host symbol table.
+//! * [`SECTION_ROUTES`]: the colour configuration, [`Routes`], in the binary layout
+//!   [`crate::routes`] defines (each distinct configuration once, then one short entry per
+//!   configured PE and colour).
 //! * For program class `N`: `.text.classN` (encoded instructions, see [`crate::isa`]),
 //!   `.data.classN` (the initial image of PE memory from address 0) and `.csl.classN`
 //!   (JSON of [`ClassInfo`]), and, if the class has one, `.csl.linesN` (its
@@ -18,6 +20,7 @@
 use crate::fabric::Arch;
 use crate::isa::{self, NumTy, Op};
 use crate::lines::LineTable;
+pub use crate::routes::{PlacedRoute, Route, Routes};
 use object::{Object, ObjectSection};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -28,13 +31,13 @@ pub const ELF_OSABI_CSL: u8 = 0xCA;
 /// ELF `e_flags` value marking a CSL fabric image of this format.
 pub const EF_CSL_IMAGE: u32 = 0x4353_4C00 | FORMAT_VERSION;
 /// Version of the manifest format; bumped on every incompatible change.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Section holding [`Meta`] as JSON.
 pub const SECTION_META: &str = ".csl.meta";
 /// Section holding the placement (class index per PE) as JSON.
 pub const SECTION_PLACEMENT: &str = ".csl.placement";
-/// Section holding the colour configuration as JSON.
+/// Section holding the colour configuration ([`Routes`], binary: see [`crate::routes`]).
 pub const SECTION_ROUTES: &str = ".csl.routes";
 /// Section holding the host-visible symbol table as JSON.
 pub const SECTION_EXPORTS: &str = ".csl.exports";
@@ -68,8 +71,8 @@ pub struct Image {
     pub meta: Meta,
     /// Class index of each PE of the rectangle, row-major (`y * width + x`).
     pub placement: Vec<u32>,
-    /// Colour configuration per PE (empty until the fabric is modelled).
-    pub routes: Vec<ColorConfig>,
+    /// Colour configuration per PE.
+    pub routes: Routes,
     /// Host-visible names declared with `@export_name`.
     pub exports: Vec<ExportName>,
     /// The distinct compiled PE programs.
@@ -190,7 +193,7 @@ impl Meta {
 
 /// One router colour configuration of one PE (`@set_color_config` in the layout, or
 /// `@set_local_color_config` in the PE's code, resolved to every PE running it).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ColorConfig {
     /// Column within the rectangle.
     pub x: u32,
@@ -255,7 +258,7 @@ fn is_false(b: &bool) -> bool {
 
 /// One switch position beyond position 0. A position overrides one side of position 0;
 /// the other side is inherited. Both `None` means the position is invalid.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SwitchPos {
     /// Input direction in this position.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -273,7 +276,7 @@ impl SwitchPos {
 }
 
 /// How a router drops the head command of a control wavelet (see `fabric.md` §3.1).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PopMode {
     /// Keep the command list.
@@ -288,7 +291,7 @@ pub enum PopMode {
 }
 
 /// A colour's switch configuration.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SwitchConfig {
     /// Positions 1, 2 and 3.
     pub positions: [SwitchPos; 3],
@@ -301,7 +304,7 @@ pub struct SwitchConfig {
 }
 
 /// Kind of a colour filter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FilterKind {
     /// Pass data wavelets whose index (high 16 bits) is in `min_idx..=max_idx`.
@@ -313,7 +316,7 @@ pub enum FilterKind {
 }
 
 /// A colour filter: decides which wavelets reach the CE (forwarding is unaffected).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FilterConfig {
     /// Kind.
     pub kind: FilterKind,
@@ -576,7 +579,12 @@ impl Image {
         let manifest = [
             (SECTION_META, json(&self.meta)?),
             (SECTION_PLACEMENT, json(&self.placement)?),
-            (SECTION_ROUTES, json(&self.routes)?),
+            (
+                SECTION_ROUTES,
+                self.routes
+                    .encode()
+                    .map_err(|e| ImageError::Write(e.to_string()))?,
+            ),
             (SECTION_EXPORTS, json(&self.exports)?),
         ];
         for (name, bytes) in manifest {
@@ -684,7 +692,11 @@ impl Image {
         }
         let meta: Meta = parse(SECTION_META, section(SECTION_META)?)?;
         let placement: Vec<u32> = parse(SECTION_PLACEMENT, section(SECTION_PLACEMENT)?)?;
-        let routes: Vec<ColorConfig> = parse(SECTION_ROUTES, section(SECTION_ROUTES)?)?;
+        let routes =
+            Routes::decode(section(SECTION_ROUTES)?).map_err(|reason| ImageError::BadSection {
+                section: SECTION_ROUTES.into(),
+                reason,
+            })?;
         let exports: Vec<ExportName> = parse(SECTION_EXPORTS, section(SECTION_EXPORTS)?)?;
         let mut classes = Vec::new();
         for n in 0.. {
@@ -770,7 +782,7 @@ impl Image {
         // Routes: on a PE of the rectangle, an existing colour, once per (PE, colour). The
         // compiler's linker runs this too, so it never writes an image the loader rejects.
         let mut seen = crate::fabric::PeColorSet::new(self.meta.width, self.meta.height);
-        for r in &self.routes {
+        for r in self.routes.iter() {
             if r.x >= self.meta.width || r.y >= self.meta.height {
                 return Err(bad(
                     SECTION_ROUTES,
@@ -902,7 +914,7 @@ mod tests {
                 ..Meta::rect(Arch::Wse2, 1, 1)
             },
             placement: vec![0],
-            routes: vec![],
+            routes: Routes::new(),
             exports: vec![ExportName {
                 name: "f".into(),
                 kind: ExportKind::Func { params: vec![] },

@@ -12,6 +12,7 @@
 //! * [`dsd`]: the in-memory DSD descriptor layout (written by [`dsd::Desc::encode`]) and the
 //!   DSD operation table.
 //! * [`image`]: the compiled image (an ELF file) and its manifest types.
+//! * [`routes`]: the interned colour configuration of an image and its binary section.
 //! * [`lines`]: the line table of a program class (instruction → `file:line`), one image
 //!   section per class.
 //! * [`symmap`]: the symbol map of named regions that `paint` writes and `miset`/`miget`
@@ -29,6 +30,7 @@ pub mod fabric;
 pub mod image;
 pub mod isa;
 pub mod lines;
+pub mod routes;
 pub mod suggest;
 pub mod symmap;
 pub mod tables;

@@ -285,8 +285,8 @@ pub fn set_table(
         }
     }
     let arch = image.meta.arch;
-    let mut index: BTreeMap<(u32, u32, u8), usize> = image
-        .routes
+    let mut routes = image.routes.to_vec();
+    let mut index: BTreeMap<(u32, u32, u8), usize> = routes
         .iter()
         .enumerate()
         .map(|(i, r)| ((r.x, r.y, r.color), i))
@@ -319,22 +319,21 @@ pub fn set_table(
             Some(&i) => i,
             None if u.is_empty() => continue,
             None => {
-                image
-                    .routes
-                    .push(ColorConfig::route(x, y, color, Vec::new(), Vec::new()));
-                index.insert((x, y, color), image.routes.len() - 1);
-                image.routes.len() - 1
+                routes.push(ColorConfig::route(x, y, color, Vec::new(), Vec::new()));
+                index.insert((x, y, color), routes.len() - 1);
+                routes.len() - 1
             }
         };
-        if let Some(cfg) = image.routes.get_mut(i) {
+        if let Some(cfg) = routes.get_mut(i) {
             match u {
                 Update::Router(e) => e.apply(cfg),
                 Update::Switch(s) => cfg.switches = s,
             }
         }
     }
-    image.routes.retain(|c| !config_is_empty(c));
-    image.routes.sort_by_key(|c| (c.y, c.x, c.color));
+    routes.retain(|c| !config_is_empty(c));
+    routes.sort_by_key(|c| (c.y, c.x, c.color));
+    image.routes = routes.into();
     Ok(())
 }
 
@@ -358,7 +357,7 @@ pub fn get_table(image: &Image, target: &TableTarget) -> Vec<u16> {
     let configs: BTreeMap<(u32, u32, u8), &ColorConfig> = image
         .routes
         .iter()
-        .map(|r| ((r.x, r.y, r.color), r))
+        .map(|r| ((r.x, r.y, r.color), r.shared()))
         .collect();
     let per = target.kind.words_per_color();
     let tile_words: Vec<Vec<u16>> = target

@@ -180,7 +180,7 @@ pub fn image(
             ..Meta::rect(Arch::Wse2, width, height)
         },
         placement,
-        routes: vec![],
+        routes: Default::default(),
         exports,
         classes,
         tile_memory: Vec::new(),
@@ -534,7 +534,7 @@ pub fn fabric_image(
 ) -> Image {
     let mut img = image(width, height, classes, placement, vec![]);
     img.meta.arch = arch;
-    img.routes = routes;
+    img.routes = routes.into();
     Image::from_elf(&img.to_elf().expect("encode")).expect("decode")
 }
 
