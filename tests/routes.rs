@@ -312,7 +312,9 @@ fn wafer_sized_layouts_are_checked_in_linear_time() {
     let placement = vec![0u32; 750 * 994];
     let (diags, took) = timed_check(&meta, &placement, &routes, 0b110);
     assert!(diags.is_empty(), "{diags:?}");
-    assert!(took.as_secs() < 30, "took {took:?}");
+    // No timing assertion (the brief: none in tests): a quadratic check would take hours
+    // here and show in the suite's time; the figure is printed for whoever looks.
+    eprintln!("route check of 1.5 M configured pairs: {took:?}");
 }
 
 #[test]
@@ -354,11 +356,11 @@ fn a_wafer_sized_flood_is_checked_in_linear_time() {
     let (diags, took) = timed_check(&meta, &placement, &routes, 0b10);
     let codes: Vec<&str> = diags.iter().map(|d| d.code).collect();
     assert_eq!(codes, ["E0706"], "{diags:?}");
-    assert!(took.as_secs() < 30, "took {took:?}");
+    eprintln!("route check of a wafer-sized flood: {took:?}");
 }
 
 /// Runs the route check on one program class (`placement` all zeros) that reads and
-/// writes the colours in `colors`, and times it.
+/// writes the colours in `colors`, and times it (the time is reported, not asserted).
 fn timed_check(
     meta: &csl_arch::image::Meta,
     placement: &[u32],
