@@ -11,6 +11,7 @@
 // colour and receive on the other, and end a burst with (rst*) alone. The router
 // tables (mdlj-tables relay) decide when each send leaves and what each receive hears.
 // The x and y sockets are bound to the PE's own lane colours by relay.paint.
+// WSE-3 only: eight sockets (a WSE-2 PE has six output queues).
 import "params.w";
 socket sxm;                          // x- relay: blocks move to lower x (fills the xp halo)
 socket sxp;                          // x+ relay: to higher x (fills the xm halo)
