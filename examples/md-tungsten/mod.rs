@@ -685,7 +685,25 @@ pub fn reverse_partial(id: u32, d: usize, j: usize) -> f32 {
 }
 
 /// The burst phases in `core.bstamp` order (after the start stamp).
-pub const BURST_PHASES: [&str; 6] = ["x+", "x-", "y+", "y-", "reverse x", "reverse y"];
+pub const BURST_PHASES: [&str; 7] = ["x+", "x-", "y+", "y-", "reverse x", "reverse y", "z-"];
+
+/// The longest x-line of the z− bursts: seven cells of [`BURST_MAX`].
+pub const LINE_MAX: usize = 7 * BURST_MAX;
+
+/// Cell (x, y, z)'s x-line as the z− bursts carry it: the blocks of x−1, x−2, x−3, the
+/// cell itself, x+1, x+2, x+3 ([`burst_word`]), periodic in x.
+pub fn burst_xline(g: &Geometry, x: usize, y: usize, z: usize) -> Vec<u16> {
+    let mut out = Vec::new();
+    let xs = (1..=RANGE)
+        .map(|d| (x + g.nx - d % g.nx) % g.nx)
+        .chain(std::iter::once(x))
+        .chain((1..=RANGE).map(|d| (x + d) % g.nx));
+    for cx in xs {
+        let (id, n) = (relay_id(g, cx, y, z), relay_count(cx, y, z) as usize);
+        out.extend((0..n).map(|j| burst_word(id, j)));
+    }
+    out
+}
 
 /// Checks the variable-length bursts and the accumulating reverse relay of `relay.w`
 /// (`core.burst`, `core.fx`, `core.fy`, order `y x _word`) against the CSL flagship's
@@ -694,7 +712,13 @@ pub const BURST_PHASES: [&str; 6] = ["x+", "x-", "y+", "y-", "reverse x", "rever
 /// after it), and `fx` (`fy`) is the PE's own `id / 4` plus, word by word, the partial
 /// sums of the three xp (yp) halo cells for it ([`reverse_partial`]), summed on the
 /// host. Returns the number of words checked.
-pub fn check_burst(g: &Geometry, burst: &[u16], fx: &[u16], fy: &[u16]) -> Result<usize, String> {
+pub fn check_burst(
+    g: &Geometry,
+    burst: &[u16],
+    fx: &[u16],
+    fy: &[u16],
+    zrec: &[u16],
+) -> Result<usize, String> {
     let n = g.width() * g.height();
     if burst.len() != n * BURST_WORDS {
         return Err(format!(
@@ -710,6 +734,13 @@ pub fn check_burst(g: &Geometry, burst: &[u16], fx: &[u16], fy: &[u16]) -> Resul
                 2 * BURST_MAX
             ));
         }
+    }
+    if zrec.len() != n * RANGE * LINE_MAX {
+        return Err(format!(
+            "{} words of core.zrec for {n} PEs x {}",
+            zrec.len(),
+            RANGE * LINE_MAX
+        ));
     }
     let dirs = ["x+", "x-", "y+", "y-"];
     let mut checked = 0;
@@ -748,6 +779,23 @@ pub fn check_burst(g: &Geometry, burst: &[u16], fx: &[u16], fy: &[u16]) -> Resul
                     }
                 }
             }
+            // z−: shift k brings the x-line of z+k+1 (the x-line built from cells' ids
+            // directly, not from the oracle).
+            for k in 0..RANGE {
+                let want = burst_xline(g, c.x, c.y, (c.z + k + 1) % g.nz());
+                let got = &zrec[(pe * RANGE + k) * LINE_MAX..(pe * RANGE + k + 1) * LINE_MAX];
+                for (j, &w) in got.iter().enumerate() {
+                    let e = want.get(j).copied().unwrap_or(0);
+                    if w != e {
+                        return Err(format!(
+                            "{at}: z- burst, shift {}: word {j} is {w}, expected {e} ({} words)",
+                            k + 1,
+                            want.len()
+                        ));
+                    }
+                    checked += 1;
+                }
+            }
             // The reverse relays return the xm (ym) halo's sums, so each PE gets those
             // of the PEs whose xm (ym) halo it is: its xp (yp) halo, halo slots 1 and 3.
             for (name, f, up) in [("fx", fx, 1), ("fy", fy, 3)] {
@@ -778,9 +826,14 @@ pub const RELAY_PHASES: [&str; 6] = ["x+", "x-", "y+", "y-", "z-", "z+"];
 /// then the end of each of [`RELAY_PHASES`]): the cycles each phase took, from the last
 /// PE to finish the previous phase to the last PE to finish this one (the counter is
 /// the fabric's clock, the same on every PE).
-pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 6], String> {
+pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<Vec<u64>, String> {
+    phase_cycles(g, stamps, RELAY_PHASES.len())
+}
+
+/// [`relay_phase_cycles`] of a stamp array of `phases` + 1 timestamps per core PE.
+pub fn phase_cycles(g: &Geometry, stamps: &[u16], phases: usize) -> Result<Vec<u64>, String> {
     let n = g.width() * g.height();
-    let per = 3 * (RELAY_PHASES.len() + 1);
+    let per = 3 * (phases + 1);
     if stamps.len() != n * per {
         return Err(format!(
             "{} words of core.stamp for {n} PEs x {per}",
@@ -792,7 +845,7 @@ pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 6], Stri
         u64::from(w[0]) | u64::from(w[1]) << 16 | u64::from(w[2]) << 32
     };
     let last = |j: usize| (0..n).map(|pe| t(pe, j)).max().unwrap_or(0);
-    let mut out = [0u64; 6];
+    let mut out = vec![0u64; phases];
     for (j, o) in out.iter_mut().enumerate() {
         *o = last(j + 1).saturating_sub(last(j));
     }

@@ -51,7 +51,10 @@ sp p2[13];                           // upstream (x-1.. or y-1..), as the force 
 sp p3[13];                           // holds them for the halo atoms
 sp fx[13];                           // own sums after the reverse x relay ...
 sp fy[13];                           // ... and after the reverse y relay
-u16 bstamp[21];                      // start, bursts x+ x- y+ y-, reverse x, reverse y
+u16 bstamp[24];                      // start, bursts x+ x- y+ y-, reverse x, reverse y, z-
+xp zout[91];                         // this PE's x-line: xm cells 1..3, own, xp cells 1..3
+xp zin[91];                          // the x-line it receives
+xp zrec[273];                        // the x-lines of z+1..z+3 (91 words each), as received
 
 {
   xp id = params.ix + params.nx * (params.iy + params.ny * params.iz);
@@ -377,4 +380,44 @@ u16 bstamp[21];                      // start, bursts x+ x- y+ y-, reverse x, re
     { i in [0, c1) sym[] <- p1[i]; sym[] <- control(yc1); sym[] <- control(XY2); }
   }
   i in [0, 3) bstamp[18 + i] = tsc[i];
+  // z- bursts of whole x-lines (got[24 + 2 k] words for z+k+1), on the count relay's
+  // colours: the block is the x-line in the flagship's order (x-1, x-2, x-3, own, x+1,
+  // x+2, x+3), assembled from the x bursts.
+  xp zl = 0;
+  k in [0, 3) { i in [0, got[2 * k]) zout[zl + i] = burst[13 * k + i]; zl = zl + got[2 * k]; }
+  i in [0, own) zout[zl + i] = 16 * id + i;
+  zl = zl + own;
+  k in [0, 3) { i in [0, got[6 + 2 * k]) zout[zl + i] = burst[39 + 13 * k + i]; zl = zl + got[6 + 2 * k]; }
+  zcase = 0;
+  if (params.nzx == 1 || params.nzy == 1) {
+    zcase = q == 0 ? 2 : (q == nz - 1 ? 3 : (q % 2 == 0 ? 1 : 0));
+  }
+  k in [0, 3) {
+    xp nin = got[24 + 2 * k];
+    if (zcase == 0) {
+      parallel {
+        i in [0, nin) zin[i] <- sz8[];
+        { i in [0, zl) sz8[] <- zout[i]; sz8[] <- control(Z1); sz8[] <- control(Z2); }
+      }
+    } else if (zcase == 1) {
+      parallel {
+        i in [0, nin) zin[i] <- sz9[];
+        { i in [0, zl) sz9[] <- zout[i]; sz9[] <- control(Z1); sz9[] <- control(Z2); }
+      }
+    } else if (zcase == 2) {
+      parallel {
+        i in [0, nin) zin[i] <- sz9[];
+        { i in [0, zl) sz8[] <- zout[i]; sz8[] <- control(END); }
+      }
+    } else {
+      parallel {
+        i in [0, nin) zin[i] <- sz8[];
+        { i in [0, zl) sz9[] <- zout[i]; sz9[] <- control(END); }
+      }
+    }
+    i in [0, nin) zrec[91 * k + i] = zin[i];
+    i in [0, nin) zout[i] = zin[i];
+    zl = nin;
+  }
+  i in [0, 3) bstamp[21 + i] = tsc[i];
 }

@@ -13,9 +13,9 @@
 //! `mdlj-tables check-moat NX NY NZX NZY GOT`: checks `core.got` of the moat check
 //! (`moatcheck.w`); `mdlj-tables check-relay NX NY NZX NZY GOT [STAMP]` that of the count
 //! relay (`relay.w`), and with `core.stamp` prints the cycles of each relay;
-//! `mdlj-tables check-burst NX NY NZX NZY BURST FX FY [BSTAMP]` that of its
+//! `mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP]` that of its
 //! variable-length bursts and reverse relays (`core.burst`, `core.fx`, `core.fy`,
-//! `core.bstamp`);
+//! `core.zrec`, `core.bstamp`);
 //! `mdlj-tables check-ping NX NY NZX NZY STAMP FRAME` checks the barrier test
 //! (`pingtest.w`'s `core.stamp`, `pingorigin.w`'s `ping.frame`). Each prints one PASS or
 //! FAIL line.
@@ -24,8 +24,8 @@ use csl_examples::md::dump::Dump;
 use csl_examples::md::geometry::Geometry;
 use csl_examples::md_tungsten::{
     BURST_PHASES, NLOCMAX, RELAY_PHASES, atom_inputs, check_burst, check_moat, check_ping,
-    check_relay, lanes_paint, params_blob, relay_counts, relay_phase_cycles, relay_tables,
-    router_table, switch_table, z_chain_local,
+    check_relay, lanes_paint, params_blob, phase_cycles, relay_counts, relay_phase_cycles,
+    relay_tables, router_table, switch_table, z_chain_local,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -39,7 +39,7 @@ const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
                      mdlj-tables NX NY NZX NZY OUTDIR atoms DUMP [NLOCMAX [NMAX]] | \
                      mdlj-tables check-moat NX NY NZX NZY GOT | \
                      mdlj-tables check-relay NX NY NZX NZY GOT [STAMP] | \
-                     mdlj-tables check-burst NX NY NZX NZY BURST FX FY [BSTAMP] | \
+                     mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP] | \
                      mdlj-tables check-ping NX NY NZX NZY STAMP FRAME";
 
 fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
@@ -116,13 +116,13 @@ fn run(args: &[String]) -> Result<(), String> {
             Err(e) => Err(format!("FAIL: {e}")),
         };
     }
-    if let [cmd, nx, ny, nzx, nzy, burst, fx, fy, rest @ ..] = args
+    if let [cmd, nx, ny, nzx, nzy, burst, fx, fy, zrec, rest @ ..] = args
         && cmd == "check-burst"
         && rest.len() <= 1
     {
         let g = geometry(nx, ny, nzx, nzy)?;
         if let [stamps] = rest {
-            let cycles = relay_phase_cycles(&g, &read_words(stamps)?)?;
+            let cycles = phase_cycles(&g, &read_words(stamps)?, BURST_PHASES.len())?;
             let parts: Vec<String> = BURST_PHASES
                 .iter()
                 .zip(cycles)
@@ -133,12 +133,17 @@ fn run(args: &[String]) -> Result<(), String> {
                 parts.join(", ")
             );
         }
-        let words = [read_words(burst)?, read_words(fx)?, read_words(fy)?];
-        return match check_burst(&g, &words[0], &words[1], &words[2]) {
+        let words = [
+            read_words(burst)?,
+            read_words(fx)?,
+            read_words(fy)?,
+            read_words(zrec)?,
+        ];
+        return match check_burst(&g, &words[0], &words[1], &words[2], &words[3]) {
             Ok(n) => {
                 println!(
-                    "PASS: count relay as the oracle; variable-length bursts x+ x- y+ y- word \
-                     for word and the reverse x and y relays (<+-) as the host's sums ({n} words)"
+                    "PASS: count relay as the oracle; variable-length bursts x+ x- y+ y- and z- \
+                     (x-lines) word for word and the reverse x and y relays (<+-) as the host's sums ({n} words)"
                 );
                 Ok(())
             }
