@@ -1117,7 +1117,7 @@ mod tests {
                     let at = &d.atoms[k];
                     assert_eq!(id < 0.0, at.typ == 1, "sign of the id is the type");
                     seen[k] += 1;
-                    for ax in 0..3 {
+                    for (ax, &len) in b.iter().enumerate() {
                         assert_eq!(f(pos, ax), at.pos[ax] as f32);
                         let vel = &a.velin[(p * NLOCMAX + slot) * 6..];
                         assert_eq!(f(vel, ax), at.vel[ax] as f32);
@@ -1125,13 +1125,13 @@ mod tests {
                         let (lo, hi) = (f(fp, 14 + 2 * ax), f(fp, 15 + 2 * ax));
                         let centre = f64::from(f(fp, 20 + ax));
                         let mut r = at.pos[ax] - centre;
-                        r -= b[ax] * (r / b[ax]).round();
+                        r -= len * (r / len).round();
                         assert!(
                             r >= f64::from(lo) - 1e-5 && r <= f64::from(hi) + 1e-5,
                             "atom {} axis {ax}: {r} outside [{lo}, {hi}]",
                             at.id
                         );
-                        assert_eq!(f(fp, 8 + ax), b[ax] as f32);
+                        assert_eq!(f(fp, 8 + ax), len as f32);
                     }
                 }
             }
