@@ -734,3 +734,167 @@ fn seed_002_idioms_compute_what_the_host_does() {
         },
     );
 }
+
+/// Two tiles exchange bursts whose lengths are computed at run time (`n` words one way,
+/// `m` the other), each tile receiving *before* it sends in one `parallel` block: this
+/// finishes only if the run-time-bounded receive is asynchronous. A second block
+/// accumulates (`<+-`) a burst into an array, a third has length 0 (skipped).
+fn varlen_exchange(arch: Arch, base: u16) -> (cslc::ir::Program, Vec<Vec<u8>>, Vec<u64>) {
+    let src = format!(
+        r#"
+        socket nb;
+        xp col_id[1] address(0x7C46);
+        xp zero[1];
+        sp mine[64]; sp theirs[64]; sp acc[64];
+        {{
+            xp me = col_id[0];
+            xp n = {base} + 9 * me;
+            xp m = {base} + 9 - 9 * me;
+            i in [0, 64) mine[i] = (sp)(me * 100 + i);
+            i in [0, 64) acc[i] = (sp)(1000 * (me + 1));
+            parallel {{ i in [0, m) theirs[i] <- nb[]; i in [0, n) nb[] <- mine[i]; }}
+            parallel {{ i in [0, m) acc[i] <+- nb[]; i in [0, n) nb[] <- mine[i]; }}
+            xp z = zero[0];
+            parallel {{ i in [0, z) theirs[i] <- nb[]; i in [0, z) nb[] <- mine[i]; }}
+        }}
+    "#
+    );
+    let mut progs = Vec::new();
+    for (rx, tx) in [(2u8, 1u8), (1, 2)] {
+        let mut spec = ClassSpec::new(arch);
+        spec.sockets.push(("nb".into(), SocketBinding { rx, tx }));
+        progs.push(compile(&src, &spec));
+    }
+    let first = compile(&src, &{
+        let mut spec = ClassSpec::new(arch);
+        spec.sockets
+            .push(("nb".into(), SocketBinding { rx: 2, tx: 1 }));
+        spec
+    });
+    use Direction::*;
+    let routes = vec![
+        ColorConfig::route(0, 0, 1, vec![Ramp], vec![East]),
+        ColorConfig::route(1, 0, 1, vec![West], vec![Ramp]),
+        ColorConfig::route(1, 0, 2, vec![Ramp], vec![West]),
+        ColorConfig::route(0, 0, 2, vec![East], vec![Ramp]),
+    ];
+    let img = image(arch, 2, 1, progs, vec![0, 1], routes, true);
+    let sim = run(&img);
+    let mut out = Vec::new();
+    for x in 0..2 {
+        out.push(global(&sim, &img, x, 0, "theirs"));
+        out.push(global(&sim, &img, x, 0, "acc"));
+    }
+    let instructions = sim.stats().pes.iter().map(|p| p.instructions).collect();
+    (first, out, instructions)
+}
+
+#[test]
+fn runtime_length_transfers_are_one_async_dsd_op() {
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let mut counts = Vec::new();
+        for base in [40u16, 7] {
+            let (prog, got, instructions) = varlen_exchange(arch, base);
+            for x in 0..2usize {
+                let other = 1 - x;
+                let m = usize::from(base) + 9 - 9 * x;
+                let (theirs, acc) = (&got[2 * x], &got[2 * x + 1]);
+                let mine0 = (1000 * (x + 1)) as f32;
+                for i in 0..64 {
+                    let sent = (other * 100 + i) as f32;
+                    let (t, a) = if i < m {
+                        (sent, mine0 + sent)
+                    } else {
+                        (0.0, mine0)
+                    };
+                    assert_eq!(
+                        f32_of(&theirs[4 * i..]),
+                        t,
+                        "{arch:?} {base} tile {x} theirs[{i}]"
+                    );
+                    assert_eq!(
+                        f32_of(&acc[4 * i..]),
+                        a,
+                        "{arch:?} {base} tile {x} acc[{i}]"
+                    );
+                }
+            }
+            // Six transfers, each one asynchronous DSD op (receive, send, accumulate,
+            // send, and the two of length 0), with its lengths set at run time.
+            use csl_arch::dsd::DsdOpcode as O;
+            let f = main_fn(&prog);
+            let insts: Vec<_> = f.blocks.values().flat_map(|b| b.insts.iter()).collect();
+            let asyncs: Vec<O> = insts
+                .iter()
+                .filter_map(|i| match i {
+                    cslc::ir::Inst::DsdOp { op, cfg, .. }
+                        if cfg & csl_arch::dsd::cfg::ASYNC != 0 =>
+                    {
+                        Some(*op)
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(asyncs.len(), 6, "{arch:?}: {asyncs:?}");
+            let mut kinds = asyncs.clone();
+            kinds.sort_by_key(|o| format!("{o:?}"));
+            assert_eq!(
+                kinds,
+                vec![O::Fadds, O::Mov32, O::Mov32, O::Mov32, O::Mov32, O::Mov32]
+            );
+            let lengths = insts
+                .iter()
+                .filter(|i| {
+                    matches!(
+                        i,
+                        cslc::ir::Inst::DsdSet {
+                            field: csl_arch::dsd::DsdField::Length,
+                            ..
+                        }
+                    )
+                })
+                .count();
+            // Two descriptors per op, three for the accumulation (its array is read and written).
+            assert_eq!(lengths, 13);
+            counts.push(instructions);
+        }
+        // One op per transfer: the instructions executed do not depend on the lengths.
+        assert_eq!(counts[0], counts[1], "{arch:?}: instructions per PE");
+    }
+}
+
+/// Run-time bounds on local vector loops: a reduction into a register variable, a closed
+/// range `[0, n]` and an empty range are each one DSD op (or none, skipped).
+#[test]
+fn runtime_length_vector_loops_match_the_host() {
+    let src = r#"
+        sp x[16]; sp y[16]; sp tot[1];
+        xp cnt = 11; xp none = 0;
+        {
+            i in [0, 16) { x[i] = (sp)i; y[i] = 1.0; }
+            xp n = cnt;
+            sp d = 0.5;
+            i in [0, n) d <+- x[i];
+            tot[0] = d;
+            i in [0, n] y[i] = x[i] * 2.0 + y[i];
+            xp z = none;
+            i in [0, z) y[i] = 99.0;
+        }
+    "#;
+    use csl_arch::dsd::DsdOpcode as O;
+    let prog = compile(src, &ClassSpec::new(Arch::Wse2));
+    assert_eq!(dsd_ops(main_fn(&prog)), vec![O::Fadds, O::Fmacs, O::Fmovs]);
+    one_tile(src, &[], &[], |g| {
+        let want: f32 = (0..11).fold(0.5f32, |s, i| s + i as f32);
+        assert_eq!(f32_of(&g("tot")), want);
+        let y = g("y");
+        for i in 0..16usize {
+            let w = if i <= 11 {
+                (i as f32).mul_add(2.0, 1.0)
+            } else {
+                1.0
+            };
+            assert_eq!(f32_of(&y[4 * i..]), w, "y[{i}]");
+        }
+    });
+}

@@ -7,7 +7,8 @@
 //! The padded rectangle is the core (`nx·nzx` × `ny·nzy` PEs at offset (1, 1)) plus the
 //! one-tile moat ring, as `mdlj.paint` lays it out.
 
-use crate::md::device::expected_exchange;
+use crate::md::device::{bin, cell_frame, expected_exchange};
+use crate::md::dump::Dump;
 use crate::md::geometry::{Geometry, RANGE};
 use csl_arch::fabric::Direction;
 use csl_arch::image::{PopMode, SwitchConfig, SwitchPos};
@@ -665,6 +666,159 @@ pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
     Ok(checked)
 }
 
+/// Words of `core.burst` per PE in the variable-length bursts of `relay.w`: for x+, x−,
+/// y+ and y− and each shift 1..=3, a block of up to [`BURST_MAX`] words as received.
+pub const BURST_WORDS: usize = 4 * RANGE * BURST_MAX;
+
+/// The longest block of the bursts: [`relay_count`] is at most 13.
+pub const BURST_MAX: usize = 13;
+
+/// Word `j` of cell `id`'s block in the bursts.
+pub fn burst_word(id: u32, j: usize) -> u16 {
+    (16 * id + j as u32) as u16
+}
+
+/// The reverse relay's partial sum that the PE of cell `id` holds for word `j` of the
+/// cell `d` (1..=3) upstream.
+pub fn reverse_partial(id: u32, d: usize, j: usize) -> f32 {
+    (id + 1) as f32 + 0.5 * j as f32 + 1024.0 * d as f32
+}
+
+/// The burst phases in `core.bstamp` order (after the start stamp).
+pub const BURST_PHASES: [&str; 7] = ["x+", "x-", "y+", "y-", "reverse x", "reverse y", "z-"];
+
+/// The longest x-line of the z− bursts: seven cells of [`BURST_MAX`].
+pub const LINE_MAX: usize = 7 * BURST_MAX;
+
+/// Cell (x, y, z)'s x-line as the z− bursts carry it: the blocks of x−1, x−2, x−3, the
+/// cell itself, x+1, x+2, x+3 ([`burst_word`]), periodic in x.
+pub fn burst_xline(g: &Geometry, x: usize, y: usize, z: usize) -> Vec<u16> {
+    let mut out = Vec::new();
+    let xs = (1..=RANGE)
+        .map(|d| (x + g.nx - d % g.nx) % g.nx)
+        .chain(std::iter::once(x))
+        .chain((1..=RANGE).map(|d| (x + d) % g.nx));
+    for cx in xs {
+        let (id, n) = (relay_id(g, cx, y, z), relay_count(cx, y, z) as usize);
+        out.extend((0..n).map(|j| burst_word(id, j)));
+    }
+    out
+}
+
+/// Checks the variable-length bursts and the accumulating reverse relay of `relay.w`
+/// (`core.burst`, `core.fx`, `core.fy`, order `y x _word`) against the CSL flagship's
+/// exchange oracle: each shift of each direction brought exactly the block of the cell
+/// the oracle puts in that halo slot ([`burst_word`], the oracle's count long, nothing
+/// after it), and `fx` (`fy`) is the PE's own `id / 4` plus, word by word, the partial
+/// sums of the three xp (yp) halo cells for it ([`reverse_partial`]), summed on the
+/// host. Returns the number of words checked.
+pub fn check_burst(
+    g: &Geometry,
+    burst: &[u16],
+    fx: &[u16],
+    fy: &[u16],
+    zrec: &[u16],
+) -> Result<usize, String> {
+    let n = g.width() * g.height();
+    if burst.len() != n * BURST_WORDS {
+        return Err(format!(
+            "{} words of core.burst for {n} PEs x {BURST_WORDS}",
+            burst.len()
+        ));
+    }
+    for (name, f) in [("fx", fx), ("fy", fy)] {
+        if f.len() != n * 2 * BURST_MAX {
+            return Err(format!(
+                "{} words of core.{name} for {n} PEs x {}",
+                f.len(),
+                2 * BURST_MAX
+            ));
+        }
+    }
+    if zrec.len() != n * RANGE * LINE_MAX {
+        return Err(format!(
+            "{} words of core.zrec for {n} PEs x {}",
+            zrec.len(),
+            RANGE * LINE_MAX
+        ));
+    }
+    let dirs = ["x+", "x-", "y+", "y-"];
+    let mut checked = 0;
+    for py in 0..g.height() {
+        for px in 0..g.width() {
+            let pe = py * g.width() + px;
+            let c = g.cell(px, py);
+            let counts = expected_exchange(g, &relay_count, c.x, c.y, c.z);
+            let id = |x: usize, y: usize, z: usize| relay_id(g, x, y, z);
+            let ids = expected_exchange(g, &id, c.x, c.y, c.z);
+            let me = relay_id(g, c.x, c.y, c.z);
+            let own = relay_count(c.x, c.y, c.z) as usize;
+            let at = format!(
+                "PE ({}, {}) (cell {}, {}, {})",
+                px + 1,
+                py + 1,
+                c.x,
+                c.y,
+                c.z
+            );
+            // Halo d of the oracle: xm, xp, ym, yp; the x+ relay fills xm, and so on.
+            for (d, dir) in dirs.iter().enumerate() {
+                for k in 0..RANGE {
+                    let base = pe * BURST_WORDS + (d * RANGE + k) * BURST_MAX;
+                    let (ec, ei) = (counts[d * RANGE + k] as usize, ids[d * RANGE + k]);
+                    for j in 0..BURST_MAX {
+                        let want = if j < ec { burst_word(ei, j) } else { 0 };
+                        let got = burst[base + j];
+                        if got != want {
+                            return Err(format!(
+                                "{at}: {dir} burst, shift {}: word {j} is {got}, expected {want}                                  (cell id {ei}, {ec} words)",
+                                k + 1
+                            ));
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+            // z−: shift k brings the x-line of z+k+1 (the x-line built from cells' ids
+            // directly, not from the oracle).
+            for k in 0..RANGE {
+                let want = burst_xline(g, c.x, c.y, (c.z + k + 1) % g.nz());
+                let got = &zrec[(pe * RANGE + k) * LINE_MAX..(pe * RANGE + k + 1) * LINE_MAX];
+                for (j, &w) in got.iter().enumerate() {
+                    let e = want.get(j).copied().unwrap_or(0);
+                    if w != e {
+                        return Err(format!(
+                            "{at}: z- burst, shift {}: word {j} is {w}, expected {e} ({} words)",
+                            k + 1,
+                            want.len()
+                        ));
+                    }
+                    checked += 1;
+                }
+            }
+            // The reverse relays return the xm (ym) halo's sums, so each PE gets those
+            // of the PEs whose xm (ym) halo it is: its xp (yp) halo, halo slots 1 and 3.
+            for (name, f, up) in [("fx", fx, 1), ("fy", fy, 3)] {
+                for j in 0..BURST_MAX {
+                    let mut want = 0.25 * me as f32;
+                    if j < own {
+                        for k in 0..RANGE {
+                            want += reverse_partial(ids[up * RANGE + k], k + 1, j);
+                        }
+                    }
+                    let o = pe * 2 * BURST_MAX + 2 * j;
+                    let got = f32::from_bits(u32::from(f[o]) | u32::from(f[o + 1]) << 16);
+                    if got != want {
+                        return Err(format!("{at}: {name}[{j}] is {got}, expected {want}"));
+                    }
+                    checked += 2;
+                }
+            }
+        }
+    }
+    Ok(checked)
+}
+
 /// The relay's phases in `core.stamp` order (after the start stamp).
 pub const RELAY_PHASES: [&str; 6] = ["x+", "x-", "y+", "y-", "z-", "z+"];
 
@@ -672,9 +826,14 @@ pub const RELAY_PHASES: [&str; 6] = ["x+", "x-", "y+", "y-", "z-", "z+"];
 /// then the end of each of [`RELAY_PHASES`]): the cycles each phase took, from the last
 /// PE to finish the previous phase to the last PE to finish this one (the counter is
 /// the fabric's clock, the same on every PE).
-pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 6], String> {
+pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<Vec<u64>, String> {
+    phase_cycles(g, stamps, RELAY_PHASES.len())
+}
+
+/// [`relay_phase_cycles`] of a stamp array of `phases` + 1 timestamps per core PE.
+pub fn phase_cycles(g: &Geometry, stamps: &[u16], phases: usize) -> Result<Vec<u64>, String> {
     let n = g.width() * g.height();
-    let per = 3 * (RELAY_PHASES.len() + 1);
+    let per = 3 * (phases + 1);
     if stamps.len() != n * per {
         return Err(format!(
             "{} words of core.stamp for {n} PEs x {per}",
@@ -686,7 +845,7 @@ pub fn relay_phase_cycles(g: &Geometry, stamps: &[u16]) -> Result<[u64; 6], Stri
         u64::from(w[0]) | u64::from(w[1]) << 16 | u64::from(w[2]) << 32
     };
     let last = |j: usize| (0..n).map(|pe| t(pe, j)).max().unwrap_or(0);
-    let mut out = [0u64; 6];
+    let mut out = vec![0u64; phases];
     for (j, o) in out.iter_mut().enumerate() {
         *o = last(j + 1).saturating_sub(last(j));
     }
@@ -748,6 +907,128 @@ pub fn params_blob(g: &Geometry, nlocal: &[u16], nsample: u16) -> Result<Vec<u16
     Ok(out)
 }
 
+/// Words of `fparamstruct` per PE: 23 fp32 values (dt, rcut, rscale, rhoscale, niter,
+/// ninner, invmass\[2\], box\[3\], boxinv\[3\], cell\[3\]\[2\], center\[3\]).
+pub const FPARAM_WORDS: usize = 46;
+
+/// Seed 002's physics constants (hard-coded in its `make-inputbin.py`, spec §1 and §5):
+/// dt, rcut, niter (outer iterations) and ninner.
+pub const PHYSICS: (f64, f64, f64, f64) = (0.001, 2.5, 10.0, 1.0);
+
+/// seed 002's NLOCMAX (`ecalc.py`): owned atoms a PE can hold.
+pub const NLOCMAX: usize = 20;
+
+/// The per-PE inputs of `mdlj.w` from a dump, each order `y x _word` over the core.
+pub struct AtomInputs {
+    /// Atoms each PE owns at start (`paramstruct.nlocal`).
+    pub nlocal: Vec<u16>,
+    /// `fparamstruct` ([`FPARAM_WORDS`] per PE).
+    pub fparams: Vec<u16>,
+    /// `pos[nmax][4]`: (x, y, z, id) per owned atom, the id as a float, negative for type
+    /// 1; unused slots 0.
+    pub posin: Vec<u16>,
+    /// `vel[nlocmax][3]` per owned atom; unused slots 0.
+    pub velin: Vec<u16>,
+    /// The `pos` slots per PE the halo exchange needs at most (the largest `end` region
+    /// start of the CSL flagship's exchange oracle over the dump's counts).
+    pub nmax_needed: usize,
+}
+
+fn f32_words(v: f64) -> [u16; 2] {
+    let b = (v as f32).to_bits();
+    [b as u16, (b >> 16) as u16]
+}
+
+/// `fparams.bin`, `posin.bin` and `velin.bin` (and the counts for `params.bin`) from a
+/// dump, binned into cells by the CSL flagship's rule ([`bin`]) and its cell frames
+/// ([`cell_frame`]), so both forms start from the same atoms in the same slots. `nmax`
+/// of `None` takes the exchange's need. Errors: the box shorter than the halo range or
+/// twice the cutoff, a cell with more than `nlocmax` atoms, `nmax` too small.
+pub fn atom_inputs(
+    d: &Dump,
+    g: &Geometry,
+    nlocmax: usize,
+    nmax: Option<usize>,
+) -> Result<AtomInputs, String> {
+    let (dt, rcut, niter, ninner) = PHYSICS;
+    let b = d.box_len();
+    g.check_cutoff(b, rcut)?;
+    if let Some(k) = (0..3).find(|&k| b[k] < 2.0 * rcut) {
+        return Err(format!(
+            "the box ({:.4} along axis {k}) is shorter than twice the cutoff {rcut}",
+            b[k]
+        ));
+    }
+    let cells = bin(d, g);
+    let idx = |x: usize, y: usize, z: usize| (z * g.ny + y) * g.nx + x;
+    let count = |x: usize, y: usize, z: usize| cells[idx(x, y, z)].len() as u32;
+    let mut need = 0usize;
+    for z in 0..g.nz() {
+        for y in 0..g.ny {
+            for x in 0..g.nx {
+                need = need.max(expected_exchange(g, &count, x, y, z)[5 * RANGE + 8] as usize);
+            }
+        }
+    }
+    let nmax = nmax.unwrap_or(need);
+    if nmax < need {
+        return Err(format!(
+            "NMAX {nmax} is smaller than the {need} position slots the halo exchange needs"
+        ));
+    }
+    let n = g.width() * g.height();
+    let mut out = AtomInputs {
+        nlocal: Vec::with_capacity(n),
+        fparams: Vec::with_capacity(n * FPARAM_WORDS),
+        posin: vec![0; n * nmax * 8],
+        velin: vec![0; n * nlocmax * 6],
+        nmax_needed: need,
+    };
+    for py in 0..g.height() {
+        for px in 0..g.width() {
+            let p = py * g.width() + px;
+            let c = g.cell(px, py);
+            let mine = &cells[idx(c.x, c.y, c.z)];
+            if mine.len() > nlocmax {
+                return Err(format!(
+                    "cell ({}, {}, {}) holds {} atoms but NLOCMAX is {nlocmax}",
+                    c.x,
+                    c.y,
+                    c.z,
+                    mine.len()
+                ));
+            }
+            out.nlocal.push(mine.len() as u16);
+            let (centre, width) = cell_frame(d, g, (c.x, c.y, c.z));
+            let mut f = vec![dt, rcut, 1.0, 1.0, niter, ninner, 1.0, 1.0];
+            f.extend(b);
+            f.extend(b.map(|v| 1.0 / v));
+            for w in width {
+                f.extend([-0.5 * w, 0.5 * w]);
+            }
+            f.extend(centre);
+            out.fparams.extend(f.iter().flat_map(|&v| f32_words(v)));
+            for (slot, &i) in mine.iter().enumerate() {
+                let a = &d.atoms[i];
+                let id = if a.typ == 1 {
+                    -f64::from(a.id)
+                } else {
+                    f64::from(a.id)
+                };
+                let at = (p * nmax + slot) * 8;
+                for (k, v) in [a.pos[0], a.pos[1], a.pos[2], id].into_iter().enumerate() {
+                    out.posin[at + 2 * k..at + 2 * k + 2].copy_from_slice(&f32_words(v));
+                }
+                let at = (p * nlocmax + slot) * 6;
+                for (k, v) in a.vel.into_iter().enumerate() {
+                    out.velin[at + 2 * k..at + 2 * k + 2].copy_from_slice(&f32_words(v));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Checks `core.got` of the moat check (3 words per core PE, order `y x _word`): every
 /// core edge tile but the corners got back `x + 100·y` (its Paint coordinates) through
 /// the moat, and every core tile reports `ix + 100·iy`, its logical cell from
@@ -795,6 +1076,69 @@ mod tests {
 
     use csl_arch::fabric::control;
     use std::collections::VecDeque;
+
+    /// lj108 on the seed's fold: every atom lands in exactly one PE's slots, with its
+    /// id, coordinates and velocity, inside that PE's cell (checked with the cell's
+    /// frame from fparams, not with the binning rule), and the fparams are the seed's.
+    #[test]
+    fn atom_inputs_place_every_lj108_atom_once() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("md/data/lj108.dump");
+        let text = std::fs::read_to_string(path).expect("lj108.dump");
+        let d = Dump::parse(&text).expect("parses");
+        for (nzx, nzy) in [(4, 2), (2, 4), (7, 1)] {
+            let g = Geometry::new(8, 8, nzx, nzy).expect("geometry");
+            let a = atom_inputs(&d, &g, NLOCMAX, None).expect("inputs");
+            let nmax = a.nmax_needed;
+            let f = |w: &[u16], i: usize| {
+                f32::from_bits(u32::from(w[2 * i]) | u32::from(w[2 * i + 1]) << 16)
+            };
+            let mut seen = vec![0; d.atoms.len()];
+            let b = d.box_len();
+            for p in 0..g.width() * g.height() {
+                let fp = &a.fparams[p * FPARAM_WORDS..(p + 1) * FPARAM_WORDS];
+                assert_eq!(f(fp, 0), 0.001);
+                assert_eq!(f(fp, 1), 2.5);
+                assert_eq!(
+                    (f(fp, 4), f(fp, 5), f(fp, 6), f(fp, 7)),
+                    (10.0, 1.0, 1.0, 1.0)
+                );
+                for slot in 0..nmax {
+                    let pos = &a.posin[(p * nmax + slot) * 8..(p * nmax + slot + 1) * 8];
+                    if slot >= usize::from(a.nlocal[p]) {
+                        assert!(pos.iter().all(|&w| w == 0), "PE {p} slot {slot} unused");
+                        continue;
+                    }
+                    let id = f(pos, 3);
+                    let k = d
+                        .atoms
+                        .iter()
+                        .position(|at| at.id as f32 == id.abs())
+                        .expect("an id");
+                    let at = &d.atoms[k];
+                    assert_eq!(id < 0.0, at.typ == 1, "sign of the id is the type");
+                    seen[k] += 1;
+                    for (ax, &len) in b.iter().enumerate() {
+                        assert_eq!(f(pos, ax), at.pos[ax] as f32);
+                        let vel = &a.velin[(p * NLOCMAX + slot) * 6..];
+                        assert_eq!(f(vel, ax), at.vel[ax] as f32);
+                        // Inside the cell: centre ± half width, up to a periodic image.
+                        let (lo, hi) = (f(fp, 14 + 2 * ax), f(fp, 15 + 2 * ax));
+                        let centre = f64::from(f(fp, 20 + ax));
+                        let mut r = at.pos[ax] - centre;
+                        r -= len * (r / len).round();
+                        assert!(
+                            r >= f64::from(lo) - 1e-5 && r <= f64::from(hi) + 1e-5,
+                            "atom {} axis {ax}: {r} outside [{lo}, {hi}]",
+                            at.id
+                        );
+                        assert_eq!(f(fp, 8 + ax), len as f32);
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&s| s == 1), "every atom exactly once");
+            assert_eq!(a.nlocal.iter().map(|&n| usize::from(n)).sum::<usize>(), 108);
+        }
+    }
 
     #[test]
     fn control_words_say_what_the_readme_says() {

@@ -4,19 +4,28 @@
 //! 002's `3dmd_route3sdr` and `make-inputbin.py` do for their Makefile. `moat` (the
 //! default): the moat check's tables, atom counts 0. `relay`: the switch-machine relay's
 //! tables, the count relay's synthetic counts as `nlocal`, and `lanes.paint` (the lane
-//! classes `relay.paint` includes).
+//! classes `relay.paint` includes). `atoms DUMP [NLOCMAX [NMAX]]`: the relay's tables and
+//! `mdlj.w`'s inputs from a LAMMPS dump — `params.bin` with each cell's atom count,
+//! `fparams.bin` (`fparamstruct`), `posin.bin` (`pos[NMAX][4]`) and `velin.bin`
+//! (`vel[NLOCMAX][3]`), binned as the CSL flagship bins them; NLOCMAX defaults to the
+//! seed's 20, NMAX to what the halo exchange needs.
 //!
 //! `mdlj-tables check-moat NX NY NZX NZY GOT`: checks `core.got` of the moat check
 //! (`moatcheck.w`); `mdlj-tables check-relay NX NY NZX NZY GOT [STAMP]` that of the count
 //! relay (`relay.w`), and with `core.stamp` prints the cycles of each relay;
+//! `mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP]` that of its
+//! variable-length bursts and reverse relays (`core.burst`, `core.fx`, `core.fy`,
+//! `core.zrec`, `core.bstamp`);
 //! `mdlj-tables check-ping NX NY NZX NZY STAMP FRAME` checks the barrier test
 //! (`pingtest.w`'s `core.stamp`, `pingorigin.w`'s `ping.frame`). Each prints one PASS or
 //! FAIL line.
 
+use csl_examples::md::dump::Dump;
 use csl_examples::md::geometry::Geometry;
 use csl_examples::md_tungsten::{
-    RELAY_PHASES, check_moat, check_ping, check_relay, lanes_paint, params_blob, relay_counts,
-    relay_phase_cycles, relay_tables, router_table, switch_table, z_chain_local,
+    BURST_PHASES, NLOCMAX, RELAY_PHASES, atom_inputs, check_burst, check_moat, check_ping,
+    check_relay, lanes_paint, params_blob, phase_cycles, relay_counts, relay_phase_cycles,
+    relay_tables, router_table, switch_table, z_chain_local,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,8 +36,10 @@ fn write(path: &Path, words: &[u16]) -> Result<(), String> {
 }
 
 const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
+                     mdlj-tables NX NY NZX NZY OUTDIR atoms DUMP [NLOCMAX [NMAX]] | \
                      mdlj-tables check-moat NX NY NZX NZY GOT | \
                      mdlj-tables check-relay NX NY NZX NZY GOT [STAMP] | \
+                     mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP] | \
                      mdlj-tables check-ping NX NY NZX NZY STAMP FRAME";
 
 fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
@@ -105,6 +116,40 @@ fn run(args: &[String]) -> Result<(), String> {
             Err(e) => Err(format!("FAIL: {e}")),
         };
     }
+    if let [cmd, nx, ny, nzx, nzy, burst, fx, fy, zrec, rest @ ..] = args
+        && cmd == "check-burst"
+        && rest.len() <= 1
+    {
+        let g = geometry(nx, ny, nzx, nzy)?;
+        if let [stamps] = rest {
+            let cycles = phase_cycles(&g, &read_words(stamps)?, BURST_PHASES.len())?;
+            let parts: Vec<String> = BURST_PHASES
+                .iter()
+                .zip(cycles)
+                .map(|(p, c)| format!("{p} {c}"))
+                .collect();
+            println!(
+                "cycles per variable-length relay of three shifts (last PE to last PE): {}",
+                parts.join(", ")
+            );
+        }
+        let words = [
+            read_words(burst)?,
+            read_words(fx)?,
+            read_words(fy)?,
+            read_words(zrec)?,
+        ];
+        return match check_burst(&g, &words[0], &words[1], &words[2], &words[3]) {
+            Ok(n) => {
+                println!(
+                    "PASS: count relay as the oracle; variable-length bursts x+ x- y+ y- and z- \
+                     (x-lines) word for word and the reverse x and y relays (<+-) as the host's sums ({n} words)"
+                );
+                Ok(())
+            }
+            Err(e) => Err(format!("FAIL: {e}")),
+        };
+    }
     if let [cmd, nx, ny, nzx, nzy, stamps, frame] = args
         && cmd == "check-ping"
     {
@@ -120,6 +165,41 @@ fn run(args: &[String]) -> Result<(), String> {
             }
             Err(e) => Err(format!("FAIL: {e}")),
         };
+    }
+    if let [nx, ny, nzx, nzy, out, mode, dump, rest @ ..] = args
+        && mode == "atoms"
+        && rest.len() <= 2
+    {
+        let g = geometry(nx, ny, nzx, nzy)?;
+        let text =
+            std::fs::read_to_string(dump).map_err(|e| format!("cannot read `{dump}`: {e}"))?;
+        let d = Dump::parse(&text).map_err(|e| format!("{dump}: {e}"))?;
+        let num = |v: &String| -> Result<usize, String> {
+            v.parse()
+                .map_err(|_| format!("`{v}` is not a non-negative integer"))
+        };
+        let nlocmax = rest.first().map(num).transpose()?.unwrap_or(NLOCMAX);
+        let nmax = rest.get(1).map(num).transpose()?;
+        let a = atom_inputs(&d, &g, nlocmax, nmax)?;
+        let out = PathBuf::from(out);
+        let (router, switch) = relay_tables(&g);
+        write(&out.join("router.bin"), &router)?;
+        write(&out.join("switch.bin"), &switch)?;
+        write(&out.join("params.bin"), &params_blob(&g, &a.nlocal, 1)?)?;
+        write(&out.join("fparams.bin"), &a.fparams)?;
+        write(&out.join("posin.bin"), &a.posin)?;
+        write(&out.join("velin.bin"), &a.velin)?;
+        let lanes = out.join("lanes.paint");
+        std::fs::write(&lanes, lanes_paint(&g))
+            .map_err(|e| format!("cannot write `{}`: {e}", lanes.display()))?;
+        println!(
+            "{} atoms on {} PEs: NLOCMAX {nlocmax}, NMAX {} (the exchange needs {})",
+            a.nlocal.iter().map(|&n| usize::from(n)).sum::<usize>(),
+            a.nlocal.len(),
+            nmax.unwrap_or(a.nmax_needed),
+            a.nmax_needed
+        );
+        return Ok(());
     }
     let (nx, ny, nzx, nzy, out, mode) = match args {
         [nx, ny, nzx, nzy, out] => (nx, ny, nzx, nzy, out, "moat"),

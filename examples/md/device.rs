@@ -119,7 +119,7 @@ fn cell_of(x: f64, lo: f64, len: f64, n: usize) -> usize {
 }
 
 /// Atoms per cell, indexed `(z * ny + y) * nx + x`.
-fn bin(d: &Dump, g: &Geometry) -> Vec<Vec<usize>> {
+pub fn bin(d: &Dump, g: &Geometry) -> Vec<Vec<usize>> {
     let b = d.box_len();
     let n = [g.nx, g.ny, g.nz()];
     let mut cells = vec![Vec::new(); g.nx * g.ny * g.nz()];
@@ -130,6 +130,21 @@ fn bin(d: &Dump, g: &Geometry) -> Vec<Vec<usize>> {
         cells[(c[2] * g.ny + c[1]) * g.nx + c[0]].push(i);
     }
     cells
+}
+
+/// The centre (in box coordinates) and the edge lengths of cell (x, y, z) of the dump's
+/// box cut as `g` cuts it.
+pub fn cell_frame(
+    d: &Dump,
+    g: &Geometry,
+    (x, y, z): (usize, usize, usize),
+) -> ([f64; 3], [f64; 3]) {
+    let b = d.box_len();
+    let n = [g.nx, g.ny, g.nz()];
+    let idx = [x, y, z];
+    let width: [f64; 3] = std::array::from_fn(|k| b[k] / n[k] as f64);
+    let centre = std::array::from_fn(|k| d.lo[k] + (idx[k] as f64 + 0.5) * width[k]);
+    (centre, width)
 }
 
 /// The halo regions of the PE of cell (x, y, z), as the device builds them: per region
@@ -433,19 +448,17 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
                 ic[3 + 6 * ax..9 + 6 * ax].copy_from_slice(&rings[p][ax].words());
                 ic[22 + ax] = rings[p][ax].order_word();
             }
-            let n = [g.nx, g.ny, g.nz()];
-            let idx = [c.x, c.y, c.z];
+            let (centre, width) = cell_frame(d, g, (c.x, c.y, c.z));
             let fc = &mut fcfg[p * 21..(p + 1) * 21];
             fc[0] = f(cfg.dt);
             fc[1] = f(cfg.rcut * cfg.rcut);
             fc[2..6].copy_from_slice(&[f(1.0), f(1.0), f(1.0), f(1.0)]);
             for k in 0..3 {
-                let width = b[k] / n[k] as f64;
                 fc[6 + k] = f(b[k]);
                 fc[9 + k] = f(1.0 / b[k]);
-                fc[12 + k] = f(d.lo[k] + (idx[k] as f64 + 0.5) * width);
-                fc[15 + k] = f(-0.5 * width);
-                fc[18 + k] = f(0.5 * width);
+                fc[12 + k] = f(centre[k]);
+                fc[15 + k] = f(-0.5 * width[k]);
+                fc[18 + k] = f(0.5 * width[k]);
             }
             for (slot, &i) in mine.iter().enumerate() {
                 let a = &d.atoms[i];

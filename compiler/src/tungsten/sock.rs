@@ -8,8 +8,13 @@
 //! length-1 fabout; a receive is `mov16`/`mov32` from a length-1 fabin into a `Ptr`
 //! destination (the variable's address, or a frame slot for a register variable).
 //!
-//! Loops lowered to one DSD operation (constant bounds, every array indexed by the loop
-//! variable plus a constant, one element type, scalars loop-invariant):
+//! Loops lowered to one DSD operation (a constant lower bound, every array indexed by the
+//! loop variable plus a constant, one element type, scalars loop-invariant). The upper
+//! bound is a constant, or a 16- or 32-bit integer expression evaluated once at run time:
+//! then the descriptors' lengths are set from it (`dsd_set Length`, CSL's
+//! `@set_dsd_length`) just before the op, which is skipped when the range is empty, so a
+//! run-time-bounded transfer is still one (asynchronous, inside `parallel`) operation.
+//! The run-time length is not checked against the arrays (nor is a scalar loop's index):
 //! * `s[] <- a[i]` (mov16/mov32 to a length-N fabout), `a[i] <- s[]` (from a length-N
 //!   fabin), `a[i] <+- s[]` (fadds/faddh/add16 with the fabin as second source);
 //! * `a[i] = b[i]`, `a[i] = x` (fmovs/fmovh/mov16/mov32);
@@ -19,7 +24,7 @@
 //! * `a[i] = b[i]*x + c[i]` (either order; fmacs/fmach, fused), `a[i] = -b[i]`
 //!   (fnegs/fnegh), `a[i] = max(b[i], c[i])` (fmaxs/fmaxh), `a[i] <+- b[i]`.
 //!
-//! Every other loop, including any with run-time bounds, 32-bit integer arithmetic,
+//! Every other loop, including any with a run-time lower bound, 32-bit integer arithmetic,
 //! conversions, calls or socket reads inside expressions, is a scalar loop.
 
 use super::ast::{self, AssignOp, Expr, ExprKind, Stmt, StmtKind};
@@ -514,14 +519,26 @@ impl<'a> Lower<'a> {
         if matches!(range.hi.kind, ExprKind::Inf) {
             return Ok(None);
         }
-        let (Some(lo), Some(hi)) = (self.quiet_int(&range.lo), self.quiet_int(&range.hi)) else {
+        let Some(lo) = self.quiet_int(&range.lo) else {
             return Ok(None);
         };
-        let len = hi - lo + i128::from(range.closed);
-        if !(1..0x7fff).contains(&len) {
-            return Ok(None);
-        }
-        let n16 = len as u16;
+        // A constant length, or (`dynty`, the bound's type) one set at run time: the
+        // shape is checked as if the loop had one element.
+        let (len, dynty) = match self.quiet_int(&range.hi) {
+            Some(hi) => {
+                let len = hi - lo + i128::from(range.closed);
+                if !(1..0x7fff).contains(&len) {
+                    return Ok(None);
+                }
+                (len, None)
+            }
+            None => match self.dyn_bound_type(&range.hi) {
+                Some(t) if (-0x7fff..0x7fff).contains(&lo) => (1, Some(t)),
+                _ => return Ok(None),
+            },
+        };
+        let n16 = if dynty.is_some() { 0 } else { len as u16 };
+        let dynb = dynty.map(|t| (range, lo, t));
         let v = var.name.as_str();
         let span = body.span;
         // Send: s[] <- a[i]
@@ -533,8 +550,10 @@ impl<'a> Lower<'a> {
                 return Ok(None);
             };
             let (_, q, _, _) = self.sock(s)?;
+            let guard = self.open_dyn(dynb)?;
             let src = self.mem_desc(a, &name, n16, span);
             let d = self.fabout(s, n16, 0, span)?;
+            self.set_lengths(guard, &[src, d]);
             self.emit_dsd(
                 Self::mov_for(a.elem),
                 Opnd::Desc(d),
@@ -542,11 +561,12 @@ impl<'a> Lower<'a> {
                 Some(q),
                 span,
             )?;
+            self.close_dyn(guard);
             return Ok(Some(Some(d)));
         }
         if *op == AssignOp::Acc && self.arr_operand(lhs, v, lo, len).is_none() && !mentions(lhs, v)
         {
-            return self.try_reduction(lhs, rhs, v, lo, len, span);
+            return self.try_reduction(lhs, rhs, (v, lo, len, dynb), span);
         }
         let Some((dst, dname)) = self.arr_operand(lhs, v, lo, len) else {
             return Ok(None);
@@ -590,6 +610,7 @@ impl<'a> Lower<'a> {
         };
         // At least one source must be a vector, or the op would have length 1... the
         // destination's length applies then, which is what we want.
+        let guard = self.open_dyn(dynb)?;
         let mut ops = Vec::new();
         let mut fabric = None;
         for s in &srcs {
@@ -607,21 +628,100 @@ impl<'a> Lower<'a> {
             });
         }
         let d = self.mem_desc(dst, &dname, n16, span);
+        let descs = descs_of(&ops, d);
+        self.set_lengths(guard, &descs);
         self.emit_dsd(opcode, Opnd::Desc(d), &ops, fabric, span)?;
+        self.close_dyn(guard);
         Ok(Some(None))
+    }
+
+    /// The type of a loop bound that is not a constant, if a run-time DSD length can be
+    /// made of it: a 16- or 32-bit integer (no diagnostics, no code).
+    fn dyn_bound_type(&mut self, hi: &Expr) -> Option<Scalar> {
+        let t = self.quietly(|s| s.expr(hi))?.ty()?;
+        match t {
+            Scalar::Xp | Scalar::S16 | Scalar::U16 | Scalar::S32 | Scalar::U32 => Some(t),
+            Scalar::Bool => Some(Scalar::Xp),
+            _ => None,
+        }
+    }
+
+    /// For a run-time bound: evaluates it (once, as the scalar loop would), skips the op
+    /// when the range is empty (`hi <= lo`, or `hi < lo` when closed) and returns the
+    /// length `hi - lo (+ 1)` and the block after the op. Nothing for a constant bound.
+    fn open_dyn(&mut self, dynb: Option<(&ast::Range, i128, Scalar)>) -> R<Option<DynLen>> {
+        let Some((range, lo, t)) = dynb else {
+            return Ok(None);
+        };
+        let hv = self.expr(&range.hi)?;
+        let h = self.materialize(hv, t, range.hi.span)?;
+        let l = self.imm(lo as u32);
+        let cond = self.fb.reg();
+        let op = if range.closed {
+            csl_arch::isa::CmpOp::Le
+        } else {
+            csl_arch::isa::CmpOp::Lt
+        };
+        self.fb.emit(Inst::Cmp {
+            op,
+            ty: t.nt(),
+            dst: cond,
+            a: l,
+            b: h,
+        });
+        let then = self.fb.block();
+        let join = self.fb.block();
+        self.fb.branch(cond, then, join);
+        self.fb.switch_to(then);
+        let len = self.fb.reg();
+        self.fb
+            .bin(csl_arch::isa::BinOp::Sub, Scalar::U16.nt(), len, h, l);
+        if range.closed {
+            let one = self.imm(1);
+            self.fb
+                .bin(csl_arch::isa::BinOp::Add, Scalar::U16.nt(), len, len, one);
+        }
+        Ok(Some(DynLen { len, join }))
+    }
+
+    /// Sets the length of every descriptor of a run-time-bounded op.
+    fn set_lengths(&mut self, guard: Option<DynLen>, descs: &[GlobalId]) {
+        let Some(g) = guard else {
+            return;
+        };
+        for &d in descs {
+            let r = self.fb.reg();
+            self.fb.emit(Inst::GlobalAddr {
+                dst: r,
+                global: d,
+                offset: 0,
+            });
+            self.fb.emit(Inst::DsdSet {
+                field: DsdField::Length,
+                desc: r,
+                val: g.len,
+            });
+        }
+    }
+
+    /// Ends the guarded op of a run-time bound.
+    fn close_dyn(&mut self, guard: Option<DynLen>) {
+        if let Some(g) = guard {
+            self.fb.terminate(crate::ir::Term::Jump(g.join));
+            self.fb.switch_to(g.join);
+        }
     }
 
     /// `s <+- rhs` over the loop, with `s` a scalar that does not depend on the index: one
     /// DSD reduction into `*&s` (`faddh`/`fadds`/`add16` of an array, `fmach`/`fmacs` of a
     /// product of an array and an array or a loop-invariant scalar). `s` is read once
     /// before and written once after; a register variable goes through a frame slot.
+    #[allow(clippy::type_complexity)]
     fn try_reduction(
         &mut self,
         lhs: &Expr,
         rhs: &Expr,
-        v: &str,
-        lo: i128,
-        len: i128,
+        (v, lo, len, dynb): (&str, i128, i128, Option<(&ast::Range, i128, Scalar)>),
         span: Span,
     ) -> R<Option<Option<GlobalId>>> {
         use ast::BinOp as B;
@@ -664,7 +764,11 @@ impl<'a> Lower<'a> {
                 }
             }
         };
-        let n16 = len as u16;
+        if srcs.iter().any(|s| matches!(s, VSrc::Fabin(_))) {
+            return Ok(None);
+        }
+        let n16 = if dynb.is_some() { 0 } else { len as u16 };
+        let guard = self.open_dyn(dynb)?;
         let mut ops = Vec::new();
         for s in &srcs {
             ops.push(match s {
@@ -676,6 +780,14 @@ impl<'a> Lower<'a> {
                 VSrc::Fabin(_) => return Ok(None),
             });
         }
+        let descs: Vec<GlobalId> = ops
+            .iter()
+            .filter_map(|o| match o {
+                Opnd::Desc(g) => Some(*g),
+                _ => None,
+            })
+            .collect();
+        self.set_lengths(guard, &descs);
         let (addr, back) = match &place {
             Place::Mem {
                 base, off, dynoff, ..
@@ -705,6 +817,7 @@ impl<'a> Lower<'a> {
                 addr,
             });
         }
+        self.close_dyn(guard);
         Ok(Some(None))
     }
 
@@ -858,6 +971,24 @@ impl<'a> Lower<'a> {
         srcs.push(b);
         Some(())
     }
+}
+
+/// The run-time length of a loop's DSD op and the block after the op.
+#[derive(Clone, Copy)]
+struct DynLen {
+    len: VReg,
+    join: crate::ir::BlockId,
+}
+
+/// The descriptors among `ops`, and `d`.
+fn descs_of(ops: &[Opnd], d: GlobalId) -> Vec<GlobalId> {
+    ops.iter()
+        .filter_map(|o| match o {
+            Opnd::Desc(g) => Some(*g),
+            _ => None,
+        })
+        .chain(std::iter::once(d))
+        .collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -292,7 +292,7 @@ impl<'a> Lower<'a> {
                     "cannot mark the last wavelet",
                 )
                 .with_label(prev, "this loop sends one wavelet per iteration")
-                .with_help("send from an array with constant bounds, `i in [0, N) s[] <- a[i];`, so the loop is one operation"),
+                .with_help("send array elements as they are, `i in [0, n) s[] <- a[i];` (n constant or not), so the loop is one operation"),
             )),
             Some(LastSend { span: prev, socket, .. }) => {
                 let other = self.sockets.get(socket).map(|x| x.name.clone()).unwrap_or_default();

@@ -4,6 +4,6 @@ socket tx;
 xp a[4];
 xp n = 4;
 {
-    i in [0, n) tx[] <- a[i];
+    i in [0, n) tx[] <- a[i] + 1;
     flip tx[];
 }
