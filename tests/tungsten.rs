@@ -778,7 +778,16 @@ fn varlen_exchange(arch: Arch, base: u16) -> (cslc::ir::Program, Vec<Vec<u8>>, V
         ColorConfig::route(1, 0, 2, vec![Ramp], vec![West]),
         ColorConfig::route(0, 0, 2, vec![East], vec![Ramp]),
     ];
-    let img = image(arch, 2, 1, progs, vec![0, 1], routes, true);
+    let img = image(
+        &SourceMap::new(),
+        arch,
+        2,
+        1,
+        progs,
+        vec![0, 1],
+        routes,
+        true,
+    );
     let sim = run(&img);
     let mut out = Vec::new();
     for x in 0..2 {
