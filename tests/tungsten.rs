@@ -421,6 +421,42 @@ fn if_after_a_plain_copy_is_never_dropped() {
     });
 }
 
+/// The image of `src` on two neighbouring tiles whose socket `nb` sends to the other
+/// tile (colour 1 east, colour 2 west), and the west tile's program.
+fn two_tile_image(arch: Arch, src: &str) -> (cslc::ir::Program, Image) {
+    let mut progs = Vec::new();
+    for (rx, tx) in [(2u8, 1u8), (1, 2)] {
+        let mut spec = ClassSpec::new(arch);
+        spec.sockets.push(("nb".into(), SocketBinding { rx, tx }));
+        progs.push(compile(src, &spec));
+    }
+    // The west tile's program again, for the caller to inspect (`Program` is not Clone).
+    let first = compile(src, &{
+        let mut spec = ClassSpec::new(arch);
+        spec.sockets
+            .push(("nb".into(), SocketBinding { rx: 2, tx: 1 }));
+        spec
+    });
+    use Direction::*;
+    let routes = vec![
+        ColorConfig::route(0, 0, 1, vec![Ramp], vec![East]),
+        ColorConfig::route(1, 0, 1, vec![West], vec![Ramp]),
+        ColorConfig::route(1, 0, 2, vec![Ramp], vec![West]),
+        ColorConfig::route(0, 0, 2, vec![East], vec![Ramp]),
+    ];
+    let img = image(
+        &SourceMap::new(),
+        arch,
+        2,
+        1,
+        progs,
+        vec![0, 1],
+        routes,
+        true,
+    );
+    (first, img)
+}
+
 /// Two tiles that each send 32 values to the other and then receive 32: with the sends
 /// and receives in one `parallel` block this completes; done one after the other, both
 /// tiles block on their sends once the fabric buffers are full.
@@ -446,35 +482,8 @@ fn exchange(
             format!("{{ {body} }}")
         }
     );
-    let mut progs = Vec::new();
-    for (rx, tx) in [(2u8, 1u8), (1, 2)] {
-        let mut spec = ClassSpec::new(arch);
-        spec.sockets.push(("nb".into(), SocketBinding { rx, tx }));
-        progs.push(compile(&src, &spec));
-    }
-    let first = Some(compile(&src, &{
-        let mut spec = ClassSpec::new(arch);
-        spec.sockets
-            .push(("nb".into(), SocketBinding { rx: 2, tx: 1 }));
-        spec
-    }));
-    use Direction::*;
-    let routes = vec![
-        ColorConfig::route(0, 0, 1, vec![Ramp], vec![East]),
-        ColorConfig::route(1, 0, 1, vec![West], vec![Ramp]),
-        ColorConfig::route(1, 0, 2, vec![Ramp], vec![West]),
-        ColorConfig::route(0, 0, 2, vec![East], vec![Ramp]),
-    ];
-    let img = image(
-        &SourceMap::new(),
-        arch,
-        2,
-        1,
-        progs,
-        vec![0, 1],
-        routes,
-        true,
-    );
+    let (first, img) = two_tile_image(arch, &src);
+    let first = Some(first);
     let mut sim = Simulator::new(&img).expect("loads");
     sim.run_until_idle(1_000_000).map_err(|e| format!("{e}"))?;
     let out = (0..2).map(|x| global(&sim, &img, x, 0, "theirs")).collect();
@@ -759,35 +768,7 @@ fn varlen_exchange(arch: Arch, base: u16) -> (cslc::ir::Program, Vec<Vec<u8>>, V
         }}
     "#
     );
-    let mut progs = Vec::new();
-    for (rx, tx) in [(2u8, 1u8), (1, 2)] {
-        let mut spec = ClassSpec::new(arch);
-        spec.sockets.push(("nb".into(), SocketBinding { rx, tx }));
-        progs.push(compile(&src, &spec));
-    }
-    let first = compile(&src, &{
-        let mut spec = ClassSpec::new(arch);
-        spec.sockets
-            .push(("nb".into(), SocketBinding { rx: 2, tx: 1 }));
-        spec
-    });
-    use Direction::*;
-    let routes = vec![
-        ColorConfig::route(0, 0, 1, vec![Ramp], vec![East]),
-        ColorConfig::route(1, 0, 1, vec![West], vec![Ramp]),
-        ColorConfig::route(1, 0, 2, vec![Ramp], vec![West]),
-        ColorConfig::route(0, 0, 2, vec![East], vec![Ramp]),
-    ];
-    let img = image(
-        &SourceMap::new(),
-        arch,
-        2,
-        1,
-        progs,
-        vec![0, 1],
-        routes,
-        true,
-    );
+    let (first, img) = two_tile_image(arch, &src);
     let sim = run(&img);
     let mut out = Vec::new();
     for x in 0..2 {
