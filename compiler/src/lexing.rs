@@ -205,29 +205,51 @@ macro_rules! generated_parser {
 pub(crate) use generated_parser;
 
 /// A logos token enum (the attributes and `enum Token<'a> { ... }` as written, its last
-/// variant with a trailing comma) with the punctuation and operator tokens the front ends
-/// share added after the variants written out: `+ core` adds `( ) [ ] : = |` and
-/// `+ - * / %`; `+ c_like` adds `{ } , ; .`, `& ^ ~ !`, the shifts and the comparisons.
+/// variant with a trailing comma) with the tokens the front ends share added after the
+/// variants written out: `+ core` adds `( ) [ ] : = |` and `+ - * / %`; `+ c_like` adds
+/// `{ } , ; .`, `& ^ ~ !`, the shifts and the comparisons; `+ words` adds `Ident`, plain
+/// (escape-free) string literals `Str` and the never-produced error tokens `BadNumber`
+/// and `BadStr` (Tungsten and Paint; CSL decodes escapes and has its own).
 macro_rules! token_enum {
     ($(#[$($m:tt)*])* $v:vis enum $n:ident<$lt:lifetime> { $($body:tt)* } $(+ $group:ident)*) => {
-        $crate::lexing::token_enum!(@add [$(#[$($m)*])* $v enum $n<$lt>] [$($body)*] $($group)*);
+        $crate::lexing::token_enum!(@add $lt [$(#[$($m)*])* $v enum $n<$lt>] [$($body)*] $($group)*);
     };
-    (@add $head:tt $body:tt core $($rest:ident)*) => {
-        $crate::lexing::token_enum!(@tokens $head $body [$($rest)*]
+    (@add $lt:lifetime $head:tt $body:tt core $($rest:ident)*) => {
+        $crate::lexing::token_enum!(@tokens $lt $head $body [$($rest)*]
             "(" LParen ")" RParen "[" LBracket "]" RBracket ":" Colon "=" Assign "|" Pipe
             "+" Plus "-" Minus "*" Star "/" Slash "%" Percent);
     };
-    (@add $head:tt $body:tt c_like $($rest:ident)*) => {
-        $crate::lexing::token_enum!(@tokens $head $body [$($rest)*]
+    (@add $lt:lifetime $head:tt $body:tt c_like $($rest:ident)*) => {
+        $crate::lexing::token_enum!(@tokens $lt $head $body [$($rest)*]
             "{" LBrace "}" RBrace "," Comma ";" Semi "." Dot "&" Amp "^" Caret "~" Tilde
             "!" Bang "<<" Shl ">>" Shr "==" EqEq "!=" NotEq "<" Lt "<=" Le ">" Gt ">=" Ge);
     };
+    (@add $lt:lifetime $head:tt [$($body:tt)*] words $($rest:ident)*) => {
+        $crate::lexing::token_enum!(@add $lt $head [$($body)*
+            /// A name.
+            #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
+            Ident(&$lt str),
+            /// A digit-led word that is no number (`12abc`, `0x`). Never produced.
+            #[regex(
+                r"[0-9][0-9a-zA-Z_]*(\.[0-9a-zA-Z_]*)?",
+                $crate::lexing::bad_number,
+                priority = 1
+            )]
+            BadNumber,
+            /// A string literal without escapes (`import "f.w";`, `include "f.paint"`).
+            #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); s.get(1..s.len() - 1).unwrap_or("") })]
+            Str(&$lt str),
+            /// A string without its closing quote. Never produced.
+            #[regex(r#""[^"\n]*"#, $crate::lexing::unterminated_string)]
+            BadStr,
+        ] $($rest)*);
+    };
     // Each `"text" Name` pair becomes a variant documented as its text.
-    (@tokens $head:tt [$($body:tt)*] [$($rest:ident)*] $($t:tt $name:ident)*) => {
-        $crate::lexing::token_enum!(@add $head
+    (@tokens $lt:lifetime $head:tt [$($body:tt)*] [$($rest:ident)*] $($t:tt $name:ident)*) => {
+        $crate::lexing::token_enum!(@add $lt $head
             [$($body)* $(#[doc = concat!("`", $t, "`")] #[token($t)] $name,)*] $($rest)*);
     };
-    (@add [$($head:tt)*] [$($body:tt)*]) => {
+    (@add $lt:lifetime [$($head:tt)*] [$($body:tt)*]) => {
         $($head)* { $($body)* }
     };
 }

@@ -18,9 +18,6 @@ lexing::token_enum! {
 #[logos(skip r"[ \t\r\n\f]+")]
 #[logos(error = LexError)]
 pub enum Token<'a> {
-    /// A name (variable, route word such as `CXR`, socket or param name).
-    #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
-    Ident(&'a str),
     /// A name directly followed by `(`: the start of a call. The payload is the name.
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*\(", |lex| { let s = lex.slice(); s.get(..s.len() - 1).unwrap_or("") })]
     Call(&'a str),
@@ -37,19 +34,6 @@ pub enum Token<'a> {
         priority = 10
     )]
     Float(f64),
-    /// A digit-led word that is no number (`12abc`, `0x`). Never produced.
-    #[regex(
-        r"[0-9][0-9a-zA-Z_]*(\.[0-9a-zA-Z_]*)?",
-        lexing::bad_number,
-        priority = 1
-    )]
-    BadNumber,
-    /// String literal (`include "f.paint"`).
-    #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); s.get(1..s.len() - 1).unwrap_or("") })]
-    Str(&'a str),
-    /// A string without its closing quote. Never produced.
-    #[regex(r#""[^"\n]*"#, lexing::unterminated_string)]
-    BadStr,
     /// `(* ... *)` (skipped by [`lexing::tokenize`]).
     #[token("(*", |lex| lexing::block_comment(lex, "*)", "comment"))]
     Comment,
@@ -63,7 +47,7 @@ pub enum Token<'a> {
     /// `include`
     #[token("include")]
     Include,
-} + core
+} + core + words
 }
 
 fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<i64, LexError> {

@@ -29,9 +29,6 @@ lexing::token_enum! {
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]
 #[logos(error = LexError)]
 pub enum Token<'a> {
-    /// An identifier.
-    #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
-    Ident(&'a str),
     /// Integer literal (decimal or `0x`).
     #[regex(r"[0-9]+|0[xX][0-9a-fA-F]+", lex_int, priority = 10)]
     Int(u128),
@@ -42,19 +39,6 @@ pub enum Token<'a> {
         priority = 10
     )]
     Float(FloatLit),
-    /// A digit-led word that is no number (`12abc`, `0x`). Never produced.
-    #[regex(
-        r"[0-9][0-9a-zA-Z_]*(\.[0-9a-zA-Z_]*)?",
-        lexing::bad_number,
-        priority = 1
-    )]
-    BadNumber,
-    /// String literal (only `import "f.w";` uses one).
-    #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); s.get(1..s.len() - 1).unwrap_or("") })]
-    Str(&'a str),
-    /// A string without its closing quote. Never produced.
-    #[regex(r#""[^"\n]*"#, lexing::unterminated_string)]
-    BadStr,
     /// `/* ... */` (skipped by [`lexing::tokenize`]).
     #[token("/*", |lex| lexing::block_comment(lex, "*/", "block comment"))]
     Comment,
@@ -183,7 +167,7 @@ pub enum Token<'a> {
     /// `||`
     #[token("||")]
     OrOr,
-} + core + c_like
+} + core + c_like + words
 }
 
 fn lex_int<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<u128, LexError> {
