@@ -15,6 +15,22 @@ fn build(program: &str, arch: Arch, dims: (u32, u32)) -> SdkRuntime {
     build_with(program, arch, dims, &[])
 }
 
+/// Builds `program`, launches `start`, and reads the exported `symbol` back (`region`:
+/// width, height and words per PE from the rectangle's origin).
+fn start_and_read(
+    program: &str,
+    arch: Arch,
+    dims: (u32, u32),
+    symbol: &str,
+    (w, h, n): (u32, u32, u32),
+) -> Vec<u32> {
+    let mut rt = build(program, arch, dims);
+    rt.launch("start", &[], false).unwrap();
+    let got = d2h_u32(&mut rt, symbol, w, h, n);
+    rt.stop().unwrap();
+    got
+}
+
 /// [`build`] with layout parameters (each run in its own directory).
 fn build_with(program: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str)]) -> SdkRuntime {
     let tag: String = params.iter().map(|(k, v)| format!("-{k}{v}")).collect();
@@ -41,10 +57,7 @@ fn build_with(program: &str, arch: Arch, dims: (u32, u32), params: &[(&str, &str
 #[test]
 fn relay_along_a_row_with_alternating_colours() {
     for arch in ARCHS {
-        let mut rt = build("relay", arch, (11, 3));
-        rt.launch("start", &[], false).unwrap();
-        let got = d2h_u32(&mut rt, "result", 4, 1, 1);
-        rt.stop().unwrap();
+        let got = start_and_read("relay", arch, (11, 3), "result", (4, 1, 1));
         assert_eq!(got, vec![100, 101, 102, 103], "{arch}");
     }
 }
@@ -95,10 +108,7 @@ fn broadcast_down_a_column() {
 #[test]
 fn control_wavelets_advance_a_switch_to_four_neighbours() {
     for arch in ARCHS {
-        let mut rt = build("switches", arch, (10, 5));
-        rt.launch("start", &[], false).unwrap();
-        let got = d2h_u32(&mut rt, "got", 3, 3, 1);
-        rt.stop().unwrap();
+        let got = start_and_read("switches", arch, (10, 5), "got", (3, 3, 1));
         let at = |x: usize, y: usize| got[y * 3 + x];
         assert_eq!(
             (at(2, 1), at(1, 2), at(1, 0), at(0, 1)),
@@ -111,10 +121,7 @@ fn control_wavelets_advance_a_switch_to_four_neighbours() {
 #[test]
 fn control_wavelet_enters_a_control_task() {
     for arch in ARCHS {
-        let mut rt = build("control_task", arch, (9, 3));
-        rt.launch("start", &[], false).unwrap();
-        let got = d2h_u32(&mut rt, "got", 2, 1, 1);
-        rt.stop().unwrap();
+        let got = start_and_read("control_task", arch, (9, 3), "got", (2, 1, 1));
         assert_eq!(got[1], 0x1234, "{arch}");
     }
 }
@@ -165,10 +172,7 @@ fn fabric_operation_longer_than_its_memory_operand_faults() {
 #[test]
 fn range_filter_selects_what_reaches_the_ce() {
     for arch in ARCHS {
-        let mut rt = build("filter", arch, (10, 3));
-        rt.launch("start", &[], false).unwrap();
-        let out = d2h_u32(&mut rt, "out", 3, 1, 2);
-        rt.stop().unwrap();
+        let out = start_and_read("filter", arch, (10, 3), "out", (3, 1, 2));
         // PE 1 sees indices 2..=4 only (data 30, 40, 50); PE 2 sees all eight.
         assert_eq!(&out[2..4], &[3, 120], "{arch}: filtered PE");
         assert_eq!(&out[4..6], &[8, 360], "{arch}: PE behind the filter");
@@ -182,10 +186,7 @@ fn counter_filters_deal_a_stream_out_in_turn() {
     // PE 2 wavelets 1 and 4, PE 3 wavelets 2 and 5 (the pattern of the vendor's 2D FFT
     // transpose). Counting after the decision is what lets a counter start at 0 pass.
     for arch in ARCHS {
-        let mut rt = build("counter_filter", arch, (10, 3));
-        rt.launch("start", &[], false).unwrap();
-        let out = d2h_u32(&mut rt, "out", 4, 1, 2);
-        rt.stop().unwrap();
+        let out = start_and_read("counter_filter", arch, (10, 3), "out", (4, 1, 2));
         assert_eq!(&out[2..], &[10, 40, 20, 50, 30, 60], "{arch}");
     }
 }
@@ -230,10 +231,7 @@ fn wse3_explicit_microthreads() {
 #[test]
 fn dfilt_drops_data_until_control_wavelets_pass() {
     for arch in ARCHS {
-        let mut rt = build("dfilt", arch, (9, 3));
-        rt.launch("start", &[], false).unwrap();
-        let got = d2h_u32(&mut rt, "got", 2, 1, 1);
-        rt.stop().unwrap();
+        let got = start_and_read("dfilt", arch, (9, 3), "got", (2, 1, 1));
         assert_eq!(got[1], 77, "{arch}");
     }
 }
@@ -241,10 +239,7 @@ fn dfilt_drops_data_until_control_wavelets_pass() {
 #[test]
 fn teardown_handler_runs_and_exits_teardown() {
     for arch in ARCHS {
-        let mut rt = build("teardown", arch, (9, 3));
-        rt.launch("start", &[], false).unwrap();
-        let log = d2h_u32(&mut rt, "log", 2, 1, 4);
-        rt.stop().unwrap();
+        let log = start_and_read("teardown", arch, (9, 3), "log", (2, 1, 4));
         // PE 1: both values, in order, and its handler ran; PE 0's handler ran too.
         assert_eq!(&log[4..8], &[11, 22, 1, 2], "{arch}");
         assert_eq!(

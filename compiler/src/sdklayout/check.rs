@@ -231,4 +231,3 @@ pub(super) fn rectangle(desc: &LayoutDesc, origin: &[(u32, u32)]) -> (u32, u32) 
     }
     (w + 2, h + 2)
 }
-
