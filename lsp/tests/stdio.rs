@@ -104,6 +104,14 @@ impl Client {
         self.wait(|m| m["id"] == json!(id) && m.get("method").is_none())
     }
 
+    /// A request about one position (`textDocument/hover`, `.../definition`, ...).
+    fn at(&mut self, method: &str, uri: &str, position: Value) -> Value {
+        self.request(
+            method,
+            json!({"textDocument": {"uri": uri}, "position": position}),
+        )
+    }
+
     /// The first message (already read or arriving) that satisfies `pred`.
     fn wait(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
         if let Some(i) = self.pending.iter().position(&pred) {
@@ -238,10 +246,7 @@ fn csl_diagnostics_hover_definition_symbols_completion() {
     );
 
     // Hover: the type and the comptime value.
-    let h = c.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "n + v", 0)}),
-    );
+    let h = c.at("textDocument/hover", &main_uri, pos_of(MAIN, "n + v", 0));
     let text = h["result"]["contents"]["value"]
         .as_str()
         .unwrap_or("")
@@ -250,10 +255,7 @@ fn csl_diagnostics_hover_definition_symbols_completion() {
     assert!(text.contains("22"), "{h}");
 
     // Hover on a runtime variable: its type.
-    let h = c.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "buf[0]", 1)}),
-    );
+    let h = c.at("textDocument/hover", &main_uri, pos_of(MAIN, "buf[0]", 1));
     let text = h["result"]["contents"]["value"]
         .as_str()
         .unwrap_or("")
@@ -261,10 +263,7 @@ fn csl_diagnostics_hover_definition_symbols_completion() {
     assert!(text.contains("[4]f32"), "{h}");
 
     // Hover on a builtin: its signature.
-    let h = c.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "@zeros", 2)}),
-    );
+    let h = c.at("textDocument/hover", &main_uri, pos_of(MAIN, "@zeros", 2));
     assert!(
         h["result"]["contents"]["value"]
             .as_str()
@@ -274,24 +273,27 @@ fn csl_diagnostics_hover_definition_symbols_completion() {
     );
 
     // Definition across the import lands in lib.csl, on `k`.
-    let d = c.request(
+    let d = c.at(
         "textDocument/definition",
-        json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "lib.k", 4)}),
+        &main_uri,
+        pos_of(MAIN, "lib.k", 4),
     );
     assert_eq!(d["result"]["uri"], lib_uri.as_str(), "{d}");
     assert_eq!(d["result"]["range"]["start"], pos_of(LIB, "k:", 0), "{d}");
 
     // The import path goes to the file.
-    let d = c.request(
+    let d = c.at(
         "textDocument/definition",
-        json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "lib.csl", 1)}),
+        &main_uri,
+        pos_of(MAIN, "lib.csl", 1),
     );
     assert_eq!(d["result"]["uri"], lib_uri.as_str(), "{d}");
 
     // A function called through the module.
-    let d = c.request(
+    let d = c.at(
         "textDocument/definition",
-        json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "twice(y)", 1)}),
+        &main_uri,
+        pos_of(MAIN, "twice(y)", 1),
     );
     assert_eq!(d["result"]["uri"], lib_uri.as_str(), "{d}");
     assert_eq!(
@@ -301,9 +303,10 @@ fn csl_diagnostics_hover_definition_symbols_completion() {
     );
 
     // A local and a top-level constant in the same file.
-    let d = c.request(
+    let d = c.at(
         "textDocument/definition",
-        json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "twice(y)", 6)}),
+        &main_uri,
+        pos_of(MAIN, "twice(y)", 6),
     );
     assert_eq!(d["result"]["uri"], main_uri.as_str(), "{d}");
     assert_eq!(
@@ -311,9 +314,10 @@ fn csl_diagnostics_hover_definition_symbols_completion() {
         pos_of(MAIN, "y = n", 0),
         "{d}"
     );
-    let d = c.request(
+    let d = c.at(
         "textDocument/definition",
-        json!({"textDocument": {"uri": main_uri}, "position": pos_of(MAIN, "n + v", 0)}),
+        &main_uri,
+        pos_of(MAIN, "n + v", 0),
     );
     assert_eq!(
         d["result"]["range"]["start"],
@@ -411,14 +415,16 @@ fn layout_file_and_warnings() {
     assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:?}");
 
     // The tile code path goes to the PE file; the param's value is known.
-    let d = c.request(
+    let d = c.at(
         "textDocument/definition",
-        json!({"textDocument": {"uri": layout_uri}, "position": pos_of(layout, "pe.csl", 1)}),
+        &layout_uri,
+        pos_of(layout, "pe.csl", 1),
     );
     assert_eq!(d["result"]["uri"], pe_uri.as_str(), "{d}");
-    let h = c.request(
+    let h = c.at(
         "textDocument/hover",
-        json!({"textDocument": {"uri": layout_uri}, "position": pos_of(layout, "width, 1", 0)}),
+        &layout_uri,
+        pos_of(layout, "width, 1", 0),
     );
     let text = h["result"]["contents"]["value"]
         .as_str()
@@ -430,10 +436,7 @@ fn layout_file_and_warnings() {
     c.open(&pe_uri, "csl", pe);
     let diags = c.diagnostics(&pe_uri);
     assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:?}");
-    let h = c.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": pe_uri}, "position": pos_of(pe, "n;", 0)}),
-    );
+    let h = c.at("textDocument/hover", &pe_uri, pos_of(pe, "n;", 0));
     let text = h["result"]["contents"]["value"]
         .as_str()
         .unwrap_or("")
@@ -474,10 +477,7 @@ fn a_pe_file_without_its_layout_is_a_lone_module() {
         .find(|d| d["severity"] == 2)
         .unwrap_or_else(|| panic!("no warning: {diags:?}"));
     assert!(w["message"].as_str().unwrap_or("").contains("`b`"), "{w}");
-    let h = c.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": pe_uri}, "position": pos_of(pe, "m;", 0)}),
-    );
+    let h = c.at("textDocument/hover", &pe_uri, pos_of(pe, "m;", 0));
     let text = h["result"]["contents"]["value"]
         .as_str()
         .unwrap_or("")
