@@ -7,6 +7,8 @@
 //! The padded rectangle is the core (`nx·nzx` × `ny·nzy` PEs at offset (1, 1)) plus the
 //! one-tile moat ring, as `mdlj.paint` lays it out.
 
+pub mod energy;
+
 use crate::md::device::{bin, cell_frame, expected_exchange};
 use crate::md::dump::Dump;
 use crate::md::geometry::{Geometry, RANGE};

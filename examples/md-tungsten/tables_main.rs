@@ -16,12 +16,19 @@
 //! `mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP]` that of its
 //! variable-length bursts and reverse relays (`core.burst`, `core.fx`, `core.fy`,
 //! `core.zrec`, `core.bstamp`);
+//! `mdlj-tables check-energies NX NY NZX NZY EPOT EKIN DIAG TSTAMP REF [FLAGSHIP]` checks a
+//! run of `mdlj.w`: no overflow in `core.diag`, and the energies summed per frame from
+//! `core.epot`/`core.ekin` within the CSL flagship's limit of the reference table REF
+//! (and, given the flagship's own table for the same input, within 1e-6 of it); it
+//! prints the cycles per timestep from `core.tstamp` and writes `energies.tsv`.
 //! `mdlj-tables check-ping NX NY NZX NZY STAMP FRAME` checks the barrier test
 //! (`pingtest.w`'s `core.stamp`, `pingorigin.w`'s `ping.frame`). Each prints one PASS or
 //! FAIL line.
 
 use csl_examples::md::dump::Dump;
+use csl_examples::md::energies;
 use csl_examples::md::geometry::Geometry;
+use csl_examples::md_tungsten::energy;
 use csl_examples::md_tungsten::{
     BURST_PHASES, NLOCMAX, RELAY_PHASES, atom_inputs, check_burst, check_moat, check_ping,
     check_relay, lanes_paint, params_blob, phase_cycles, relay_counts, relay_phase_cycles,
@@ -40,7 +47,8 @@ const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
                      mdlj-tables check-moat NX NY NZX NZY GOT | \
                      mdlj-tables check-relay NX NY NZX NZY GOT [STAMP] | \
                      mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP] | \
-                     mdlj-tables check-ping NX NY NZX NZY STAMP FRAME";
+                     mdlj-tables check-ping NX NY NZX NZY STAMP FRAME | \
+                     mdlj-tables check-energies NX NY NZX NZY EPOT EKIN DIAG TSTAMP REF [FLAGSHIP]";
 
 fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
     let num = |name: &str, v: &str| -> Result<usize, String> {
@@ -69,6 +77,53 @@ fn read_words(path: &str) -> Result<Vec<u16>, String> {
         .collect())
 }
 
+/// Limit of the comparison with the CSL flagship's energies on the same input (issue 17).
+const FLAGSHIP_LIMIT: f64 = 1e-6;
+
+fn read_table(path: &str) -> Result<Vec<energies::EnergyRow>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    energies::parse(&text).map_err(|e| format!("{path}: {e}"))
+}
+
+/// `check-energies`: files `[epot, ekin, diag, tstamp]` as miget wrote them.
+fn check_energies(
+    g: &Geometry,
+    files: [&String; 4],
+    reference: &str,
+    flagship: Option<&String>,
+) -> Result<(), String> {
+    let npe = g.width() * g.height();
+    let [epot, ekin, diag, tstamp] = files.map(|f| read_words(f));
+    let (atoms, most, passes) = energy::check_diag(&diag?, npe).map_err(|e| format!("FAIL: {e}"))?;
+    let table = energy::energy_table(&epot?, &ekin?, npe, 1)?;
+    std::fs::write("energies.tsv", energies::write(&table))
+        .map_err(|e| format!("cannot write `energies.tsv`: {e}"))?;
+    let steps = table.len().saturating_sub(1) as u64;
+    let cycles = energy::cycles_per_step(&tstamp?, npe, steps.max(1))?;
+    let worst = energy::within(&table, &read_table(reference)?, energies::REFERENCE_LIMIT)
+        .map_err(|e| format!("FAIL: against {reference}: {e}"))?;
+    let mut vs = String::new();
+    if let Some(f) = flagship {
+        let w = energy::within(&table, &read_table(f)?, FLAGSHIP_LIMIT)
+            .map_err(|e| format!("FAIL: against the CSL flagship ({f}): {e}"))?;
+        vs = format!(
+            "; the CSL flagship's within {:.1e}/{:.1e}/{:.1e} (limit {FLAGSHIP_LIMIT:.0e})",
+            w[0], w[1], w[2]
+        );
+    }
+    println!(
+        "PASS: {} frames, {atoms} atoms, {passes} force passes, at most {most} records; \
+         max|dE|/(1+max|ref|) {:.1e}/{:.1e}/{:.1e} (limit {:.0e}){vs}; {cycles:.0} cycles per \
+         timestep",
+        table.len(),
+        worst[0],
+        worst[1],
+        worst[2],
+        energies::REFERENCE_LIMIT
+    );
+    Ok(())
+}
+
 fn run(args: &[String]) -> Result<(), String> {
     if let [cmd, nx, ny, nzx, nzy, got] = args
         && cmd == "check-moat"
@@ -82,6 +137,13 @@ fn run(args: &[String]) -> Result<(), String> {
             }
             Err(e) => Err(format!("FAIL: {e}")),
         };
+    }
+    if let [cmd, nx, ny, nzx, nzy, epot, ekin, diag, tstamp, reference, rest @ ..] = args
+        && cmd == "check-energies"
+        && rest.len() <= 1
+    {
+        let g = geometry(nx, ny, nzx, nzy)?;
+        return check_energies(&g, [epot, ekin, diag, tstamp], reference, rest.first());
     }
     if let [cmd, nx, ny, nzx, nzy, got, rest @ ..] = args
         && cmd == "check-relay"

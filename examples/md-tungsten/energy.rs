@@ -1,0 +1,173 @@
+//! The energy check of `mdlj.w` (`mdlj-tables check-energies`): sums the per-PE energy
+//! records `miget` reads back (`core.epot`, `core.ekin`, fp32 per frame, order
+//! `y x _word`) into one table per run, as the CSL flagship's host does, and compares it
+//! with a reference table using the flagship's own comparison and limit
+//! ([`crate::md::energies`]); also the device's overflow flags (`core.diag`) and the
+//! cycles per timestep from its timestamp records (`core.tstamp`).
+
+use crate::md::energies::{EnergyRow, compare};
+
+/// Words of `diag` per PE in `mdlj.w`: overflow flags, atoms owned at the end, most
+/// records held, force passes.
+pub const DIAG_WORDS: usize = 4;
+
+fn f32_at(words: &[u16], i: usize) -> f64 {
+    f64::from(f32::from_bits(
+        u32::from(words[2 * i]) | (u32::from(words[2 * i + 1]) << 16),
+    ))
+}
+
+/// The energy table of a run: frame k's potential (kinetic) energy is the f64 sum over
+/// the `npe` PEs of their fp32 `epot[k]` (`ekin[k]`); `every` timesteps per frame.
+/// Errors if the records are not `npe` whole arrays of the same length.
+pub fn energy_table(
+    epot: &[u16],
+    ekin: &[u16],
+    npe: usize,
+    every: u64,
+) -> Result<Vec<EnergyRow>, String> {
+    if npe == 0 || epot.len() != ekin.len() || epot.len() % (2 * npe) != 0 {
+        return Err(format!(
+            "{} epot words and {} ekin words are not {npe} PEs' fp32 arrays of one length",
+            epot.len(),
+            ekin.len()
+        ));
+    }
+    let frames = epot.len() / (2 * npe);
+    Ok((0..frames)
+        .map(|k| {
+            let pot: f64 = (0..npe).map(|p| f32_at(epot, p * frames + k)).sum();
+            let kin: f64 = (0..npe).map(|p| f32_at(ekin, p * frames + k)).sum();
+            EnergyRow {
+                step: k as u64 * every,
+                potential: pot,
+                kinetic: kin,
+                total: pot + kin,
+            }
+        })
+        .collect())
+}
+
+/// Checks `diag` (DIAG_WORDS per PE): no overflow flag set and every PE ran the same
+/// number of force passes. Returns (atoms owned at the end, most records any PE held,
+/// force passes).
+pub fn check_diag(diag: &[u16], npe: usize) -> Result<(usize, usize, usize), String> {
+    if diag.len() != npe * DIAG_WORDS {
+        return Err(format!(
+            "{} diag words for {npe} PEs of {DIAG_WORDS}",
+            diag.len()
+        ));
+    }
+    let mut atoms = 0;
+    let mut most = 0;
+    let passes = usize::from(diag[3]);
+    for (p, d) in diag.chunks_exact(DIAG_WORDS).enumerate() {
+        if d[0] != 0 {
+            let what = [
+                (1, "more atoms than NLOC"),
+                (2, "more records than NMAX"),
+                (4, "a block longer than NBUF"),
+            ]
+            .iter()
+            .filter(|(bit, _)| d[0] & bit != 0)
+            .map(|(_, w)| *w)
+            .collect::<Vec<_>>()
+            .join(", ");
+            return Err(format!("PE {p} (core order) overflowed: {what}"));
+        }
+        if usize::from(d[3]) != passes {
+            return Err(format!(
+                "PE {p} ran {} force passes, PE 0 ran {passes}",
+                d[3]
+            ));
+        }
+        atoms += usize::from(d[1]);
+        most = most.max(usize::from(d[2]));
+    }
+    Ok((atoms, most, passes))
+}
+
+/// Cycles per timestep: for each PE the 48-bit timestamp of its last frame minus that
+/// of frame 0 (3 words per frame), the slowest PE's, divided by `steps`.
+pub fn cycles_per_step(tstamp: &[u16], npe: usize, steps: u64) -> Result<f64, String> {
+    if npe == 0 || steps == 0 || tstamp.len() % (3 * npe) != 0 {
+        return Err(format!(
+            "{} timestamp words are not {npe} PEs' frames of 3 words",
+            tstamp.len()
+        ));
+    }
+    let frames = tstamp.len() / (3 * npe);
+    let at = |p: usize, k: usize| -> u64 {
+        let w = &tstamp[3 * (p * frames + k)..3 * (p * frames + k) + 3];
+        u64::from(w[0]) | (u64::from(w[1]) << 16) | (u64::from(w[2]) << 32)
+    };
+    let span = (0..npe)
+        .map(|p| at(p, frames - 1).saturating_sub(at(p, 0)))
+        .max()
+        .unwrap_or(0);
+    Ok(span as f64 / steps as f64)
+}
+
+/// Compares a run's table with a reference: the worst `compare` value per column must
+/// be at most `limit`. Returns the three values.
+pub fn within(got: &[EnergyRow], reference: &[EnergyRow], limit: f64) -> Result<[f64; 3], String> {
+    let worst = compare(got, reference)?;
+    if worst.iter().all(|&w| w <= limit) {
+        Ok(worst)
+    } else {
+        Err(format!(
+            "max|dE|/(1+max|ref|): potential {:.2e}, kinetic {:.2e}, total {:.2e} over the \
+             limit {limit:.0e}",
+            worst[0], worst[1], worst[2]
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(v: &[f32]) -> Vec<u16> {
+        v.iter()
+            .flat_map(|x| {
+                let b = x.to_bits();
+                [b as u16, (b >> 16) as u16]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sums_each_frame_over_the_pes() {
+        // Two PEs, three frames: PE p frame k holds (p + 1) * (k + 0.5) (epot), k (ekin).
+        let pot: Vec<f32> = (0..2)
+            .flat_map(|p| (0..3).map(move |k| (p + 1) as f32 * (k as f32 + 0.5)))
+            .collect();
+        let kin: Vec<f32> = (0..2).flat_map(|_| (0..3).map(|k| k as f32)).collect();
+        let t = energy_table(&words(&pot), &words(&kin), 2, 5).unwrap();
+        assert_eq!(t.len(), 3);
+        for (k, r) in t.iter().enumerate() {
+            assert_eq!(r.step, 5 * k as u64);
+            assert_eq!(r.potential, 3.0 * (k as f64 + 0.5));
+            assert_eq!(r.kinetic, 2.0 * k as f64);
+            assert_eq!(r.total, r.potential + r.kinetic);
+        }
+        assert!(within(&t, &t, 0.0).is_ok());
+        let mut off = t.clone();
+        off[1].kinetic += 1.0;
+        assert!(within(&off, &t, 1e-5).is_err());
+        assert!(energy_table(&words(&pot), &words(&kin[1..]), 2, 1).is_err());
+    }
+
+    #[test]
+    fn diag_flags_and_timestamps() {
+        let ok = [0, 3, 9, 11, 0, 2, 12, 11];
+        assert_eq!(check_diag(&ok, 2), Ok((5, 12, 11)));
+        let bad = [0, 3, 9, 11, 2, 2, 12, 11];
+        assert!(check_diag(&bad, 2).unwrap_err().contains("NMAX"));
+        let uneven = [0, 3, 9, 11, 0, 2, 12, 10];
+        assert!(check_diag(&uneven, 2).is_err());
+        // Two PEs, two frames: 100 -> 1100 and 0x1_0000 -> 0x1_0000 + 2000.
+        let ts = [100, 0, 0, 1100, 0, 0, 0, 1, 0, 2000, 1, 0];
+        assert_eq!(cycles_per_step(&ts, 2, 10), Ok(200.0));
+    }
+}
