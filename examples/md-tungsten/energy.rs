@@ -5,7 +5,9 @@
 //! ([`crate::md::energies`]); also the device's overflow flags (`core.diag`) and the
 //! cycles per timestep from its timestamp records (`core.tstamp`).
 
+use crate::md::device::expected_exchange;
 use crate::md::energies::{EnergyRow, compare};
+use crate::md::geometry::Geometry;
 
 /// Words of `diag` per PE in `mdlj.w`: overflow flags, atoms owned at the end, most
 /// records held, force passes.
@@ -87,6 +89,54 @@ pub fn check_diag(diag: &[u16], npe: usize) -> Result<(usize, usize, usize), Str
     Ok((atoms, most, passes))
 }
 
+/// Words of `xchg` per PE in `mdlj.w`: the last exchange's 15 halo counts and 9 region
+/// starts, in the order of the CSL flagship's exchange oracle.
+pub const XCHG_WORDS: usize = 24;
+
+/// The exchange oracle on a run of `mdlj.w`: every PE's `xchg` (order `y x _word` over
+/// the core) must be what the CSL flagship's oracle ([`expected_exchange`]) computes
+/// from the atoms each cell held at the end (`diag` word 1; the last force pass comes
+/// after the last migration, so these are its counts). Returns the PEs checked.
+pub fn check_exchange(g: &Geometry, xchg: &[u16], diag: &[u16]) -> Result<usize, String> {
+    let (w, h) = (g.width(), g.height());
+    if xchg.len() != w * h * XCHG_WORDS || diag.len() != w * h * DIAG_WORDS {
+        return Err(format!(
+            "{} xchg and {} diag words for {w}x{h} PEs",
+            xchg.len(),
+            diag.len()
+        ));
+    }
+    let mut owned = vec![0u32; g.nx * g.ny * g.nz()];
+    let idx = |x: usize, y: usize, z: usize| (z * g.ny + y) * g.nx + x;
+    for py in 0..h {
+        for px in 0..w {
+            let c = g.cell(px, py);
+            owned[idx(c.x, c.y, c.z)] = u32::from(diag[(py * w + px) * DIAG_WORDS + 1]);
+        }
+    }
+    let count = |x: usize, y: usize, z: usize| owned[idx(x, y, z)];
+    for py in 0..h {
+        for px in 0..w {
+            let c = g.cell(px, py);
+            let want = expected_exchange(g, &count, c.x, c.y, c.z);
+            let got = &xchg[(py * w + px) * XCHG_WORDS..(py * w + px + 1) * XCHG_WORDS];
+            if let Some(k) = (0..XCHG_WORDS).find(|&k| u32::from(got[k]) != want[k]) {
+                return Err(format!(
+                    "PE ({}, {}) (cell {}, {}, {}): exchange word {k} is {}, the oracle says {}",
+                    px + 1,
+                    py + 1,
+                    c.x,
+                    c.y,
+                    c.z,
+                    got[k],
+                    want[k]
+                ));
+            }
+        }
+    }
+    Ok(w * h)
+}
+
 /// Cycles per timestep: for each PE the 48-bit timestamp of its last frame minus that
 /// of frame 0 (3 words per frame), the slowest PE's, divided by `steps`.
 pub fn cycles_per_step(tstamp: &[u16], npe: usize, steps: u64) -> Result<f64, String> {
@@ -156,6 +206,31 @@ mod tests {
         off[1].kinetic += 1.0;
         assert!(within(&off, &t, 1e-5).is_err());
         assert!(energy_table(&words(&pot), &words(&kin[1..]), 2, 1).is_err());
+    }
+
+    #[test]
+    fn the_exchange_oracle_accepts_its_own_words_and_rejects_a_changed_one() {
+        let g = Geometry::new(4, 4, 2, 1).unwrap();
+        let (w, h) = (g.width(), g.height());
+        let owned = |x: usize, y: usize, z: usize| ((x + 2 * y + 3 * z) % 4) as u32;
+        let mut diag = vec![0u16; w * h * DIAG_WORDS];
+        let mut xchg = Vec::new();
+        for py in 0..h {
+            for px in 0..w {
+                let c = g.cell(px, py);
+                diag[(py * w + px) * DIAG_WORDS + 1] = owned(c.x, c.y, c.z) as u16;
+                let e = expected_exchange(&g, &owned, c.x, c.y, c.z);
+                xchg.extend(e.iter().map(|&v| v as u16));
+            }
+        }
+        assert_eq!(check_exchange(&g, &xchg, &diag), Ok(w * h));
+        // One region start off by one, or one cell's count changed, fails.
+        let mut bad = xchg.clone();
+        bad[5 * XCHG_WORDS + 20] += 1;
+        assert!(check_exchange(&g, &bad, &diag).unwrap_err().contains("word 20"));
+        let mut moved = diag.clone();
+        moved[3 * DIAG_WORDS + 1] += 1;
+        assert!(check_exchange(&g, &xchg, &moved).is_err());
     }
 
     #[test]

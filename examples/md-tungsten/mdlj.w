@@ -19,7 +19,8 @@
 //
 // Inputs (miset): core.params (paramstruct), core.fparams (fparamstruct), core.pos
 // (pos[NMAX][4]: x, y, z, signed id), core.vel (vel[NLOC][3]). Outputs (miget): epot,
-// ekin (per frame), tstamp (3 words per frame), diag (overflow flags, atoms owned).
+// ekin (per frame), tstamp (3 words per frame), diag (overflow flags, atoms owned),
+// xchg (the last halo exchange's counts and region starts).
 // WSE-3 only: eight sockets.
 import "params.w";
 socket sxm;                          // x- relay: blocks move to lower x (fills the xp halo)
@@ -47,6 +48,10 @@ u16 tsc[3] address(0x7b30);          // the timestamp counter
 // diag: 0 overflow flags (1 owned > NLOC, 2 records > NMAX, 4 block > NBUF), 1 atoms
 // owned at the end, 2 most records held, 3 force passes.
 xp diag[4];
+// xchg: the last exchange's halo counts (xm, xp, ym, yp, z lines: 3 cells each) and
+// its nine region starts (own | xm | x0 | xp | z lines | ym | y0 | yp | end), the
+// words md.csl's diag reports, for the host's exchange oracle.
+xp xchg[24];
 
 u32 XY1 = 0x2B409249;                // (adv*, adv*, rst*): first trailer, four positions
 u32 XY2 = 0x09409249;                // (adv*): second trailer
@@ -239,6 +244,16 @@ exchange() {
   pos_relay(3, 3, 0, nlocal);
   yend = top;
   diag[2] = max(diag[2], top);
+  k in [0, 15) xchg[k] = cnt[k];
+  xchg[15] = xline;
+  xchg[16] = x0;
+  xchg[17] = ptr[3];
+  xchg[18] = xend;
+  xchg[19] = zend;
+  xchg[20] = ptr[6];
+  xchg[21] = y0;
+  xchg[22] = ptr[9];
+  xchg[23] = yend;
 }
 
 // Rounds to the nearest integer (|v| < 2^22) with the 2^23 magic.

@@ -16,8 +16,9 @@
 //! `mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP]` that of its
 //! variable-length bursts and reverse relays (`core.burst`, `core.fx`, `core.fy`,
 //! `core.zrec`, `core.bstamp`);
-//! `mdlj-tables check-energies NX NY NZX NZY EPOT EKIN DIAG TSTAMP REF [FLAGSHIP]` checks a
-//! run of `mdlj.w`: no overflow in `core.diag`, and the energies summed per frame from
+//! `mdlj-tables check-energies NX NY NZX NZY EPOT EKIN DIAG TSTAMP XCHG REF [FLAGSHIP]`
+//! checks a run of `mdlj.w`: no overflow in `core.diag`, the last exchange's counts and
+//! region starts (`core.xchg`) against the CSL flagship's exchange oracle, and the energies summed per frame from
 //! `core.epot`/`core.ekin` within the CSL flagship's limit of the reference table REF
 //! (and, given the flagship's own table for the same input, within 1e-6 of it); it
 //! prints the cycles per timestep from `core.tstamp` and writes `energies.tsv`.
@@ -48,7 +49,7 @@ const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
                      mdlj-tables check-relay NX NY NZX NZY GOT [STAMP] | \
                      mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP] | \
                      mdlj-tables check-ping NX NY NZX NZY STAMP FRAME | \
-                     mdlj-tables check-energies NX NY NZX NZY EPOT EKIN DIAG TSTAMP REF [FLAGSHIP]";
+                     mdlj-tables check-energies NX NY NZX NZY EPOT EKIN DIAG TSTAMP XCHG REF [FLAGSHIP]";
 
 fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
     let num = |name: &str, v: &str| -> Result<usize, String> {
@@ -85,16 +86,18 @@ fn read_table(path: &str) -> Result<Vec<energies::EnergyRow>, String> {
     energies::parse(&text).map_err(|e| format!("{path}: {e}"))
 }
 
-/// `check-energies`: files `[epot, ekin, diag, tstamp]` as miget wrote them.
+/// `check-energies`: files `[epot, ekin, diag, tstamp, xchg]` as miget wrote them.
 fn check_energies(
     g: &Geometry,
-    files: [&String; 4],
+    files: [&String; 5],
     reference: &str,
     flagship: Option<&String>,
 ) -> Result<(), String> {
     let npe = g.width() * g.height();
-    let [epot, ekin, diag, tstamp] = files.map(|f| read_words(f));
-    let (atoms, most, passes) = energy::check_diag(&diag?, npe).map_err(|e| format!("FAIL: {e}"))?;
+    let [epot, ekin, diag, tstamp, xchg] = files.map(|f| read_words(f));
+    let diag = diag?;
+    let (atoms, most, passes) = energy::check_diag(&diag, npe).map_err(|e| format!("FAIL: {e}"))?;
+    energy::check_exchange(g, &xchg?, &diag).map_err(|e| format!("FAIL: exchange oracle: {e}"))?;
     let table = energy::energy_table(&epot?, &ekin?, npe, 1)?;
     std::fs::write("energies.tsv", energies::write(&table))
         .map_err(|e| format!("cannot write `energies.tsv`: {e}"))?;
@@ -112,7 +115,8 @@ fn check_energies(
         );
     }
     println!(
-        "PASS: {} frames, {atoms} atoms, {passes} force passes, at most {most} records; \
+        "PASS: {} frames, {atoms} atoms, {passes} force passes, at most {most} records, \
+         exchange oracle on all {npe} PEs; \
          max|dE|/(1+max|ref|) {:.1e}/{:.1e}/{:.1e} (limit {:.0e}){vs}; {cycles:.0} cycles per \
          timestep",
         table.len(),
@@ -138,12 +142,12 @@ fn run(args: &[String]) -> Result<(), String> {
             Err(e) => Err(format!("FAIL: {e}")),
         };
     }
-    if let [cmd, nx, ny, nzx, nzy, epot, ekin, diag, tstamp, reference, rest @ ..] = args
+    if let [cmd, nx, ny, nzx, nzy, epot, ekin, diag, tstamp, xchg, reference, rest @ ..] = args
         && cmd == "check-energies"
         && rest.len() <= 1
     {
         let g = geometry(nx, ny, nzx, nzy)?;
-        return check_energies(&g, [epot, ekin, diag, tstamp], reference, rest.first());
+        return check_energies(&g, [epot, ekin, diag, tstamp, xchg], reference, rest.first());
     }
     if let [cmd, nx, ny, nzx, nzy, got, rest @ ..] = args
         && cmd == "check-relay"
