@@ -158,6 +158,38 @@ pub fn cycles_per_step(tstamp: &[u16], npe: usize, steps: u64) -> Result<f64, St
     Ok(span as f64 / steps as f64)
 }
 
+/// The phases of `mdlj.w`'s `prof` record, in its order.
+pub const PHASES: [&str; 5] = [
+    "halo exchange",
+    "pair list and forces",
+    "force reduction",
+    "integration",
+    "migration",
+];
+
+/// Mean cycles per timestep of each phase over the PEs, from `prof` (one u32 per phase
+/// per PE, summed over `steps` timesteps).
+pub fn phase_means(prof: &[u16], npe: usize, steps: u64) -> Result<Vec<f64>, String> {
+    let n = PHASES.len();
+    if npe == 0 || steps == 0 || prof.len() != npe * 2 * n {
+        return Err(format!(
+            "{} prof words are not {npe} PEs' {n} u32 counters",
+            prof.len()
+        ));
+    }
+    Ok((0..n)
+        .map(|k| {
+            let total: f64 = (0..npe)
+                .map(|p| {
+                    let i = 2 * (p * n + k);
+                    f64::from(u32::from(prof[i]) | (u32::from(prof[i + 1]) << 16))
+                })
+                .sum();
+            total / npe as f64 / steps as f64
+        })
+        .collect())
+}
+
 /// Compares a run's table with a reference: the worst `compare` value per column must
 /// be at most `limit`. Returns the three values.
 pub fn within(got: &[EnergyRow], reference: &[EnergyRow], limit: f64) -> Result<[f64; 3], String> {
@@ -244,5 +276,12 @@ mod tests {
         // Two PEs, two frames: 100 -> 1100 and 0x1_0000 -> 0x1_0000 + 2000.
         let ts = [100, 0, 0, 1100, 0, 0, 0, 1, 0, 2000, 1, 0];
         assert_eq!(cycles_per_step(&ts, 2, 10), Ok(200.0));
+        // Two PEs, phase 2 holds 0x1_0000 + 10 and 30: mean 32,788 over 2 steps.
+        let mut prof = vec![0u16; 20];
+        prof[4..6].copy_from_slice(&[10, 1]);
+        prof[14] = 30;
+        let m = phase_means(&prof, 2, 2).unwrap();
+        assert_eq!(m[2], (65_536.0 + 10.0 + 30.0) / 4.0);
+        assert_eq!(m[0], 0.0);
     }
 }

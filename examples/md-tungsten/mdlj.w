@@ -20,7 +20,7 @@
 // Inputs (miset): core.params (paramstruct), core.fparams (fparamstruct), core.pos
 // (pos[NMAX][4]: x, y, z, signed id), core.vel (vel[NLOC][3]). Outputs (miget): epot,
 // ekin (per frame), tstamp (3 words per frame), diag (overflow flags, atoms owned),
-// xchg (the last halo exchange's counts and region starts).
+// xchg (the last halo exchange's counts and region starts), prof (cycles per phase).
 // WSE-3 only: eight sockets.
 import "params.w";
 socket sxm;                          // x- relay: blocks move to lower x (fills the xp halo)
@@ -52,6 +52,10 @@ xp diag[4];
 // its nine region starts (own | xm | x0 | xp | z lines | ym | y0 | yp | end), the
 // words md.csl's diag reports, for the host's exchange oracle.
 xp xchg[24];
+// prof: cycles in each phase summed over the timesteps after frame 0 (low 32 bits of
+// the counter): exchange, pair list and forces, reduction, integration, migration.
+u32 prof[5];
+u32 lap0 = 0;
 
 u32 XY1 = 0x2B409249;                // (adv*, adv*, rst*): first trailer, four positions
 u32 XY2 = 0x09409249;                // (adv*): second trailer
@@ -256,6 +260,20 @@ exchange() {
   xchg[23] = yend;
 }
 
+// The timestamp counter's low 32 bits.
+now32() -> u32 {
+  u32 lo = tsc[0];
+  u32 hi = tsc[1];
+  return lo | (hi << 16);
+}
+
+// Adds the cycles since the last lap to phase k and starts a new lap.
+lap(xp k) {
+  u32 t = now32();
+  prof[k] = prof[k] + (t - lap0);
+  lap0 = t;
+}
+
 // Rounds to the nearest integer (|v| < 2^22) with the 2^23 magic.
 rnd(sp v) -> sp {
   sp m = v < 0.0 ? -8388608.0 : 8388608.0;
@@ -324,7 +342,9 @@ reduce(xp dir, xp reg, xp dest, xp dn) {
 
 // Forces on the owned atoms and this PE's share of the potential energy.
 force_pass() {
+  lap0 = now32();
   exchange();
+  lap(0);
   a in [0, top) { k in [0, 3) ff[a][k] = 0.0; }
   eval = 0.0;
   if ((diag[0] & 2) == 0) {
@@ -334,6 +354,7 @@ force_pass() {
     i in [yline, yend) { j in [ptr[3], zend) try_pair(i, j, rc2); }
     i in [y0, y0 + nlocal) { j in [i + 1, yend) try_pair(i, j, rc2); }
   }
+  lap(1);
   // z first: the z+ x-lines hold x-halo atoms of the z neighbours.
   reduce(5, 4, xline, xend - xline);
   reduce(1, 0, x0, nlocal);
@@ -343,6 +364,7 @@ force_pass() {
   a in [0, nlocal) { k in [0, 3) ff[a][k] = ff[a][k] + ff[x0 + a][k]; }
   a in [0, nlocal) { k in [0, 3) ff[a][k] = ff[a][k] + ff[y0 + a][k]; }
   diag[3] = diag[3] + 1;
+  lap(2);
 }
 
 // Kick (v += F/m dtv) and, when `drift`, drift (x += v dt).
@@ -467,6 +489,7 @@ record(xp frame) {
   sp dt = fparams.dt;
   force_pass();
   record(0);
+  k in [0, 5) prof[k] = 0;
   xp frame = 1;
   xp isample = 0;
   iter in [0, niter) {
@@ -475,11 +498,14 @@ record(xp frame) {
         force_pass();
       }
       sp dtv = (inner == 0 || inner == ninner) ? 0.5 * dt : dt;
+      lap0 = now32();
       integrate(dtv, inner < ninner ? 1 : 0);
+      lap(3);
       if (inner < ninner) {
         migrate(0, 0, 1);
         migrate(1, 2, 3);
         migrate(2, 5, 4);
+        lap(4);
       }
     }
     isample = isample + 1;

@@ -16,12 +16,14 @@
 //! `mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP]` that of its
 //! variable-length bursts and reverse relays (`core.burst`, `core.fx`, `core.fy`,
 //! `core.zrec`, `core.bstamp`);
-//! `mdlj-tables check-energies NX NY NZX NZY EPOT EKIN DIAG TSTAMP XCHG REF [FLAGSHIP]`
-//! checks a run of `mdlj.w`: no overflow in `core.diag`, the last exchange's counts and
-//! region starts (`core.xchg`) against the CSL flagship's exchange oracle, and the energies summed per frame from
+//! `mdlj-tables check-energies NX NY NZX NZY DIR REF [FLAGSHIP]` checks a run of `mdlj.w`
+//! from what miget wrote into DIR (`epot.bin`, `ekin.bin`, `diag.bin`, `tstamp.bin`,
+//! `xchg.bin`, `prof.bin`, each `core.NAME`): no overflow in `diag`, the last exchange's
+//! counts and region starts (`xchg`) against the CSL flagship's exchange oracle, and the energies summed per frame from
 //! `core.epot`/`core.ekin` within the CSL flagship's limit of the reference table REF
 //! (and, given the flagship's own table for the same input, within 1e-6 of it); it
-//! prints the cycles per timestep from `core.tstamp` and writes `energies.tsv`.
+//! prints the cycles per timestep (`tstamp`) and per phase (`prof`) and writes
+//! `DIR/energies.tsv`.
 //! `mdlj-tables check-ping NX NY NZX NZY STAMP FRAME` checks the barrier test
 //! (`pingtest.w`'s `core.stamp`, `pingorigin.w`'s `ping.frame`). Each prints one PASS or
 //! FAIL line.
@@ -49,7 +51,7 @@ const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
                      mdlj-tables check-relay NX NY NZX NZY GOT [STAMP] | \
                      mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP] | \
                      mdlj-tables check-ping NX NY NZX NZY STAMP FRAME | \
-                     mdlj-tables check-energies NX NY NZX NZY EPOT EKIN DIAG TSTAMP XCHG REF [FLAGSHIP]";
+                     mdlj-tables check-energies NX NY NZX NZY DIR REF [FLAGSHIP]";
 
 fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
     let num = |name: &str, v: &str| -> Result<usize, String> {
@@ -86,26 +88,40 @@ fn read_table(path: &str) -> Result<Vec<energies::EnergyRow>, String> {
     energies::parse(&text).map_err(|e| format!("{path}: {e}"))
 }
 
-/// `check-energies`: files `[epot, ekin, diag, tstamp, xchg]` as miget wrote them.
+/// `check-energies`: reads `epot.bin`, `ekin.bin`, `diag.bin`, `tstamp.bin`, `xchg.bin`
+/// and `prof.bin` (as miget wrote them) from `dir` and writes `dir/energies.tsv`.
 fn check_energies(
     g: &Geometry,
-    files: [&String; 5],
+    dir: &Path,
     reference: &str,
     flagship: Option<&String>,
 ) -> Result<(), String> {
     let npe = g.width() * g.height();
-    let [epot, ekin, diag, tstamp, xchg] = files.map(|f| read_words(f));
+    let [epot, ekin, diag, tstamp, xchg, prof] =
+        ["epot", "ekin", "diag", "tstamp", "xchg", "prof"]
+            .map(|f| read_words(&dir.join(format!("{f}.bin")).to_string_lossy()));
     let diag = diag?;
     let (atoms, most, passes) = energy::check_diag(&diag, npe).map_err(|e| format!("FAIL: {e}"))?;
     energy::check_exchange(g, &xchg?, &diag).map_err(|e| format!("FAIL: exchange oracle: {e}"))?;
     let table = energy::energy_table(&epot?, &ekin?, npe, 1)?;
-    std::fs::write("energies.tsv", energies::write(&table))
-        .map_err(|e| format!("cannot write `energies.tsv`: {e}"))?;
+    let out = dir.join("energies.tsv");
+    std::fs::write(&out, energies::write(&table))
+        .map_err(|e| format!("cannot write `{}`: {e}", out.display()))?;
     let steps = table.len().saturating_sub(1) as u64;
     let cycles = energy::cycles_per_step(&tstamp?, npe, steps.max(1))?;
+    let phases = energy::phase_means(&prof?, npe, steps.max(1))?;
+    let parts: Vec<String> = energy::PHASES
+        .iter()
+        .zip(phases)
+        .map(|(p, c)| format!("{p} {c:.0}"))
+        .collect();
+    println!(
+        "cycles per timestep by phase (mean over PEs): {}",
+        parts.join(", ")
+    );
     let worst = energy::within(&table, &read_table(reference)?, energies::REFERENCE_LIMIT)
         .map_err(|e| format!("FAIL: against {reference}: {e}"))?;
-    let mut vs = String::new();
+    let mut vs = String::from("; no CSL flagship table to compare with");
     if let Some(f) = flagship {
         let w = energy::within(&table, &read_table(f)?, FLAGSHIP_LIMIT)
             .map_err(|e| format!("FAIL: against the CSL flagship ({f}): {e}"))?;
@@ -142,12 +158,12 @@ fn run(args: &[String]) -> Result<(), String> {
             Err(e) => Err(format!("FAIL: {e}")),
         };
     }
-    if let [cmd, nx, ny, nzx, nzy, epot, ekin, diag, tstamp, xchg, reference, rest @ ..] = args
+    if let [cmd, nx, ny, nzx, nzy, dir, reference, rest @ ..] = args
         && cmd == "check-energies"
         && rest.len() <= 1
     {
         let g = geometry(nx, ny, nzx, nzy)?;
-        return check_energies(&g, [epot, ekin, diag, tstamp, xchg], reference, rest.first());
+        return check_energies(&g, Path::new(dir), reference, rest.first());
     }
     if let [cmd, nx, ny, nzx, nzy, got, rest @ ..] = args
         && cmd == "check-relay"
