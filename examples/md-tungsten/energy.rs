@@ -28,7 +28,7 @@ pub fn energy_table(
     npe: usize,
     every: u64,
 ) -> Result<Vec<EnergyRow>, String> {
-    if npe == 0 || epot.len() != ekin.len() || epot.len() % (2 * npe) != 0 {
+    if npe == 0 || epot.len() != ekin.len() || !epot.len().is_multiple_of(2 * npe) {
         return Err(format!(
             "{} epot words and {} ekin words are not {npe} PEs' fp32 arrays of one length",
             epot.len(),
@@ -140,7 +140,7 @@ pub fn check_exchange(g: &Geometry, xchg: &[u16], diag: &[u16]) -> Result<usize,
 /// Cycles per timestep: for each PE the 48-bit timestamp of its last frame minus that
 /// of frame 0 (3 words per frame), the slowest PE's, divided by `steps`.
 pub fn cycles_per_step(tstamp: &[u16], npe: usize, steps: u64) -> Result<f64, String> {
-    if npe == 0 || steps == 0 || tstamp.len() % (3 * npe) != 0 {
+    if npe == 0 || steps == 0 || !tstamp.len().is_multiple_of(3 * npe) {
         return Err(format!(
             "{} timestamp words are not {npe} PEs' frames of 3 words",
             tstamp.len()
@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn the_exchange_oracle_accepts_its_own_words_and_rejects_a_changed_one() {
-        let g = Geometry::new(4, 4, 2, 1).unwrap();
+        let g = Geometry::new(7, 7, 7, 1).unwrap();
         let (w, h) = (g.width(), g.height());
         let owned = |x: usize, y: usize, z: usize| ((x + 2 * y + 3 * z) % 4) as u32;
         let mut diag = vec![0u16; w * h * DIAG_WORDS];
@@ -259,7 +259,11 @@ mod tests {
         // One region start off by one, or one cell's count changed, fails.
         let mut bad = xchg.clone();
         bad[5 * XCHG_WORDS + 20] += 1;
-        assert!(check_exchange(&g, &bad, &diag).unwrap_err().contains("word 20"));
+        assert!(
+            check_exchange(&g, &bad, &diag)
+                .unwrap_err()
+                .contains("word 20")
+        );
         let mut moved = diag.clone();
         moved[3 * DIAG_WORDS + 1] += 1;
         assert!(check_exchange(&g, &xchg, &moved).is_err());

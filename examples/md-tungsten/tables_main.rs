@@ -97,9 +97,8 @@ fn check_energies(
     flagship: Option<&String>,
 ) -> Result<(), String> {
     let npe = g.width() * g.height();
-    let [epot, ekin, diag, tstamp, xchg, prof] =
-        ["epot", "ekin", "diag", "tstamp", "xchg", "prof"]
-            .map(|f| read_words(&dir.join(format!("{f}.bin")).to_string_lossy()));
+    let [epot, ekin, diag, tstamp, xchg, prof] = ["epot", "ekin", "diag", "tstamp", "xchg", "prof"]
+        .map(|f| read_words(&dir.join(format!("{f}.bin")).to_string_lossy()));
     let diag = diag?;
     let (atoms, most, passes) = energy::check_diag(&diag, npe).map_err(|e| format!("FAIL: {e}"))?;
     energy::check_exchange(g, &xchg?, &diag).map_err(|e| format!("FAIL: exchange oracle: {e}"))?;
