@@ -159,12 +159,13 @@ pub fn cycles_per_step(tstamp: &[u16], npe: usize, steps: u64) -> Result<f64, St
 }
 
 /// The phases of `mdlj.w`'s `prof` record, in its order.
-pub const PHASES: [&str; 5] = [
+pub const PHASES: [&str; 6] = [
     "halo exchange",
     "pair list and forces",
     "force reduction",
     "integration",
     "migration",
+    "barrier",
 ];
 
 /// Mean cycles per timestep of each phase over the PEs, from `prof` (one u32 per phase
@@ -281,9 +282,9 @@ mod tests {
         let ts = [100, 0, 0, 1100, 0, 0, 0, 1, 0, 2000, 1, 0];
         assert_eq!(cycles_per_step(&ts, 2, 10), Ok(200.0));
         // Two PEs, phase 2 holds 0x1_0000 + 10 and 30: mean 32,788 over 2 steps.
-        let mut prof = vec![0u16; 20];
+        let mut prof = vec![0u16; 24];
         prof[4..6].copy_from_slice(&[10, 1]);
-        prof[14] = 30;
+        prof[16] = 30;
         let m = phase_means(&prof, 2, 2).unwrap();
         assert_eq!(m[2], (65_536.0 + 10.0 + 30.0) / 4.0);
         assert_eq!(m[0], 0.0);

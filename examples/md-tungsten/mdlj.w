@@ -10,12 +10,15 @@
 //   velocity Verlet (outer/inner split) -> migration one axis at a time -> per-frame
 //   energy and timestamp records.
 //
+// After each energy record every PE takes part in a barrier on the ping network
+// (pingorigin.w on the corner tile runs it), as the seed's program does.
+//
 // Every transfer is one shift of the switch-machine relay (README.md, "The relay's
 // switch machine"): an asynchronous receive of the upstream block (its length known in
 // advance from the count relay) in `parallel` with the send of this PE's block and the
 // two trailers that march the switches. The router and switch tables come from
-// `mdlj-tables ... atoms` by miset; the x and y sockets are bound to the PE's own lane
-// colours by mdlj.paint (lanes.paint).
+// `mdlj-tables ... atoms` by miset; the sockets are bound to the PE's own lane and z
+// colours by mdlj.paint (mdlj-classes.paint, written by mdlj-tables).
 //
 // Inputs (miset): core.params (paramstruct), core.fparams (fparamstruct), core.pos
 // (pos[NMAX][4]: x, y, z, signed id), core.vel (vel[NLOC][3]). Outputs (miget): epot,
@@ -27,10 +30,10 @@ socket sxm;                          // x- relay: blocks move to lower x (fills 
 socket sxp;                          // x+ relay: to higher x (fills the xm halo)
 socket sym;                          // y- relay (fills yp)
 socket syp;                          // y+ relay (fills ym)
-socket sz8;                          // z- relay: colour 8 ...
-socket sz9;                          // ... and 9 in a 1 x n block; z+ along a tour
-socket sz16;                         // z+ in a 1 x n block: 16 ...
-socket sz17;                         // ... and 17
+socket szm;                          // z- relay (colour 8 or 9, mdlj-classes.paint)
+socket szp;                          // z+ relay (9 along a tour; 16 or 17 in a 1 x n block)
+socket ping;                         // the barrier's comb (colour 12)
+socket release;                      // its release (colour 14)
 xp param NLOC = 20;                  // owned atoms a PE can hold (seed: NLOCMAX)
 xp param NMAX = 32;                  // position records (own + halo)
 xp param NFRAMES = 11;               // energy records
@@ -53,8 +56,9 @@ xp diag[4];
 // words md.csl's diag reports, for the host's exchange oracle.
 xp xchg[24];
 // prof: cycles in each phase summed over the timesteps after frame 0 (low 32 bits of
-// the counter): exchange, pair list and forces, reduction, integration, migration.
-u32 prof[5];
+// the counter): exchange, pair list and forces, reduction, integration, migration,
+// barrier.
+u32 prof[6];
 u32 lap0 = 0;
 
 u32 XY1 = 0x2B409249;                // (adv*, adv*, rst*): first trailer, four positions
@@ -63,8 +67,7 @@ u32 Z1 = 0x0D409249;                 // (adv*, rst*): first trailer, three posit
 u32 END = 0x09809249;                // (rst*): a 1 x n block's end PEs
 u32 xc1 = 0;
 u32 yc1 = 0;
-xp zmcase = 0;                       // z- sockets: 0 8/8, 1 9/9, 2 in 9 out 8, 3 in 8 out 9
-xp zpcase = 0;                       // z+ sockets: 4 9/9 (tour), 0 16/16, 1 17/17, 2, 3
+xp zend_pe = 0;                      // an end PE of a 1 x n block's z line
 
 sp bout[NBUF];                       // the block this PE sends in a shift
 sp bin[NBUF];                        // the block it receives
@@ -117,68 +120,48 @@ shift(xp dir, xp nsend, xp nrecv) {
       { i in [0, nout) sym[] <- bout[i]; sym[] <- control(yc1); sym[] <- control(XY2); }
     }
   } else {
-    if (dir == 4) {
-      shiftz(zmcase, 1, nout, nin);
+    shiftz(dir == 4 ? 1 : 0, nout, nin);
+  }
+}
+
+// A z shift. Along a block's tour and in the middle of a 1 x n block a PE receives and
+// sends on one colour; a 1 x n block's two end PEs send on the partner colour (a
+// colorpair, mdlj-classes.paint) and end a burst with (rst*) alone (README.md).
+shiftz(xp down, xp nout, xp nin) {
+  if (down != 0) {
+    if (zend_pe != 0) {
+      parallel {
+        i in [0, nin) bin[i] <- szm[];
+        { i in [0, nout) szm[] <- bout[i]; szm[] <- control(END); }
+      }
     } else {
-      shiftz(zpcase, 0, nout, nin);
+      parallel {
+        i in [0, nin) bin[i] <- szm[];
+        { i in [0, nout) szm[] <- bout[i]; szm[] <- control(Z1); szm[] <- control(XY2); }
+      }
+    }
+  } else {
+    if (zend_pe != 0) {
+      parallel {
+        i in [0, nin) bin[i] <- szp[];
+        { i in [0, nout) szp[] <- bout[i]; szp[] <- control(END); }
+      }
+    } else {
+      parallel {
+        i in [0, nin) bin[i] <- szp[];
+        { i in [0, nout) szp[] <- bout[i]; szp[] <- control(Z1); szp[] <- control(XY2); }
+      }
     }
   }
 }
 
-// A z shift: along a block's tour z- is colour 8 and z+ colour 9; in a 1 x n block the
-// relay zigzags over two colours (8/9 for z-, 16/17 for z+) and its two end PEs send on
-// one and receive on the other (README.md).
-shiftz(xp zc, xp down, xp nout, xp nin) {
-  if (zc == 4) {
-    parallel {
-      i in [0, nin) bin[i] <- sz9[];
-      { i in [0, nout) sz9[] <- bout[i]; sz9[] <- control(Z1); sz9[] <- control(XY2); }
-    }
-  } else if (down != 0) {
-    if (zc == 0) {
-      parallel {
-        i in [0, nin) bin[i] <- sz8[];
-        { i in [0, nout) sz8[] <- bout[i]; sz8[] <- control(Z1); sz8[] <- control(XY2); }
-      }
-    } else if (zc == 1) {
-      parallel {
-        i in [0, nin) bin[i] <- sz9[];
-        { i in [0, nout) sz9[] <- bout[i]; sz9[] <- control(Z1); sz9[] <- control(XY2); }
-      }
-    } else if (zc == 2) {
-      parallel {
-        i in [0, nin) bin[i] <- sz9[];
-        { i in [0, nout) sz8[] <- bout[i]; sz8[] <- control(END); }
-      }
-    } else {
-      parallel {
-        i in [0, nin) bin[i] <- sz8[];
-        { i in [0, nout) sz9[] <- bout[i]; sz9[] <- control(END); }
-      }
-    }
-  } else {
-    if (zc == 0) {
-      parallel {
-        i in [0, nin) bin[i] <- sz16[];
-        { i in [0, nout) sz16[] <- bout[i]; sz16[] <- control(Z1); sz16[] <- control(XY2); }
-      }
-    } else if (zc == 1) {
-      parallel {
-        i in [0, nin) bin[i] <- sz17[];
-        { i in [0, nout) sz17[] <- bout[i]; sz17[] <- control(Z1); sz17[] <- control(XY2); }
-      }
-    } else if (zc == 2) {
-      parallel {
-        i in [0, nin) bin[i] <- sz17[];
-        { i in [0, nout) sz16[] <- bout[i]; sz16[] <- control(END); }
-      }
-    } else {
-      parallel {
-        i in [0, nin) bin[i] <- sz16[];
-        { i in [0, nout) sz17[] <- bout[i]; sz17[] <- control(END); }
-      }
-    }
-  }
+// The barrier (seed 002's protocol on the ping network, README.md): arrive with one
+// (adv*) on the comb, which lets the origin's probe pass this PE, then take the probe
+// and the release the origin sends once every PE's probe came home.
+barrier() {
+  ping[] <- control(XY2);
+  ping[];
+  release[];
 }
 
 // getcount: relays a one-word count three cells along `dir` and records the counts of
@@ -479,17 +462,16 @@ record(xp frame) {
   yc1 = params.nzy == 1 ? Z1 : XY1;
   xp nz = params.nzx * params.nzy;
   xp q = params.nzy == 1 ? params.izx : params.izy;
-  zpcase = 4;
   if (params.nzx == 1 || params.nzy == 1) {
-    zmcase = q == 0 ? 2 : (q == nz - 1 ? 3 : (q % 2 == 0 ? 1 : 0));
-    zpcase = q == 0 ? 2 : (q == nz - 1 ? 3 : (q % 2 == 0 ? 0 : 1));
+    zend_pe = (q == 0 || q == nz - 1) ? 1 : 0;
   }
   xp niter = (xp)fparams.niter;
   xp ninner = (xp)fparams.ninner;
   sp dt = fparams.dt;
   force_pass();
   record(0);
-  k in [0, 5) prof[k] = 0;
+  barrier();
+  k in [0, 6) prof[k] = 0;
   xp frame = 1;
   xp isample = 0;
   iter in [0, niter) {
@@ -513,6 +495,9 @@ record(xp frame) {
       isample = 0;
       record(frame);
       frame = frame + 1;
+      lap0 = now32();
+      barrier();
+      lap(5);
     }
   }
   diag[1] = nlocal;

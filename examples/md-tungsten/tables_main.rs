@@ -7,7 +7,7 @@
 //! classes `relay.paint` includes). `atoms DUMP [NLOCMAX [NMAX]]`: the relay's tables and
 //! `mdlj.w`'s inputs from a LAMMPS dump — `params.bin` with each cell's atom count,
 //! `fparams.bin` (`fparamstruct`), `posin.bin` (`pos[NMAX][4]`) and `velin.bin`
-//! (`vel[NLOCMAX][3]`), binned as the CSL flagship bins them; NLOCMAX defaults to the
+//! (`vel[NLOCMAX][3]`), `mdlj-classes.paint` (mdlj.paint's socket bindings), binned as the CSL flagship bins them; NLOCMAX defaults to the
 //! seed's 20, NMAX to what the halo exchange needs.
 //!
 //! `mdlj-tables check-moat NX NY NZX NZY GOT`: checks `core.got` of the moat check
@@ -18,7 +18,8 @@
 //! `core.zrec`, `core.bstamp`);
 //! `mdlj-tables check-energies NX NY NZX NZY DIR REF [FLAGSHIP]` checks a run of `mdlj.w`
 //! from what miget wrote into DIR (`epot.bin`, `ekin.bin`, `diag.bin`, `tstamp.bin`,
-//! `xchg.bin`, `prof.bin`, each `core.NAME`): no overflow in `diag`, the last exchange's
+//! `xchg.bin`, `prof.bin`, each `core.NAME`, and `frame.bin`, `ping.frame`): no
+//! overflow in `diag`, one barrier per energy record, the last exchange's
 //! counts and region starts (`xchg`) against the CSL flagship's exchange oracle, and the energies summed per frame from
 //! `core.epot`/`core.ekin` within the CSL flagship's limit of the reference table REF
 //! (and, given the flagship's own table for the same input, within 1e-6 of it); it
@@ -34,8 +35,8 @@ use csl_examples::md::geometry::Geometry;
 use csl_examples::md_tungsten::energy;
 use csl_examples::md_tungsten::{
     BURST_PHASES, NLOCMAX, RELAY_PHASES, atom_inputs, check_burst, check_moat, check_ping,
-    check_relay, lanes_paint, params_blob, phase_cycles, relay_counts, relay_phase_cycles,
-    relay_tables, router_table, switch_table, z_chain_local,
+    check_relay, lanes_paint, mdlj_classes_paint, params_blob, phase_cycles, relay_counts,
+    relay_phase_cycles, relay_tables, router_table, switch_table, z_chain_local,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -88,8 +89,9 @@ fn read_table(path: &str) -> Result<Vec<energies::EnergyRow>, String> {
     energies::parse(&text).map_err(|e| format!("{path}: {e}"))
 }
 
-/// `check-energies`: reads `epot.bin`, `ekin.bin`, `diag.bin`, `tstamp.bin`, `xchg.bin`
-/// and `prof.bin` (as miget wrote them) from `dir` and writes `dir/energies.tsv`.
+/// `check-energies`: reads `epot.bin`, `ekin.bin`, `diag.bin`, `tstamp.bin`, `xchg.bin`,
+/// `prof.bin` and `frame.bin` (`ping.frame`, the barrier origin's count; as miget wrote
+/// them) from `dir` and writes `dir/energies.tsv`.
 fn check_energies(
     g: &Geometry,
     dir: &Path,
@@ -97,8 +99,9 @@ fn check_energies(
     flagship: Option<&String>,
 ) -> Result<(), String> {
     let npe = g.width() * g.height();
-    let [epot, ekin, diag, tstamp, xchg, prof] = ["epot", "ekin", "diag", "tstamp", "xchg", "prof"]
-        .map(|f| read_words(&dir.join(format!("{f}.bin")).to_string_lossy()));
+    let [epot, ekin, diag, tstamp, xchg, prof, frame] =
+        ["epot", "ekin", "diag", "tstamp", "xchg", "prof", "frame"]
+            .map(|f| read_words(&dir.join(format!("{f}.bin")).to_string_lossy()));
     let diag = diag?;
     let (atoms, most, passes) = energy::check_diag(&diag, npe).map_err(|e| format!("FAIL: {e}"))?;
     energy::check_exchange(g, &xchg?, &diag).map_err(|e| format!("FAIL: exchange oracle: {e}"))?;
@@ -106,6 +109,14 @@ fn check_energies(
     let out = dir.join("energies.tsv");
     std::fs::write(&out, energies::write(&table))
         .map_err(|e| format!("cannot write `{}`: {e}", out.display()))?;
+    // The barrier origin counts one barrier per energy record.
+    let barriers = frame?.first().copied().unwrap_or(0);
+    if usize::from(barriers) != table.len() {
+        return Err(format!(
+            "FAIL: the barrier origin counted {barriers} barriers for {} energy records",
+            table.len()
+        ));
+    }
     let steps = table.len().saturating_sub(1) as u64;
     let cycles = energy::cycles_per_step(&tstamp?, npe, steps.max(1))?;
     let phases = energy::phase_means(&prof?, npe, steps.max(1))?;
@@ -130,7 +141,7 @@ fn check_energies(
         );
     }
     println!(
-        "PASS: {} frames, {atoms} atoms, {passes} force passes, at most {most} records, \
+        "PASS: {} frames and barriers, {atoms} atoms, {passes} force passes, at most {most} records, \
          exchange oracle on all {npe} PEs; \
          max|dE|/(1+max|ref|) {:.1e}/{:.1e}/{:.1e} (limit {:.0e}){vs}; {cycles:.0} cycles per \
          timestep",
@@ -273,6 +284,9 @@ fn run(args: &[String]) -> Result<(), String> {
         let lanes = out.join("lanes.paint");
         std::fs::write(&lanes, lanes_paint(&g))
             .map_err(|e| format!("cannot write `{}`: {e}", lanes.display()))?;
+        let classes = out.join("mdlj-classes.paint");
+        std::fs::write(&classes, mdlj_classes_paint(&g))
+            .map_err(|e| format!("cannot write `{}`: {e}", classes.display()))?;
         println!(
             "{} atoms on {} PEs: NLOCMAX {nlocmax}, NMAX {} (the exchange needs {})",
             a.nlocal.iter().map(|&n| usize::from(n)).sum::<usize>(),
