@@ -41,9 +41,18 @@ xp param NBUF = 560;                 // words of a relayed block (an x-line: 7 N
 
 struct paramstruct params;
 struct fparamstruct fparams;
-sp pos[NMAX][4];
+// The memory map (hand-laid, seed style): one arena holds the records, the forces and
+// the relay's buffers, so every transfer names its source and destination by an offset
+// into `mem` (in sp elements: POS, FF, BOUT, BIN, MIGP, MIGM below) and is one DSD op
+// whose base address is set at run time.
+sp mem[7 * NMAX + 4 * NBUF];
+sp pos[NMAX][4] address(&mem + 0);
+sp ff[NMAX][3] address(&pos + 8 * NMAX);
+sp bout[NBUF] address(&ff + 6 * NMAX);                   // a block this PE sends
+sp bin[NBUF] address(&bout + 2 * NBUF);                  // the block it receives
+sp migp[NBUF] address(&bin + 2 * NBUF);                  // migration: atoms leaving to +
+sp migm[NBUF] address(&migp + 2 * NBUF);                 // ... and to -
 sp vel[NLOC][3];
-sp ff[NMAX][3];
 sp epot[NFRAMES];
 sp ekin[NFRAMES];
 u16 tstamp[3 * NFRAMES];
@@ -69,10 +78,6 @@ u32 xc1 = 0;
 u32 yc1 = 0;
 xp zend_pe = 0;                      // an end PE of a 1 x n block's z line
 
-sp bout[NBUF];                       // the block this PE sends in a shift
-sp bin[NBUF];                        // the block it receives
-sp migp[NBUF];                       // migration: the atoms leaving towards + ...
-sp migm[NBUF];                       // ... and towards -
 
 // Counts and region starts of the halo, 3 cells per region: 0 xm (from x+), 1 xp (from
 // x-), 2 ym (from y+), 3 yp (from y-), 4 the z+1..z+3 x-lines (from z-).
@@ -89,9 +94,19 @@ xp yline = 0;
 xp yend = 0;
 sp eval = 0.0;
 
-// One shift along relay `dir` (0 x+, 1 x-, 2 y+, 3 y-, 4 z-, 5 z+): sends bout[0, nout)
-// and receives nin words into bin.
-shift(xp dir, xp nsend, xp nrecv) {
+// Offsets into `mem` (sp elements).
+xp POS = 0;
+xp FF = 4 * NMAX;
+xp BOUT = 7 * NMAX;
+xp BIN = 7 * NMAX + NBUF;
+xp MIGP = 7 * NMAX + 2 * NBUF;
+xp MIGM = 7 * NMAX + 3 * NBUF;
+
+// One shift along relay `dir` (0 x+, 1 x-, 2 y+, 3 y-, 4 z-, 5 z+): sends
+// mem[so, so + nout) and adds the nin words it receives onto mem[ro, ro + nin) (`<+-`:
+// the force reduction adds onto its partial sums; a plain receive zeroes the
+// destination first, `take`).
+shift(xp dir, xp so, xp nsend, xp ro, xp nrecv) {
   xp nout = nsend;
   xp nin = nrecv;
   if (nout > NBUF || nin > NBUF) {
@@ -101,58 +116,57 @@ shift(xp dir, xp nsend, xp nrecv) {
   }
   if (dir == 0) {
     parallel {
-      i in [0, nin) bin[i] <- sxp[];
-      { i in [0, nout) sxp[] <- bout[i]; sxp[] <- control(xc1); sxp[] <- control(XY2); }
+      i in [0, nin) mem[i + ro] <+- sxp[];
+      { i in [0, nout) sxp[] <- mem[i + so]; sxp[] <- control(xc1); sxp[] <- control(XY2); }
     }
   } else if (dir == 1) {
     parallel {
-      i in [0, nin) bin[i] <- sxm[];
-      { i in [0, nout) sxm[] <- bout[i]; sxm[] <- control(xc1); sxm[] <- control(XY2); }
+      i in [0, nin) mem[i + ro] <+- sxm[];
+      { i in [0, nout) sxm[] <- mem[i + so]; sxm[] <- control(xc1); sxm[] <- control(XY2); }
     }
   } else if (dir == 2) {
     parallel {
-      i in [0, nin) bin[i] <- syp[];
-      { i in [0, nout) syp[] <- bout[i]; syp[] <- control(yc1); syp[] <- control(XY2); }
+      i in [0, nin) mem[i + ro] <+- syp[];
+      { i in [0, nout) syp[] <- mem[i + so]; syp[] <- control(yc1); syp[] <- control(XY2); }
     }
   } else if (dir == 3) {
     parallel {
-      i in [0, nin) bin[i] <- sym[];
-      { i in [0, nout) sym[] <- bout[i]; sym[] <- control(yc1); sym[] <- control(XY2); }
+      i in [0, nin) mem[i + ro] <+- sym[];
+      { i in [0, nout) sym[] <- mem[i + so]; sym[] <- control(yc1); sym[] <- control(XY2); }
+    }
+  } else if (dir == 4) {
+    // z: along a block's tour and in the middle of a 1 x n block a PE receives and sends
+    // on one colour; a 1 x n block's two end PEs send on the partner colour (a
+    // colorpair, mdlj-classes.paint) and end a burst with (rst*) alone (README.md).
+    if (zend_pe != 0) {
+      parallel {
+        i in [0, nin) mem[i + ro] <+- szm[];
+        { i in [0, nout) szm[] <- mem[i + so]; szm[] <- control(END); }
+      }
+    } else {
+      parallel {
+        i in [0, nin) mem[i + ro] <+- szm[];
+        { i in [0, nout) szm[] <- mem[i + so]; szm[] <- control(Z1); szm[] <- control(XY2); }
+      }
     }
   } else {
-    shiftz(dir == 4 ? 1 : 0, nout, nin);
+    if (zend_pe != 0) {
+      parallel {
+        i in [0, nin) mem[i + ro] <+- szp[];
+        { i in [0, nout) szp[] <- mem[i + so]; szp[] <- control(END); }
+      }
+    } else {
+      parallel {
+        i in [0, nin) mem[i + ro] <+- szp[];
+        { i in [0, nout) szp[] <- mem[i + so]; szp[] <- control(Z1); szp[] <- control(XY2); }
+      }
+    }
   }
 }
 
-// A z shift. Along a block's tour and in the middle of a 1 x n block a PE receives and
-// sends on one colour; a 1 x n block's two end PEs send on the partner colour (a
-// colorpair, mdlj-classes.paint) and end a burst with (rst*) alone (README.md).
-shiftz(xp down, xp nout, xp nin) {
-  if (down != 0) {
-    if (zend_pe != 0) {
-      parallel {
-        i in [0, nin) bin[i] <- szm[];
-        { i in [0, nout) szm[] <- bout[i]; szm[] <- control(END); }
-      }
-    } else {
-      parallel {
-        i in [0, nin) bin[i] <- szm[];
-        { i in [0, nout) szm[] <- bout[i]; szm[] <- control(Z1); szm[] <- control(XY2); }
-      }
-    }
-  } else {
-    if (zend_pe != 0) {
-      parallel {
-        i in [0, nin) bin[i] <- szp[];
-        { i in [0, nout) szp[] <- bout[i]; szp[] <- control(END); }
-      }
-    } else {
-      parallel {
-        i in [0, nin) bin[i] <- szp[];
-        { i in [0, nout) szp[] <- bout[i]; szp[] <- control(Z1); szp[] <- control(XY2); }
-      }
-    }
-  }
+// A plain receive: zeroes mem[ro, ro + n) (the shift adds onto it).
+take(xp ro, xp n) {
+  i in [0, n) mem[i + ro] = 0.0;
 }
 
 // The barrier (seed 002's protocol on the ping network, README.md): arrive with one
@@ -169,28 +183,38 @@ barrier() {
 count_relay(xp dir, xp reg, xp n) {
   bout[0] = (sp)n;
   k in [0, 3) {
-    shift(dir, 1, 1);
+    bin[0] = 0.0;
+    shift(dir, BOUT, 1, BIN, 1);
     cnt[3 * reg + k] = (xp)bin[0];
     bout[0] = bin[0];
   }
 }
 
-// Relays the n records pos[from, from + n) three cells along `dir` and appends what
-// arrives (the upstream cells' records, counts from the count relay) as region `reg`.
+// Relays the n records pos[from, from + n) three cells along `dir`: each shift
+// receives the upstream cell's records (their count from the count relay) straight
+// into pos at `top`, appending them as region `reg`, and the next shift sends them on.
 pos_relay(xp dir, xp reg, xp from, xp n) {
+  xp so = POS + 4 * from;
   xp nout = 4 * n;
-  a in [0, n) { k in [0, 4) bout[4 * a + k] = pos[from + a][k]; }
   k in [0, 3) {
     xp m = cnt[3 * reg + k];
-    shift(dir, nout, 4 * m);
     ptr[3 * reg + k] = top;
+    xp ro = BIN;
     if (top + m > NMAX) {
       diag[0] = diag[0] | 2;
     } else {
-      a in [0, m) { k in [0, 4) pos[top + a][k] = bin[4 * a + k]; }
+      ro = POS + 4 * top;
+    }
+    take(ro, 4 * m);
+    shift(dir, so, nout, ro, 4 * m);
+    if (ro == BIN) {
+      // No room: pass the block on from the staging buffer.
+      i in [0, 4 * m) bout[i] = bin[i];
+      so = BOUT;
+    } else {
+      so = ro;
       top = top + m;
     }
-    i in [0, 4 * m) bout[i] = bin[i];
     nout = 4 * m;
   }
 }
@@ -201,7 +225,8 @@ copy_own() -> xp {
   if (top + nlocal > NMAX) {
     diag[0] = diag[0] | 2;
   } else {
-    a in [0, nlocal) { k in [0, 4) pos[top + a][k] = pos[a][k]; }
+    xp o = 4 * top;
+    i in [0, 4 * nlocal) mem[i + o] = mem[i];
     top = top + nlocal;
   }
   return at;
@@ -304,23 +329,22 @@ try_pair(xp i, xp j, sp rc2) {
   }
 }
 
-// Sends the partial forces of region `reg` back along `dir` to their owners, adding
-// this PE's partials for the same cell on the way, and adds what comes home (the sums
-// for this PE's own dn records) onto ff[dest, dest + dn).
+// Sends the partial forces of region `reg` back along `dir` to their owners: each
+// shift adds the arriving sums onto this PE's partials for the same cell (`<+-` into
+// ff) and the next shift sends them on; the third brings the sums for this PE's own dn
+// records, added onto ff[dest, dest + dn).
 reduce(xp dir, xp reg, xp dest, xp dn) {
-  xp from = ptr[3 * reg + 2];
+  xp so = FF + 3 * ptr[3 * reg + 2];
   xp nout = 3 * cnt[3 * reg + 2];
-  a in [0, cnt[3 * reg + 2]) { k in [0, 3) bout[3 * a + k] = ff[from + a][k]; }
   k in [0, 2) {
     xp c = 1 - k;
-    xp m = cnt[3 * reg + c];
-    xp at = ptr[3 * reg + c];
-    shift(dir, nout, 3 * m);
-    a in [0, m) { k in [0, 3) bout[3 * a + k] = bin[3 * a + k] + ff[at + a][k]; }
-    nout = 3 * m;
+    xp ro = FF + 3 * ptr[3 * reg + c];
+    xp m = 3 * cnt[3 * reg + c];
+    shift(dir, so, nout, ro, m);
+    so = ro;
+    nout = m;
   }
-  shift(dir, nout, 3 * dn);
-  a in [0, dn) { k in [0, 3) ff[dest + a][k] = ff[dest + a][k] + bin[3 * a + k]; }
+  shift(dir, so, nout, FF + 3 * dest, 3 * dn);
 }
 
 // Forces on the owned atoms and this PE's share of the potential energy.
@@ -328,7 +352,7 @@ force_pass() {
   lap0 = now32();
   exchange();
   lap(0);
-  a in [0, top) { k in [0, 3) ff[a][k] = 0.0; }
+  i in [0, 3 * top) mem[i + FF] = 0.0;
   eval = 0.0;
   if ((diag[0] & 2) == 0) {
     sp rc2 = fparams.rcut * fparams.rcut;
@@ -404,6 +428,18 @@ take_arrivals(xp n) {
   }
 }
 
+// One migration step along relay `dir`: the count of the n records at mem[from], then
+// the records; returns how many arrived (in bin).
+mig_shift(xp dir, xp n, xp from) -> xp {
+  bout[0] = (sp)n;
+  bin[0] = 0.0;
+  shift(dir, BOUT, 1, BIN, 1);
+  xp got = (xp)bin[0];
+  take(BIN, 10 * got);
+  shift(dir, from, 10 * n, BIN, 10 * got);
+  return got;
+}
+
 // Moves the atoms that left the cell along axis ax to the neighbouring cell: a count
 // shift and a record shift along relay `plus`, then the same along `minus`. Arrivals
 // from - are appended first, as md.csl does.
@@ -430,17 +466,9 @@ migrate(xp ax, xp plus, xp minus) {
     }
   }
   nlocal = keep;
-  bout[0] = (sp)np;
-  shift(plus, 1, 1);
-  xp ip = (xp)bin[0];
-  i in [0, 10 * np) bout[i] = migp[i];
-  shift(plus, 10 * np, 10 * ip);
+  xp ip = mig_shift(plus, np, MIGP);
   take_arrivals(ip);
-  bout[0] = (sp)nm;
-  shift(minus, 1, 1);
-  xp im = (xp)bin[0];
-  i in [0, 10 * nm) bout[i] = migm[i];
-  shift(minus, 10 * nm, 10 * im);
+  xp im = mig_shift(minus, nm, MIGM);
   take_arrivals(im);
 }
 
