@@ -480,77 +480,47 @@ impl<'a> Lower<'a> {
     }
 
     fn mem_desc(&mut self, a: ArrOp<'_>, name: &str, len: u16, span: Span) -> R<GlobalId> {
-        if let Some(k) = a.dynidx {
-            // Base address = the array's element `first` + k elements, set at run time.
-            // Like a scalar index, k is not checked against the array's length.
-            let kv = self.expr(k)?;
-            let kr = self.materialize(kv, Scalar::U16, k.span)?;
-            let scaled = self.scale_index(kr, a.elem.bytes());
-            let d = self.desc_global(
-                &format!("mem.{name}"),
-                DsdKind::Mem1d,
-                0,
-                0,
-                0,
-                None,
-                len,
-                span,
-            );
+        // A run-time part of the index: base = the array's element `first` + k elements.
+        // Like a scalar index, k is not checked against the array's length.
+        let scaled = match a.dynidx {
+            Some(k) => {
+                let kv = self.expr(k)?;
+                let kr = self.materialize(kv, Scalar::U16, k.span)?;
+                Some(self.scale_index(kr, a.elem.bytes()))
+            }
+            None => None,
+        };
+        // A global array at a constant offset is a relocation; anything else (a frame
+        // array, a run-time offset) sets the descriptor's base address at run time.
+        let reloc = match (a.base, scaled) {
+            (Base::Global(g), None) => Some((g, a.off)),
+            _ => None,
+        };
+        let d = self.desc_global(
+            &format!("mem.{name}"),
+            DsdKind::Mem1d,
+            0,
+            0,
+            0,
+            reloc,
+            len,
+            span,
+        );
+        if reloc.is_none() {
             let r = self.fb.reg();
             self.fb.emit(Inst::GlobalAddr {
                 dst: r,
                 global: d,
                 offset: 0,
             });
-            let base = self.addr_of(a.base, a.off, Some(scaled));
+            let base = self.addr_of(a.base, a.off, scaled);
             self.fb.emit(Inst::DsdSet {
                 field: DsdField::Base,
                 desc: r,
                 val: base,
             });
-            return Ok(d);
         }
-        Ok(match a.base {
-            Base::Global(g) => self.desc_global(
-                &format!("mem.{name}"),
-                DsdKind::Mem1d,
-                0,
-                0,
-                0,
-                Some((g, a.off)),
-                len,
-                span,
-            ),
-            Base::Frame => {
-                let d = self.desc_global(
-                    &format!("mem.{name}"),
-                    DsdKind::Mem1d,
-                    0,
-                    0,
-                    0,
-                    None,
-                    len,
-                    span,
-                );
-                let r = self.fb.reg();
-                self.fb.emit(Inst::GlobalAddr {
-                    dst: r,
-                    global: d,
-                    offset: 0,
-                });
-                let base = self.fb.reg();
-                self.fb.emit(Inst::FrameAddr {
-                    dst: base,
-                    off: a.off,
-                });
-                self.fb.emit(Inst::DsdSet {
-                    field: DsdField::Base,
-                    desc: r,
-                    val: base,
-                });
-                d
-            }
-        })
+        Ok(d)
     }
 
     /// Tries to lower `var in [lo, hi) body` as one DSD operation. `Ok(Some(d))` when
