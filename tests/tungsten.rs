@@ -898,8 +898,8 @@ fn runtime_length_vector_loops_match_the_host() {
 fn runtime_offsets_are_dsd_base_addresses() {
     let src = r#"
         socket s;
-        sp a[32]; sp b[32]; sp acc[32];
-        xp off = 5; xp cnt = 7;
+        sp a[32]; sp b[32]; sp acc[32]; sp c[8];
+        xp off = 5; xp cnt = 7; u32 wide = 3;
         {
             i in [0, 32) { a[i] = (sp)i; }
             i in [0, 32) b[i] = 0.0;
@@ -915,6 +915,8 @@ fn runtime_offsets_are_dsd_base_addresses() {
                 i in [0, n) s[] <- a[k + i];
                 i in [0, n) acc[k + i] <+- s[];
             }
+            u32 w = wide;
+            i in [0, 4) c[i + w] = a[i];
         }
     "#;
     use csl_arch::dsd::DsdOpcode as O;
@@ -923,7 +925,8 @@ fn runtime_offsets_are_dsd_base_addresses() {
         .push(("s".to_string(), SocketBinding { rx: 3, tx: 3 }));
     let prog = compile(src, &spec);
     // Two fills, the multiply-add, send, receive, send, accumulating receive (the
-    // first loop converts its index and stays scalar).
+    // first loop converts its index and stays scalar, the last one has a 32-bit
+    // offset and stays scalar too).
     assert_eq!(
         dsd_ops(main_fn(&prog)),
         vec![
@@ -955,6 +958,15 @@ fn runtime_offsets_are_dsd_base_addresses() {
                     100.0
                 };
                 assert_eq!(f32_of(&acc[4 * i..]), wa, "acc[{i}]");
+            }
+            let c = g("c");
+            for i in 0..8usize {
+                let wc = if (3..7).contains(&i) {
+                    (i - 3) as f32
+                } else {
+                    0.0
+                };
+                assert_eq!(f32_of(&c[4 * i..]), wc, "c[{i}]");
             }
         },
     );

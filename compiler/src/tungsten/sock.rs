@@ -432,8 +432,14 @@ impl<'a> Lower<'a> {
                             k
                         }
                     }
-                    // A run-time offset (added, never subtracted), not a float.
-                    None if *op == ast::BinOp::Add && self.dyn_bound_type(k).is_some() => {
+                    // A run-time offset (added, never subtracted): a 16-bit integer, as
+                    // a scalar index is (a wider one stays a scalar loop).
+                    None if *op == ast::BinOp::Add
+                        && matches!(
+                            self.dyn_bound_type(k),
+                            Some(Scalar::Xp | Scalar::S16 | Scalar::U16)
+                        ) =>
+                    {
                         dynidx = Some(&**k);
                         0
                     }
