@@ -6,6 +6,11 @@
 //!
 //! The padded rectangle is the core (`nx·nzx` × `ny·nzy` PEs at offset (1, 1)) plus the
 //! one-tile moat ring, as `mdlj.paint` lays it out.
+//!
+//! For `mdlj.w` itself: its inputs from a LAMMPS dump ([`atom_inputs`]), the socket groups
+//! of its floorplan ([`mdlj_classes_paint`]) and, in [`energy`], the checks of a run
+//! (energies against a reference table and the CSL flagship's, the exchange oracle, the
+//! overflow flags, cycles per timestep and per phase).
 
 pub mod energy;
 
