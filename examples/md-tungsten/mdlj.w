@@ -37,7 +37,7 @@ socket release;                      // its release (colour 14)
 xp param NLOC = 20;                  // owned atoms a PE can hold (seed: NLOCMAX)
 xp param NMAX = 32;                  // position records (own + halo)
 xp param NFRAMES = 11;               // energy records
-xp param NBUF = 560;                 // words of a relayed block (an x-line: 7 NLOC 4)
+xp param NBUF = 560;                 // sp values of a relayed block (an x-line: 7 NLOC 4)
 
 struct paramstruct params;
 struct fparamstruct fparams;
