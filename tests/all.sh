@@ -9,7 +9,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 cargo build --release --workspace --bins
 cargo test --release --workspace
 
-# The MD flagship's Tungsten form (work in progress: the moat check), every test.rc row.
+# The MD flagship's Tungsten form (mdlj.w on lj108, and its building blocks), every test.rc row.
 make -s -C examples/md-tungsten check TEST='*'
 
 # The Python package (SdkRuntime compatibility layer), installed the way users install it.

@@ -888,3 +888,86 @@ fn runtime_length_vector_loops_match_the_host() {
         }
     });
 }
+
+/// Array operands at a run-time offset (`b[i + k]`, `a[i + 2 * k]`, `acc[k + i]`, k a
+/// variable) are DSD operands whose base address is set at run time: a multiply-add, a
+/// send and a receive over the fabric (loopback) and an accumulating receive, each one
+/// DSD op, with the values the host computes. mdlj.w receives its halo blocks straight
+/// into `pos` and `ff` this way.
+#[test]
+fn runtime_offsets_are_dsd_base_addresses() {
+    let src = r#"
+        socket s;
+        sp a[32]; sp b[32]; sp acc[32]; sp c[8];
+        xp off = 5; xp cnt = 7; u32 wide = 3;
+        {
+            i in [0, 32) { a[i] = (sp)i; }
+            i in [0, 32) b[i] = 0.0;
+            i in [0, 32) acc[i] = 100.0;
+            xp k = off;
+            xp n = cnt;
+            i in [0, n) b[i + k] = a[i + 2 * k] * 2.0 + a[i];
+            parallel {
+                i in [0, n) s[] <- a[i + 4 * k];
+                i in [0, n) b[i + 4 * k] <- s[];
+            }
+            parallel {
+                i in [0, n) s[] <- a[k + i];
+                i in [0, n) acc[k + i] <+- s[];
+            }
+            u32 w = wide;
+            i in [0, 4) c[i + w] = a[i];
+        }
+    "#;
+    use csl_arch::dsd::DsdOpcode as O;
+    let mut spec = ClassSpec::new(Arch::Wse3);
+    spec.sockets
+        .push(("s".to_string(), SocketBinding { rx: 3, tx: 3 }));
+    let prog = compile(src, &spec);
+    // Two fills, the multiply-add, send, receive, send, accumulating receive (the
+    // first loop converts its index and stays scalar, the last one has a 32-bit
+    // offset and stays scalar too).
+    assert_eq!(
+        dsd_ops(main_fn(&prog)),
+        vec![
+            O::Fmovs,
+            O::Fmovs,
+            O::Fmacs,
+            O::Mov32,
+            O::Mov32,
+            O::Mov32,
+            O::Fadds
+        ]
+    );
+    one_tile(
+        src,
+        &[("s", 3, 3)],
+        &[(3, Direction::Ramp, Direction::Ramp)],
+        |g| {
+            let (b, acc) = (g("b"), g("acc"));
+            for i in 0..32usize {
+                let wb = match i {
+                    5..12 => (i + 5) as f32 * 2.0 + (i - 5) as f32,
+                    20..27 => i as f32,
+                    _ => 0.0,
+                };
+                assert_eq!(f32_of(&b[4 * i..]), wb, "b[{i}]");
+                let wa = if (5..12).contains(&i) {
+                    100.0 + i as f32
+                } else {
+                    100.0
+                };
+                assert_eq!(f32_of(&acc[4 * i..]), wa, "acc[{i}]");
+            }
+            let c = g("c");
+            for i in 0..8usize {
+                let wc = if (3..7).contains(&i) {
+                    (i - 3) as f32
+                } else {
+                    0.0
+                };
+                assert_eq!(f32_of(&c[4 * i..]), wc, "c[{i}]");
+            }
+        },
+    );
+}

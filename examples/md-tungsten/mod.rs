@@ -6,6 +6,13 @@
 //!
 //! The padded rectangle is the core (`nx·nzx` × `ny·nzy` PEs at offset (1, 1)) plus the
 //! one-tile moat ring, as `mdlj.paint` lays it out.
+//!
+//! For `mdlj.w` itself: its inputs from a LAMMPS dump ([`atom_inputs`]), the socket groups
+//! of its floorplan ([`mdlj_classes_paint`]) and, in [`energy`], the checks of a run
+//! (energies against a reference table and the CSL flagship's, the exchange oracle, the
+//! overflow flags, cycles per timestep and per phase).
+
+pub mod energy;
 
 use crate::md::device::{bin, cell_frame, expected_exchange};
 use crate::md::dump::Dump;
@@ -880,6 +887,88 @@ pub fn lanes_paint(g: &Geometry) -> String {
     out
 }
 
+/// The z sockets of a core PE in `mdlj.w`'s floorplan: the colours its `szm` (z−
+/// relay) and `szp` (z+ relay) sockets are bound to, and for each whether a
+/// `colorpair` makes it send on the partner colour (a 1 × n block's two end PEs, which
+/// receive on one colour and send on the other; README, "The relay's switch machine").
+/// Along a tour z− is colour 8 and z+ colour 9; in a 1 × n block (offset q of n) the
+/// middle PEs use 9/16 (even q) or 8/17 (odd q), offset 0 receives on 9 and 17 and sends
+/// on 8 and 16, offset n − 1 receives on 8 and 16 and sends on 9 and 17.
+pub fn z_sockets(g: &Geometry, c: &crate::md::geometry::Cell) -> ([u8; 2], bool) {
+    if z_chain_local(g) {
+        return ([Z_MINUS, Z_PLUS], false);
+    }
+    let n = g.nzx * g.nzy;
+    let q = if g.nzy == 1 { c.izx } else { c.izy };
+    let [p16, p17] = Z_LINE_PLUS;
+    if q == 0 {
+        ([Z_PLUS, p17], true)
+    } else if q == n - 1 {
+        ([Z_MINUS, p16], true)
+    } else if q % 2 == 0 {
+        ([Z_PLUS, p16], false)
+    } else {
+        ([Z_MINUS, p17], false)
+    }
+}
+
+/// `mdlj-classes.paint`, included by `mdlj.paint`: the core's tiles grouped by the
+/// colours their sockets need (x and y lane, [`z_sockets`]), one `code('mdlj ...)` per
+/// group with those bindings, and the `colorpair`s of a 1 × n block's end PEs. Paint
+/// has no loops or intersections, so the host writes the groups (as row runs); the
+/// colour names (`xm`, `xmh`, ..., `z8`, `z9`, `z16`, `z17`, `comb`, `go`) and the
+/// capacities `NLOC`, `NMAX`, `NFRAMES` are mdlj.paint's.
+pub fn mdlj_classes_paint(g: &Geometry) -> String {
+    use std::collections::BTreeMap;
+    // (hix, hiy, z colours, colorpair) -> tiles
+    type Class = (usize, usize, [u8; 2], bool);
+    let mut groups: BTreeMap<Class, Vec<(usize, usize)>> = BTreeMap::new();
+    for py in 0..g.height() {
+        for px in 0..g.width() {
+            let c = g.cell(px, py);
+            let (z, pair) = z_sockets(g, &c);
+            groups
+                .entry((c.hix, c.hiy, z, pair))
+                .or_default()
+                .push((px + 1, py + 1));
+        }
+    }
+    let mut out = String::from(
+        "(* Written by mdlj-tables: the core's tiles by the colours of their sockets. *)\n",
+    );
+    let h = |hi: usize| if hi == 1 { "h" } else { "" };
+    for (k, ((hix, hiy, z, pair), tiles)) in groups.iter().enumerate() {
+        // Runs of consecutive tiles along each row.
+        let mut rects = Vec::new();
+        let mut i = 0;
+        while i < tiles.len() {
+            let (x0, y0) = tiles[i];
+            let mut j = i + 1;
+            while j < tiles.len() && tiles[j] == (x0 + (j - i), y0) {
+                j += 1;
+            }
+            rects.push(format!("rect({x0} {y0} {} 1)", j - i));
+            i = j;
+        }
+        let name = format!("class{k}");
+        out.push_str(&format!("let {name} = union({})\n", rects.join(" ")));
+        out.push_str(&format!(
+            "{name} : code('mdlj [sxm:xm{x} sxp:xp{x} sym:ym{y} syp:yp{y} szm:z{} szp:z{} \
+             ping:comb release:go NLOC:NLOC NMAX:NMAX NFRAMES:NFRAMES])\n",
+            z[0],
+            z[1],
+            x = h(*hix),
+            y = h(*hiy)
+        ));
+        if *pair {
+            for c in z {
+                out.push_str(&format!("{name} : colorpair(z{c} z{})\n", c ^ 1));
+            }
+        }
+    }
+    out
+}
+
 /// `core.params` for every core PE, order `y x _word`: the fold of each PE (`nlocal`
 /// given per PE in the same order, `nsample` for all).
 pub fn params_blob(g: &Geometry, nlocal: &[u16], nsample: u16) -> Result<Vec<u16>, String> {
@@ -1076,6 +1165,82 @@ mod tests {
 
     use csl_arch::fabric::control;
     use std::collections::VecDeque;
+
+    /// mdlj-classes.paint puts every core tile in exactly one group, and the colours it
+    /// binds (with the colorpairs) are relay.w's z cases: tours 8/8 and 9/9; in a
+    /// 1 x n block offset 0 receives on 9 and 17 and sends on 8 and 16, the last offset
+    /// the other way round, even offsets 9/9 and 16/16, odd ones 8/8 and 17/17.
+    #[test]
+    fn mdlj_classes_bind_the_z_cases_of_relay_w() {
+        for (nx, ny, nzx, nzy) in [(8, 8, 4, 2), (8, 8, 7, 1), (7, 7, 1, 7), (7, 7, 2, 4)] {
+            let g = Geometry::new(nx, ny, nzx, nzy).unwrap();
+            let text = mdlj_classes_paint(&g);
+            let mut seen = vec![None; g.width() * g.height()];
+            let mut cur: Vec<(usize, usize)> = Vec::new();
+            let mut pairs: Vec<(usize, u8, u8)> = Vec::new();
+            let mut binds: Vec<[u8; 4]> = Vec::new();
+            for line in text.lines().skip(1) {
+                let num = |s: &str| -> usize {
+                    s.trim_matches(|c: char| !c.is_ascii_digit())
+                        .parse()
+                        .unwrap()
+                };
+                if line.starts_with("let ") {
+                    cur.clear();
+                    for r in line.split("rect(").skip(1) {
+                        let v: Vec<usize> = r.split_whitespace().take(3).map(num).collect();
+                        for x in v[0]..v[0] + v[2] {
+                            cur.push((x, v[1]));
+                        }
+                    }
+                } else if line.contains(": code(") {
+                    let col = |k: &str| -> u8 {
+                        let w = line.split_whitespace().find(|w| w.starts_with(k)).unwrap();
+                        num(&w[k.len()..]) as u8
+                    };
+                    let (m, p) = (col("szm:z"), col("szp:z"));
+                    binds.push([m, m, p, p]);
+                    for &(x, y) in &cur {
+                        let i = (y - 1) * g.width() + (x - 1);
+                        assert!(seen[i].is_none(), "tile ({x}, {y}) twice");
+                        seen[i] = Some(binds.len() - 1);
+                    }
+                } else if line.contains(": colorpair(") {
+                    let v: Vec<u8> = line.split("z").skip(1).map(|w| num(w) as u8).collect();
+                    pairs.push((binds.len() - 1, v[0], v[1]));
+                }
+            }
+            for &(b, a, t) in &pairs {
+                let e = &mut binds[b];
+                if e[0] == a {
+                    e[1] = t;
+                }
+                if e[2] == a {
+                    e[3] = t;
+                }
+            }
+            let n = nzx * nzy;
+            for py in 0..g.height() {
+                for px in 0..g.width() {
+                    let c = g.cell(px, py);
+                    let got = binds[seen[py * g.width() + px].expect("every tile")];
+                    let q = if nzy == 1 { c.izx } else { c.izy };
+                    let want = if nzx != 1 && nzy != 1 {
+                        [8, 8, 9, 9]
+                    } else if q == 0 {
+                        [9, 8, 17, 16]
+                    } else if q == n - 1 {
+                        [8, 9, 16, 17]
+                    } else if q % 2 == 0 {
+                        [9, 9, 16, 16]
+                    } else {
+                        [8, 8, 17, 17]
+                    };
+                    assert_eq!(got, want, "{nx}x{ny} {nzx}x{nzy}: PE ({px}, {py})");
+                }
+            }
+        }
+    }
 
     /// lj108 on the seed's fold: every atom lands in exactly one PE's slots, with its
     /// id, coordinates and velocity, inside that PE's cell (checked with the cell's

@@ -7,7 +7,7 @@
 //! classes `relay.paint` includes). `atoms DUMP [NLOCMAX [NMAX]]`: the relay's tables and
 //! `mdlj.w`'s inputs from a LAMMPS dump — `params.bin` with each cell's atom count,
 //! `fparams.bin` (`fparamstruct`), `posin.bin` (`pos[NMAX][4]`) and `velin.bin`
-//! (`vel[NLOCMAX][3]`), binned as the CSL flagship bins them; NLOCMAX defaults to the
+//! (`vel[NLOCMAX][3]`), `mdlj-classes.paint` (mdlj.paint's socket bindings), binned as the CSL flagship bins them; NLOCMAX defaults to the
 //! seed's 20, NMAX to what the halo exchange needs.
 //!
 //! `mdlj-tables check-moat NX NY NZX NZY GOT`: checks `core.got` of the moat check
@@ -16,16 +16,27 @@
 //! `mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP]` that of its
 //! variable-length bursts and reverse relays (`core.burst`, `core.fx`, `core.fy`,
 //! `core.zrec`, `core.bstamp`);
+//! `mdlj-tables check-energies NX NY NZX NZY DIR REF [FLAGSHIP]` checks a run of `mdlj.w`
+//! from what miget wrote into DIR (`epot.bin`, `ekin.bin`, `diag.bin`, `tstamp.bin`,
+//! `xchg.bin`, `prof.bin`, each `core.NAME`, and `frame.bin`, `ping.frame`): no
+//! overflow in `diag`, one barrier per energy record, the last exchange's
+//! counts and region starts (`xchg`) against the CSL flagship's exchange oracle, and the energies summed per frame from
+//! `core.epot`/`core.ekin` within the CSL flagship's limit of the reference table REF
+//! (and, given the flagship's own table for the same input, within 1e-6 of it); it
+//! prints the cycles per timestep (`tstamp`) and per phase (`prof`) and writes
+//! `DIR/energies.tsv`.
 //! `mdlj-tables check-ping NX NY NZX NZY STAMP FRAME` checks the barrier test
 //! (`pingtest.w`'s `core.stamp`, `pingorigin.w`'s `ping.frame`). Each prints one PASS or
 //! FAIL line.
 
 use csl_examples::md::dump::Dump;
+use csl_examples::md::energies;
 use csl_examples::md::geometry::Geometry;
+use csl_examples::md_tungsten::energy;
 use csl_examples::md_tungsten::{
     BURST_PHASES, NLOCMAX, RELAY_PHASES, atom_inputs, check_burst, check_moat, check_ping,
-    check_relay, lanes_paint, params_blob, phase_cycles, relay_counts, relay_phase_cycles,
-    relay_tables, router_table, switch_table, z_chain_local,
+    check_relay, lanes_paint, mdlj_classes_paint, params_blob, phase_cycles, relay_counts,
+    relay_phase_cycles, relay_tables, router_table, switch_table, z_chain_local,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,7 +51,8 @@ const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
                      mdlj-tables check-moat NX NY NZX NZY GOT | \
                      mdlj-tables check-relay NX NY NZX NZY GOT [STAMP] | \
                      mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP] | \
-                     mdlj-tables check-ping NX NY NZX NZY STAMP FRAME";
+                     mdlj-tables check-ping NX NY NZX NZY STAMP FRAME | \
+                     mdlj-tables check-energies NX NY NZX NZY DIR REF [FLAGSHIP]";
 
 fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
     let num = |name: &str, v: &str| -> Result<usize, String> {
@@ -69,6 +81,79 @@ fn read_words(path: &str) -> Result<Vec<u16>, String> {
         .collect())
 }
 
+/// Limit of the comparison with the CSL flagship's energies on the same input (issue 17).
+const FLAGSHIP_LIMIT: f64 = 1e-6;
+
+fn read_table(path: &str) -> Result<Vec<energies::EnergyRow>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    energies::parse(&text).map_err(|e| format!("{path}: {e}"))
+}
+
+/// `check-energies`: reads `epot.bin`, `ekin.bin`, `diag.bin`, `tstamp.bin`, `xchg.bin`,
+/// `prof.bin` and `frame.bin` (`ping.frame`, the barrier origin's count; as miget wrote
+/// them) from `dir` and writes `dir/energies.tsv`.
+fn check_energies(
+    g: &Geometry,
+    dir: &Path,
+    reference: &str,
+    flagship: Option<&String>,
+) -> Result<(), String> {
+    let npe = g.width() * g.height();
+    let [epot, ekin, diag, tstamp, xchg, prof, frame] =
+        ["epot", "ekin", "diag", "tstamp", "xchg", "prof", "frame"]
+            .map(|f| read_words(&dir.join(format!("{f}.bin")).to_string_lossy()));
+    let diag = diag?;
+    let (atoms, most, passes) = energy::check_diag(&diag, npe).map_err(|e| format!("FAIL: {e}"))?;
+    energy::check_exchange(g, &xchg?, &diag).map_err(|e| format!("FAIL: exchange oracle: {e}"))?;
+    let table = energy::energy_table(&epot?, &ekin?, npe, 1)?;
+    let out = dir.join("energies.tsv");
+    std::fs::write(&out, energies::write(&table))
+        .map_err(|e| format!("cannot write `{}`: {e}", out.display()))?;
+    // The barrier origin counts one barrier per energy record.
+    let barriers = frame?.first().copied().unwrap_or(0);
+    if usize::from(barriers) != table.len() {
+        return Err(format!(
+            "FAIL: the barrier origin counted {barriers} barriers for {} energy records",
+            table.len()
+        ));
+    }
+    let steps = table.len().saturating_sub(1) as u64;
+    let cycles = energy::cycles_per_step(&tstamp?, npe, steps.max(1))?;
+    let phases = energy::phase_means(&prof?, npe, steps.max(1))?;
+    let parts: Vec<String> = energy::PHASES
+        .iter()
+        .zip(phases)
+        .map(|(p, c)| format!("{p} {c:.0}"))
+        .collect();
+    println!(
+        "cycles per timestep by phase (mean over PEs): {}",
+        parts.join(", ")
+    );
+    let worst = energy::within(&table, &read_table(reference)?, energies::REFERENCE_LIMIT)
+        .map_err(|e| format!("FAIL: against {reference}: {e}"))?;
+    let mut vs = String::from("; no CSL flagship table to compare with");
+    if let Some(f) = flagship {
+        let w = energy::within(&table, &read_table(f)?, FLAGSHIP_LIMIT)
+            .map_err(|e| format!("FAIL: against the CSL flagship ({f}): {e}"))?;
+        vs = format!(
+            "; the CSL flagship's within {:.1e}/{:.1e}/{:.1e} (limit {FLAGSHIP_LIMIT:.0e})",
+            w[0], w[1], w[2]
+        );
+    }
+    println!(
+        "PASS: {} frames and barriers, {atoms} atoms, {passes} force passes, at most {most} records, \
+         exchange oracle on all {npe} PEs; \
+         max|dE|/(1+max|ref|) {:.1e}/{:.1e}/{:.1e} (limit {:.0e}){vs}; {cycles:.0} cycles per \
+         timestep",
+        table.len(),
+        worst[0],
+        worst[1],
+        worst[2],
+        energies::REFERENCE_LIMIT
+    );
+    Ok(())
+}
+
 fn run(args: &[String]) -> Result<(), String> {
     if let [cmd, nx, ny, nzx, nzy, got] = args
         && cmd == "check-moat"
@@ -82,6 +167,13 @@ fn run(args: &[String]) -> Result<(), String> {
             }
             Err(e) => Err(format!("FAIL: {e}")),
         };
+    }
+    if let [cmd, nx, ny, nzx, nzy, dir, reference, rest @ ..] = args
+        && cmd == "check-energies"
+        && rest.len() <= 1
+    {
+        let g = geometry(nx, ny, nzx, nzy)?;
+        return check_energies(&g, Path::new(dir), reference, rest.first());
     }
     if let [cmd, nx, ny, nzx, nzy, got, rest @ ..] = args
         && cmd == "check-relay"
@@ -192,6 +284,9 @@ fn run(args: &[String]) -> Result<(), String> {
         let lanes = out.join("lanes.paint");
         std::fs::write(&lanes, lanes_paint(&g))
             .map_err(|e| format!("cannot write `{}`: {e}", lanes.display()))?;
+        let classes = out.join("mdlj-classes.paint");
+        std::fs::write(&classes, mdlj_classes_paint(&g))
+            .map_err(|e| format!("cannot write `{}`: {e}", classes.display()))?;
         println!(
             "{} atoms on {} PEs: NLOCMAX {nlocmax}, NMAX {} (the exchange needs {})",
             a.nlocal.iter().map(|&n| usize::from(n)).sum::<usize>(),

@@ -1,6 +1,10 @@
 //! Energy tables (`step potential kinetic total`, tab-separated) and the check used by
 //! `mdlj --check`: max|ΔE| / (1 + max|ref|) ≤ tolerance, per column.
 
+/// The energy check against a reference table (`mdlj --check`, and the Tungsten form's
+/// `mdlj-tables check-energies`): the largest [`compare`] value a column may have.
+pub const REFERENCE_LIMIT: f64 = 1e-5;
+
 /// One row of an energy table.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EnergyRow {

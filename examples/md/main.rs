@@ -406,7 +406,12 @@ fn real_main() -> Result<(), String> {
     let mut checks = Vec::new();
     let mut host = false;
     if let Some(r) = reference {
-        checks.push(("the reference file", r, Some(true), 1e-5));
+        checks.push((
+            "the reference file",
+            r,
+            Some(true),
+            energies::REFERENCE_LIMIT,
+        ));
     }
     if a.check_host {
         // This repository's velocity-Verlet integrator on the host, sampled like the device

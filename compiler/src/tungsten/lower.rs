@@ -498,6 +498,17 @@ impl<'a> Lower<'a> {
     // ---- places ----
 
     /// The address of a memory place in a register.
+    /// A 16-bit element index times the element size in bytes: a byte offset.
+    pub fn scale_index(&mut self, i: VReg, esize: u32) -> VReg {
+        if esize == 1 {
+            return i;
+        }
+        let s = self.imm(esize);
+        let d = self.fb.reg();
+        self.fb.bin(BinOp::Mul, NumTy::U16, d, i, s);
+        d
+    }
+
     pub fn addr_of(&mut self, base: Base, off: u32, dynoff: Option<VReg>) -> VReg {
         let a = self.fb.reg();
         match base {
@@ -703,14 +714,7 @@ impl<'a> Lower<'a> {
                             ));
                         }
                         let i = self.materialize(iv, Scalar::U16, idx.span)?;
-                        let scaled = if esize == 1 {
-                            i
-                        } else {
-                            let s = self.imm(esize);
-                            let d = self.fb.reg();
-                            self.fb.bin(BinOp::Mul, NumTy::U16, d, i, s);
-                            d
-                        };
+                        let scaled = self.scale_index(i, esize);
                         let total = match dynoff {
                             Some(prev) => {
                                 let d = self.fb.reg();

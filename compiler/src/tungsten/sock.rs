@@ -50,17 +50,21 @@ pub(crate) enum Opnd {
 
 /// An array operand of a vector loop.
 #[derive(Clone, Copy, Debug)]
-struct ArrOp {
+struct ArrOp<'e> {
     base: Base,
     /// Byte offset of element 0 of the loop.
     off: u32,
     elem: Scalar,
+    /// A run-time part of the index (`a[i + n]`, `n` a 16- or 32-bit integer expression
+    /// that does not mention the loop index), in elements: the descriptor's base address
+    /// is set at run time.
+    dynidx: Option<&'e Expr>,
 }
 
 /// A source of a vector op, before descriptors are made.
 #[derive(Clone, Debug)]
 enum VSrc<'e> {
-    Arr(ArrOp, String),
+    Arr(ArrOp<'e>, String),
     Scalar(&'e Expr),
     Fabin(usize),
 }
@@ -393,14 +397,22 @@ impl<'a> Lower<'a> {
         })
     }
 
-    /// `arr[i + c]` as a vector operand starting at loop index `lo`, `len` elements.
-    fn arr_operand(&mut self, e: &Expr, var: &str, lo: i128, len: i128) -> Option<(ArrOp, String)> {
+    /// `arr[i + c]` (or `arr[i + n]`, `n` a run-time integer) as a vector operand
+    /// starting at loop index `lo`, `len` elements.
+    fn arr_operand<'e>(
+        &mut self,
+        e: &'e Expr,
+        var: &str,
+        lo: i128,
+        len: i128,
+    ) -> Option<(ArrOp<'e>, String)> {
         let ExprKind::Index(b, Some(idx)) = &e.kind else {
             return None;
         };
         let ExprKind::Name(arr) = &b.kind else {
             return None;
         };
+        let mut dynidx = None;
         let c: i128 = match &idx.kind {
             ExprKind::Name(n) if n.name == var => 0,
             ExprKind::Binary(op @ (ast::BinOp::Add | ast::BinOp::Sub), x, y) => {
@@ -412,8 +424,27 @@ impl<'a> Lower<'a> {
                 if !is_var || mentions(k, var) {
                     return None;
                 }
-                let k = self.quiet_int(k)?;
-                if *op == ast::BinOp::Sub { -k } else { k }
+                match self.quiet_int(k) {
+                    Some(k) => {
+                        if *op == ast::BinOp::Sub {
+                            -k
+                        } else {
+                            k
+                        }
+                    }
+                    // A run-time offset (added, never subtracted): a 16-bit integer, as
+                    // a scalar index is (a wider one stays a scalar loop).
+                    None if *op == ast::BinOp::Add
+                        && matches!(
+                            self.dyn_bound_type(k),
+                            Some(Scalar::Xp | Scalar::S16 | Scalar::U16)
+                        ) =>
+                    {
+                        dynidx = Some(&**k);
+                        0
+                    }
+                    None => return None,
+                }
             }
             _ => return None,
         };
@@ -448,53 +479,54 @@ impl<'a> Lower<'a> {
                 base: base.0,
                 off: base.1 + (first as u32) * elem.bytes(),
                 elem,
+                dynidx,
             },
             arr.name.clone(),
         ))
     }
 
-    fn mem_desc(&mut self, a: ArrOp, name: &str, len: u16, span: Span) -> GlobalId {
-        match a.base {
-            Base::Global(g) => self.desc_global(
-                &format!("mem.{name}"),
-                DsdKind::Mem1d,
-                0,
-                0,
-                0,
-                Some((g, a.off)),
-                len,
-                span,
-            ),
-            Base::Frame => {
-                let d = self.desc_global(
-                    &format!("mem.{name}"),
-                    DsdKind::Mem1d,
-                    0,
-                    0,
-                    0,
-                    None,
-                    len,
-                    span,
-                );
-                let r = self.fb.reg();
-                self.fb.emit(Inst::GlobalAddr {
-                    dst: r,
-                    global: d,
-                    offset: 0,
-                });
-                let base = self.fb.reg();
-                self.fb.emit(Inst::FrameAddr {
-                    dst: base,
-                    off: a.off,
-                });
-                self.fb.emit(Inst::DsdSet {
-                    field: DsdField::Base,
-                    desc: r,
-                    val: base,
-                });
-                d
+    fn mem_desc(&mut self, a: ArrOp<'_>, name: &str, len: u16, span: Span) -> R<GlobalId> {
+        // A run-time part of the index: base = the array's element `first` + k elements.
+        // Like a scalar index, k is not checked against the array's length.
+        let scaled = match a.dynidx {
+            Some(k) => {
+                let kv = self.expr(k)?;
+                let kr = self.materialize(kv, Scalar::U16, k.span)?;
+                Some(self.scale_index(kr, a.elem.bytes()))
             }
+            None => None,
+        };
+        // A global array at a constant offset is a relocation; anything else (a frame
+        // array, a run-time offset) sets the descriptor's base address at run time.
+        let reloc = match (a.base, scaled) {
+            (Base::Global(g), None) => Some((g, a.off)),
+            _ => None,
+        };
+        let d = self.desc_global(
+            &format!("mem.{name}"),
+            DsdKind::Mem1d,
+            0,
+            0,
+            0,
+            reloc,
+            len,
+            span,
+        );
+        if reloc.is_none() {
+            let r = self.fb.reg();
+            self.fb.emit(Inst::GlobalAddr {
+                dst: r,
+                global: d,
+                offset: 0,
+            });
+            let base = self.addr_of(a.base, a.off, scaled);
+            self.fb.emit(Inst::DsdSet {
+                field: DsdField::Base,
+                desc: r,
+                val: base,
+            });
         }
+        Ok(d)
     }
 
     /// Tries to lower `var in [lo, hi) body` as one DSD operation. `Ok(Some(d))` when
@@ -551,7 +583,7 @@ impl<'a> Lower<'a> {
             };
             let (_, q, _, _) = self.sock(s)?;
             let guard = self.open_dyn(dynb)?;
-            let src = self.mem_desc(a, &name, n16, span);
+            let src = self.mem_desc(a, &name, n16, span)?;
             let d = self.fabout(s, n16, 0, span)?;
             self.set_lengths(guard, &[src, d]);
             self.emit_dsd(
@@ -615,7 +647,7 @@ impl<'a> Lower<'a> {
         let mut fabric = None;
         for s in &srcs {
             ops.push(match s {
-                VSrc::Arr(a, name) => Opnd::Desc(self.mem_desc(*a, name, n16, span)),
+                VSrc::Arr(a, name) => Opnd::Desc(self.mem_desc(*a, name, n16, span)?),
                 VSrc::Fabin(sk) => {
                     let (_, q, _, _) = self.sock(*sk)?;
                     fabric = Some(q);
@@ -627,7 +659,7 @@ impl<'a> Lower<'a> {
                 }
             });
         }
-        let d = self.mem_desc(dst, &dname, n16, span);
+        let d = self.mem_desc(dst, &dname, n16, span)?;
         let descs = descs_of(&ops, d);
         self.set_lengths(guard, &descs);
         self.emit_dsd(opcode, Opnd::Desc(d), &ops, fabric, span)?;
@@ -772,7 +804,7 @@ impl<'a> Lower<'a> {
         let mut ops = Vec::new();
         for s in &srcs {
             ops.push(match s {
-                VSrc::Arr(a, name) => Opnd::Desc(self.mem_desc(*a, name, n16, span)),
+                VSrc::Arr(a, name) => Opnd::Desc(self.mem_desc(*a, name, n16, span)?),
                 VSrc::Scalar(e) => {
                     let val = self.expr(e)?;
                     Opnd::Scalar(self.materialize(val, t, e.span)?)
