@@ -77,9 +77,10 @@ struct Cli {
     /// Simulator threads (default: the available cores; results are identical for any N).
     #[arg(long)]
     threads: Option<u64>,
-    /// How halos travel: express (default), switch (seed 002's switch machine along x,
-    /// express links along y) or ce (the baseline CE relay).
-    #[arg(long, default_value = "express")]
+    /// How halos travel: switch (default: seed 002's switch machine along x, express
+    /// links along y), express (express links along x and y) or ce (the baseline CE
+    /// relay).
+    #[arg(long, default_value = "switch")]
     relay: String,
     /// Print cycles per phase and the stall fraction.
     #[arg(long)]

@@ -45,11 +45,11 @@ pub enum Relay {
     /// One slot per PE; the jump over the other lane's group is a static multi-hop route
     /// through the routers only (nzx hops per cell shift, no passenger blocks). Axes whose
     /// fold is 1 (nzx = 1 or nzy = 1) keep the CE ring.
-    #[default]
     Express,
     /// Seed 002's switch machine along x (`switch.rs`, DESIGN.md): one send and one
     /// receive per PE and cell shift, the block crossing nzx − 1 slots in the routers;
-    /// y uses express links. An x fold of 1 keeps the CE ring.
+    /// y uses express links. An x fold of 1 keeps the CE ring. The default.
+    #[default]
     Switch,
 }
 

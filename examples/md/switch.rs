@@ -179,6 +179,100 @@ mod tests {
         }
     }
 
+    /// `layout.csl`'s switch roles of column `px` (a copy of its formulas): the ring slot
+    /// in the forward and backward shift, and whether the machine of each stream is on
+    /// the low lane's colour.
+    fn layout_roles(g: &Geometry, px: usize) -> ([usize; 2], [bool; 2]) {
+        let (nx, nzx, w) = (g.nx, g.nzx, g.width());
+        let (gx, ox) = (px / nzx, px % nzx);
+        let xev = gx % 2 == 0;
+        let izx = if xev { ox } else { nzx - 1 - ox };
+        let lx = if xev { gx / 2 } else { nx - 1 - (gx - 1) / 2 };
+        let sf = nzx * lx + izx;
+        let (wend, eend) = (px == 0, px == w - 1);
+        let m_f_lo = if wend {
+            true
+        } else if eend {
+            false
+        } else {
+            xev
+        };
+        let m_b_lo = if wend {
+            false
+        } else if eend {
+            true
+        } else {
+            xev
+        };
+        ([sf, w - 1 - sf], [m_f_lo, m_b_lo])
+    }
+
+    #[test]
+    fn the_row_routes_join_every_slot_to_the_next_one() {
+        // Follow a burst from every PE of a row through the routers `layout.csl`
+        // configures: plain forwards in the colour's flow, the colour swap at the two end
+        // PEs, up to the first router that has its machine on the handling colour. That
+        // must be the PE of the next ring slot, and the slots must be the geometry's.
+        for (nx, nzx, nzy) in [
+            (8, 4, 2),
+            (8, 2, 4),
+            (7, 7, 1),
+            (7, 2, 4),
+            (16, 4, 4),
+            (9, 3, 4),
+            (7, 5, 2),
+            (10, 6, 2),
+        ] {
+            let g = Geometry::new(nx, 8, nzx, nzy).expect("geometry");
+            let w = g.width();
+            let roles: Vec<_> = (0..w).map(|px| layout_roles(&g, px)).collect();
+            for (px, (slots, _)) in roles.iter().enumerate() {
+                let c = g.cell(px, 0);
+                assert_eq!(slots[0], nzx * c.x + c.izx, "{nx}x{nzx}: column {px}");
+            }
+            for st in 0..2 {
+                // The low lane's colour flows east in the forward shift, west in the
+                // backward one; the high lane's the other way.
+                let lo_east = st == 0;
+                let flows_east = |lo: bool| lo == lo_east;
+                for px in 0..w {
+                    let (slots, lanes) = roles[px];
+                    let mut lo = lanes[st];
+                    // A machine sends downstream: inward at the ends, else in its flow.
+                    let mut east = if px == 0 {
+                        true
+                    } else if px == w - 1 {
+                        false
+                    } else {
+                        flows_east(lo)
+                    };
+                    let mut q = px;
+                    let next = loop {
+                        q = if east { q + 1 } else { q - 1 };
+                        if q == 0 || q == w - 1 {
+                            // Both colours of the pair swap here.
+                            lo = !lo;
+                        }
+                        if roles[q].1[st] == lo {
+                            break q;
+                        }
+                        assert!(
+                            q != 0 && q != w - 1,
+                            "{nx}x{nzx} stream {st}: a burst from {px} dies at the end PE {q}"
+                        );
+                        east = flows_east(lo);
+                    };
+                    assert_eq!(
+                        roles[next].0[st],
+                        (slots[st] + 1) % w,
+                        "{nx}x{nzx} stream {st}: column {px} (slot {}) reaches column {next}",
+                        slots[st]
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn start_positions_by_hand() {
         // n = 32, f = 4: segments of 5, the last two slots a partial segment.
