@@ -352,7 +352,7 @@ mod tests {
 
     #[test]
     fn rings_shift_one_cell() {
-        for relay in [Relay::Ce, Relay::Express] {
+        for relay in [Relay::Ce, Relay::Express, Relay::Switch] {
             for (nx, ny, nzx, nzy) in GEOMETRIES {
                 check(&Geometry::new(nx, ny, nzx, nzy).expect("geometry"), relay);
             }

@@ -90,18 +90,18 @@ pub fn march(n: usize, f: usize) -> Result<Vec<usize>, String> {
         for i in 0..n {
             // The CE.
             match todo[i].front() {
+                // A synchronous send: the CE goes on only once its router has taken the
+                // block and both trailers.
                 Some(true) if ramp[i].is_empty() => {
-                    if got[i].is_some() || !receive_first(i, n, f) {
-                        ramp[i].extend([
-                            Wv::Data(i),
-                            Wv::Ctrl(trailer1.clone()),
-                            Wv::Ctrl(trailer2.clone()),
-                        ]);
-                        todo[i].pop_front();
-                        progress = true;
-                    }
+                    ramp[i].extend([
+                        Wv::Data(i),
+                        Wv::Ctrl(trailer1.clone()),
+                        Wv::Ctrl(trailer2.clone()),
+                    ]);
+                    todo[i].pop_front();
+                    progress = true;
                 }
-                Some(false) if got[i].is_some() => {
+                Some(false) if got[i].is_some() && ramp[i].is_empty() => {
                     todo[i].pop_front();
                     progress = true;
                 }
