@@ -24,7 +24,7 @@ fn reference() -> Vec<EnergyRow> {
     energies::parse(&text).unwrap_or_else(|e| panic!("lj108_10.tsv: {e}"))
 }
 
-/// A run with the default relay (express links along x and y).
+/// A run with the default relay (the switch machine along x, express links along y).
 fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
     Config {
         geometry: Geometry::new(dims[0], dims[1], dims[2], dims[3])
@@ -43,7 +43,7 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         optimize: true,
         progress: device::Progress::Lines(0),
-        relay: Relay::Express,
+        relay: Relay::Switch,
         perfetto: None,
         heatmap: None,
     }
@@ -120,19 +120,25 @@ fn other_geometries_agree_with_the_reference_and_each_other() {
 }
 
 #[test]
-fn the_ce_relay_gives_the_same_rows_as_the_express_relay() {
-    // The baseline (`mdlj --relay ce`): every PE's CE relays every block. The same halos
-    // in the same order, so the same sums: the rows are bit-identical.
+fn the_ce_and_express_relays_give_the_same_rows_as_the_switch_relay() {
+    // The baseline (`mdlj --relay ce`: every PE's CE relays every block) and the express
+    // relay (`--relay express`: nzx CE hops per cell shift along x): the same halos in
+    // the same order as the switch relay, so the same sums: the rows are bit-identical,
+    // and the simulated cycles per step fall from one relay to the next.
     let d = lj108();
-    let mut cfg = config([8, 8, 4, 2], 2, Arch::Wse2);
-    cfg.relay = Relay::Ce;
-    let ce = run(&d, &cfg);
-    check(&ce.energies);
-    let ex = run(&d, &config([8, 8, 4, 2], 2, Arch::Wse2));
-    assert_eq!(format!("{:?}", ce.energies), format!("{:?}", ex.energies));
+    let with = |relay: Relay| {
+        let mut cfg = config([8, 8, 4, 2], 2, Arch::Wse2);
+        cfg.relay = relay;
+        run(&d, &cfg)
+    };
+    let (ce, ex, sw) = (with(Relay::Ce), with(Relay::Express), with(Relay::Switch));
+    check(&sw.energies);
+    assert_eq!(format!("{:?}", ce.energies), format!("{:?}", sw.energies));
+    assert_eq!(format!("{:?}", ex.energies), format!("{:?}", sw.energies));
     assert!(
-        ex.cycles_per_step < ce.cycles_per_step,
-        "express {} vs CE {} cycles per step",
+        sw.cycles_per_step < ex.cycles_per_step && ex.cycles_per_step < ce.cycles_per_step,
+        "switch {} vs express {} vs CE {} cycles per step",
+        sw.cycles_per_step,
         ex.cycles_per_step,
         ce.cycles_per_step
     );
@@ -141,7 +147,8 @@ fn the_ce_relay_gives_the_same_rows_as_the_express_relay() {
 #[test]
 fn odd_axes_fold_back_over_express_turnarounds() {
     // 7 × 7 cells with a 2 × 4 block: both rings turn round at the far end in the other
-    // direction (an odd number of column and row groups).
+    // direction (an odd number of column and row groups): along x the east end PE is on
+    // the low lane, and its switch machine takes the high lane's colour.
     let out = run(&lj108(), &config([7, 7, 2, 4], 2, Arch::Wse2));
     check(&out.energies);
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The flagship's benchmark: simulated cycles per timestep, the projected rate at 850 MHz
 # and the simulator's wall time per timestep, for the shipped input and two larger ones
-# made by mdgen, with both relays side by side (the express relay, mdlj's default, and
-# the CE relay, `--relay ce`). Prints one Markdown table row per input (the table in
+# made by mdgen, with the three relays side by side (the switch relay, mdlj's default,
+# the express relay, `--relay express`, and the CE relay, `--relay ce`, the baseline). Prints one Markdown table row per input (the table in
 # examples/md/README.md), and with PROFILE=1 each run's per-phase profile.
 # Usage: bash examples/md/bench.sh [STEPS_LARGE]   (from the repository root)
 set -euo pipefail
@@ -30,14 +30,15 @@ one() { # relay dump nx ny nzx nzy steps
 }
 
 row() { # label dump nx ny nzx nzy steps
-  local ex ce
+  local sw ex ce
+  sw=$(one switch "${@:2}")
   ex=$(one express "${@:2}")
   ce=$(one ce "${@:2}")
-  echo "| $1 | $3×$4×$(($5 * $6)) ($5×$6) | $(($3 * $5))×$(($4 * $6)) | $7 | $ex | $ce |"
+  echo "| $1 | $3×$4×$(($5 * $6)) ($5×$6) | $(($3 * $5))×$(($4 * $6)) | $7 | $sw | $ex | $ce |"
 }
 
-echo "| input | cells (fold) | PEs | steps | express: cycles / timestep | timesteps/s at 850 MHz | simulator s / timestep | CE relay: cycles / timestep | timesteps/s at 850 MHz | simulator s / timestep |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| input | cells (fold) | PEs | steps | switch: cycles / timestep | timesteps/s at 850 MHz | simulator s / timestep | express: cycles / timestep | timesteps/s at 850 MHz | simulator s / timestep | CE relay: cycles / timestep | timesteps/s at 850 MHz | simulator s / timestep |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 row "lj108 (108 atoms)" examples/md/data/lj108.dump 8 8 4 2 10
 row "lj108 replicated 2×2×2 (864 atoms)" "$tmp/lj864.dump" 16 16 4 4 "$large_steps"
 row "fcc, density 0.1 (4000 atoms)" "$tmp/fcc4000.dump" 16 16 4 4 "$large_steps"

@@ -96,8 +96,8 @@ fn bad_inputs_are_refused_up_front_naming_the_line_or_flag() {
             "over 4096 PEs",
         ),
         (
-            vec!["--dump", d, "--relay", "switch"],
-            "--relay: `switch` is not express or ce",
+            vec!["--dump", d, "--relay", "moat"],
+            "--relay: `moat` is not express, switch or ce",
         ),
     ];
     for (args, want) in cases {
@@ -161,7 +161,7 @@ fn help_lists_every_flag_with_its_default_and_exits_0() {
         "[default: 8]",
         "[default: 10]",
         "[default: 0.001]",
-        "[default: express]",
+        "[default: switch]",
     ] {
         assert!(
             text.contains(default),

@@ -77,8 +77,10 @@ struct Cli {
     /// Simulator threads (default: the available cores; results are identical for any N).
     #[arg(long)]
     threads: Option<u64>,
-    /// How halos travel: express (default) or ce (the baseline CE relay).
-    #[arg(long, default_value = "express")]
+    /// How halos travel: switch (default: seed 002's switch machine along x, express
+    /// links along y), express (express links along x and y) or ce (the baseline CE
+    /// relay).
+    #[arg(long, default_value = "switch")]
     relay: String,
     /// Print cycles per phase and the stall fraction.
     #[arg(long)]
@@ -164,7 +166,8 @@ fn parse_args() -> Result<Args, String> {
         relay: match c.relay.as_str() {
             "express" => Relay::Express,
             "ce" => Relay::Ce,
-            v => return Err(format!("--relay: `{v}` is not express or ce")),
+            "switch" => Relay::Switch,
+            v => return Err(format!("--relay: `{v}` is not express, switch or ce")),
         },
         threads: match c.threads {
             Some(0) => return Err("--threads: give at least one thread".into()),
@@ -322,6 +325,7 @@ fn real_main() -> Result<(), String> {
         match a.relay {
             Relay::Express => "express",
             Relay::Ce => "CE",
+            Relay::Switch => "switch",
         },
         a.steps * a.ninner
     );

@@ -10,3 +10,4 @@ pub mod generate;
 pub mod geometry;
 pub mod reference;
 pub mod rings;
+pub mod switch;

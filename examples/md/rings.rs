@@ -45,14 +45,33 @@ pub enum Relay {
     /// One slot per PE; the jump over the other lane's group is a static multi-hop route
     /// through the routers only (nzx hops per cell shift, no passenger blocks). Axes whose
     /// fold is 1 (nzx = 1 or nzy = 1) keep the CE ring.
-    #[default]
     Express,
+    /// Seed 002's switch machine along x (`switch.rs`, DESIGN.md): one send and one
+    /// receive per PE and cell shift, the block crossing nzx − 1 slots in the routers;
+    /// y uses express links. An x fold of 1 keeps the CE ring. The default.
+    #[default]
+    Switch,
 }
 
 impl Relay {
     /// Whether axis `ax` (0 = x, 1 = y) of `g` uses express links.
     pub fn express_on(self, g: &Geometry, ax: usize) -> bool {
-        self == Relay::Express && [g.nzx, g.nzy, 0][ax] >= 2
+        let on = match self {
+            Relay::Ce => false,
+            Relay::Express => true,
+            Relay::Switch => ax == 1,
+        };
+        on && [g.nzx, g.nzy, 0][ax] >= 2
+    }
+
+    /// Whether axis `ax` of `g` uses the switch machine.
+    pub fn switch_on(self, g: &Geometry, ax: usize) -> bool {
+        self == Relay::Switch && ax == 0 && g.nzx >= 2
+    }
+
+    /// Whether axis `ax` has one slot per PE (the express and switch relays' rings).
+    pub fn one_slot(self, g: &Geometry, ax: usize) -> bool {
+        self.express_on(g, ax) || self.switch_on(g, ax)
     }
 }
 
@@ -222,7 +241,7 @@ pub fn build(g: &Geometry, relay: Relay) -> Result<Vec<[RingPart; 3]>, String> {
     let (w, h) = (g.width(), g.height());
     let mut parts = vec![[EMPTY; 3]; w * h];
     let nz = g.nz();
-    let (ex, ey) = (relay.express_on(g, 0), relay.express_on(g, 1));
+    let (ex, ey) = (relay.one_slot(g, 0), relay.one_slot(g, 1));
     for py in 0..h {
         let row: Vec<(usize, usize)> = (0..w).map(|px| (px, py)).collect();
         // Cell (x, izx) at ring position x·nzx + izx.
@@ -333,7 +352,7 @@ mod tests {
 
     #[test]
     fn rings_shift_one_cell() {
-        for relay in [Relay::Ce, Relay::Express] {
+        for relay in [Relay::Ce, Relay::Express, Relay::Switch] {
             for (nx, ny, nzx, nzy) in GEOMETRIES {
                 check(&Geometry::new(nx, ny, nzx, nzy).expect("geometry"), relay);
             }
