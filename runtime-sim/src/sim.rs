@@ -19,6 +19,7 @@
 
 use crate::ce::{self, CeOut};
 use crate::class::Class;
+use crate::dist::DistSlot;
 use crate::dsd::{DsdExec, Env};
 use crate::error::{
     PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason, Waiting,
@@ -159,6 +160,8 @@ pub struct Simulator {
     interrupt: Option<InterruptCheck>,
     /// Iterations until the next poll.
     poll_in: u32,
+    /// This rank of a distributed run (`crate::dist`), if it is one.
+    dist: DistSlot,
 }
 
 fn bad_routes(reason: String) -> ImageError {
@@ -282,6 +285,7 @@ impl Simulator {
             wavelet_hops: 0,
             interrupt: None,
             poll_in: INTERRUPT_POLL,
+            dist: DistSlot::default(),
         };
         for i in 0..n {
             if sim.pes.get(i).is_some_and(Pe::has_work) {
@@ -413,6 +417,9 @@ impl Simulator {
         let Some(i) = self.index(x, y) else {
             return true;
         };
+        if self.dist.with(|d| !d.owns(i)) == Some(true) {
+            return true; // its rank answers (host conditions are combined over ranks)
+        }
         self.pes.get(i).is_none_or(Pe::main_thread_free)
             && !self.ce_next.contains(i)
             && !self.router_next.contains(i)
@@ -453,10 +460,23 @@ impl Simulator {
 
     /// Whether anything is scheduled to happen (a PE or router with work, a host stream).
     pub fn has_work(&self) -> bool {
-        !self.ce_next.is_empty()
+        self.global_state(true).1
+    }
+
+    /// Whether `cond` holds on every rank and whether any rank has work (this process's
+    /// own answers when the run is not distributed).
+    fn global_state(&self, cond: bool) -> (bool, bool) {
+        let work = !self.ce_next.is_empty()
             || !self.router_next.is_empty()
             || !self.h2d.is_empty()
-            || self.d2h.is_some()
+            || self.d2h.is_some();
+        self.dist
+            .with(|d| {
+                let mut v = [u64::from(!cond), u64::from(work)];
+                d.sum(&mut v);
+                (v[0] == 0, v[1] > 0)
+            })
+            .unwrap_or((cond, work))
     }
 
     /// Queues a host call on every PE: `funcs[class]` is the function to start on PEs of
@@ -619,10 +639,11 @@ impl Simulator {
         max_cycles: u64,
     ) -> Result<RunEnd, SimError> {
         loop {
-            if cond(self) {
+            let (done, work) = self.global_state(cond(self));
+            if done {
                 return Ok(RunEnd::Condition);
             }
-            if !self.has_work() {
+            if !work {
                 return Ok(RunEnd::Idle);
             }
             if self.cycle >= max_cycles {
@@ -710,11 +731,18 @@ impl Simulator {
             happened |= self.stream_step(now)?;
         }
         let n = self.pes.len();
+        // A rank of a distributed run steps its own strip only (`crate::dist`).
+        let (lo, hi) = self.dist.with(|d| d.owned()).unwrap_or((0, n));
+        if self.dist.on() {
+            self.router_next.retain_range(lo, hi);
+            self.ce_next.retain_range(lo, hi);
+        }
+        let mut unblocked = 0u64;
         // Routers.
-        if !self.router_next.is_empty() {
+        if !self.router_next.is_empty() || self.dist.on() {
             std::mem::swap(&mut self.router_cur, &mut self.router_next);
             let (k, pool) = self.chunks_for(self.router_cur.len());
-            let bounds = entity_bounds(&self.router_cur, n, k);
+            let bounds = entity_bounds(&self.router_cur, lo, hi, k);
             let geo = self.geometry();
             let penv = PlanEnv {
                 routers: &self.routers,
@@ -757,6 +785,8 @@ impl Simulator {
                 }
             }
             happened |= !plans.is_empty();
+            self.dist
+                .with(|d| d.exchange_moves(&mut moves, &mut plans, &mut failed));
             let cenv = CommitEnv {
                 geo,
                 classes: &self.classes,
@@ -778,7 +808,7 @@ impl Simulator {
             for o in &outs {
                 self.wavelet_hops += o.hops;
             }
-            merge_chunks(&bounds, &mut bufs, &mut self.router_next, &mut self.ce_next);
+            merge_chunks(&bounds, n, &mut bufs, &mut self.router_next, &mut self.ce_next);
             self.chunk_words = bufs;
             self.router_cur.clear();
             self.plans = plans;
@@ -788,10 +818,11 @@ impl Simulator {
             }
         }
         // Compute engines.
+        let mut failed = None;
         if !self.ce_next.is_empty() {
             std::mem::swap(&mut self.ce_cur, &mut self.ce_next);
             let (k, pool) = self.chunks_for(self.ce_cur.len());
-            let bounds = entity_bounds(&self.ce_cur, n, k);
+            let bounds = entity_bounds(&self.ce_cur, lo, hi, k);
             let mut bufs = std::mem::take(&mut self.chunk_words);
             let items = split_chunks(
                 &bounds,
@@ -811,21 +842,24 @@ impl Simulator {
                     ce_chunk::<false>(chunk, cur, classes, env, trace, now)
                 }
             });
-            merge_chunks(&bounds, &mut bufs, &mut self.router_next, &mut self.ce_next);
+            merge_chunks(&bounds, n, &mut bufs, &mut self.router_next, &mut self.ce_next);
             self.chunk_words = bufs;
             self.ce_cur.clear();
             // Every CE of the cycle ticks; the first fault in PE order is reported.
-            let mut failed = None;
             for o in outs {
-                self.unblocked += o.unblocked;
+                unblocked += o.unblocked as u64;
                 happened |= o.happened;
                 if failed.is_none() {
                     failed = o.err;
                 }
             }
-            if let Some(e) = failed {
-                return Err(e);
-            }
+        }
+        let routers = &mut self.routers;
+        self.dist
+            .with(|d| d.end_cycle(routers, &mut happened, &mut unblocked, &mut failed));
+        self.unblocked += usize::try_from(unblocked).unwrap_or(usize::MAX);
+        if let Some(e) = failed {
+            return Err(e);
         }
         if happened {
             self.cycle += 1;
@@ -946,17 +980,19 @@ impl Simulator {
     /// (a host command is incomplete) asynchronous operations waiting for input count too.
     pub fn blocked_report(&self, strict: bool) -> (Vec<Waiting>, Vec<Stuck>) {
         let mut waiting = Vec::new();
-        for pe in &self.pes {
+        let (lo, hi) = self.owned_range();
+        for pe in self.pes.get(lo..hi).unwrap_or_default() {
             self.pe_waits(pe, strict, &mut waiting);
         }
-        (waiting, self.stuck())
+        self.combine(waiting, self.stuck())
     }
 
     /// A deadlock error for a host command that cannot complete. `launch`: PEs that have
     /// not called `unblock_cmd_stream` are listed even if nothing else holds them.
     pub fn deadlock(&self, command: &str, launch: bool) -> SimError {
         let mut waiting = Vec::new();
-        for (i, pe) in self.pes.iter().enumerate() {
+        let (lo, hi) = self.owned_range();
+        for (i, pe) in self.pes.iter().enumerate().take(hi).skip(lo) {
             let before = waiting.len();
             self.pe_waits(pe, true, &mut waiting);
             if launch && !pe.cmd_unblocked && waiting.len() == before {
@@ -998,11 +1034,12 @@ impl Simulator {
                 });
             }
         }
+        let (waiting, stuck) = self.combine(waiting, self.stuck());
         SimError::Deadlock {
             cycle: self.cycle,
             command: command.to_string(),
             waiting,
-            stuck: self.stuck(),
+            stuck,
         }
     }
 
@@ -1069,7 +1106,8 @@ impl Simulator {
     /// Every non-empty buffer, with why it cannot drain.
     fn stuck(&self) -> Vec<Stuck> {
         let mut out = Vec::new();
-        for (idx, (pe, r)) in self.pes.iter().zip(&self.routers).enumerate() {
+        let (lo, hi) = self.owned_range();
+        for (idx, (pe, r)) in self.pes.iter().zip(&self.routers).enumerate().take(hi).skip(lo) {
             // Router input buffers, by colour then port.
             for c in 0..NUM_COLORS {
                 let Some(cs) = r.color(c) else {
@@ -1188,6 +1226,9 @@ impl Simulator {
     }
 }
 
+#[path = "sim_dist.rs"]
+mod dist_ops;
+
 /// Lets classes with identical code share one copy of it (see [`Class::share_code`]).
 fn share_identical_code(mut classes: Vec<Class>) -> Vec<Class> {
     let mut distinct: Vec<usize> = Vec::new();
@@ -1253,24 +1294,24 @@ struct PlanOut {
 /// The PEs `bounds[j - 1]..bounds[j]` of chunk `j`: one chunk for `k == 1`; else about
 /// `k` chunks with equal numbers of members of `cur` (whole 64-PE words when the
 /// rectangle has enough of them, else equal numbers of PEs).
-fn entity_bounds(cur: &WorkSet, n: usize, k: usize) -> Vec<usize> {
-    if k <= 1 || n <= 1 {
-        return vec![0, n];
+fn entity_bounds(cur: &WorkSet, lo: usize, n: usize, k: usize) -> Vec<usize> {
+    if k <= 1 || n <= lo + 1 {
+        return vec![lo, n];
     }
     let words = cur.words();
-    let mut b = vec![0];
+    let mut b = vec![lo];
     if words.len() >= k {
         let total = cur.len().max(1);
         let mut seen = 0usize;
         for (wi, w) in words.iter().enumerate() {
             seen += w.count_ones() as usize;
             let j = b.len();
-            if j < k && seen * k >= j * total {
+            if j < k && seen * k >= j * total && (wi + 1) * 64 > lo {
                 b.push(((wi + 1) * 64).min(n));
             }
         }
     } else {
-        b.extend((1..k).map(|j| j * n / k));
+        b.extend((1..k).map(|j| lo + j * (n - lo) / k));
     }
     b.push(n);
     b.dedup();
@@ -1313,7 +1354,7 @@ fn split_chunks<'a>(
     bufs: &'a mut Vec<(Vec<u64>, Vec<u64>)>,
 ) -> Vec<Chunk<'a>> {
     let k = bounds.len().saturating_sub(1);
-    if k <= 1 {
+    if k <= 1 && bounds.first() == Some(&0) && bounds.get(1) == Some(&routers.len()) {
         return vec![Chunk {
             lo: 0,
             routers,
@@ -1325,6 +1366,10 @@ fn split_chunks<'a>(
     if bufs.len() < k {
         bufs.resize_with(k, Default::default);
     }
+    // A rank of a distributed run starts at its strip.
+    let skip = bounds.first().copied().unwrap_or(0);
+    routers = routers.get_mut(skip..).unwrap_or_default();
+    pes = pes.get_mut(skip..).unwrap_or_default();
     let mut out = Vec::with_capacity(k);
     for (j, (rb, cb)) in bufs.iter_mut().enumerate().take(k) {
         let (lo, hi) = (bounds[j], bounds[j + 1]);
@@ -1352,12 +1397,13 @@ fn split_chunks<'a>(
 /// (which wrote them directly), recounts them.
 fn merge_chunks(
     bounds: &[usize],
+    n: usize,
     bufs: &mut [(Vec<u64>, Vec<u64>)],
     router_next: &mut WorkSet,
     ce_next: &mut WorkSet,
 ) {
     let k = bounds.len().saturating_sub(1);
-    if k <= 1 {
+    if k <= 1 && bounds.first() == Some(&0) && bounds.get(1) == Some(&n) {
         router_next.recount();
         ce_next.recount();
         return;
