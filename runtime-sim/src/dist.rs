@@ -32,9 +32,9 @@
 //! reports are combined over the ranks, and [`crate::Simulator::gather`] brings the
 //! final state of every PE to every rank before results are written.
 
+use crate::Router;
 use crate::error::SimError;
 use crate::router::{Move, RouterPlan};
-use crate::Router;
 use serde::{Serialize, de::DeserializeOwned};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
@@ -52,6 +52,54 @@ pub trait Transport: Send {
     fn sum(&mut self, vals: &mut [u64]);
     /// Every rank's `mine`, in rank order.
     fn allgather(&mut self, mine: Vec<u8>) -> Vec<Vec<u8>>;
+}
+
+/// This process's place in an MPI run, once [`init_mpi`] ran: rank and number of ranks.
+static MPI_WORLD: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
+
+/// Keeps MPI running while alive (hold it until the end of `main`); nothing without the
+/// `mpi` feature.
+pub struct MpiSession {
+    #[cfg(feature = "mpi")]
+    _s: crate::mpi::Session,
+}
+
+/// Starts MPI when this build has it (cargo feature `mpi`) and the process may be one
+/// rank of several (`mpirun -n R`); without the feature it does nothing and the process
+/// is rank 0 of 1.
+pub fn init_mpi() -> MpiSession {
+    #[cfg(feature = "mpi")]
+    {
+        let (s, r, n) = crate::mpi::start();
+        let _ = MPI_WORLD.set((r, n));
+        MpiSession { _s: s }
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = MPI_WORLD.set((0, 1));
+        MpiSession {}
+    }
+}
+
+/// This process's MPI rank and the number of ranks ((0, 1) without MPI).
+pub fn mpi_world() -> (usize, usize) {
+    MPI_WORLD.get().copied().unwrap_or((0, 1))
+}
+
+/// Whether this process writes the results: rank 0 (or the only process).
+pub fn is_root() -> bool {
+    mpi_world().0 == 0
+}
+
+/// Makes `sim` this process's rank of the MPI run when there are several ranks (after
+/// [`init_mpi`]); nothing otherwise.
+pub fn join_mpi(sim: &mut crate::Simulator) -> Result<(), CutError> {
+    #[cfg(feature = "mpi")]
+    if mpi_world().1 > 1 {
+        return sim.set_transport(Box::new(crate::mpi::MpiTransport::world()));
+    }
+    let _ = sim;
+    Ok(())
 }
 
 /// A distributed run's rank: its transport and the strips of all ranks.
@@ -130,7 +178,10 @@ impl Dist {
             rank,
             width: w,
             sent_prev: routers.get(lo..lo + w).unwrap_or(&[]).to_vec(),
-            sent_next: routers.get(hi.saturating_sub(w)..hi).unwrap_or(&[]).to_vec(),
+            sent_next: routers
+                .get(hi.saturating_sub(w)..hi)
+                .unwrap_or(&[])
+                .to_vec(),
             spans,
         })
     }
@@ -245,7 +296,11 @@ impl Dist {
             .find(|(_, w)| **w != 0)
             .map_or(size, |(k, w)| k * 64 + w.trailing_zeros() as usize);
         if first < size {
-            let mine = if self.rank == first { failed.clone() } else { None };
+            let mine = if self.rank == first {
+                failed.clone()
+            } else {
+                None
+            };
             let all = self.allgather(&mine);
             if let Some(Some(Some(e))) = all.into_iter().nth(first) {
                 *failed = Some(e);
@@ -410,7 +465,11 @@ impl Transport for ThreadTransport {
             self.send(r + 1, to_next);
         }
         let a = if r > 0 { self.recv(r - 1) } else { Vec::new() };
-        let b = if r + 1 < n { self.recv(r + 1) } else { Vec::new() };
+        let b = if r + 1 < n {
+            self.recv(r + 1)
+        } else {
+            Vec::new()
+        };
         (a, b)
     }
     fn sum(&mut self, vals: &mut [u64]) {
@@ -418,7 +477,10 @@ impl Transport for ThreadTransport {
         let all = self.allgather(mine);
         vals.fill(0);
         for b in all {
-            for (v, x) in vals.iter_mut().zip(decode::<Vec<u64>>(&b).unwrap_or_default()) {
+            for (v, x) in vals
+                .iter_mut()
+                .zip(decode::<Vec<u64>>(&b).unwrap_or_default())
+            {
                 *v = v.wrapping_add(x);
             }
         }

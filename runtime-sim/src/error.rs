@@ -7,7 +7,9 @@ use csl_arch::isa::TrapCode;
 use std::fmt;
 
 /// Where a PE sits: inside the program rectangle and on the whole fabric.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct PeLoc {
     /// Coordinate relative to the program rectangle's north-west PE (what the host's
     /// `px`/`py` and the layout's `@set_tile_code(x, y, ..)` use).

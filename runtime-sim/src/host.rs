@@ -244,6 +244,10 @@ impl SdkRuntime {
             });
         }
         let mut sim = Simulator::with_params(&self.image, self.params)?;
+        // Under `mpirun -n R` (feature `mpi`) this process steps its strip of rows.
+        crate::dist::join_mpi(&mut sim).map_err(|e| HostError::BadArgument {
+            what: e.to_string(),
+        })?;
         if let Some(t) = self.threads {
             sim.set_threads(t);
         }
@@ -278,9 +282,19 @@ impl SdkRuntime {
             State::Loaded => Err(HostError::NotRunning),
             State::Running => {
                 self.state = State::Stopped;
+                self.gather();
                 Ok(())
             }
             State::Stopped => Err(HostError::Stopped),
+        }
+    }
+
+    /// Brings every PE's state to every rank of a distributed run (`crate::dist`; done by
+    /// [`SdkRuntime::stop`]), so that statistics and the log cover the whole rectangle;
+    /// nothing to do otherwise. Every rank must call it.
+    pub fn gather(&mut self) {
+        if let Some(sim) = &mut self.sim {
+            sim.gather();
         }
     }
 

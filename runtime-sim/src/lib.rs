@@ -29,6 +29,8 @@ pub mod error;
 mod exec;
 pub mod heatmap;
 pub mod host;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod par;
 pub mod params;
 pub mod pe;

@@ -808,7 +808,13 @@ impl Simulator {
             for o in &outs {
                 self.wavelet_hops += o.hops;
             }
-            merge_chunks(&bounds, n, &mut bufs, &mut self.router_next, &mut self.ce_next);
+            merge_chunks(
+                &bounds,
+                n,
+                &mut bufs,
+                &mut self.router_next,
+                &mut self.ce_next,
+            );
             self.chunk_words = bufs;
             self.router_cur.clear();
             self.plans = plans;
@@ -842,7 +848,13 @@ impl Simulator {
                     ce_chunk::<false>(chunk, cur, classes, env, trace, now)
                 }
             });
-            merge_chunks(&bounds, n, &mut bufs, &mut self.router_next, &mut self.ce_next);
+            merge_chunks(
+                &bounds,
+                n,
+                &mut bufs,
+                &mut self.router_next,
+                &mut self.ce_next,
+            );
             self.chunk_words = bufs;
             self.ce_cur.clear();
             // Every CE of the cycle ticks; the first fault in PE order is reported.
@@ -1107,7 +1119,14 @@ impl Simulator {
     fn stuck(&self) -> Vec<Stuck> {
         let mut out = Vec::new();
         let (lo, hi) = self.owned_range();
-        for (idx, (pe, r)) in self.pes.iter().zip(&self.routers).enumerate().take(hi).skip(lo) {
+        for (idx, (pe, r)) in self
+            .pes
+            .iter()
+            .zip(&self.routers)
+            .enumerate()
+            .take(hi)
+            .skip(lo)
+        {
             // Router input buffers, by colour then port.
             for c in 0..NUM_COLORS {
                 let Some(cs) = r.color(c) else {

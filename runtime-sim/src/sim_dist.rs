@@ -41,9 +41,7 @@ impl Simulator {
 
     /// The PE indices this process steps (all of them in a single-process run).
     pub(crate) fn owned_range(&self) -> (usize, usize) {
-        self.dist
-            .with(|d| d.owned())
-            .unwrap_or((0, self.pes.len()))
+        self.dist.with(|d| d.owned()).unwrap_or((0, self.pes.len()))
     }
 
     /// Per-PE report lists of every rank, in PE order (this rank's own otherwise).
@@ -101,7 +99,14 @@ impl Simulator {
         }
         let (lo, hi) = self.owned_range();
         let mut mine: Vec<PeState> = Vec::new();
-        for (i, (pe, r)) in self.pes.iter().zip(&self.routers).enumerate().take(hi).skip(lo) {
+        for (i, (pe, r)) in self
+            .pes
+            .iter()
+            .zip(&self.routers)
+            .enumerate()
+            .take(hi)
+            .skip(lo)
+        {
             mine.push((
                 i as u32,
                 pe.memory().to_vec(),
