@@ -102,6 +102,21 @@ pub fn join_mpi(sim: &mut crate::Simulator) -> Result<(), CutError> {
     Ok(())
 }
 
+/// `sim`, or an error if it is a rank of a distributed run: streaming transfers (streaming
+/// `memcpy`, SdkLayout streams) are not distributed yet.
+pub(crate) fn no_streams(
+    sim: &mut crate::Simulator,
+) -> Result<&mut crate::Simulator, crate::HostError> {
+    match sim.rank() {
+        None => Ok(sim),
+        Some(_) => Err(crate::HostError::BadArgument {
+            what: "streaming transfers are not supported in a distributed (MPI) run yet; \
+                   use copy-mode memcpy or run in one process"
+                .into(),
+        }),
+    }
+}
+
 /// A distributed run's rank: its transport and the strips of all ranks.
 pub struct Dist {
     t: Box<dyn Transport>,
@@ -309,16 +324,9 @@ impl Dist {
         first
     }
 
-    /// Steps 2 and 3 of a cycle: sends this strip's changed boundary routers to the
-    /// neighbours and takes theirs into `routers`; sums `happened` and `unblocked` (this
-    /// rank's count, replaced by the total) over the ranks; spreads the first failure.
-    pub(crate) fn end_cycle(
-        &mut self,
-        routers: &mut [Router],
-        happened: &mut bool,
-        unblocked: &mut u64,
-        failed: &mut Option<SimError>,
-    ) {
+    /// Step 2 of a cycle: sends this strip's changed boundary routers to the neighbours
+    /// and takes theirs into `routers`.
+    pub(crate) fn swap_routers(&mut self, routers: &mut [Router]) {
         let (lo, hi) = self.owned();
         let w = self.width;
         let up = changed(routers, lo, &mut self.sent_prev);
@@ -331,10 +339,23 @@ impl Dist {
                 }
             }
         }
-        let mut extra = [u64::from(*happened), *unblocked];
+    }
+
+    /// Step 3 of a cycle: one sum over the ranks of whether anything happened, which
+    /// ranks failed (the first failure then goes to every rank), whether the caller's
+    /// condition fails somewhere and whether some rank has work. Returns the last two as
+    /// (condition holds on every rank, some rank has work).
+    pub(crate) fn end_cycle(
+        &mut self,
+        happened: &mut bool,
+        failed: &mut Option<SimError>,
+        cond: bool,
+        work: bool,
+    ) -> (bool, bool) {
+        let mut extra = [u64::from(*happened), u64::from(!cond), u64::from(work)];
         self.first_failure(failed, &mut extra);
         *happened = extra[0] > 0;
-        *unblocked = extra[1];
+        (extra[1] == 0, extra[2] > 0)
     }
 }
 

@@ -319,7 +319,7 @@ impl SdkRuntime {
         color: u8,
         words: Vec<u32>,
     ) -> Result<(), HostError> {
-        let sim = self.ready()?;
+        let sim = crate::dist::no_streams(self.ready()?)?;
         let r = sim.start_h2d_stream(color, vec![((x, y), words)], MEMCPY_SETUP_CYCLES);
         self.record(r)
     }
@@ -328,7 +328,7 @@ impl SdkRuntime {
     /// `(x, y)` sends on `color` go to the host. One at a time: a second one while the
     /// first is unfinished is [`HostError::StreamBusy`]. Returns at once.
     pub fn stream_receive(&mut self, x: u32, y: u32, color: u8, n: usize) -> Result<(), HostError> {
-        let sim = self.ready()?;
+        let sim = crate::dist::no_streams(self.ready()?)?;
         if sim.d2h_active() {
             return Err(HostError::StreamBusy);
         }

@@ -24,7 +24,7 @@ use crate::dsd::{DsdExec, Env};
 use crate::error::{
     PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason, Waiting,
 };
-use crate::par;
+use crate::par::{self, entity_bounds, for_bits, merge_chunks, split_chunks};
 use crate::params::SimParams;
 use crate::pe::{HostCall, NO_QUEUE, Pe};
 use crate::perfetto::{PeRecorder, PerfettoConfig, PerfettoTrace};
@@ -463,20 +463,12 @@ impl Simulator {
         self.global_state(true).1
     }
 
-    /// Whether `cond` holds on every rank and whether any rank has work (this process's
-    /// own answers when the run is not distributed).
-    fn global_state(&self, cond: bool) -> (bool, bool) {
-        let work = !self.ce_next.is_empty()
+    /// Whether this process has work (its own part of [`Simulator::has_work`]).
+    fn local_work(&self) -> bool {
+        !self.ce_next.is_empty()
             || !self.router_next.is_empty()
             || !self.h2d.is_empty()
-            || self.d2h.is_some();
-        self.dist
-            .with(|d| {
-                let mut v = [u64::from(!cond), u64::from(work)];
-                d.sum(&mut v);
-                (v[0] == 0, v[1] > 0)
-            })
-            .unwrap_or((cond, work))
+            || self.d2h.is_some()
     }
 
     /// Queues a host call on every PE: `funcs[class]` is the function to start on PEs of
@@ -498,7 +490,8 @@ impl Simulator {
 
     /// Whether every PE stored to `HOST_CMD_UNBLOCK` since the last host call.
     pub fn all_unblocked(&self) -> bool {
-        self.unblocked >= self.pes.len()
+        let (lo, hi) = self.owned_range(); // a rank's own PEs; `run_until` combines ranks
+        self.unblocked >= hi - lo
     }
 
     /// The PEs that have not unblocked the command stream, and why.
@@ -638,8 +631,12 @@ impl Simulator {
         mut cond: impl FnMut(&Simulator) -> bool,
         max_cycles: u64,
     ) -> Result<RunEnd, SimError> {
+        let mut known = None;
         loop {
-            let (done, work) = self.global_state(cond(self));
+            let (done, work) = match known.take() {
+                Some(k) => k,
+                None => self.global_state(cond(self)),
+            };
             if done {
                 return Ok(RunEnd::Condition);
             }
@@ -650,7 +647,9 @@ impl Simulator {
                 return Err(SimError::CycleLimit { cycle: self.cycle });
             }
             self.interrupted()?;
-            if !self.step_cycle()? {
+            let happened;
+            (happened, known) = self.step(Some(&mut cond))?;
+            if !happened {
                 return Ok(RunEnd::Idle);
             }
         }
@@ -725,19 +724,20 @@ impl Simulator {
     /// entity's result depends only on the state at the start of its phase, so the run is
     /// the same for every number of threads.
     fn step_cycle(&mut self) -> Result<bool, SimError> {
+        self.step(None).map(|s| s.0)
+    }
+
+    /// [`Simulator::step_cycle`]; a rank of a distributed run also returns whether `cond`
+    /// then holds on every rank and whether any has work (one reduction for both).
+    fn step(&mut self, cond: Option<Cond<'_>>) -> Result<(bool, Option<(bool, bool)>), SimError> {
         let now = self.cycle;
         let mut happened = false;
         if !self.h2d.is_empty() || self.d2h.is_some() {
             happened |= self.stream_step(now)?;
         }
         let n = self.pes.len();
-        // A rank of a distributed run steps its own strip only (`crate::dist`).
-        let (lo, hi) = self.dist.with(|d| d.owned()).unwrap_or((0, n));
-        if self.dist.on() {
-            self.router_next.retain_range(lo, hi);
-            self.ce_next.retain_range(lo, hi);
-        }
-        let mut unblocked = 0u64;
+        let (lo, hi) = self.own_strip();
+        let mut unblocked = 0usize;
         // Routers.
         if !self.router_next.is_empty() || self.dist.on() {
             std::mem::swap(&mut self.router_cur, &mut self.router_next);
@@ -859,24 +859,22 @@ impl Simulator {
             self.ce_cur.clear();
             // Every CE of the cycle ticks; the first fault in PE order is reported.
             for o in outs {
-                unblocked += o.unblocked as u64;
+                unblocked += o.unblocked;
                 happened |= o.happened;
                 if failed.is_none() {
                     failed = o.err;
                 }
             }
         }
-        let routers = &mut self.routers;
-        self.dist
-            .with(|d| d.end_cycle(routers, &mut happened, &mut unblocked, &mut failed));
-        self.unblocked += usize::try_from(unblocked).unwrap_or(usize::MAX);
+        self.unblocked += unblocked;
+        let known = self.end_cycle(&mut happened, &mut failed, cond);
         if let Some(e) = failed {
             return Err(e);
         }
         if happened {
             self.cycle += 1;
         }
-        Ok(happened)
+        Ok((happened, known))
     }
 
     /// One cycle of the host streams; returns whether anything moved or waits for time.
@@ -1296,6 +1294,9 @@ fn trace_ce(t: &Tracer, pe: &Pe, class: &Class, out: &CeOut, now: u64) {
     }
 }
 
+/// A host condition checked between cycles (see [`Simulator::run_until`]).
+type Cond<'a> = &'a mut dyn FnMut(&Simulator) -> bool;
+
 /// Default fewest routers or CEs with work in a phase for it to be split among threads
 /// (below that the hand-over costs more than it saves; measured in SIMULATOR.md §12).
 pub const SPLIT_MIN_ACTIVE: usize = 2048;
@@ -1308,129 +1309,6 @@ struct PlanOut {
     plans: Vec<RouterPlan>,
     moves: Vec<Move>,
     err: Option<SimError>,
-}
-
-/// The PEs `bounds[j - 1]..bounds[j]` of chunk `j`: one chunk for `k == 1`; else about
-/// `k` chunks with equal numbers of members of `cur` (whole 64-PE words when the
-/// rectangle has enough of them, else equal numbers of PEs).
-fn entity_bounds(cur: &WorkSet, lo: usize, n: usize, k: usize) -> Vec<usize> {
-    if k <= 1 || n <= lo + 1 {
-        return vec![lo, n];
-    }
-    let words = cur.words();
-    let mut b = vec![lo];
-    if words.len() >= k {
-        let total = cur.len().max(1);
-        let mut seen = 0usize;
-        for (wi, w) in words.iter().enumerate() {
-            seen += w.count_ones() as usize;
-            let j = b.len();
-            if j < k && seen * k >= j * total && (wi + 1) * 64 > lo {
-                b.push(((wi + 1) * 64).min(n));
-            }
-        }
-    } else {
-        b.extend((1..k).map(|j| lo + j * (n - lo) / k));
-    }
-    b.push(n);
-    b.dedup();
-    b
-}
-
-/// Calls `f` on the members of a worklist (`words`) in `lo..hi`, ascending, until it
-/// returns `false`.
-#[inline(always)]
-fn for_bits(words: &[u64], lo: usize, hi: usize, mut f: impl FnMut(usize) -> bool) {
-    let (w0, w1) = (lo / 64, hi.div_ceil(64));
-    for (wi, &word) in words.iter().enumerate().take(w1).skip(w0) {
-        let base = wi * 64;
-        let mut bits = word;
-        if base < lo {
-            bits &= !0u64 << (lo - base);
-        }
-        if base + 64 > hi {
-            bits &= !(!0u64 << (hi - base));
-        }
-        while bits != 0 {
-            let i = base + bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            if !f(i) {
-                return;
-            }
-        }
-    }
-}
-
-/// Splits the rectangle into the chunks of `bounds`. With one chunk it writes the
-/// worklists directly; with several each writes its own words in `bufs` (pairs of
-/// next-router and next-CE bits from its first PE on), merged by [`merge_chunks`].
-fn split_chunks<'a>(
-    bounds: &[usize],
-    mut routers: &'a mut [Router],
-    mut pes: &'a mut [Pe],
-    router_next: &'a mut WorkSet,
-    ce_next: &'a mut WorkSet,
-    bufs: &'a mut Vec<(Vec<u64>, Vec<u64>)>,
-) -> Vec<Chunk<'a>> {
-    let k = bounds.len().saturating_sub(1);
-    if k <= 1 && bounds.first() == Some(&0) && bounds.get(1) == Some(&routers.len()) {
-        return vec![Chunk {
-            lo: 0,
-            routers,
-            pes,
-            router_next: router_next.words_mut(),
-            ce_next: ce_next.words_mut(),
-        }];
-    }
-    if bufs.len() < k {
-        bufs.resize_with(k, Default::default);
-    }
-    // A rank of a distributed run starts at its strip.
-    let skip = bounds.first().copied().unwrap_or(0);
-    routers = routers.get_mut(skip..).unwrap_or_default();
-    pes = pes.get_mut(skip..).unwrap_or_default();
-    let mut out = Vec::with_capacity(k);
-    for (j, (rb, cb)) in bufs.iter_mut().enumerate().take(k) {
-        let (lo, hi) = (bounds[j], bounds[j + 1]);
-        let nw = (hi - lo).div_ceil(64);
-        rb.clear();
-        rb.resize(nw, 0);
-        cb.clear();
-        cb.resize(nw, 0);
-        let (r, rest) = std::mem::take(&mut routers).split_at_mut(hi - lo);
-        routers = rest;
-        let (p, rest) = std::mem::take(&mut pes).split_at_mut(hi - lo);
-        pes = rest;
-        out.push(Chunk {
-            lo,
-            routers: r,
-            pes: p,
-            router_next: rb,
-            ce_next: cb,
-        });
-    }
-    out
-}
-
-/// Merges the chunks' words (see [`split_chunks`]) into the worklists, or, with one chunk
-/// (which wrote them directly), recounts them.
-fn merge_chunks(
-    bounds: &[usize],
-    n: usize,
-    bufs: &mut [(Vec<u64>, Vec<u64>)],
-    router_next: &mut WorkSet,
-    ce_next: &mut WorkSet,
-) {
-    let k = bounds.len().saturating_sub(1);
-    if k <= 1 && bounds.first() == Some(&0) && bounds.get(1) == Some(&n) {
-        router_next.recount();
-        ce_next.recount();
-        return;
-    }
-    for (j, (rb, cb)) in bufs.iter().enumerate().take(k) {
-        router_next.or_shifted(bounds[j], rb);
-        ce_next.or_shifted(bounds[j], cb);
-    }
 }
 
 /// What one chunk of CEs did in a cycle.

@@ -2,9 +2,9 @@
 //! rank, the range of PEs it steps, combining reports over the ranks, fetching PE memory
 //! from its owner for the host, and gathering the final state of every PE.
 
-use super::Simulator;
+use super::{Cond, Simulator};
 use crate::dist::{CutError, Dist, DistSlot, Transport};
-use crate::error::{Stuck, Waiting};
+use crate::error::{SimError, Stuck, Waiting};
 use crate::ring::Ring;
 use crate::router::Router;
 use std::sync::Mutex;
@@ -42,6 +42,51 @@ impl Simulator {
     /// The PE indices this process steps (all of them in a single-process run).
     pub(crate) fn owned_range(&self) -> (usize, usize) {
         self.dist.with(|d| d.owned()).unwrap_or((0, self.pes.len()))
+    }
+
+    /// The PE range this process steps in a cycle; a rank of a distributed run first
+    /// drops the other ranks' PEs from its worklists (their ranks step them).
+    pub(crate) fn own_strip(&mut self) -> (usize, usize) {
+        let (lo, hi) = self.owned_range();
+        if self.dist.on() {
+            self.router_next.retain_range(lo, hi);
+            self.ce_next.retain_range(lo, hi);
+        }
+        (lo, hi)
+    }
+
+    /// Whether `cond` holds on every rank and whether any rank has work (this process's
+    /// own answers when the run is not distributed).
+    pub(crate) fn global_state(&self, cond: bool) -> (bool, bool) {
+        let work = self.local_work();
+        self.dist
+            .with(|d| {
+                let mut v = [u64::from(!cond), u64::from(work)];
+                d.sum(&mut v);
+                (v[0] == 0, v[1] > 0)
+            })
+            .unwrap_or((cond, work))
+    }
+
+    /// The end of a cycle of a rank of a distributed run: the boundary routers go to the
+    /// neighbours, then one reduction tells every rank whether anything happened, the
+    /// first failure, and (for the caller's next check) whether `cond` holds everywhere
+    /// and whether any rank has work. Nothing to do in a single-process run.
+    pub(crate) fn end_cycle(
+        &mut self,
+        happened: &mut bool,
+        failed: &mut Option<SimError>,
+        cond: Option<Cond<'_>>,
+    ) -> Option<(bool, bool)> {
+        if !self.dist.on() {
+            return None;
+        }
+        let routers = &mut self.routers;
+        self.dist.with(|d| d.swap_routers(routers));
+        let done = cond.is_none_or(|c| c(self));
+        let work = self.local_work();
+        self.dist
+            .with(|d| d.end_cycle(happened, failed, done, work))
     }
 
     /// Per-PE report lists of every rank, in PE order (this rank's own otherwise).

@@ -466,7 +466,7 @@ impl SdkRuntime {
         region: Region,
         order: MemcpyOrder,
     ) -> Result<(), HostError> {
-        self.ready()?;
+        crate::dist::no_streams(self.ready()?)?;
         let c = Self::stream_color(color)?;
         self.check_region(region, src.len())?;
         let mut data = Vec::with_capacity((region.w * region.h) as usize);
@@ -496,7 +496,7 @@ impl SdkRuntime {
         region: Region,
         order: MemcpyOrder,
     ) -> Result<(), HostError> {
-        self.ready()?;
+        crate::dist::no_streams(self.ready()?)?;
         let c = Self::stream_color(color)?;
         self.check_region(region, dest.len())?;
         let mut pes = Vec::with_capacity((region.w * region.h) as usize);
