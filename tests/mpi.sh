@@ -30,10 +30,11 @@ root="$PWD"
   python3 make_input.py "$NX" "$NY" "$K" v.bin
   paint exchange.paint NX="$NX" NY="$NY" K="$K" arch=sdr out=exchange.obj map=exchange.map >/dev/null
   miset image=exchange.obj out=exchange.img map=exchange.map symbol=grid.v order="y x _word" data=v.bin >/dev/null
-  simfabric image=exchange.img cycles=100000 threads=1 core=one.core log=one.log >/dev/null
+  # Standard output and error: the same report as in the log (compared below).
+  simfabric image=exchange.img cycles=100000 threads=1 core=one.core log=one.log >/dev/null 2>&1
   for r in 2 3; do
     "${MPIRUN[@]}" -n "$r" simfabric image=exchange.img cycles=100000 threads=1 \
-      core="r$r.core" log="r$r.log" >/dev/null
+      core="r$r.core" log="r$r.log" >/dev/null 2>&1
     cmp one.core "r$r.core"
     cmp one.log "r$r.log"
     echo "mpi.sh: simfabric on $r ranks: core and log identical to one process"
