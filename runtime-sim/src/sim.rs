@@ -1116,15 +1116,7 @@ impl Simulator {
     /// Every non-empty buffer, with why it cannot drain.
     fn stuck(&self) -> Vec<Stuck> {
         let mut out = Vec::new();
-        let (lo, hi) = self.owned_range();
-        for (idx, (pe, r)) in self
-            .pes
-            .iter()
-            .zip(&self.routers)
-            .enumerate()
-            .take(hi)
-            .skip(lo)
-        {
+        for (idx, (pe, r)) in self.owned_pes() {
             // Router input buffers, by colour then port.
             for c in 0..NUM_COLORS {
                 let Some(cs) = r.color(c) else {

@@ -5,6 +5,7 @@
 use super::{Cond, Simulator};
 use crate::dist::{CutError, Dist, DistSlot, Transport};
 use crate::error::{SimError, Stuck, Waiting};
+use crate::pe::Pe;
 use crate::ring::Ring;
 use crate::router::Router;
 use std::sync::Mutex;
@@ -89,6 +90,17 @@ impl Simulator {
             .with(|d| d.end_cycle(happened, failed, done, work))
     }
 
+    /// The PEs this process steps, with their routers and indices.
+    pub(crate) fn owned_pes(&self) -> impl Iterator<Item = (usize, (&Pe, &Router))> {
+        let (lo, hi) = self.owned_range();
+        self.pes
+            .iter()
+            .zip(&self.routers)
+            .enumerate()
+            .take(hi)
+            .skip(lo)
+    }
+
     /// Per-PE report lists of every rank, in PE order (this rank's own otherwise).
     pub(crate) fn combine(
         &self,
@@ -144,14 +156,7 @@ impl Simulator {
         }
         let (lo, hi) = self.owned_range();
         let mut mine: Vec<PeState> = Vec::new();
-        for (i, (pe, r)) in self
-            .pes
-            .iter()
-            .zip(&self.routers)
-            .enumerate()
-            .take(hi)
-            .skip(lo)
-        {
+        for (i, (pe, r)) in self.owned_pes() {
             mine.push((
                 i as u32,
                 pe.memory().to_vec(),

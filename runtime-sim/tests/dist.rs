@@ -56,11 +56,11 @@ fn strips_of_rows_give_the_single_process_run() {
     // Wider and narrower than a worklist word (64 PEs), both archs, strips of one row, and
     // a run cut short by the cycle limit.
     let cases = [
-        (Arch::Wse2, 16, 16, 24, 1_000_000),
-        (Arch::Wse3, 16, 16, 24, 1_000_000),
+        (Arch::Wse2, 16, 12, 20, 1_000_000),
+        (Arch::Wse3, 12, 9, 20, 1_000_000),
         (Arch::Wse2, 23, 7, 16, 1_000_000),
         (Arch::Wse3, 5, 3, 12, 1_000_000),
-        (Arch::Wse2, 16, 16, 400, 300),
+        (Arch::Wse2, 16, 6, 400, 300),
     ];
     for (arch, w, h, iters, max) in cases {
         let img = cslsim::bench::busy_grid(arch, w, h, iters);
