@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Distributed runs under MPI (issue 13 item 5): builds the workspace with the `cslsim/mpi`
 # feature in its own target directory, then runs, on 2 and 3 ranks of this machine
-# (loopback), a Tungsten e2e program with `simfabric` and the MD flagship with `mdlj`,
+# (loopback), a Tungsten e2e program with `simfabric`, a CSL e2e program with `cslsim`
+# (host transfers and a launch) and the MD flagship with `mdlj`,
 # and compares every output byte for byte with the single-process run of the same binary.
 # Installs OpenMPI (Debian packages) if `mpirun` is missing.
 set -euo pipefail
@@ -41,7 +42,24 @@ root="$PWD"
   done
 )
 
-# 2. The MD flagship (lj108 on 8x8 PEs, one step: about 49,000 cycles, each exchanged
+# 2. cslsim with host transfers (set, launch, dump) on an e2e program: a column of 6 PEs
+# whose root broadcasts down (the wavelets cross every cut); output and dump identical.
+(
+  cd "$work"
+  cslc --arch=wse2 --fabric-dims=8,10 --fabric-offsets=4,1 --params=height:6,n:5 \
+    "$root/tests/programs/broadcast/layout.csl" -o bc >/dev/null
+  seq 1 30 > in.txt
+  args=(bc --threads 1 --set buf=in.txt --launch go)
+  cslsim "${args[@]}" --dump buf=one.txt > one.out
+  for r in 2 3; do
+    "${MPIRUN[@]}" -n "$r" cslsim "${args[@]}" --dump buf="r$r.txt" > "r$r.out"
+    cmp one.txt "r$r.txt"
+    cmp one.out "r$r.out"
+    echo "mpi.sh: cslsim on $r ranks: output and dump identical to one process"
+  done
+)
+
+# 3. The MD flagship (lj108 on 8x8 PEs, one step: about 49,000 cycles, each exchanged
 # between the ranks): the energies file byte for byte.
 md=(--dump "$root/examples/md/data/lj108.dump" --nx 8 --ny 8 --nzx 4 --nzy 2 --steps 1 --threads 1)
 mdlj "${md[@]}" --energies "$work/one.tsv" >/dev/null
@@ -52,4 +70,4 @@ for r in 2 3; do
   cmp "$work/one.tsv" "$work/r$r.tsv"
   echo "mpi.sh: mdlj on $r ranks: energies identical to one process"
 done
-echo "mpi.sh: 4 passed, 0 failed"
+echo "mpi.sh: 6 passed, 0 failed"

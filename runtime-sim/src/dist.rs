@@ -127,6 +127,9 @@ pub struct Dist {
     /// The boundary routers as last sent up and down (only changed ones are sent).
     sent_prev: Vec<Router>,
     sent_next: Vec<Router>,
+    /// Wavelet hops of the other ranks added to this rank's count by the last gather
+    /// (so that gathering again does not count them twice).
+    pub(crate) hops_extra: u64,
 }
 
 impl std::fmt::Debug for Dist {
@@ -198,6 +201,7 @@ impl Dist {
                 .unwrap_or(&[])
                 .to_vec(),
             spans,
+            hops_extra: 0,
         })
     }
 

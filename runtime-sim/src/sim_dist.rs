@@ -148,7 +148,8 @@ impl Simulator {
     /// Brings the final state of every PE (memory, log, counters, CE input queues, router)
     /// from the rank that steps it into every rank's copy, and the run's wavelet hop count,
     /// so that [`Simulator::stats`], [`Simulator::log_lines`], memory reads and reports
-    /// are those of the whole rectangle. Call it on every rank once the run is over.
+    /// are those of the whole rectangle. Call it on every rank once the run is over (again
+    /// if the run went on).
     /// Nothing to do in a single-process run.
     pub fn gather(&mut self) {
         if !self.dist.on() {
@@ -174,15 +175,18 @@ impl Simulator {
                 r.clone(),
             ));
         }
-        let mut hops = [self.wavelet_hops];
-        let all = self
+        let own = self.wavelet_hops;
+        let (all, total) = self
             .dist
             .with(|d| {
+                let local = own.saturating_sub(d.hops_extra);
+                let mut hops = [local];
                 d.sum(&mut hops);
-                d.concat(mine)
+                d.hops_extra = hops[0].saturating_sub(local);
+                (d.concat(mine), hops[0])
             })
             .unwrap_or_default();
-        self.wavelet_hops = hops[0];
+        self.wavelet_hops = total;
         for (i, mem, log, c, since, inq, blocked, router) in all {
             let i = i as usize;
             if (lo..hi).contains(&i) {

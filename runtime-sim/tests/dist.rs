@@ -41,6 +41,7 @@ fn distributed(img: &Image, ranks: usize, threads: usize, max: u64) -> Vec<Seen>
                 sim.set_transport(Box::new(t)).expect("cut");
                 let err = sim.run_until_idle(max).err().map(|e| e.to_string());
                 sim.gather();
+                sim.gather(); // gathering twice (as `stop` and then a tool do) changes nothing
                 seen(&sim, err)
             })
         })
