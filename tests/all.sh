@@ -30,6 +30,10 @@ bin="$CARGO_TARGET_DIR/release"
 CSLC="$bin/cslc" PATH="$bin:$PWD/$venv/bin:$PATH" \
   "$venv/bin/python" -m pytest -q runtime-sim/python/tests
 
+# Distributed runs under MPI (installs OpenMPI if missing; builds with the `cslsim/mpi`
+# feature in its own target directory): 2 and 3 ranks against one process.
+bash tests/mpi.sh
+
 # Conformance with the public csl-examples programs (skips, saying so, unless
 # CSL_EXAMPLES names a checkout). Some of their run.py scripts import plotting and
 # scientific packages, installed only then.

@@ -245,6 +245,8 @@ fn check_writable(flag: &str, path: &str) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    // Under `mpirun -n R` (feature `cslsim/mpi`) every rank runs; rank 0 reports.
+    let _mpi = cslsim::dist::init_mpi();
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -330,6 +332,9 @@ fn real_main() -> Result<(), String> {
         a.steps * a.ninner
     );
     let out = device::run(&d, &cfg)?;
+    if !cslsim::dist::is_root() {
+        return Ok(());
+    }
     println!(
         "capacities per PE: nloc {} atoms, nmax {} records, npair {} pairs",
         out.caps.nloc, out.caps.nmax, out.caps.npair

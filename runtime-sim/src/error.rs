@@ -7,7 +7,9 @@ use csl_arch::isa::TrapCode;
 use std::fmt;
 
 /// Where a PE sits: inside the program rectangle and on the whole fabric.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct PeLoc {
     /// Coordinate relative to the program rectangle's north-west PE (what the host's
     /// `px`/`py` and the layout's `@set_tile_code(x, y, ..)` use).
@@ -34,7 +36,7 @@ impl fmt::Display for PeLoc {
 }
 
 /// Why one PE stopped with a fault.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FaultKind {
     /// A load or store outside the PE's SRAM (and below the memory-mapped window).
     MemoryOutOfBounds {
@@ -55,7 +57,8 @@ pub enum FaultKind {
     /// An instruction this simulator does not execute yet.
     Unimplemented {
         /// The instruction's mnemonic.
-        what: &'static str,
+        #[serde(deserialize_with = "leak_str")]
+        what: StaticName,
     },
     /// A `trap` instruction (`@assert` failed, unreachable code, ...).
     Trap {
@@ -117,12 +120,14 @@ pub enum FaultKind {
         /// Byte address of the descriptor.
         addr: u32,
         /// What is wrong.
-        why: &'static str,
+        #[serde(deserialize_with = "leak_str")]
+        why: StaticName,
     },
     /// A `dsd_op` instruction whose operand kinds do not fit its operation.
     BadDsdOperands {
         /// What is wrong.
-        why: &'static str,
+        #[serde(deserialize_with = "leak_str")]
+        why: StaticName,
     },
     /// A fabric DSD operation longer than one of its memory operands: it would read or
     /// write past the operand's end (a compile-time warning when the lengths are known).
@@ -234,7 +239,7 @@ impl fmt::Display for FaultKind {
 }
 
 /// What a stalled DSD operation waits for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WaitOn {
     /// A wavelet in an empty CE input queue (WSE-2: of a colour; WSE-3: a queue).
     InputEmpty {
@@ -299,7 +304,7 @@ impl fmt::Display for WaitOn {
 }
 
 /// Why a PE keeps a host command (or the end of a run) from completing.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WaitReason {
     /// The PE has nothing left to run and never stored to `HOST_CMD_UNBLOCK`.
     NeverUnblockedCmdStream {
@@ -317,7 +322,8 @@ pub enum WaitReason {
         /// Its source line (`file:line`), if the image has a line table.
         line: Option<String>,
         /// The operation (`fadds`, ...).
-        op: &'static str,
+        #[serde(deserialize_with = "leak_str")]
+        op: StaticName,
         /// What it waits for.
         on: WaitOn,
     },
@@ -334,7 +340,8 @@ pub enum WaitReason {
         /// Its source line (`file:line`), if the image has a line table.
         line: Option<String>,
         /// The operation.
-        op: &'static str,
+        #[serde(deserialize_with = "leak_str")]
+        op: StaticName,
         /// What it waits for.
         on: WaitOn,
     },
@@ -453,7 +460,7 @@ fn task_name(t: Option<u8>) -> String {
 }
 
 /// Where wavelets are stuck.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StuckPlace {
     /// A router input buffer, by the port the wavelets came from (`Ramp`: the CE's output
     /// queue).
@@ -469,7 +476,7 @@ pub enum StuckPlace {
 }
 
 /// Why wavelets cannot move on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StuckWhy {
     /// A destination (next router, or the CE input queue) is full.
     Backpressure,
@@ -505,7 +512,7 @@ impl fmt::Display for StuckWhy {
 }
 
 /// Wavelets that cannot move, at the end of a deadlocked run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stuck {
     /// The PE.
     pub pe: PeLoc,
@@ -540,7 +547,7 @@ impl fmt::Display for Stuck {
 }
 
 /// A routing failure: a wavelet the fabric cannot carry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RoutingError {
     /// A wavelet arrived on a colour that has no route at this PE.
     Unrouted {
@@ -622,7 +629,7 @@ impl fmt::Display for RoutingError {
 }
 
 /// One PE a deadlocked host command waits for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Waiting {
     /// The PE.
     pub pe: PeLoc,
@@ -631,7 +638,7 @@ pub struct Waiting {
 }
 
 /// Why a simulation stopped early.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SimError {
     /// A PE faulted.
     Fault {
@@ -782,4 +789,15 @@ impl std::error::Error for WriteError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.source)
     }
+}
+
+/// A `&'static str` field (named so that the serde derive does not take it as borrowed
+/// from the input: [`leak_str`] reads it).
+type StaticName = &'static str;
+
+/// Reads a `&'static str` field of an error sent by another rank of a distributed run
+/// (`crate::dist`): the few bytes of a failure report are leaked.
+fn leak_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    Ok(Box::leak(s.into_boxed_str()))
 }

@@ -244,6 +244,10 @@ impl SdkRuntime {
             });
         }
         let mut sim = Simulator::with_params(&self.image, self.params)?;
+        // Under `mpirun -n R` (feature `mpi`) this process steps its strip of rows.
+        crate::dist::join_mpi(&mut sim).map_err(|e| HostError::BadArgument {
+            what: e.to_string(),
+        })?;
         if let Some(t) = self.threads {
             sim.set_threads(t);
         }
@@ -278,9 +282,19 @@ impl SdkRuntime {
             State::Loaded => Err(HostError::NotRunning),
             State::Running => {
                 self.state = State::Stopped;
+                self.gather();
                 Ok(())
             }
             State::Stopped => Err(HostError::Stopped),
+        }
+    }
+
+    /// Brings every PE's state to every rank of a distributed run (`crate::dist`; done by
+    /// [`SdkRuntime::stop`]), so that statistics and the log cover the whole rectangle;
+    /// nothing to do otherwise. Every rank must call it.
+    pub fn gather(&mut self) {
+        if let Some(sim) = &mut self.sim {
+            sim.gather();
         }
     }
 
@@ -305,7 +319,7 @@ impl SdkRuntime {
         color: u8,
         words: Vec<u32>,
     ) -> Result<(), HostError> {
-        let sim = self.ready()?;
+        let sim = crate::dist::no_streams(self.ready()?)?;
         let r = sim.start_h2d_stream(color, vec![((x, y), words)], MEMCPY_SETUP_CYCLES);
         self.record(r)
     }
@@ -314,7 +328,7 @@ impl SdkRuntime {
     /// `(x, y)` sends on `color` go to the host. One at a time: a second one while the
     /// first is unfinished is [`HostError::StreamBusy`]. Returns at once.
     pub fn stream_receive(&mut self, x: u32, y: u32, color: u8, n: usize) -> Result<(), HostError> {
-        let sim = self.ready()?;
+        let sim = crate::dist::no_streams(self.ready()?)?;
         if sim.d2h_active() {
             return Err(HostError::StreamBusy);
         }

@@ -10,6 +10,7 @@
 //! * [`class`]: program classes checked and prepared for execution.
 //! * [`params`]: [`SimParams`], the modelling parameters (SIMULATOR.md).
 //! * [`error`]: [`SimError`] (faults, routing errors, deadlocks, the cycle limit).
+//! * [`dist`]: distributed runs (strips of rows per rank; MPI with the `mpi` feature).
 //! * `par`: the threads of the step ([`default_threads`], `CSLSIM_THREADS`).
 //! * [`trace`]: instruction and wavelet traces; [`mod@bench`]: synthetic workloads.
 //! * [`perfetto`]: timelines for ui.perfetto.dev (`--perfetto`); [`heatmap`]: PNG pictures
@@ -22,11 +23,14 @@ pub mod bench;
 mod ce;
 pub mod class;
 mod decode;
+pub mod dist;
 mod dsd;
 pub mod error;
 mod exec;
 pub mod heatmap;
 pub mod host;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod par;
 pub mod params;
 pub mod pe;

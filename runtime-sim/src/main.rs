@@ -116,6 +116,8 @@ fn parse_trace(s: &str) -> Result<TraceFilter, String> {
 }
 
 fn main() -> ExitCode {
+    // Under `mpirun -n R` (feature `mpi`) every rank runs; rank 0 reports.
+    let _mpi = cslsim::dist::init_mpi();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -197,6 +199,10 @@ fn run(cli: &Cli) -> Result<(), HostError> {
     let wall = start.elapsed().as_secs_f64();
     if let Some(t) = &tracer {
         t.flush();
+    }
+    rt.gather();
+    if !cslsim::dist::is_root() {
+        return result;
     }
     let stats = rt.stats();
     if let Some(path) = &cli.stats {
@@ -339,6 +345,9 @@ fn dump_tensor(rt: &mut SdkRuntime, name: &str, file: &Path) -> Result<(), HostE
         let line: Vec<String> = pe.iter().map(|&w| values::format_one(w, elem)).collect();
         text.push_str(&line.join(" "));
         text.push('\n');
+    }
+    if !cslsim::dist::is_root() {
+        return Ok(()); // rank 0 writes it
     }
     std::fs::write(file, text).map_err(|source| HostError::Io {
         path: file.to_path_buf(),

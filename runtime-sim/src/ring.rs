@@ -18,7 +18,7 @@ pub mod wflags {
 }
 
 /// One wavelet in a buffer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Wavelet {
     /// The 32-bit payload.
     pub data: u32,
@@ -37,7 +37,7 @@ impl Wavelet {
 }
 
 /// A FIFO of at most [`MAX_RING`] wavelets; the usable capacity is given by the caller.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 pub(crate) struct Ring {
     buf: [Wavelet; MAX_RING],
     head: u8,

@@ -81,7 +81,7 @@ pub(crate) fn mask_names(m: u8) -> String {
 }
 
 /// One switch position: input and output port masks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Route {
     pub rx: u8,
     pub tx: u8,
@@ -89,7 +89,7 @@ pub(crate) struct Route {
 
 /// How switch position 1, 2 or 3 differs from the position before it: it is invalid, or
 /// it replaces one side (`rx` or `tx` port mask) and inherits the other.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PosSpec {
     pub valid: bool,
     pub rx: Option<u8>,
@@ -102,7 +102,7 @@ pub(crate) struct PosSpec {
 }
 
 /// A colour filter and its counters (fabric.md §4.2).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 pub(crate) struct Filter {
     kind: FilterKind,
     count_data: bool,
@@ -185,7 +185,7 @@ impl Filter {
 const NO_PORT: u8 = u8::MAX;
 
 /// The paths of a message-passing colour at one router.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 pub(crate) struct MpState {
     /// Per input port: the output port its current message holds ([`NO_PORT`]: none, the
     /// next wavelet is a header).
@@ -220,7 +220,7 @@ impl MpState {
 }
 
 /// The state of one colour at one router.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 pub(crate) struct ColorState {
     /// Whether the image configures this colour here (otherwise the state exists only to
     /// hold the CE's output on it, e.g. for a streaming `memcpy_d2h`).
@@ -475,7 +475,7 @@ impl ColorState {
 }
 
 /// The router of one PE.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct Router {
     /// Colour id to index in `colors`, or [`NO_SLOT`].
     pub(crate) slot: [u8; NCOLORS],
@@ -679,7 +679,7 @@ impl PlanEnv<'_> {
 }
 
 /// What a message-passing move changes and reports.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct MpMove {
     /// The colour's paths after the move.
     state: MpState,
@@ -695,7 +695,7 @@ pub(crate) struct MpMove {
 
 /// One wavelet that one colour of one router moves in one cycle, as planned from the
 /// state at the start of the router phase, with every change it makes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Move {
     /// The sending router.
     pub p: u32,

@@ -19,11 +19,12 @@
 
 use crate::ce::{self, CeOut};
 use crate::class::Class;
+use crate::dist::DistSlot;
 use crate::dsd::{DsdExec, Env};
 use crate::error::{
     PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason, Waiting,
 };
-use crate::par;
+use crate::par::{self, entity_bounds, for_bits, merge_chunks, split_chunks};
 use crate::params::SimParams;
 use crate::pe::{HostCall, NO_QUEUE, Pe};
 use crate::perfetto::{PeRecorder, PerfettoConfig, PerfettoTrace};
@@ -159,6 +160,8 @@ pub struct Simulator {
     interrupt: Option<InterruptCheck>,
     /// Iterations until the next poll.
     poll_in: u32,
+    /// This rank of a distributed run (`crate::dist`), if it is one.
+    dist: DistSlot,
 }
 
 fn bad_routes(reason: String) -> ImageError {
@@ -282,6 +285,7 @@ impl Simulator {
             wavelet_hops: 0,
             interrupt: None,
             poll_in: INTERRUPT_POLL,
+            dist: DistSlot::default(),
         };
         for i in 0..n {
             if sim.pes.get(i).is_some_and(Pe::has_work) {
@@ -413,6 +417,9 @@ impl Simulator {
         let Some(i) = self.index(x, y) else {
             return true;
         };
+        if self.dist.with(|d| !d.owns(i)) == Some(true) {
+            return true; // its rank answers (host conditions are combined over ranks)
+        }
         self.pes.get(i).is_none_or(Pe::main_thread_free)
             && !self.ce_next.contains(i)
             && !self.router_next.contains(i)
@@ -453,6 +460,11 @@ impl Simulator {
 
     /// Whether anything is scheduled to happen (a PE or router with work, a host stream).
     pub fn has_work(&self) -> bool {
+        self.global_state(true).1
+    }
+
+    /// Whether this process has work (its own part of [`Simulator::has_work`]).
+    fn local_work(&self) -> bool {
         !self.ce_next.is_empty()
             || !self.router_next.is_empty()
             || !self.h2d.is_empty()
@@ -478,7 +490,8 @@ impl Simulator {
 
     /// Whether every PE stored to `HOST_CMD_UNBLOCK` since the last host call.
     pub fn all_unblocked(&self) -> bool {
-        self.unblocked >= self.pes.len()
+        let (lo, hi) = self.owned_range(); // a rank's own PEs; `run_until` combines ranks
+        self.unblocked >= hi - lo
     }
 
     /// The PEs that have not unblocked the command stream, and why.
@@ -618,18 +631,25 @@ impl Simulator {
         mut cond: impl FnMut(&Simulator) -> bool,
         max_cycles: u64,
     ) -> Result<RunEnd, SimError> {
+        let mut known = None;
         loop {
-            if cond(self) {
+            let (done, work) = match known.take() {
+                Some(k) => k,
+                None => self.global_state(cond(self)),
+            };
+            if done {
                 return Ok(RunEnd::Condition);
             }
-            if !self.has_work() {
+            if !work {
                 return Ok(RunEnd::Idle);
             }
             if self.cycle >= max_cycles {
                 return Err(SimError::CycleLimit { cycle: self.cycle });
             }
             self.interrupted()?;
-            if !self.step_cycle()? {
+            let happened;
+            (happened, known) = self.step(Some(&mut cond))?;
+            if !happened {
                 return Ok(RunEnd::Idle);
             }
         }
@@ -704,17 +724,25 @@ impl Simulator {
     /// entity's result depends only on the state at the start of its phase, so the run is
     /// the same for every number of threads.
     fn step_cycle(&mut self) -> Result<bool, SimError> {
+        self.step(None).map(|s| s.0)
+    }
+
+    /// [`Simulator::step_cycle`]; a rank of a distributed run also returns whether `cond`
+    /// then holds on every rank and whether any has work (one reduction for both).
+    fn step(&mut self, cond: Option<Cond<'_>>) -> Result<(bool, Option<(bool, bool)>), SimError> {
         let now = self.cycle;
         let mut happened = false;
         if !self.h2d.is_empty() || self.d2h.is_some() {
             happened |= self.stream_step(now)?;
         }
         let n = self.pes.len();
+        let (lo, hi) = self.own_strip();
+        let mut unblocked = 0usize;
         // Routers.
-        if !self.router_next.is_empty() {
+        if !self.router_next.is_empty() || self.dist.on() {
             std::mem::swap(&mut self.router_cur, &mut self.router_next);
             let (k, pool) = self.chunks_for(self.router_cur.len());
-            let bounds = entity_bounds(&self.router_cur, n, k);
+            let bounds = entity_bounds(&self.router_cur, lo, hi, k);
             let geo = self.geometry();
             let penv = PlanEnv {
                 routers: &self.routers,
@@ -757,6 +785,8 @@ impl Simulator {
                 }
             }
             happened |= !plans.is_empty();
+            self.dist
+                .with(|d| d.exchange_moves(&mut moves, &mut plans, &mut failed));
             let cenv = CommitEnv {
                 geo,
                 classes: &self.classes,
@@ -778,7 +808,13 @@ impl Simulator {
             for o in &outs {
                 self.wavelet_hops += o.hops;
             }
-            merge_chunks(&bounds, &mut bufs, &mut self.router_next, &mut self.ce_next);
+            merge_chunks(
+                &bounds,
+                n,
+                &mut bufs,
+                &mut self.router_next,
+                &mut self.ce_next,
+            );
             self.chunk_words = bufs;
             self.router_cur.clear();
             self.plans = plans;
@@ -788,10 +824,11 @@ impl Simulator {
             }
         }
         // Compute engines.
+        let mut failed = None;
         if !self.ce_next.is_empty() {
             std::mem::swap(&mut self.ce_cur, &mut self.ce_next);
             let (k, pool) = self.chunks_for(self.ce_cur.len());
-            let bounds = entity_bounds(&self.ce_cur, n, k);
+            let bounds = entity_bounds(&self.ce_cur, lo, hi, k);
             let mut bufs = std::mem::take(&mut self.chunk_words);
             let items = split_chunks(
                 &bounds,
@@ -811,26 +848,33 @@ impl Simulator {
                     ce_chunk::<false>(chunk, cur, classes, env, trace, now)
                 }
             });
-            merge_chunks(&bounds, &mut bufs, &mut self.router_next, &mut self.ce_next);
+            merge_chunks(
+                &bounds,
+                n,
+                &mut bufs,
+                &mut self.router_next,
+                &mut self.ce_next,
+            );
             self.chunk_words = bufs;
             self.ce_cur.clear();
             // Every CE of the cycle ticks; the first fault in PE order is reported.
-            let mut failed = None;
             for o in outs {
-                self.unblocked += o.unblocked;
+                unblocked += o.unblocked;
                 happened |= o.happened;
                 if failed.is_none() {
                     failed = o.err;
                 }
             }
-            if let Some(e) = failed {
-                return Err(e);
-            }
+        }
+        self.unblocked += unblocked;
+        let known = self.end_cycle(&mut happened, &mut failed, cond);
+        if let Some(e) = failed {
+            return Err(e);
         }
         if happened {
             self.cycle += 1;
         }
-        Ok(happened)
+        Ok((happened, known))
     }
 
     /// One cycle of the host streams; returns whether anything moved or waits for time.
@@ -946,17 +990,19 @@ impl Simulator {
     /// (a host command is incomplete) asynchronous operations waiting for input count too.
     pub fn blocked_report(&self, strict: bool) -> (Vec<Waiting>, Vec<Stuck>) {
         let mut waiting = Vec::new();
-        for pe in &self.pes {
+        let (lo, hi) = self.owned_range();
+        for pe in self.pes.get(lo..hi).unwrap_or_default() {
             self.pe_waits(pe, strict, &mut waiting);
         }
-        (waiting, self.stuck())
+        self.combine(waiting, self.stuck())
     }
 
     /// A deadlock error for a host command that cannot complete. `launch`: PEs that have
     /// not called `unblock_cmd_stream` are listed even if nothing else holds them.
     pub fn deadlock(&self, command: &str, launch: bool) -> SimError {
         let mut waiting = Vec::new();
-        for (i, pe) in self.pes.iter().enumerate() {
+        let (lo, hi) = self.owned_range();
+        for (i, pe) in self.pes.iter().enumerate().take(hi).skip(lo) {
             let before = waiting.len();
             self.pe_waits(pe, true, &mut waiting);
             if launch && !pe.cmd_unblocked && waiting.len() == before {
@@ -998,11 +1044,12 @@ impl Simulator {
                 });
             }
         }
+        let (waiting, stuck) = self.combine(waiting, self.stuck());
         SimError::Deadlock {
             cycle: self.cycle,
             command: command.to_string(),
             waiting,
-            stuck: self.stuck(),
+            stuck,
         }
     }
 
@@ -1069,7 +1116,7 @@ impl Simulator {
     /// Every non-empty buffer, with why it cannot drain.
     fn stuck(&self) -> Vec<Stuck> {
         let mut out = Vec::new();
-        for (idx, (pe, r)) in self.pes.iter().zip(&self.routers).enumerate() {
+        for (idx, (pe, r)) in self.owned_pes() {
             // Router input buffers, by colour then port.
             for c in 0..NUM_COLORS {
                 let Some(cs) = r.color(c) else {
@@ -1188,6 +1235,9 @@ impl Simulator {
     }
 }
 
+#[path = "sim_dist.rs"]
+mod dist_ops;
+
 /// Lets classes with identical code share one copy of it (see [`Class::share_code`]).
 fn share_identical_code(mut classes: Vec<Class>) -> Vec<Class> {
     let mut distinct: Vec<usize> = Vec::new();
@@ -1236,6 +1286,9 @@ fn trace_ce(t: &Tracer, pe: &Pe, class: &Class, out: &CeOut, now: u64) {
     }
 }
 
+/// A host condition checked between cycles (see [`Simulator::run_until`]).
+type Cond<'a> = &'a mut dyn FnMut(&Simulator) -> bool;
+
 /// Default fewest routers or CEs with work in a phase for it to be split among threads
 /// (below that the hand-over costs more than it saves; measured in SIMULATOR.md §12).
 pub const SPLIT_MIN_ACTIVE: usize = 2048;
@@ -1248,124 +1301,6 @@ struct PlanOut {
     plans: Vec<RouterPlan>,
     moves: Vec<Move>,
     err: Option<SimError>,
-}
-
-/// The PEs `bounds[j - 1]..bounds[j]` of chunk `j`: one chunk for `k == 1`; else about
-/// `k` chunks with equal numbers of members of `cur` (whole 64-PE words when the
-/// rectangle has enough of them, else equal numbers of PEs).
-fn entity_bounds(cur: &WorkSet, n: usize, k: usize) -> Vec<usize> {
-    if k <= 1 || n <= 1 {
-        return vec![0, n];
-    }
-    let words = cur.words();
-    let mut b = vec![0];
-    if words.len() >= k {
-        let total = cur.len().max(1);
-        let mut seen = 0usize;
-        for (wi, w) in words.iter().enumerate() {
-            seen += w.count_ones() as usize;
-            let j = b.len();
-            if j < k && seen * k >= j * total {
-                b.push(((wi + 1) * 64).min(n));
-            }
-        }
-    } else {
-        b.extend((1..k).map(|j| j * n / k));
-    }
-    b.push(n);
-    b.dedup();
-    b
-}
-
-/// Calls `f` on the members of a worklist (`words`) in `lo..hi`, ascending, until it
-/// returns `false`.
-#[inline(always)]
-fn for_bits(words: &[u64], lo: usize, hi: usize, mut f: impl FnMut(usize) -> bool) {
-    let (w0, w1) = (lo / 64, hi.div_ceil(64));
-    for (wi, &word) in words.iter().enumerate().take(w1).skip(w0) {
-        let base = wi * 64;
-        let mut bits = word;
-        if base < lo {
-            bits &= !0u64 << (lo - base);
-        }
-        if base + 64 > hi {
-            bits &= !(!0u64 << (hi - base));
-        }
-        while bits != 0 {
-            let i = base + bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            if !f(i) {
-                return;
-            }
-        }
-    }
-}
-
-/// Splits the rectangle into the chunks of `bounds`. With one chunk it writes the
-/// worklists directly; with several each writes its own words in `bufs` (pairs of
-/// next-router and next-CE bits from its first PE on), merged by [`merge_chunks`].
-fn split_chunks<'a>(
-    bounds: &[usize],
-    mut routers: &'a mut [Router],
-    mut pes: &'a mut [Pe],
-    router_next: &'a mut WorkSet,
-    ce_next: &'a mut WorkSet,
-    bufs: &'a mut Vec<(Vec<u64>, Vec<u64>)>,
-) -> Vec<Chunk<'a>> {
-    let k = bounds.len().saturating_sub(1);
-    if k <= 1 {
-        return vec![Chunk {
-            lo: 0,
-            routers,
-            pes,
-            router_next: router_next.words_mut(),
-            ce_next: ce_next.words_mut(),
-        }];
-    }
-    if bufs.len() < k {
-        bufs.resize_with(k, Default::default);
-    }
-    let mut out = Vec::with_capacity(k);
-    for (j, (rb, cb)) in bufs.iter_mut().enumerate().take(k) {
-        let (lo, hi) = (bounds[j], bounds[j + 1]);
-        let nw = (hi - lo).div_ceil(64);
-        rb.clear();
-        rb.resize(nw, 0);
-        cb.clear();
-        cb.resize(nw, 0);
-        let (r, rest) = std::mem::take(&mut routers).split_at_mut(hi - lo);
-        routers = rest;
-        let (p, rest) = std::mem::take(&mut pes).split_at_mut(hi - lo);
-        pes = rest;
-        out.push(Chunk {
-            lo,
-            routers: r,
-            pes: p,
-            router_next: rb,
-            ce_next: cb,
-        });
-    }
-    out
-}
-
-/// Merges the chunks' words (see [`split_chunks`]) into the worklists, or, with one chunk
-/// (which wrote them directly), recounts them.
-fn merge_chunks(
-    bounds: &[usize],
-    bufs: &mut [(Vec<u64>, Vec<u64>)],
-    router_next: &mut WorkSet,
-    ce_next: &mut WorkSet,
-) {
-    let k = bounds.len().saturating_sub(1);
-    if k <= 1 {
-        router_next.recount();
-        ce_next.recount();
-        return;
-    }
-    for (j, (rb, cb)) in bufs.iter().enumerate().take(k) {
-        router_next.or_shifted(bounds[j], rb);
-        ce_next.or_shifted(bounds[j], cb);
-    }
 }
 
 /// What one chunk of CEs did in a cycle.

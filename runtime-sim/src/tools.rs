@@ -787,12 +787,15 @@ pub fn run_fabric_recorded(
     if let Some(t) = threads {
         sim.set_threads(t);
     }
+    // Under `mpirun -n R` (feature `mpi`) this process steps its strip of rows.
+    crate::dist::join_mpi(&mut sim).map_err(|e| ToolError::Usage(e.to_string()))?;
     sim.set_perfetto(perfetto);
     let stop = match sim.run_until(|_| false, cycles) {
         Ok(RunEnd::Idle | RunEnd::Condition) => Stop::Quiescent,
         Err(SimError::CycleLimit { .. }) => Stop::Budget,
         Err(e) => Stop::Failed(e),
     };
+    sim.gather();
     let report = match stop {
         Stop::Failed(_) => EndReport::default(),
         _ => EndReport::collect(&sim),

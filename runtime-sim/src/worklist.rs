@@ -91,6 +91,28 @@ impl WorkSet {
         }
     }
 
+    /// Removes the members outside `lo..hi` (a rank of a distributed run keeps only its
+    /// own strip of the fabric: `crate::dist`).
+    pub fn retain_range(&mut self, lo: usize, hi: usize) {
+        if self.len == 0 {
+            return;
+        }
+        for (wi, w) in self.words.iter_mut().enumerate() {
+            let base = wi * 64;
+            if base + 64 <= lo || base >= hi {
+                *w = 0;
+                continue;
+            }
+            if base < lo {
+                *w &= !0u64 << (lo - base);
+            }
+            if base + 64 > hi {
+                *w &= !(!0u64 << (hi - base));
+            }
+        }
+        self.recount();
+    }
+
     /// Empties the set.
     pub fn clear(&mut self) {
         if self.len > 0 {
@@ -140,5 +162,17 @@ mod tests {
         set_bit(&mut w, 128, 5);
         set_bit(&mut w, 128, 128 + 64 + 3);
         assert_eq!(w, [2, 8]);
+    }
+
+    #[test]
+    fn keeps_a_range() {
+        let mut s = WorkSet::new(300);
+        for i in [0, 63, 64, 100, 130, 199, 200, 299] {
+            s.insert(i);
+        }
+        s.retain_range(63, 200);
+        let got: Vec<usize> = (0..300).filter(|&i| s.contains(i)).collect();
+        assert_eq!(got, vec![63, 64, 100, 130, 199]);
+        assert_eq!(s.len(), 5);
     }
 }

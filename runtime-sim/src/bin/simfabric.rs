@@ -44,6 +44,7 @@ Read the core with: miget image=STEM-sim.core map=... symbol=REGION.SYM data=FIL
 ";
 
 fn main() -> ExitCode {
+    let _mpi = cslsim::dist::init_mpi();
     tool_main("simfabric", HELP, run)
 }
 
@@ -93,7 +94,7 @@ fn run(args: &[String]) -> Result<ExitCode, ToolError> {
     let image = read_image(&image_path)?;
     let FabricRun { sim, stop, report } =
         run_fabric_recorded(&image, &image_path, cycles, threads, perfetto)?;
-    if let Some(path) = &perfetto_path {
+    if let Some(path) = perfetto_path.as_ref().filter(|_| cslsim::dist::is_root()) {
         sim.perfetto_trace()
             .write(path)
             .map_err(|e| ToolError::Write {
@@ -102,6 +103,13 @@ fn run(args: &[String]) -> Result<ExitCode, ToolError> {
             })?;
     }
 
+    if !cslsim::dist::is_root() {
+        // Another rank of an MPI run: rank 0 writes the results.
+        return Ok(match stop {
+            Stop::Failed(_) => ExitCode::FAILURE,
+            _ => ExitCode::SUCCESS,
+        });
+    }
     let cycle = sim.cycle();
     let mut summary = Vec::new();
     match &stop {

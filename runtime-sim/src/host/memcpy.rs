@@ -168,9 +168,18 @@ impl SdkRuntime {
             return self.stream_d2h(dest, src, region, order);
         }
         let plan = self.plan_copy(src, dest.len(), region, data_type, false)?;
-        let Some(sim) = self.sim.as_ref() else {
+        let Some(sim) = self.sim.as_mut() else {
             return Err(HostError::NotLoaded);
         };
+        if sim.rank().is_some() {
+            let n = region.l * data_type.bytes();
+            let spans: Vec<_> = plan
+                .iter()
+                .map(|&(i, j, a)| (region.px + i, region.py + j, a, n))
+                .collect();
+            sim.sync_memory(&spans);
+        }
+        let sim = &*sim;
         for (i, j, addr) in plan {
             let Some(pe) = sim.pe(region.px + i, region.py + j) else {
                 continue;
@@ -263,6 +272,16 @@ impl SdkRuntime {
             other => other.map(|_| ()),
         };
         self.record(r)?;
+        let Some(sim) = self.sim.as_mut() else {
+            return Err(HostError::NotLoaded);
+        };
+        if sim.rank().is_some() {
+            let spans: Vec<_> = ptrs
+                .iter()
+                .map(|&(i, j, p)| (px + i, py + j, p, 2))
+                .collect();
+            sim.sync_memory(&spans);
+        }
         let Some(sim) = self.sim.as_ref() else {
             return Err(HostError::NotLoaded);
         };
@@ -447,7 +466,7 @@ impl SdkRuntime {
         region: Region,
         order: MemcpyOrder,
     ) -> Result<(), HostError> {
-        self.ready()?;
+        crate::dist::no_streams(self.ready()?)?;
         let c = Self::stream_color(color)?;
         self.check_region(region, src.len())?;
         let mut data = Vec::with_capacity((region.w * region.h) as usize);
@@ -477,7 +496,7 @@ impl SdkRuntime {
         region: Region,
         order: MemcpyOrder,
     ) -> Result<(), HostError> {
-        self.ready()?;
+        crate::dist::no_streams(self.ready()?)?;
         let c = Self::stream_color(color)?;
         self.check_region(region, dest.len())?;
         let mut pes = Vec::with_capacity((region.w * region.h) as usize);
