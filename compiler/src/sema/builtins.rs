@@ -594,7 +594,11 @@ impl Sema {
         }
     }
 
-    fn struct_arg(&mut self, env: &mut Env, e: ExprId) -> R<Rc<Vec<(String, Value)>>> {
+    fn struct_arg(
+        &mut self,
+        env: &mut Env,
+        e: ExprId,
+    ) -> R<Rc<Vec<(crate::symbol::Symbol, Value)>>> {
         match self.eval_comptime(env, e)? {
             Value::Struct(f) => Ok(f),
             Value::Void => Ok(Rc::new(Vec::new())),
@@ -926,7 +930,10 @@ impl Sema {
         let from = self.mods[env.module].file;
         let sp = self.span(env, args[0]);
         let file = self.load_module_file(&path, from, sp)?;
-        let map: BTreeMap<String, Value> = params.iter().cloned().collect();
+        let map: BTreeMap<String, Value> = params
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect();
         let prefix = {
             let stem = path
                 .trim_start_matches('<')

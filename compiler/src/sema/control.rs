@@ -202,7 +202,7 @@ impl Sema {
         hint: Option<TypeId>,
         want_value: bool,
     ) -> R<Val> {
-        let label = block.label.as_ref().map(|l| l.name.clone());
+        let label = block.label.as_ref().map(|l| l.name);
         let exit = self.fb(env).block();
         env.loops.push(LoopCtx {
             label: label.clone(),
@@ -234,7 +234,7 @@ impl Sema {
                     .iter()
                     .any(|a| a.reachable && !matches!(a.val, Val::Ct(Value::Void)))
             {
-                let name = label.unwrap_or_default();
+                let name = label.map(String::from).unwrap_or_default();
                 return Err(self.report(
                     Diagnostic::error(
                         codes::TYPE_MISMATCH,
@@ -283,7 +283,7 @@ impl Sema {
             let labels: Vec<String> = env
                 .loops
                 .iter()
-                .filter_map(|l| l.label.clone())
+                .filter_map(|l| l.label.map(String::from))
                 .filter(|n| n != super::eval::INLINE_RETURN)
                 .collect();
             if let Some(n) = label

@@ -24,7 +24,7 @@ pub struct TileCode {
     /// The PE program file.
     pub file: FileId,
     /// Its params.
-    pub params: Rc<Vec<(String, Value)>>,
+    pub params: Rc<Vec<(crate::symbol::Symbol, Value)>>,
 }
 
 /// The code of every PE, stored once per distinct (file, params): a whole wafer has
@@ -243,7 +243,11 @@ impl Sema {
     }
 
     /// Compiles one program class: `file` instantiated with `params`.
-    pub fn compile_class(&mut self, file: FileId, params: &[(String, Value)]) -> Option<Program> {
+    pub fn compile_class(
+        &mut self,
+        file: FileId,
+        params: &[(crate::symbol::Symbol, Value)],
+    ) -> Option<Program> {
         self.prog = Some(Program::default());
         self.bound_ids.clear();
         self.sigs.clear();
@@ -254,7 +258,10 @@ impl Sema {
         self.teardown_handlers.clear();
         let first = self.mods.len();
         self.class_first_mod = first;
-        let map: BTreeMap<String, Value> = params.iter().cloned().collect();
+        let map: BTreeMap<String, Value> = params
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect();
         let root = self.instantiate(file, map, String::new(), None);
         // Run the comptime blocks of the root and of every module it imports (eagerly
         // instantiating `const m = @import_module(...)` declarations), to a fixpoint.

@@ -35,6 +35,7 @@ pub mod value;
 use crate::diag::{Diagnostic, codes};
 use crate::ir::Program;
 use crate::source::{FileId, SourceMap, Span};
+use crate::symbol::{Symbol, SymbolMap};
 use crate::syntax::ast::{Ast, DeclKind};
 use cranelift_entity::PrimaryMap;
 use csl_arch::Arch;
@@ -462,7 +463,7 @@ impl Sema {
     ) -> ModId {
         let param_key = self.param_key(&params);
         let ast = self.ast_of(file);
-        let mut names = HashMap::new();
+        let mut names = SymbolMap::default();
         let check = self.checked_files.insert(file);
         for (i, d) in ast.decls.iter().enumerate() {
             let name = match &d.kind {
@@ -485,7 +486,7 @@ impl Sema {
                 }
                 continue;
             }
-            names.insert(name.name.clone(), i as u32);
+            names.insert(name.name, i as u32);
         }
         self.mods.push(ModInst {
             file,
@@ -575,16 +576,16 @@ impl Sema {
     }
 
     /// Looks up a top-level name of a module.
-    pub fn lookup_decl(&self, module: ModId, name: &str) -> Option<DeclRef> {
+    pub fn lookup_decl(&self, module: ModId, name: Symbol) -> Option<DeclRef> {
         self.mods[module]
             .names
-            .get(name)
+            .get(&name)
             .map(|&index| DeclRef { module, index })
     }
 
     /// All top-level names of a module (for "did you mean").
     pub fn decl_names(&self, module: ModId) -> Vec<String> {
-        self.mods[module].names.keys().cloned().collect()
+        self.mods[module].names.keys().map(|n| n.to_string()).collect()
     }
 
     /// The value of a `const` or `param` declaration, evaluated once.
@@ -650,7 +651,7 @@ impl Sema {
                     Some(t) => Some(self.eval_type(&mut env, *t)?),
                     None => None,
                 };
-                let bound = self.mods[d.module].params.get(&name.name).cloned();
+                let bound = self.mods[d.module].params.get(name.name.as_str()).cloned();
                 let v = match (bound, default) {
                     (Some(v), _) => v,
                     (None, Some(e)) => self.eval_comptime(&mut env, *e)?,

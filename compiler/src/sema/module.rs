@@ -43,7 +43,7 @@ pub struct ModInst {
     /// Param values bound by the importer (or the layout, or `--params`).
     pub params: BTreeMap<String, Value>,
     /// Top-level names to declaration indices.
-    pub names: HashMap<String, u32>,
+    pub names: crate::symbol::SymbolMap<u32>,
     /// Cached constant and param values.
     pub consts: HashMap<u32, ConstState>,
     /// Globals created for `var` declarations.
