@@ -115,6 +115,15 @@ fn same_value(a: &Value, b: &Value, depth: u32) -> bool {
     }
 }
 
+/// Moves memo entry `i` one place towards the front and returns it: the values a layout
+/// uses most are then found first. (Equal values always map to the same result, so the
+/// order of the entries never changes what is found.)
+fn promote<T>(memo: &mut [T], i: usize) -> &T {
+    let at = i.saturating_sub(1);
+    memo.swap(at, i);
+    &memo[at]
+}
+
 /// What the layout block produced.
 #[derive(Default)]
 pub struct LayoutPlan {
@@ -480,9 +489,9 @@ impl Sema {
             .tiles
             .memo
             .iter()
-            .find(|(f, v, _)| *f == file && same_value(v, &value, MEMO_DEPTH))
-            .map(|m| m.2);
-        if let Some(id) = seen {
+            .position(|(f, v, _)| *f == file && same_value(v, &value, MEMO_DEPTH));
+        if let Some(i) = seen {
+            let id = promote(&mut plan.tiles.memo, i).2;
             plan.tiles.place((x, y, w, h), id, span);
             return Ok(());
         }
@@ -554,10 +563,9 @@ impl Sema {
         let memo = plan
             .config_memo
             .iter()
-            .find(|(mc, mv, _)| *mc == c && same_value(mv, &cfg, MEMO_DEPTH))
-            .map(|m| m.2);
+            .position(|(mc, mv, _)| *mc == c && same_value(mv, &cfg, MEMO_DEPTH));
         let config = match memo {
-            Some(i) => i,
+            Some(i) => promote(&mut plan.config_memo, i).2,
             None => {
                 let cspan = self.span(env, args[3]);
                 let config = self.color_config(0, 0, c, &cfg, cspan)?;

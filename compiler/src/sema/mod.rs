@@ -103,7 +103,8 @@ pub struct Sema {
     asts: HashMap<FileId, Rc<Ast>>,
     /// Files already resolved, by (importing file, name as written): a layout names the
     /// same file once per tile, and resolving it touches the file system.
-    resolved: HashMap<(FileId, String), FileId>,
+    /// (Keyed by importing file, then name, so that a lookup allocates nothing.)
+    resolved: HashMap<FileId, HashMap<String, FileId>>,
     /// Files whose declarations were checked for duplicates.
     checked_files: HashSet<FileId>,
     /// Interned types.
@@ -365,15 +366,17 @@ impl Sema {
     /// Loads a file named relative to the file `from` (see [`Sema::load_module_file`]);
     /// `what` names it in the error message.
     pub fn load_file(&mut self, spec: &str, from: FileId, span: Span, what: &str) -> R<FileId> {
-        let key = (from, spec.to_string());
-        if let Some(&id) = self.resolved.get(&key) {
+        if let Some(&id) = self.resolved.get(&from).and_then(|m| m.get(spec)) {
             self.index_file(span, id);
             return Ok(id);
         }
         let id = self.resolve_file(spec, from, span, what);
         if let Ok(id) = id {
             self.index_file(span, id);
-            self.resolved.insert(key, id);
+            self.resolved
+                .entry(from)
+                .or_default()
+                .insert(spec.to_string(), id);
         }
         id
     }
@@ -493,7 +496,7 @@ impl Sema {
             ast,
             params,
             names,
-            consts: HashMap::new(),
+            consts: HashMap::default(),
             globals: HashMap::new(),
             funcs: HashMap::new(),
             mono: HashMap::new(),

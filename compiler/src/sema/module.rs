@@ -45,7 +45,7 @@ pub struct ModInst {
     /// Top-level names to declaration indices.
     pub names: crate::symbol::SymbolMap<u32>,
     /// Cached constant and param values.
-    pub consts: HashMap<u32, ConstState>,
+    pub consts: HashMap<u32, ConstState, std::hash::BuildHasherDefault<crate::symbol::WordHasher>>,
     /// Globals created for `var` declarations.
     pub globals: HashMap<u32, GlobalId>,
     /// Runtime functions lowered from `fn` / `task` declarations.

@@ -507,19 +507,22 @@ impl Sema {
     /// `.{ ... }` without a known type: a comptime anonymous struct or tuple.
     pub(crate) fn anon_init(&mut self, env: &mut Env, list: &InitList, _span: Span) -> R<Val> {
         let mut fields = Vec::new();
-        let items: Vec<(Symbol, Option<Span>, ExprId)> = match list {
-            InitList::Fields(fs) => fs
-                .iter()
-                .map(|f| (f.name.name, Some(f.name.span), f.value))
-                .collect(),
-            InitList::Elems(es) => es
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (tuple_field(i), None, *e))
-                .collect(),
+        let n = match list {
+            InitList::Fields(fs) => fs.len(),
+            InitList::Elems(es) => es.len(),
         };
-        fields.reserve_exact(items.len());
-        for (name, nspan, e) in items {
+        fields.reserve_exact(n);
+        for i in 0..n {
+            let (name, nspan, e) = match list {
+                InitList::Fields(fs) => match fs.get(i) {
+                    Some(f) => (f.name.name, Some(f.name.span), f.value),
+                    None => break,
+                },
+                InitList::Elems(es) => match es.get(i) {
+                    Some(e) => (tuple_field(i), None, *e),
+                    None => break,
+                },
+            };
             if let Some(ns) = nspan
                 && fields.iter().any(|(n, _): &(Symbol, Value)| *n == name)
             {

@@ -357,10 +357,11 @@ impl Sema {
         let span = node.span;
         let c = &self.types.common;
         match &node.kind {
-            ExprKind::Int(v) => Ok(Val::Ct(Value::comptime_int(
-                num_bigint::BigInt::from(*v),
-                c.comptime_int,
-            ))),
+            // Literals that fit in `i128` (all but the largest) need no big integer.
+            ExprKind::Int(v) => Ok(Val::Ct(match i128::try_from(*v) {
+                Ok(i) => Value::Int(i, c.comptime_int),
+                Err(_) => Value::comptime_int(num_bigint::BigInt::from(*v), c.comptime_int),
+            })),
             ExprKind::Float(v) => Ok(Val::Ct(Value::Float(*v, c.comptime_float))),
             ExprKind::Str(s) => Ok(Val::Ct(Value::Str(Rc::from(s.as_str())))),
             ExprKind::Bool(b) => Ok(Val::Ct(Value::Bool(*b))),
