@@ -270,9 +270,8 @@ impl Fabric {
         let shared: Vec<Cfg> = routes.configs().iter().map(Cfg::new).collect();
         let kept = |r: &csl_arch::routes::PlacedRoute| {
             let c = shared.get(r.config as usize)?;
-            (r.x < width && r.y < height && c.color < NUM_COLORS).then(|| {
-                (r.y.saturating_mul(width).saturating_add(r.x), c)
-            })
+            (r.x < width && r.y < height && c.color < NUM_COLORS)
+                .then(|| (r.y.saturating_mul(width).saturating_add(r.x), c))
         };
         // Sorted by (tile, colour) without a copy of the list: counted by tile, placed at
         // each tile's cursor, then each tile's few sorted by colour.

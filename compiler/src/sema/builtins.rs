@@ -11,12 +11,12 @@ use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::Inst;
 use crate::source::Span;
+use crate::symbol::{Symbol, SymbolMap};
 use crate::syntax::ast::{Ast, ExprId, ExprKind, Ident};
 use csl_arch::isa::TrapCode;
-use crate::symbol::{Symbol, SymbolMap};
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 /// Where a builtin may be used.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

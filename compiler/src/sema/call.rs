@@ -463,7 +463,14 @@ impl Sema {
     /// Binds a runtime parameter (or an inlined call's argument) in a function body:
     /// comptime values stay comptime, aggregates are copied into the frame, scalars whose
     /// address is taken live in the frame, other scalars in a register.
-    fn bind_param(&mut self, env: &mut Env, name: Symbol, val: Val, ty: TypeId, span: Span) -> R<()> {
+    fn bind_param(
+        &mut self,
+        env: &mut Env,
+        name: Symbol,
+        val: Val,
+        ty: TypeId,
+        span: Span,
+    ) -> R<()> {
         match val {
             Val::Ct(c) => env.bind(name, Local::Value(c)),
             Val::Rt { reg, .. } if self.types.is_mem_type(ty) => {
@@ -854,13 +861,8 @@ impl Sema {
                 ParamBind::Rt(t) => {
                     let reg = self.fb(&mut env).param(i);
                     i += 1;
-                    let _ = self.bind_param(
-                        &mut env,
-                        p.name.name,
-                        Val::Rt { reg, ty: *t },
-                        *t,
-                        p.span,
-                    );
+                    let _ =
+                        self.bind_param(&mut env, p.name.name, Val::Rt { reg, ty: *t }, *t, p.span);
                     self.index_local(&env, &p.name.name, p.name.span);
                 }
             }

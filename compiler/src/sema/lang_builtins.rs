@@ -606,7 +606,10 @@ impl Sema {
             serde_json::Value::Array(a) => {
                 let mut out = Vec::new();
                 for (i, x) in a.iter().enumerate() {
-                    out.push((super::structs::tuple_field(i), self.json_infer(x, span, path)?));
+                    out.push((
+                        super::structs::tuple_field(i),
+                        self.json_infer(x, span, path)?,
+                    ));
                 }
                 Value::Struct(Rc::new(out))
             }

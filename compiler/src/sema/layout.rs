@@ -5,7 +5,7 @@
 use super::builtins::Call;
 use super::eval::{Env, Val};
 use super::value::Value;
-use super::{Ctx, R, Sema};
+use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::Program;
 use crate::source::{FileId, Span};
@@ -78,7 +78,7 @@ impl TileTable {
     }
 }
 
-/// Most values [`LayoutPlan::config_memo`] keeps.
+/// Most values a memo keeps (the tile-code memo, and the configuration memo per colour).
 const MEMO_SIZE: usize = 64;
 /// How deep [`same_value`] looks into the memo's values.
 const MEMO_DEPTH: u32 = 6;
@@ -135,10 +135,10 @@ pub struct LayoutPlan {
     pub routes: Routes,
     /// Where each of `routes` was configured.
     pub route_spans: Vec<Span>,
-    /// Configurations `@set_color_config` has parsed: (colour, value, number in
+    /// Configurations `@set_color_config` has parsed, by colour: (value, number in
     /// `routes`). A layout configures a few values millions of times; one equal to a
-    /// value seen before (by [`same_value`]) is not parsed again.
-    config_memo: Vec<(u8, Value, u32)>,
+    /// value seen before for its colour (by [`same_value`]) is not parsed again.
+    config_memo: Vec<Vec<(Value, u32)>>,
     /// Which (x, y, colour) are configured: one bit each, so that finding a second
     /// configuration costs a bit test (a wafer has millions); the first one's span is
     /// looked up in `routes` only when that happens.
@@ -560,18 +560,23 @@ impl Sema {
             ));
         }
         let cfg = self.eval_comptime(env, args[3])?;
-        let memo = plan
-            .config_memo
+        if plan.config_memo.len() <= usize::from(c) {
+            plan.config_memo.resize_with(usize::from(c) + 1, Vec::new);
+        }
+        let memo = plan.config_memo.get_mut(usize::from(c)).ok_or(Reported)?;
+        let config = match memo
             .iter()
-            .position(|(mc, mv, _)| *mc == c && same_value(mv, &cfg, MEMO_DEPTH));
-        let config = match memo {
-            Some(i) => promote(&mut plan.config_memo, i).2,
+            .position(|(mv, _)| same_value(mv, &cfg, MEMO_DEPTH))
+        {
+            Some(i) => promote(memo, i).1,
             None => {
                 let cspan = self.span(env, args[3]);
                 let config = self.color_config(0, 0, c, &cfg, cspan)?;
                 let i = plan.routes.intern(&config);
-                if plan.config_memo.len() < MEMO_SIZE {
-                    plan.config_memo.push((c, cfg, i));
+                if let Some(memo) = plan.config_memo.get_mut(usize::from(c))
+                    && memo.len() < MEMO_SIZE
+                {
+                    memo.push((cfg, i));
                 }
                 i
             }

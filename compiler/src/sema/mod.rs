@@ -273,19 +273,27 @@ impl Sema {
     /// Stops runaway nesting (recursive comptime calls, generic instances that make new
     /// instances, recursive inline functions, deeply nested expressions) before the
     /// compiler's own stack runs out.
+    #[inline]
     pub fn stack_guard(&mut self, span: Span, what: &str) -> R<()> {
         let marker = 0u8;
         let here = std::ptr::addr_of!(marker) as usize;
         let base = *self.stack_base.get_or_insert(here);
         if base.abs_diff(here) > self.opts.stack_budget {
-            let mib = self.opts.stack_budget >> 20;
-            return Err(self.report(
-                Diagnostic::error(codes::TOO_DEEP, format!("{what} nest too deeply"), span, "while analysing this")
-                    .with_note(format!("each nested call or expression is analysed inside the previous one, and analysis used its whole stack ({mib} MiB); this looks like unbounded recursion"))
-                    .with_help("make sure the recursion stops for the arguments given; `cslc --max-nesting-depth N` with a larger N also gives analysis a larger stack"),
-            ));
+            return Err(self.stack_exhausted(span, what));
         }
         Ok(())
+    }
+
+    /// The diagnostic of [`Sema::stack_guard`] (out of line: it runs once per compile).
+    #[cold]
+    #[inline(never)]
+    fn stack_exhausted(&mut self, span: Span, what: &str) -> Reported {
+        let mib = self.opts.stack_budget >> 20;
+        self.report(
+            Diagnostic::error(codes::TOO_DEEP, format!("{what} nest too deeply"), span, "while analysing this")
+                .with_note(format!("each nested call or expression is analysed inside the previous one, and analysis used its whole stack ({mib} MiB); this looks like unbounded recursion"))
+                .with_help("make sure the recursion stops for the arguments given; `cslc --max-nesting-depth N` with a larger N also gives analysis a larger stack"),
+        )
     }
 
     /// Reports a `comptime_int` result larger than the `limit` bits the compiler computes.
@@ -320,12 +328,23 @@ impl Sema {
     }
 
     /// Consumes one unit of comptime fuel.
+    #[inline]
     pub fn burn(&mut self, span: Span) -> R<()> {
         if self.fuel == 0 {
-            if !self.fuel_reported {
-                self.fuel_reported = true;
-                let budget = self.opts.fuel;
-                return Err(self.report(
+            return Err(self.out_of_fuel(span));
+        }
+        self.fuel -= 1;
+        Ok(())
+    }
+
+    /// The end of [`Sema::burn`]'s fuel: reported once (out of line, as it is rare).
+    #[cold]
+    #[inline(never)]
+    fn out_of_fuel(&mut self, span: Span) -> Reported {
+        if !self.fuel_reported {
+            self.fuel_reported = true;
+            let budget = self.opts.fuel;
+            return self.report(
                     Diagnostic::error(
                         codes::COMPTIME_FUEL,
                         "comptime evaluation did not finish",
@@ -336,12 +355,9 @@ impl Sema {
                         "the comptime fuel limit is {budget} steps (statements and loop iterations), and this program used them all"
                     ))
                     .with_help("check the loop condition; if the loop does terminate, raise the limit with `cslc --comptime-fuel N`"),
-                ));
-            }
-            return Err(Reported);
+                );
         }
-        self.fuel -= 1;
-        Ok(())
+        Reported
     }
 
     /// Parses a file (once) and returns its AST.
@@ -588,7 +604,11 @@ impl Sema {
 
     /// All top-level names of a module (for "did you mean").
     pub fn decl_names(&self, module: ModId) -> Vec<String> {
-        self.mods[module].names.keys().map(|n| n.to_string()).collect()
+        self.mods[module]
+            .names
+            .keys()
+            .map(|n| n.to_string())
+            .collect()
     }
 
     /// The value of a `const` or `param` declaration, evaluated once.

@@ -446,8 +446,7 @@ impl Sema {
     /// Handles a comptime loop body's flow; returns `Some(flow)` when the loop must stop
     /// and propagate `flow` (or stop normally with `Flow::Normal`).
     fn loop_flow(label: Option<&Ident>, flow: Flow) -> (bool, Option<Flow>) {
-        let mine =
-            |l: &Option<Symbol>| l.is_none() || *l == label.map(|x| x.name);
+        let mine = |l: &Option<Symbol>| l.is_none() || *l == label.map(|x| x.name);
         match flow {
             Flow::Normal => (false, None),
             Flow::Continue(l) if mine(&l) => (false, None),

@@ -21,9 +21,9 @@ use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{GlobalId, Inst, VReg};
 use crate::source::Span;
+use crate::symbol::Symbol;
 use crate::syntax::ast::{EnumMember, ExprId, Ident, InitList, StructField};
 use cranelift_entity::EntityRef;
-use crate::symbol::Symbol;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
@@ -289,7 +289,8 @@ impl Sema {
             Val::Ct(Value::Struct(fields)) => match fields.iter().find(|(n, _)| *n == sym) {
                 Some((_, v)) => Ok(Val::Ct(v.clone())),
                 None => {
-                    let mut names: Vec<String> = fields.iter().map(|(n, _)| n.to_string()).collect();
+                    let mut names: Vec<String> =
+                        fields.iter().map(|(n, _)| n.to_string()).collect();
                     names.sort();
                     Err(self.unknown_field("struct", &names, name, nspan))
                 }
