@@ -205,7 +205,7 @@ impl Sema {
         let label = block.label.as_ref().map(|l| l.name);
         let exit = self.fb(env).block();
         env.loops.push(LoopCtx {
-            label: label.clone(),
+            label,
             exit,
             cont: exit,
             breaks: Some(Vec::new()),
@@ -296,7 +296,7 @@ impl Sema {
                     .loops
                     .iter()
                     .rev()
-                    .find_map(|l| l.label.clone().filter(|n| n != super::eval::INLINE_RETURN))
+                    .find_map(|l| l.label.filter(|n| n != super::eval::INLINE_RETURN))
             {
                 d = d.with_help(format!(
                     "an unlabelled `break` leaves a loop; to leave the block write `break :{b}`"

@@ -642,7 +642,7 @@ impl Sema {
                 .decls
                 .get(d.index as usize)
                 .and_then(|x| match &x.kind {
-                    DeclKind::Var(v) => Some(v.name.name.clone()),
+                    DeclKind::Var(v) => Some(v.name.name),
                     _ => None,
                 })
         {

@@ -432,7 +432,7 @@ impl Sema {
         body: &Block,
     ) {
         env.loops.push(LoopCtx {
-            label: label.map(|l| l.name.clone()),
+            label: label.map(|l| l.name),
             exit,
             cont,
             breaks: None,
@@ -794,7 +794,7 @@ impl Sema {
         for (item, i) in vals {
             let cont = self.fb(env).block();
             env.loops.push(LoopCtx {
-                label: label.map(|l| l.name.clone()),
+                label: label.map(|l| l.name),
                 exit,
                 cont,
                 breaks: None,
@@ -911,7 +911,7 @@ impl Sema {
         value: Option<ExprId>,
         span: Span,
     ) -> R<Flow> {
-        let name = label.map(|l| l.name.clone());
+        let name = label.map(|l| l.name);
         if env.comptime {
             let known = match &name {
                 None => !env.ct_loops.is_empty(),

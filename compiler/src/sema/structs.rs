@@ -173,7 +173,7 @@ impl Sema {
                     next
                 }
             };
-            out.push((m.name.name.clone(), v));
+            out.push((m.name.name, v));
         }
         let _ = span;
         let file = self.mods[env.module].file;

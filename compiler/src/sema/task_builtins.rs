@@ -226,8 +226,8 @@ impl Sema {
         };
         let ast = self.mods[d.module].ast.clone();
         let decl_name = match ast.decls.get(d.index as usize).map(|x| &x.kind) {
-            Some(crate::syntax::ast::DeclKind::Var(v)) => v.name.name.clone(),
-            Some(crate::syntax::ast::DeclKind::Fn(f)) => f.name.name.clone(),
+            Some(crate::syntax::ast::DeclKind::Var(v)) => v.name.name,
+            Some(crate::syntax::ast::DeclKind::Fn(f)) => f.name.name,
             _ => {
                 return Err(self.err(
                     codes::BAD_EXPORT,

@@ -134,10 +134,7 @@ impl Value {
             Value::Type(_) => c.type_,
             Value::Struct(fields) => {
                 let fields = fields.clone();
-                let ft = fields
-                    .iter()
-                    .map(|(n, v)| (n.clone(), v.ty(types)))
-                    .collect();
+                let ft = fields.iter().map(|(n, v)| (*n, v.ty(types))).collect();
                 types.intern(Type::AnonStruct(ft))
             }
             Value::Array(t, _) => *t,
