@@ -411,7 +411,7 @@ fn analyse_lone_module(sema: &mut Sema, top: FileId) {
     });
 }
 
-fn class_name(sema: &Sema, file: FileId, params: &[(String, Value)]) -> String {
+fn class_name(sema: &Sema, file: FileId, params: &[(crate::symbol::Symbol, Value)]) -> String {
     let shown: Vec<String> = params
         .iter()
         .filter(|(_, v)| !matches!(v, Value::Struct(_)))

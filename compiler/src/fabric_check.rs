@@ -61,7 +61,8 @@ use crate::source::Span;
 use csl_arch::Arch;
 use csl_arch::fabric::{Direction, NUM_COLORS, TEARDOWN_TASK_ID};
 use csl_arch::image::{ColorConfig, Meta, Routes, TaskKind};
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::Direction::{Incoming, Outgoing};
+use petgraph::graph::NodeIndex;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -177,10 +178,23 @@ struct Cfg {
     swap_y: bool,
     mp: bool,
     /// Index into the input routes.
-    route: usize,
+    route: u32,
 }
 
 impl Cfg {
+    /// A placeholder (overwritten before use).
+    const EMPTY: Cfg = Cfg {
+        tile: 0,
+        color: 0,
+        pos: [None; 4],
+        rx_any: 0,
+        tx_any: 0,
+        swap_x: false,
+        swap_y: false,
+        mp: false,
+        route: 0,
+    };
+
     /// The configuration `cfg` (its place is set by the caller: `tile` and `route` are 0).
     fn new(cfg: &ColorConfig) -> Cfg {
         let pos0 = (dir_mask(&cfg.rx), dir_mask(&cfg.tx));
@@ -254,42 +268,45 @@ impl Fabric {
         let tiles = width as usize * height as usize;
         // Each distinct configuration is analysed once.
         let shared: Vec<Cfg> = routes.configs().iter().map(Cfg::new).collect();
-        let cfgs: Vec<Cfg> = routes
-            .placed()
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| {
-                let c = shared.get(r.config as usize)?;
-                (r.x < width && r.y < height && c.color < NUM_COLORS).then(|| Cfg {
-                    tile: r.y.saturating_mul(width).saturating_add(r.x),
-                    route: i,
-                    ..*c
-                })
-            })
-            .collect();
-        // Sorted by (tile, colour): counted by tile, placed, then each tile's few sorted.
+        let kept = |r: &csl_arch::routes::PlacedRoute| {
+            let c = shared.get(r.config as usize)?;
+            (r.x < width && r.y < height && c.color < NUM_COLORS)
+                .then(|| (r.y.saturating_mul(width).saturating_add(r.x), c))
+        };
+        // Sorted by (tile, colour) without a copy of the list: counted by tile, placed at
+        // each tile's cursor, then each tile's few sorted by colour.
         let mut start = vec![0u32; tiles + 1];
-        for c in &cfgs {
-            if let Some(s) = start.get_mut(c.tile as usize + 1) {
+        for r in routes.placed() {
+            if let Some((tile, _)) = kept(r)
+                && let Some(s) = start.get_mut(tile as usize + 1)
+            {
                 *s += 1;
             }
         }
         for i in 1..start.len() {
             start[i] += start[i - 1];
         }
+        let total = start.last().copied().unwrap_or(0) as usize;
+        let mut cfgs: Vec<Cfg> = vec![Cfg::EMPTY; total];
         let mut next = start.clone();
-        let mut order: Vec<Option<Cfg>> = vec![None; cfgs.len()];
-        for c in cfgs {
-            if let Some(n) = next.get_mut(c.tile as usize)
-                && let Some(slot) = order.get_mut(*n as usize)
+        for (i, r) in routes.placed().iter().enumerate() {
+            if let Some((tile, c)) = kept(r)
+                && let Some(n) = next.get_mut(tile as usize)
+                && let Some(slot) = cfgs.get_mut(*n as usize)
             {
-                *slot = Some(c);
+                *slot = Cfg {
+                    tile,
+                    route: i as u32,
+                    ..*c
+                };
                 *n += 1;
             }
         }
-        let mut cfgs: Vec<Cfg> = order.into_iter().flatten().collect();
+        drop(next);
         for t in start.windows(2) {
-            if let Some(tile) = cfgs.get_mut(t[0] as usize..t[1] as usize) {
+            if let Some(tile) = cfgs.get_mut(t[0] as usize..t[1] as usize)
+                && !tile.is_sorted_by_key(|c| c.color)
+            {
                 tile.sort_by_key(|c| c.color);
             }
         }
@@ -368,9 +385,106 @@ struct Chan {
     port: u8,
 }
 
+/// A directed graph in compressed adjacency form (each node's successors, and its
+/// predecessors, in one slice of a shared array): a whole wafer has tens of millions of
+/// nodes and edges, and a search visits them in a few linear passes. A node's neighbours
+/// are listed most recently added edge first (as `petgraph`'s linked lists list them, so
+/// that the searches visit nodes, and report cycles, in the order they always have).
+struct Graph {
+    /// Node weights.
+    chans: Vec<Chan>,
+    /// Every edge `(from, to, switch position)` in the order added (kept for [`dot`] only).
+    edges: Vec<(u32, u32, u8)>,
+    /// `out[out_start[v]..out_start[v + 1]]`: the successors of `v`.
+    out_start: Vec<u32>,
+    out: Vec<u32>,
+    /// `inc[in_start[v]..in_start[v + 1]]`: the predecessors of `v`.
+    in_start: Vec<u32>,
+    inc: Vec<u32>,
+}
+
+impl Graph {
+    /// The graph of nodes `chans` and `edges` (in the order added); `keep_edges` keeps
+    /// the edge list itself.
+    fn new(chans: Vec<Chan>, edges: Vec<(u32, u32, u8)>, keep_edges: bool) -> Graph {
+        let n = chans.len();
+        let adjacency = |end: fn(&(u32, u32, u8)) -> (u32, u32)| {
+            let mut start = vec![0u32; n + 1];
+            for e in &edges {
+                if let Some(s) = start.get_mut(end(e).0 as usize + 1) {
+                    *s += 1;
+                }
+            }
+            for i in 1..start.len() {
+                start[i] += start[i - 1];
+            }
+            // Filled from the last edge added, so each list is newest first.
+            let mut list = vec![0u32; start.last().copied().unwrap_or(0) as usize];
+            let mut next = start.clone();
+            for e in edges.iter().rev() {
+                let (a, b) = end(e);
+                if let Some(k) = next.get_mut(a as usize)
+                    && let Some(slot) = list.get_mut(*k as usize)
+                {
+                    *slot = b;
+                    *k += 1;
+                }
+            }
+            (start, list)
+        };
+        let (out_start, out) = adjacency(|&(a, b, _)| (a, b));
+        let (in_start, inc) = adjacency(|&(a, b, _)| (b, a));
+        Graph {
+            chans,
+            edges: if keep_edges { edges } else { Vec::new() },
+            out_start,
+            out,
+            in_start,
+            inc,
+        }
+    }
+
+    fn node_count(&self) -> usize {
+        self.chans.len()
+    }
+
+    fn node_indices(&self) -> impl Iterator<Item = NodeIndex> + use<> {
+        (0..self.chans.len()).map(NodeIndex::new)
+    }
+
+    fn node_weight(&self, v: NodeIndex) -> Option<&Chan> {
+        self.chans.get(v.index())
+    }
+
+    /// The successors (`Outgoing`) or predecessors (`Incoming`) of `v`, as node numbers.
+    fn adjacent(&self, v: NodeIndex, dir: petgraph::Direction) -> &[u32] {
+        let (start, list) = match dir {
+            Outgoing => (&self.out_start, &self.out),
+            Incoming => (&self.in_start, &self.inc),
+        };
+        let lo = start.get(v.index()).copied().unwrap_or(0) as usize;
+        let hi = start.get(v.index() + 1).copied().unwrap_or(0) as usize;
+        list.get(lo..hi).unwrap_or(&[])
+    }
+
+    fn neighbors_directed(
+        &self,
+        v: NodeIndex,
+        dir: petgraph::Direction,
+    ) -> impl Iterator<Item = NodeIndex> + '_ {
+        self.adjacent(v, dir)
+            .iter()
+            .map(|&w| NodeIndex::new(w as usize))
+    }
+
+    fn neighbors(&self, v: NodeIndex) -> impl Iterator<Item = NodeIndex> + '_ {
+        self.neighbors_directed(v, Outgoing)
+    }
+}
+
 /// The route graph of a fabric.
 struct RouteGraph {
-    graph: DiGraph<Chan, u8>,
+    graph: Graph,
     /// First node of each configuration.
     base: Vec<u32>,
 }
@@ -385,26 +499,31 @@ impl RouteGraph {
         Some(NodeIndex::new((*self.base.get(cfg)? + below) as usize))
     }
 
-    fn build(fabric: &Fabric) -> RouteGraph {
+    /// The graph of `fabric`; `keep_edges` keeps the list of edges (for [`dot`]).
+    fn build(fabric: &Fabric, keep_edges: bool) -> RouteGraph {
         let mut base = Vec::with_capacity(fabric.cfgs.len());
         let mut n = 0u32;
         for c in &fabric.cfgs {
             base.push(n);
             n += c.node_mask().count_ones();
         }
-        let mut graph = DiGraph::with_capacity(n as usize, n as usize);
+        let mut chans = Vec::with_capacity(n as usize);
         for (i, c) in fabric.cfgs.iter().enumerate() {
             let mask = c.node_mask();
             for port in 0..=CE {
                 if mask >> port & 1 == 1 {
-                    graph.add_node(Chan {
+                    chans.push(Chan {
                         cfg: i as u32,
                         port,
                     });
                 }
             }
         }
-        let mut rg = RouteGraph { graph, base };
+        let mut rg = RouteGraph {
+            graph: Graph::new(Vec::new(), Vec::new(), false),
+            base,
+        };
+        let mut all: Vec<(u32, u32, u8)> = Vec::with_capacity(n as usize);
         let mut edges: Vec<(NodeIndex, NodeIndex, u8)> = Vec::new();
         let mut targets: Vec<NodeIndex> = Vec::new();
         for (i, c) in fabric.cfgs.iter().enumerate() {
@@ -452,10 +571,13 @@ impl RouteGraph {
                     }
                 }
             }
-            for &(a, b, p) in &edges {
-                rg.graph.add_edge(a, b, p);
-            }
+            all.extend(
+                edges
+                    .iter()
+                    .map(|&(a, b, p)| (a.index() as u32, b.index() as u32, p)),
+            );
         }
+        rg.graph = Graph::new(chans, all, keep_edges);
         rg
     }
 }
@@ -503,8 +625,8 @@ impl Flow {
             .node_indices()
             .filter(|v| source.get(v.index()) == Some(&true))
             .collect();
-        let live = reach(g, starts, petgraph::Direction::Outgoing);
-        let wanted = reach(g, sinks, petgraph::Direction::Incoming);
+        let live = reach(g, starts, Outgoing);
+        let wanted = reach(g, sinks, Incoming);
         Flow {
             source,
             live,
@@ -596,7 +718,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
     let fabric = Fabric::new(input.meta, input.routes);
     let span_of = |cfg: usize| -> Option<Span> {
         let r = fabric.cfgs.get(cfg)?.route;
-        input.spans.get(r).copied().flatten()
+        input.spans.get(r as usize).copied().flatten()
     };
     // Colours reserved for the memcpy infrastructure are its business.
     let reserved: u32 = if input.meta.memcpy {
@@ -606,7 +728,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
     } else {
         0
     };
-    let graph = RouteGraph::build(&fabric);
+    let graph = RouteGraph::build(&fabric, false);
     let facts_at = |tile: u32| {
         input
             .placement
@@ -799,7 +921,7 @@ fn upstream_sources(
         if flow.source.get(v.index()) == Some(&true) {
             sources.push(v);
         }
-        for w in g.graph.neighbors_directed(v, petgraph::Direction::Incoming) {
+        for w in g.graph.neighbors_directed(v, Incoming) {
             if seen.insert(w) {
                 *budget = budget.checked_sub(1)?;
                 if seen.len() > MAX_UPSTREAM {
@@ -858,14 +980,14 @@ fn cycles(g: &RouteGraph, flow: &Flow) -> Vec<Vec<NodeIndex>> {
 /// The strongly connected components of `g` of more than one node, by Tarjan's
 /// algorithm without recursion (a route can cross the whole wafer), keeping no list for
 /// the millions of single nodes.
-fn loops(g: &DiGraph<Chan, u8>) -> Vec<Vec<NodeIndex>> {
+fn loops(g: &Graph) -> Vec<Vec<NodeIndex>> {
     const UNSEEN: u32 = u32::MAX;
     let n = g.node_count();
     let mut index = vec![UNSEEN; n];
     let mut low = vec![0u32; n];
     let mut on_stack = vec![false; n];
     let mut stack: Vec<NodeIndex> = Vec::new();
-    let mut calls: Vec<(NodeIndex, petgraph::graph::Neighbors<'_, u8>)> = Vec::new();
+    let mut calls: Vec<(NodeIndex, std::slice::Iter<'_, u32>)> = Vec::new();
     let mut next = 0u32;
     let mut out = Vec::new();
     let mut enter = |v: NodeIndex,
@@ -888,14 +1010,15 @@ fn loops(g: &DiGraph<Chan, u8>) -> Vec<Vec<NodeIndex>> {
             continue;
         }
         enter(root, &mut index, &mut low, &mut on_stack, &mut stack);
-        calls.push((root, g.neighbors(root)));
+        calls.push((root, g.adjacent(root, Outgoing).iter()));
         while let Some((v, it)) = calls.last_mut() {
             let v = *v;
-            if let Some(w) = it.next() {
+            if let Some(&w) = it.next() {
+                let w = NodeIndex::new(w as usize);
                 match index.get(w.index()).copied() {
                     Some(UNSEEN) => {
                         enter(w, &mut index, &mut low, &mut on_stack, &mut stack);
-                        calls.push((w, g.neighbors(w)));
+                        calls.push((w, g.adjacent(w, Outgoing).iter()));
                     }
                     Some(iw) if on_stack.get(w.index()) == Some(&true) => {
                         if let Some(l) = low.get_mut(v.index()) {
@@ -935,7 +1058,7 @@ fn loops(g: &DiGraph<Chan, u8>) -> Vec<Vec<NodeIndex>> {
 
 /// A shortest cycle through the first node of the component `scc` (sorted), found by a
 /// breadth-first search that stays inside it.
-fn cycle_in(g: &DiGraph<Chan, u8>, scc: &[NodeIndex]) -> Vec<NodeIndex> {
+fn cycle_in(g: &Graph, scc: &[NodeIndex]) -> Vec<NodeIndex> {
     let Some(&start) = scc.first() else {
         return Vec::new();
     };
@@ -1160,7 +1283,7 @@ fn render_cycle(
 /// when either end has it).
 pub fn dot(meta: &Meta, routes: &Routes, color: Option<u8>) -> String {
     let fabric = Fabric::new(meta, routes);
-    let g = RouteGraph::build(&fabric);
+    let g = RouteGraph::build(&fabric, true);
     let keep = |n: NodeIndex| {
         g.graph
             .node_weight(n)
@@ -1194,14 +1317,11 @@ pub fn dot(meta: &Meta, routes: &Routes, color: Option<u8>) -> String {
             let _ = writeln!(s, "  {}{shape};", name(n));
         }
     }
-    for e in g.graph.edge_indices() {
-        let Some((a, b)) = g.graph.edge_endpoints(e) else {
-            continue;
-        };
+    for &(a, b, p) in &g.graph.edges {
+        let (a, b) = (NodeIndex::new(a as usize), NodeIndex::new(b as usize));
         if !keep(a) && !keep(b) {
             continue;
         }
-        let p = g.graph.edge_weight(e).copied().unwrap_or(0);
         let style = if p > 0 { ", style=dashed" } else { "" };
         let _ = writeln!(s, "  {} -> {} [label=\"p{p}\"{style}];", name(a), name(b));
     }

@@ -26,6 +26,7 @@ pub mod sema;
 pub mod source;
 pub mod stdlib;
 pub mod suggest;
+pub mod symbol;
 pub mod syntax;
 pub mod tungsten;
 

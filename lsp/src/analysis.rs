@@ -180,7 +180,7 @@ fn outline(text: &str) -> (Vec<String>, bool) {
         .decls
         .iter()
         .filter_map(|d| match &d.kind {
-            cslc::syntax::ast::DeclKind::Param { name, .. } => Some(name.name.clone()),
+            cslc::syntax::ast::DeclKind::Param { name, .. } => Some(name.name.to_string()),
             _ => None,
         })
         .collect();

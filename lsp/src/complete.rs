@@ -167,7 +167,7 @@ fn decl_items(ast: &Ast) -> Vec<CompletionItem> {
                 _ => return None,
             };
             Some(CompletionItem {
-                label: name.name.clone(),
+                label: name.name.to_string(),
                 kind: Some(kind),
                 detail: Some(detail.to_string()),
                 ..Default::default()

@@ -100,12 +100,12 @@ pub fn ident_at(ast: &Ast, offset: u32) -> Option<IdentAt> {
     for (_, e) in ast.exprs.iter() {
         match &e.kind {
             ExprKind::Ident(n) if inside(e.span) => consider(IdentAt {
-                name: n.clone(),
+                name: n.to_string(),
                 span: e.span,
                 base: None,
             }),
             ExprKind::Field { base, name } if inside(name.span) => consider(IdentAt {
-                name: name.name.clone(),
+                name: name.name.to_string(),
                 span: name.span,
                 base: Some(*base),
             }),
@@ -131,7 +131,7 @@ pub fn ident_at(ast: &Ast, offset: u32) -> Option<IdentAt> {
         };
         if inside(n.span) {
             consider(IdentAt {
-                name: n.name.clone(),
+                name: n.name.to_string(),
                 span: n.span,
                 base: None,
             });

@@ -65,7 +65,7 @@ pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
             DeclKind::Param { name, ty, .. } => {
                 let detail = ty.and_then(|t| ast.exprs.get(t)).map(|e| snippet(e.span));
                 out.push(sym(
-                    name.name.clone(),
+                    name.name.to_string(),
                     detail.map(|t| format!("param: {t}")),
                     SymbolKind::TYPE_PARAMETER,
                     d.span,
@@ -85,7 +85,7 @@ pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
                                 .get(f.ty)
                                 .map_or(f.name.span, |e| f.name.span.to(e.span));
                             children.push(sym(
-                                f.name.name.clone(),
+                                f.name.name.to_string(),
                                 ty,
                                 SymbolKind::FIELD,
                                 whole,
@@ -98,7 +98,7 @@ pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
                     Some(ExprKind::EnumType { members, .. }) => {
                         for m in members {
                             children.push(sym(
-                                m.name.name.clone(),
+                                m.name.name.to_string(),
                                 None,
                                 SymbolKind::ENUM_MEMBER,
                                 m.name.span,
@@ -126,7 +126,7 @@ pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
                     None => keyword.to_string(),
                 };
                 out.push(sym(
-                    v.name.name.clone(),
+                    v.name.name.to_string(),
                     Some(detail),
                     kind,
                     d.span,
@@ -151,7 +151,7 @@ pub fn document_symbols(ast: &Ast, text: &str) -> Vec<DocumentSymbol> {
                 };
                 let detail = Some(snippet(head));
                 out.push(sym(
-                    name.name.clone(),
+                    name.name.to_string(),
                     detail,
                     kind,
                     d.span,

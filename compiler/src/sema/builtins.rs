@@ -11,10 +11,12 @@ use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::Inst;
 use crate::source::Span;
+use crate::symbol::{Symbol, SymbolMap};
 use crate::syntax::ast::{Ast, ExprId, ExprKind, Ident};
 use csl_arch::isa::TrapCode;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 /// Where a builtin may be used.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -329,6 +331,21 @@ pub fn info(name: &str) -> Option<&'static BuiltinInfo> {
     BUILTINS.iter().find(|b| b.name == name)
 }
 
+/// Looks up a builtin by its interned name: one hash lookup (a layout that places a whole
+/// wafer calls builtins millions of times).
+pub fn info_sym(name: Symbol) -> Option<&'static BuiltinInfo> {
+    static BY_NAME: OnceLock<SymbolMap<usize>> = OnceLock::new();
+    let map = BY_NAME.get_or_init(|| {
+        // In reverse, so that the first entry of a name wins, as in [`info`].
+        let mut m = SymbolMap::default();
+        for (i, b) in BUILTINS.iter().enumerate().rev() {
+            m.insert(Symbol::intern(b.name), i);
+        }
+        m
+    });
+    map.get(&name).and_then(|&i| BUILTINS.get(i))
+}
+
 /// The arity diagnostic for a call of `bi` with `n` arguments at `span`.
 fn arity_error(bi: &BuiltinInfo, n: usize, span: Span) -> Diagnostic {
     let expected = bi.arity.describe();
@@ -349,7 +366,7 @@ fn arity_error(bi: &BuiltinInfo, n: usize, span: Span) -> Diagnostic {
 impl Sema {
     /// Analyses `@name(args)`.
     pub fn builtin(&mut self, env: &mut Env, name: &Ident, args: &[ExprId], span: Span) -> R<Val> {
-        let Some(bi) = info(&name.name) else {
+        let Some(bi) = info_sym(name.name) else {
             let d = Diagnostic::error(
                 codes::UNKNOWN_BUILTIN,
                 format!("unknown builtin `@{}`", name.name),
@@ -476,7 +493,7 @@ impl Sema {
     pub(crate) fn check_builtin_arities(&mut self, ast: &Ast) {
         for e in ast.exprs.values() {
             if let ExprKind::Builtin { name, args } = &e.kind
-                && let Some(bi) = info(&name.name)
+                && let Some(bi) = info_sym(name.name)
                 && !bi.arity.accepts(args.len())
             {
                 self.report(arity_error(bi, args.len(), e.span));
@@ -594,7 +611,11 @@ impl Sema {
         }
     }
 
-    fn struct_arg(&mut self, env: &mut Env, e: ExprId) -> R<Rc<Vec<(String, Value)>>> {
+    fn struct_arg(
+        &mut self,
+        env: &mut Env,
+        e: ExprId,
+    ) -> R<Rc<Vec<(crate::symbol::Symbol, Value)>>> {
         match self.eval_comptime(env, e)? {
             Value::Struct(f) => Ok(f),
             Value::Void => Ok(Rc::new(Vec::new())),
@@ -926,7 +947,10 @@ impl Sema {
         let from = self.mods[env.module].file;
         let sp = self.span(env, args[0]);
         let file = self.load_module_file(&path, from, sp)?;
-        let map: BTreeMap<String, Value> = params.iter().cloned().collect();
+        let map: BTreeMap<String, Value> = params
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect();
         let prefix = {
             let stem = path
                 .trim_start_matches('<')

@@ -26,6 +26,7 @@ use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{FuncId, Global, GlobalId, Inst, Reloc, Term, VReg};
 use crate::source::Span;
+use crate::symbol::Symbol;
 use crate::syntax::ast::{
     Ast, Block, DeclKind, ExprId, ExprKind, FnDecl, FnParam, InitList, Stmt, StmtKind, SwitchItem,
     UnaryOp,
@@ -48,7 +49,7 @@ pub enum ParamBind {
 
 /// An analysed call argument.
 struct Arg {
-    name: String,
+    name: Symbol,
     val: Val,
     ty: TypeId,
     /// Bound at comptime in every instance.
@@ -244,12 +245,12 @@ impl Sema {
             };
             let comptime = ct_param || (p.ty.is_none() && self.types.is_comptime_only(t));
             match &v {
-                Val::Ct(c) if comptime => senv.bind(&p.name.name, Local::Value(c.clone())),
+                Val::Ct(c) if comptime => senv.bind(p.name.name, Local::Value(c.clone())),
                 // A stand-in: the signature may use its type (`@type_of(x)`), never its value.
-                _ => senv.bind(&p.name.name, Local::value(VReg::new(0), t)),
+                _ => senv.bind(p.name.name, Local::value(VReg::new(0), t)),
             }
             bound.push(Arg {
-                name: p.name.name.clone(),
+                name: p.name.name,
                 val: v,
                 ty: t,
                 comptime,
@@ -312,7 +313,7 @@ impl Sema {
         env: &mut Env,
         d: DeclRef,
         f: &FnDecl,
-        args: Vec<(String, Value)>,
+        args: Vec<(Symbol, Value)>,
         ret_ty: TypeId,
         span: Span,
     ) -> R<Val> {
@@ -340,7 +341,7 @@ impl Sema {
         let mut cenv = Env::comptime(d.module, self.mods[d.module].ast.clone(), ctx);
         let descr: Vec<String> = args.iter().map(|(_, v)| v.describe(&self.types)).collect();
         for (n, v) in args {
-            cenv.bind(&n, Local::Value(v));
+            cenv.bind(n, Local::Value(v));
         }
         cenv.ret_ty = Some(ret_ty);
         self.depth += 1;
@@ -418,14 +419,14 @@ impl Sema {
         ienv.addr_taken = Rc::new(addr_taken_names(&ast, body));
         let exit = self.fb(&mut ienv).block();
         ienv.loops.push(LoopCtx {
-            label: Some(INLINE_RETURN.to_string()),
+            label: Some(Symbol::intern(INLINE_RETURN)),
             exit,
             cont: exit,
             breaks: Some(Vec::new()),
             hint: Some(ret),
         });
         for a in args {
-            let _ = self.bind_param(&mut ienv, &a.name, a.val, a.ty, a.span);
+            let _ = self.bind_param(&mut ienv, a.name, a.val, a.ty, a.span);
         }
         self.depth += 1;
         let _ = self.exec_block(&mut ienv, body);
@@ -462,7 +463,14 @@ impl Sema {
     /// Binds a runtime parameter (or an inlined call's argument) in a function body:
     /// comptime values stay comptime, aggregates are copied into the frame, scalars whose
     /// address is taken live in the frame, other scalars in a register.
-    fn bind_param(&mut self, env: &mut Env, name: &str, val: Val, ty: TypeId, span: Span) -> R<()> {
+    fn bind_param(
+        &mut self,
+        env: &mut Env,
+        name: Symbol,
+        val: Val,
+        ty: TypeId,
+        span: Span,
+    ) -> R<()> {
         match val {
             Val::Ct(c) => env.bind(name, Local::Value(c)),
             Val::Rt { reg, .. } if self.types.is_mem_type(ty) => {
@@ -481,7 +489,7 @@ impl Sema {
                     },
                 );
             }
-            Val::Rt { reg, .. } if env.addr_taken.contains(name) => {
+            Val::Rt { reg, .. } if env.addr_taken.contains(&name) => {
                 let Some(nt) = self.types.num_ty(ty) else {
                     return Err(Reported);
                 };
@@ -847,19 +855,14 @@ impl Sema {
         for (p, b) in params.iter().zip(binds) {
             match b {
                 ParamBind::Ct(v) => {
-                    env.bind(&p.name.name, Local::Value(v.clone()));
+                    env.bind(p.name.name, Local::Value(v.clone()));
                     self.index_local(&env, &p.name.name, p.name.span);
                 }
                 ParamBind::Rt(t) => {
                     let reg = self.fb(&mut env).param(i);
                     i += 1;
-                    let _ = self.bind_param(
-                        &mut env,
-                        &p.name.name,
-                        Val::Rt { reg, ty: *t },
-                        *t,
-                        p.span,
-                    );
+                    let _ =
+                        self.bind_param(&mut env, p.name.name, Val::Rt { reg, ty: *t }, *t, p.span);
                     self.index_local(&env, &p.name.name, p.name.span);
                 }
             }
@@ -1140,7 +1143,7 @@ fn was(n: usize) -> &'static str {
 }
 
 /// Names whose address is taken (`&x`, `&x.f`, `&x[i]`) anywhere in a body.
-pub(crate) fn addr_taken_names(ast: &Ast, body: &Block) -> HashSet<String> {
+pub(crate) fn addr_taken_names(ast: &Ast, body: &Block) -> HashSet<Symbol> {
     let mut out = HashSet::new();
     let mut exprs: Vec<ExprId> = Vec::new();
     let mut blocks: Vec<&Block> = vec![body];
@@ -1164,7 +1167,7 @@ pub(crate) fn addr_taken_names(ast: &Ast, body: &Block) -> HashSet<String> {
                             root = *base
                         }
                         Some(ExprKind::Ident(n)) => {
-                            out.insert(n.clone());
+                            out.insert(*n);
                             break;
                         }
                         _ => break,

@@ -202,10 +202,10 @@ impl Sema {
         hint: Option<TypeId>,
         want_value: bool,
     ) -> R<Val> {
-        let label = block.label.as_ref().map(|l| l.name.clone());
+        let label = block.label.as_ref().map(|l| l.name);
         let exit = self.fb(env).block();
         env.loops.push(LoopCtx {
-            label: label.clone(),
+            label,
             exit,
             cont: exit,
             breaks: Some(Vec::new()),
@@ -234,7 +234,7 @@ impl Sema {
                     .iter()
                     .any(|a| a.reachable && !matches!(a.val, Val::Ct(Value::Void)))
             {
-                let name = label.unwrap_or_default();
+                let name = label.map(String::from).unwrap_or_default();
                 return Err(self.report(
                     Diagnostic::error(
                         codes::TYPE_MISMATCH,
@@ -283,7 +283,7 @@ impl Sema {
             let labels: Vec<String> = env
                 .loops
                 .iter()
-                .filter_map(|l| l.label.clone())
+                .filter_map(|l| l.label.map(String::from))
                 .filter(|n| n != super::eval::INLINE_RETURN)
                 .collect();
             if let Some(n) = label
@@ -296,7 +296,7 @@ impl Sema {
                     .loops
                     .iter()
                     .rev()
-                    .find_map(|l| l.label.clone().filter(|n| n != super::eval::INLINE_RETURN))
+                    .find_map(|l| l.label.filter(|n| n != super::eval::INLINE_RETURN))
             {
                 d = d.with_help(format!(
                     "an unlabelled `break` leaves a loop; to leave the block write `break :{b}`"

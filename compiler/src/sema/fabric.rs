@@ -296,7 +296,7 @@ fn true_field(v: &Value) -> Option<String> {
         Value::Struct(f) => f
             .iter()
             .find(|(_, v)| matches!(v, Value::Bool(true)))
-            .map(|(n, _)| n.clone()),
+            .map(|(n, _)| n.to_string()),
         _ => None,
     }
 }

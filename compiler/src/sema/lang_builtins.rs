@@ -13,6 +13,7 @@ use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{Inst, VReg};
 use crate::source::Span;
+use crate::symbol::Symbol;
 use crate::syntax::ast::ExprId;
 use csl_arch::NumTy;
 use std::rc::Rc;
@@ -45,7 +46,7 @@ impl Sema {
         }
         let bv = self.expr(env, args[0])?;
         let bspan = self.span(env, args[0]);
-        self.field_of_val(env, bv, bspan, &f, fspan, span)
+        self.field_of_val(env, bv, bspan, Symbol::intern(&f), fspan, span)
     }
 
     /// `@has_field`.
@@ -54,7 +55,7 @@ impl Sema {
         let s = self.eval_comptime(env, args[0])?;
         let f = self.str_arg_kind(env, args[1], "has_field")?;
         let names: Vec<String> = match &s {
-            Value::Struct(fields) => fields.iter().map(|(n, _)| n.clone()).collect(),
+            Value::Struct(fields) => fields.iter().map(|(n, _)| n.to_string()).collect(),
             Value::Void => Vec::new(),
             Value::Record(t, _) | Value::Type(t) if self.types.struct_def(*t).is_some() => self
                 .types
@@ -93,7 +94,7 @@ impl Sema {
                     .with_help("@concat_structs needs disjoint field names"),
                 ));
             }
-            out.push((n.clone(), v.clone()));
+            out.push((*n, v.clone()));
         }
         Ok(Val::Ct(Value::Struct(Rc::new(out))))
     }
@@ -284,7 +285,7 @@ impl Sema {
         env: &mut Env,
         e: ExprId,
         b: &str,
-    ) -> R<Rc<Vec<(String, Value)>>> {
+    ) -> R<Rc<Vec<(Symbol, Value)>>> {
         match self.eval_comptime(env, e)? {
             Value::Struct(f) => Ok(f),
             Value::Void => Ok(Rc::new(Vec::new())),
@@ -557,7 +558,7 @@ impl Sema {
                         };
                         self.json_value(v, ft, span, path)?
                     };
-                    out.push((name.trim().to_string(), val));
+                    out.push((Symbol::intern(name.trim()), val));
                 }
                 Ok(Value::Struct(Rc::new(out)))
             }
@@ -571,7 +572,7 @@ impl Sema {
                     let Some((_, ft)) = def.fields.iter().find(|(n, _)| n == name) else {
                         return Err(bad(self, &format!("the unknown field `{name}`")));
                     };
-                    fields.push((name.to_string(), self.json_value(v, *ft, span, path)?));
+                    fields.push((Symbol::intern(name), self.json_value(v, *ft, span, path)?));
                 }
                 self.anon_to_record(Rc::new(fields), t, span)
             }
@@ -605,7 +606,10 @@ impl Sema {
             serde_json::Value::Array(a) => {
                 let mut out = Vec::new();
                 for (i, x) in a.iter().enumerate() {
-                    out.push((i.to_string(), self.json_infer(x, span, path)?));
+                    out.push((
+                        super::structs::tuple_field(i),
+                        self.json_infer(x, span, path)?,
+                    ));
                 }
                 Value::Struct(Rc::new(out))
             }

@@ -5,7 +5,7 @@
 use super::builtins::Call;
 use super::eval::{Env, Val};
 use super::value::Value;
-use super::{Ctx, R, Sema};
+use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::Program;
 use crate::source::{FileId, Span};
@@ -24,7 +24,7 @@ pub struct TileCode {
     /// The PE program file.
     pub file: FileId,
     /// Its params.
-    pub params: Rc<Vec<(String, Value)>>,
+    pub params: Rc<Vec<(crate::symbol::Symbol, Value)>>,
 }
 
 /// The code of every PE, stored once per distinct (file, params): a whole wafer has
@@ -78,7 +78,7 @@ impl TileTable {
     }
 }
 
-/// Most values [`LayoutPlan::config_memo`] keeps.
+/// Most values a memo keeps (the tile-code memo, and the configuration memo per colour).
 const MEMO_SIZE: usize = 64;
 /// How deep [`same_value`] looks into the memo's values.
 const MEMO_DEPTH: u32 = 6;
@@ -115,6 +115,15 @@ fn same_value(a: &Value, b: &Value, depth: u32) -> bool {
     }
 }
 
+/// Moves memo entry `i` one place towards the front and returns it: the values a layout
+/// uses most are then found first. (Equal values always map to the same result, so the
+/// order of the entries never changes what is found.)
+fn promote<T>(memo: &mut [T], i: usize) -> &T {
+    let at = i.saturating_sub(1);
+    memo.swap(at, i);
+    &memo[at]
+}
+
 /// What the layout block produced.
 #[derive(Default)]
 pub struct LayoutPlan {
@@ -126,10 +135,10 @@ pub struct LayoutPlan {
     pub routes: Routes,
     /// Where each of `routes` was configured.
     pub route_spans: Vec<Span>,
-    /// Configurations `@set_color_config` has parsed: (colour, value, number in
+    /// Configurations `@set_color_config` has parsed, by colour: (value, number in
     /// `routes`). A layout configures a few values millions of times; one equal to a
-    /// value seen before (by [`same_value`]) is not parsed again.
-    config_memo: Vec<(u8, Value, u32)>,
+    /// value seen before for its colour (by [`same_value`]) is not parsed again.
+    config_memo: Vec<Vec<(Value, u32)>>,
     /// Which (x, y, colour) are configured: one bit each, so that finding a second
     /// configuration costs a bit test (a wafer has millions); the first one's span is
     /// looked up in `routes` only when that happens.
@@ -243,7 +252,11 @@ impl Sema {
     }
 
     /// Compiles one program class: `file` instantiated with `params`.
-    pub fn compile_class(&mut self, file: FileId, params: &[(String, Value)]) -> Option<Program> {
+    pub fn compile_class(
+        &mut self,
+        file: FileId,
+        params: &[(crate::symbol::Symbol, Value)],
+    ) -> Option<Program> {
         self.prog = Some(Program::default());
         self.bound_ids.clear();
         self.sigs.clear();
@@ -254,7 +267,10 @@ impl Sema {
         self.teardown_handlers.clear();
         let first = self.mods.len();
         self.class_first_mod = first;
-        let map: BTreeMap<String, Value> = params.iter().cloned().collect();
+        let map: BTreeMap<String, Value> = params
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect();
         let root = self.instantiate(file, map, String::new(), None);
         // Run the comptime blocks of the root and of every module it imports (eagerly
         // instantiating `const m = @import_module(...)` declarations), to a fixpoint.
@@ -473,9 +489,9 @@ impl Sema {
             .tiles
             .memo
             .iter()
-            .find(|(f, v, _)| *f == file && same_value(v, &value, MEMO_DEPTH))
-            .map(|m| m.2);
-        if let Some(id) = seen {
+            .position(|(f, v, _)| *f == file && same_value(v, &value, MEMO_DEPTH));
+        if let Some(i) = seen {
+            let id = promote(&mut plan.tiles.memo, i).2;
             plan.tiles.place((x, y, w, h), id, span);
             return Ok(());
         }
@@ -544,19 +560,23 @@ impl Sema {
             ));
         }
         let cfg = self.eval_comptime(env, args[3])?;
-        let memo = plan
-            .config_memo
+        if plan.config_memo.len() <= usize::from(c) {
+            plan.config_memo.resize_with(usize::from(c) + 1, Vec::new);
+        }
+        let memo = plan.config_memo.get_mut(usize::from(c)).ok_or(Reported)?;
+        let config = match memo
             .iter()
-            .find(|(mc, mv, _)| *mc == c && same_value(mv, &cfg, MEMO_DEPTH))
-            .map(|m| m.2);
-        let config = match memo {
-            Some(i) => i,
+            .position(|(mv, _)| same_value(mv, &cfg, MEMO_DEPTH))
+        {
+            Some(i) => promote(memo, i).1,
             None => {
                 let cspan = self.span(env, args[3]);
                 let config = self.color_config(0, 0, c, &cfg, cspan)?;
                 let i = plan.routes.intern(&config);
-                if plan.config_memo.len() < MEMO_SIZE {
-                    plan.config_memo.push((c, cfg, i));
+                if let Some(memo) = plan.config_memo.get_mut(usize::from(c))
+                    && memo.len() < MEMO_SIZE
+                {
+                    memo.push((cfg, i));
                 }
                 i
             }

@@ -35,6 +35,7 @@ pub mod value;
 use crate::diag::{Diagnostic, codes};
 use crate::ir::Program;
 use crate::source::{FileId, SourceMap, Span};
+use crate::symbol::{Symbol, SymbolMap};
 use crate::syntax::ast::{Ast, DeclKind};
 use cranelift_entity::PrimaryMap;
 use csl_arch::Arch;
@@ -102,7 +103,8 @@ pub struct Sema {
     asts: HashMap<FileId, Rc<Ast>>,
     /// Files already resolved, by (importing file, name as written): a layout names the
     /// same file once per tile, and resolving it touches the file system.
-    resolved: HashMap<(FileId, String), FileId>,
+    /// (Keyed by importing file, then name, so that a lookup allocates nothing.)
+    resolved: HashMap<FileId, HashMap<String, FileId>>,
     /// Files whose declarations were checked for duplicates.
     checked_files: HashSet<FileId>,
     /// Interned types.
@@ -271,19 +273,27 @@ impl Sema {
     /// Stops runaway nesting (recursive comptime calls, generic instances that make new
     /// instances, recursive inline functions, deeply nested expressions) before the
     /// compiler's own stack runs out.
+    #[inline]
     pub fn stack_guard(&mut self, span: Span, what: &str) -> R<()> {
         let marker = 0u8;
         let here = std::ptr::addr_of!(marker) as usize;
         let base = *self.stack_base.get_or_insert(here);
         if base.abs_diff(here) > self.opts.stack_budget {
-            let mib = self.opts.stack_budget >> 20;
-            return Err(self.report(
-                Diagnostic::error(codes::TOO_DEEP, format!("{what} nest too deeply"), span, "while analysing this")
-                    .with_note(format!("each nested call or expression is analysed inside the previous one, and analysis used its whole stack ({mib} MiB); this looks like unbounded recursion"))
-                    .with_help("make sure the recursion stops for the arguments given; `cslc --max-nesting-depth N` with a larger N also gives analysis a larger stack"),
-            ));
+            return Err(self.stack_exhausted(span, what));
         }
         Ok(())
+    }
+
+    /// The diagnostic of [`Sema::stack_guard`] (out of line: it runs once per compile).
+    #[cold]
+    #[inline(never)]
+    fn stack_exhausted(&mut self, span: Span, what: &str) -> Reported {
+        let mib = self.opts.stack_budget >> 20;
+        self.report(
+            Diagnostic::error(codes::TOO_DEEP, format!("{what} nest too deeply"), span, "while analysing this")
+                .with_note(format!("each nested call or expression is analysed inside the previous one, and analysis used its whole stack ({mib} MiB); this looks like unbounded recursion"))
+                .with_help("make sure the recursion stops for the arguments given; `cslc --max-nesting-depth N` with a larger N also gives analysis a larger stack"),
+        )
     }
 
     /// Reports a `comptime_int` result larger than the `limit` bits the compiler computes.
@@ -318,12 +328,23 @@ impl Sema {
     }
 
     /// Consumes one unit of comptime fuel.
+    #[inline]
     pub fn burn(&mut self, span: Span) -> R<()> {
         if self.fuel == 0 {
-            if !self.fuel_reported {
-                self.fuel_reported = true;
-                let budget = self.opts.fuel;
-                return Err(self.report(
+            return Err(self.out_of_fuel(span));
+        }
+        self.fuel -= 1;
+        Ok(())
+    }
+
+    /// The end of [`Sema::burn`]'s fuel: reported once (out of line, as it is rare).
+    #[cold]
+    #[inline(never)]
+    fn out_of_fuel(&mut self, span: Span) -> Reported {
+        if !self.fuel_reported {
+            self.fuel_reported = true;
+            let budget = self.opts.fuel;
+            return self.report(
                     Diagnostic::error(
                         codes::COMPTIME_FUEL,
                         "comptime evaluation did not finish",
@@ -334,12 +355,9 @@ impl Sema {
                         "the comptime fuel limit is {budget} steps (statements and loop iterations), and this program used them all"
                     ))
                     .with_help("check the loop condition; if the loop does terminate, raise the limit with `cslc --comptime-fuel N`"),
-                ));
-            }
-            return Err(Reported);
+                );
         }
-        self.fuel -= 1;
-        Ok(())
+        Reported
     }
 
     /// Parses a file (once) and returns its AST.
@@ -364,15 +382,17 @@ impl Sema {
     /// Loads a file named relative to the file `from` (see [`Sema::load_module_file`]);
     /// `what` names it in the error message.
     pub fn load_file(&mut self, spec: &str, from: FileId, span: Span, what: &str) -> R<FileId> {
-        let key = (from, spec.to_string());
-        if let Some(&id) = self.resolved.get(&key) {
+        if let Some(&id) = self.resolved.get(&from).and_then(|m| m.get(spec)) {
             self.index_file(span, id);
             return Ok(id);
         }
         let id = self.resolve_file(spec, from, span, what);
         if let Ok(id) = id {
             self.index_file(span, id);
-            self.resolved.insert(key, id);
+            self.resolved
+                .entry(from)
+                .or_default()
+                .insert(spec.to_string(), id);
         }
         id
     }
@@ -462,7 +482,7 @@ impl Sema {
     ) -> ModId {
         let param_key = self.param_key(&params);
         let ast = self.ast_of(file);
-        let mut names = HashMap::new();
+        let mut names = SymbolMap::default();
         let check = self.checked_files.insert(file);
         for (i, d) in ast.decls.iter().enumerate() {
             let name = match &d.kind {
@@ -485,14 +505,14 @@ impl Sema {
                 }
                 continue;
             }
-            names.insert(name.name.clone(), i as u32);
+            names.insert(name.name, i as u32);
         }
         self.mods.push(ModInst {
             file,
             ast,
             params,
             names,
-            consts: HashMap::new(),
+            consts: HashMap::default(),
             globals: HashMap::new(),
             funcs: HashMap::new(),
             mono: HashMap::new(),
@@ -575,16 +595,20 @@ impl Sema {
     }
 
     /// Looks up a top-level name of a module.
-    pub fn lookup_decl(&self, module: ModId, name: &str) -> Option<DeclRef> {
+    pub fn lookup_decl(&self, module: ModId, name: Symbol) -> Option<DeclRef> {
         self.mods[module]
             .names
-            .get(name)
+            .get(&name)
             .map(|&index| DeclRef { module, index })
     }
 
     /// All top-level names of a module (for "did you mean").
     pub fn decl_names(&self, module: ModId) -> Vec<String> {
-        self.mods[module].names.keys().cloned().collect()
+        self.mods[module]
+            .names
+            .keys()
+            .map(|n| n.to_string())
+            .collect()
     }
 
     /// The value of a `const` or `param` declaration, evaluated once.
@@ -618,7 +642,7 @@ impl Sema {
                 .decls
                 .get(d.index as usize)
                 .and_then(|x| match &x.kind {
-                    DeclKind::Var(v) => Some(v.name.name.clone()),
+                    DeclKind::Var(v) => Some(v.name.name),
                     _ => None,
                 })
         {
@@ -650,7 +674,7 @@ impl Sema {
                     Some(t) => Some(self.eval_type(&mut env, *t)?),
                     None => None,
                 };
-                let bound = self.mods[d.module].params.get(&name.name).cloned();
+                let bound = self.mods[d.module].params.get(name.name.as_str()).cloned();
                 let v = match (bound, default) {
                     (Some(v), _) => v,
                     (None, Some(e)) => self.eval_comptime(&mut env, *e)?,

@@ -43,9 +43,9 @@ pub struct ModInst {
     /// Param values bound by the importer (or the layout, or `--params`).
     pub params: BTreeMap<String, Value>,
     /// Top-level names to declaration indices.
-    pub names: HashMap<String, u32>,
+    pub names: crate::symbol::SymbolMap<u32>,
     /// Cached constant and param values.
-    pub consts: HashMap<u32, ConstState>,
+    pub consts: HashMap<u32, ConstState, std::hash::BuildHasherDefault<crate::symbol::WordHasher>>,
     /// Globals created for `var` declarations.
     pub globals: HashMap<u32, GlobalId>,
     /// Runtime functions lowered from `fn` / `task` declarations.

@@ -9,6 +9,7 @@ use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{Inst, Term};
 use crate::source::Span;
+use crate::symbol::Symbol;
 use crate::syntax::ast::{
     AssignOp, Block, ExprId, ExprKind, Ident, Mutability, Stmt, StmtKind, VarDecl,
 };
@@ -20,9 +21,9 @@ pub enum Flow {
     /// Fell through.
     Normal,
     /// `break [:label] [value]`.
-    Break(Option<String>, Option<Value>),
+    Break(Option<Symbol>, Option<Value>),
     /// `continue [:label]`.
-    Continue(Option<String>),
+    Continue(Option<Symbol>),
     /// `return [value]`.
     Return(Option<Value>),
 }
@@ -60,7 +61,7 @@ impl Sema {
         }
         env.scopes.push(Vec::new());
         if let Some(l) = &block.label {
-            env.ct_labels.push(l.name.clone());
+            env.ct_labels.push(l.name);
         }
         let mut result = Ok(Flow::Normal);
         for s in &block.stmts {
@@ -165,7 +166,7 @@ impl Sema {
                 self.break_stmt(env, label.as_ref(), *value, s.span)
             }
             StmtKind::Continue { label } => {
-                let name = label.as_ref().map(|l| l.name.clone());
+                let name = label.as_ref().map(|l| l.name);
                 if env.comptime {
                     if env.ct_loops.is_empty() {
                         return Err(self.err(
@@ -219,7 +220,7 @@ impl Sema {
                 .last()
                 .is_some_and(|s| s.iter().any(|(n, _)| *n == v.name.name))
         {
-            env.bind(&v.name.name, Local::Poison);
+            env.bind(v.name.name, Local::Poison);
         }
         r
     }
@@ -257,7 +258,7 @@ impl Sema {
             } else {
                 Local::CtVar(val)
             };
-            env.bind(&v.name.name, local);
+            env.bind(v.name.name, local);
             return Ok(());
         }
         let init = match v.init {
@@ -292,7 +293,7 @@ impl Sema {
             if let Value::Type(t) = c {
                 self.types.name_type(*t, &v.name.name);
             }
-            env.bind(&v.name.name, Local::Value(c.clone()));
+            env.bind(v.name.name, Local::Value(c.clone()));
             return Ok(());
         }
         let mutable = v.mutability != Mutability::Const;
@@ -309,7 +310,7 @@ impl Sema {
                 }
                 None => self.fb(env).emit(Inst::Imm { dst: reg, imm: 0 }),
             }
-            env.bind(&v.name.name, Local::Reg { reg, ty, mutable });
+            env.bind(v.name.name, Local::Reg { reg, ty, mutable });
             return Ok(());
         }
         // A descriptor just built by a DSD builtin: the declaration takes its slot over.
@@ -318,7 +319,7 @@ impl Sema {
             && let Some(Some(off)) = self.fb(env).fresh.get(reg).copied()
         {
             self.fb(env).fresh.remove(reg);
-            env.bind(&v.name.name, Local::Frame { off, ty, mutable });
+            env.bind(v.name.name, Local::Frame { off, ty, mutable });
             return Ok(());
         }
         // Aggregates, descriptors and address-taken scalars live in the frame.
@@ -347,7 +348,7 @@ impl Sema {
             }
             None => {}
         }
-        env.bind(&v.name.name, Local::Frame { off, ty, mutable });
+        env.bind(v.name.name, Local::Frame { off, ty, mutable });
         Ok(())
     }
 
@@ -431,7 +432,7 @@ impl Sema {
         body: &Block,
     ) {
         env.loops.push(LoopCtx {
-            label: label.map(|l| l.name.clone()),
+            label: label.map(|l| l.name),
             exit,
             cont,
             breaks: None,
@@ -445,8 +446,7 @@ impl Sema {
     /// Handles a comptime loop body's flow; returns `Some(flow)` when the loop must stop
     /// and propagate `flow` (or stop normally with `Flow::Normal`).
     fn loop_flow(label: Option<&Ident>, flow: Flow) -> (bool, Option<Flow>) {
-        let mine =
-            |l: &Option<String>| l.is_none() || l.as_deref() == label.map(|x| x.name.as_str());
+        let mine = |l: &Option<Symbol>| l.is_none() || *l == label.map(|x| x.name);
         match flow {
             Flow::Normal => (false, None),
             Flow::Continue(l) if mine(&l) => (false, None),
@@ -464,7 +464,7 @@ impl Sema {
         body: &Block,
     ) -> R<Flow> {
         if env.comptime {
-            env.ct_loops.push(label.map(|l| l.name.clone()));
+            env.ct_loops.push(label.map(|l| l.name));
             let r = (|| {
                 loop {
                     self.burn(body.span)?;
@@ -624,15 +624,15 @@ impl Sema {
             index,
             body,
         } = f;
-        env.ct_loops.push(label.map(|l| l.name.clone()));
+        env.ct_loops.push(label.map(|l| l.name));
         let result = (|| {
             for (i, item) in items.enumerate() {
                 self.burn(body.span)?;
                 env.scopes.push(Vec::new());
-                env.bind(&capture.name, Local::Value(item));
+                env.bind(capture.name, Local::Value(item));
                 if let Some(ix) = index {
                     env.bind(
-                        &ix.name,
+                        ix.name,
                         Local::Value(Value::Int(i as i128, self.types.common.comptime_int)),
                     );
                 }
@@ -731,10 +731,10 @@ impl Sema {
         env.scopes.push(Vec::new());
         // The capture is a copy, so the body cannot disturb the counter.
         let cap = self.fb(env).copy(counter);
-        env.bind(&capture.name, Local::value(cap, elem));
+        env.bind(capture.name, Local::value(cap, elem));
         if let (Some(ix), Some(ident)) = (idx, index) {
             let u16t = self.types.common.u16;
-            env.bind(&ident.name, Local::value(ix, u16t));
+            env.bind(ident.name, Local::value(ix, u16t));
         }
         self.loop_body(env, label, exit, cont_b, body);
         env.scopes.pop();
@@ -794,16 +794,16 @@ impl Sema {
         for (item, i) in vals {
             let cont = self.fb(env).block();
             env.loops.push(LoopCtx {
-                label: label.map(|l| l.name.clone()),
+                label: label.map(|l| l.name),
                 exit,
                 cont,
                 breaks: None,
                 hint: None,
             });
             env.scopes.push(Vec::new());
-            env.bind(&capture.name, Local::Value(item));
+            env.bind(capture.name, Local::Value(item));
             if let Some(ix) = index {
-                env.bind(&ix.name, Local::Value(i));
+                env.bind(ix.name, Local::Value(i));
             }
             let _ = self.exec_block(env, body);
             env.scopes.pop();
@@ -860,10 +860,10 @@ impl Sema {
         let Val::Rt { reg: cap, .. } = cap else {
             return Err(Reported);
         };
-        env.bind(&capture.name, Local::value(cap, elem));
+        env.bind(capture.name, Local::value(cap, elem));
         if let Some(ident) = index {
             let ix = self.fb(env).copy(counter);
-            env.bind(&ident.name, Local::value(ix, u16t));
+            env.bind(ident.name, Local::value(ix, u16t));
         }
         self.loop_body(env, label, exit, cont_b, body);
         env.scopes.pop();
@@ -911,7 +911,7 @@ impl Sema {
         value: Option<ExprId>,
         span: Span,
     ) -> R<Flow> {
-        let name = label.map(|l| l.name.clone());
+        let name = label.map(|l| l.name);
         if env.comptime {
             let known = match &name {
                 None => !env.ct_loops.is_empty(),
@@ -1048,9 +1048,9 @@ impl Sema {
             return Ok(Val::Ct(Value::Void));
         }
         env.scopes.push(Vec::new());
-        let label = block.label.as_ref().map(|l| l.name.clone());
-        if let Some(l) = &label {
-            env.ct_labels.push(l.clone());
+        let label = block.label.as_ref().map(|l| l.name);
+        if let Some(l) = label {
+            env.ct_labels.push(l);
         }
         let mut out = Ok(Val::Ct(Value::Void));
         for s in &block.stmts {

@@ -21,6 +21,7 @@ use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{GlobalId, Inst, VReg};
 use crate::source::Span;
+use crate::symbol::Symbol;
 use crate::syntax::ast::{EnumMember, ExprId, Ident, InitList, StructField};
 use cranelift_entity::EntityRef;
 use std::collections::BTreeSet;
@@ -56,7 +57,7 @@ impl Sema {
                 }
                 None => None,
             };
-            fs.push((f.name.name.clone(), t));
+            fs.push((f.name.name.to_string(), t));
             spans.push(f.name.span);
             defaults.push(d);
         }
@@ -172,7 +173,7 @@ impl Sema {
                     next
                 }
             };
-            out.push((m.name.name.clone(), v));
+            out.push((m.name.name, v));
         }
         let _ = span;
         let file = self.mods[env.module].file;
@@ -184,6 +185,7 @@ impl Sema {
             tag_ty.index(),
             shape.join(",")
         );
+        let out = out.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
         Ok(self.types.enum_type(key, tag_ty, out))
     }
 
@@ -229,7 +231,7 @@ impl Sema {
                 .struct_def(ty)
                 .map(|d| d.fields.iter().map(|(n, _)| n.clone()).collect())
                 .unwrap_or_default(),
-            Type::AnonStruct(fs) => fs.iter().map(|(n, _)| n.clone()).collect(),
+            Type::AnonStruct(fs) => fs.iter().map(|(n, _)| n.to_string()).collect(),
             _ => Vec::new(),
         }
     }
@@ -260,7 +262,7 @@ impl Sema {
         }
         let bv = self.expr(env, base)?;
         let bspan = self.span(env, base);
-        self.field_of_val(env, bv, bspan, &name.name, name.span, span)
+        self.field_of_val(env, bv, bspan, name.name, name.span, span)
     }
 
     /// A field of an analysed value (a module, a struct value, an enum type, or a runtime
@@ -270,23 +272,25 @@ impl Sema {
         env: &mut Env,
         bv: Val,
         bspan: Span,
-        name: &str,
+        sym: Symbol,
         nspan: Span,
         span: Span,
     ) -> R<Val> {
+        let name = sym.as_str();
         match bv {
             Val::Ct(Value::Module(m)) => {
-                let Some(d) = self.lookup_decl(m, name) else {
+                let Some(d) = self.lookup_decl(m, sym) else {
                     return Err(self.unknown_member_of_module(m, name, nspan));
                 };
                 let v = self.decl_val(env, d, span)?;
                 self.index_decl(nspan, d, &v);
                 Ok(v)
             }
-            Val::Ct(Value::Struct(fields)) => match fields.iter().find(|(n, _)| n == name) {
+            Val::Ct(Value::Struct(fields)) => match fields.iter().find(|(n, _)| *n == sym) {
                 Some((_, v)) => Ok(Val::Ct(v.clone())),
                 None => {
-                    let mut names: Vec<String> = fields.iter().map(|(n, _)| n.clone()).collect();
+                    let mut names: Vec<String> =
+                        fields.iter().map(|(n, _)| n.to_string()).collect();
                     names.sort();
                     Err(self.unknown_field("struct", &names, name, nspan))
                 }
@@ -504,20 +508,24 @@ impl Sema {
     /// `.{ ... }` without a known type: a comptime anonymous struct or tuple.
     pub(crate) fn anon_init(&mut self, env: &mut Env, list: &InitList, _span: Span) -> R<Val> {
         let mut fields = Vec::new();
-        let items: Vec<(String, Option<Span>, ExprId)> = match list {
-            InitList::Fields(fs) => fs
-                .iter()
-                .map(|f| (f.name.name.clone(), Some(f.name.span), f.value))
-                .collect(),
-            InitList::Elems(es) => es
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (i.to_string(), None, *e))
-                .collect(),
+        let n = match list {
+            InitList::Fields(fs) => fs.len(),
+            InitList::Elems(es) => es.len(),
         };
-        for (name, nspan, e) in items {
+        fields.reserve_exact(n);
+        for i in 0..n {
+            let (name, nspan, e) = match list {
+                InitList::Fields(fs) => match fs.get(i) {
+                    Some(f) => (f.name.name, Some(f.name.span), f.value),
+                    None => break,
+                },
+                InitList::Elems(es) => match es.get(i) {
+                    Some(e) => (tuple_field(i), None, *e),
+                    None => break,
+                },
+            };
             if let Some(ns) = nspan
-                && fields.iter().any(|(n, _): &(String, Value)| *n == name)
+                && fields.iter().any(|(n, _): &(Symbol, Value)| *n == name)
             {
                 return Err(self.err(
                     codes::DUPLICATE_DECL,
@@ -758,7 +766,7 @@ impl Sema {
     /// Coerces an anonymous struct value to the named struct type `ty` (comptime).
     pub(crate) fn anon_to_record(
         &mut self,
-        fields: Rc<Vec<(String, Value)>>,
+        fields: Rc<Vec<(Symbol, Value)>>,
         ty: TypeId,
         span: Span,
     ) -> R<Value> {
@@ -838,4 +846,19 @@ impl Sema {
         });
         Ok(dst)
     }
+}
+
+/// The name of field `i` of a tuple (`0`, `1`, ...), interned once per index.
+pub(crate) fn tuple_field(i: usize) -> Symbol {
+    thread_local! {
+        static NAMES: std::cell::RefCell<Vec<Symbol>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        while names.len() <= i {
+            let n = names.len();
+            names.push(Symbol::intern(&n.to_string()));
+        }
+        names[i]
+    })
 }

@@ -11,6 +11,7 @@ use super::{R, Reported, Sema, did_you_mean};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::Inst;
 use crate::source::Span;
+use crate::symbol::Symbol;
 use crate::syntax::ast::{ExprId, ExprKind};
 use csl_arch::image::TaskKind;
 use std::rc::Rc;
@@ -196,7 +197,7 @@ impl Sema {
                 if env.scopes.iter().flatten().any(|(m, _)| m == n) {
                     None
                 } else {
-                    match self.lookup_decl(env.module, n) {
+                    match self.lookup_decl(env.module, *n) {
                         Some(d) => Some(d),
                         None => {
                             let sp = ast.exprs[e].span;
@@ -206,7 +207,7 @@ impl Sema {
                 }
             }
             ExprKind::Field { base, name } => match self.expr(env, *base)? {
-                Val::Ct(Value::Module(m)) => self.lookup_decl(m, &name.name),
+                Val::Ct(Value::Module(m)) => self.lookup_decl(m, name.name),
                 _ => None,
             },
             _ => None,
@@ -225,8 +226,8 @@ impl Sema {
         };
         let ast = self.mods[d.module].ast.clone();
         let decl_name = match ast.decls.get(d.index as usize).map(|x| &x.kind) {
-            Some(crate::syntax::ast::DeclKind::Var(v)) => v.name.name.clone(),
-            Some(crate::syntax::ast::DeclKind::Fn(f)) => f.name.name.clone(),
+            Some(crate::syntax::ast::DeclKind::Var(v)) => v.name.name,
+            Some(crate::syntax::ast::DeclKind::Fn(f)) => f.name.name,
             _ => {
                 return Err(self.err(
                     codes::BAD_EXPORT,
@@ -237,7 +238,7 @@ impl Sema {
             }
         };
         let name = match args.get(1) {
-            Some(n) => self.str_arg(env, *n)?.to_string(),
+            Some(n) => Symbol::intern(&self.str_arg(env, *n)?),
             None => decl_name,
         };
         let Some(exp) = self.export_names.iter().find(|e| e.name == name).cloned() else {
@@ -298,7 +299,10 @@ impl Sema {
             }
         };
         if let Some(p) = self.prog.as_mut() {
-            p.symbols.push(crate::ir::ExportedSymbol { name, target });
+            p.symbols.push(crate::ir::ExportedSymbol {
+                name: name.to_string(),
+                target,
+            });
         }
         Ok(Val::Ct(Value::Void))
     }

@@ -24,6 +24,7 @@ use super::value::Value;
 use super::{R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::source::Span;
+use crate::symbol::Symbol;
 use crate::syntax::ast::{ExprId, ExprKind, Ident};
 use std::rc::Rc;
 
@@ -239,7 +240,7 @@ impl Sema {
             Value::Struct(Rc::new(
                 vals.into_iter()
                     .enumerate()
-                    .map(|(i, v)| (i.to_string(), v))
+                    .map(|(i, v)| (super::structs::tuple_field(i), v))
                     .collect(),
             ))
         };
@@ -249,14 +250,14 @@ impl Sema {
             ty: ptr.2,
         };
         Ok(Value::Struct(Rc::new(vec![
-            ("base_address".to_string(), base_address),
-            ("offset".to_string(), Value::Int(flat_c, i16t)),
+            (Symbol::intern("base_address"), base_address),
+            (Symbol::intern("offset"), Value::Int(flat_c, i16t)),
             (
-                "extent".to_string(),
+                Symbol::intern("extent"),
                 tuple(ext.iter().map(|e| Value::Int(*e, u16t)).collect()),
             ),
             (
-                "stride".to_string(),
+                Symbol::intern("stride"),
                 tuple(strides.into_iter().map(|s| Value::Int(s, i16t)).collect()),
             ),
         ])))
@@ -338,7 +339,7 @@ impl Sema {
         let ci = self.types.common.comptime_int;
         env.scopes.push(Vec::new());
         for (v, p) in vars.iter().zip(point) {
-            env.bind(&v.name, Local::Value(Value::Int(*p, ci)));
+            env.bind(v.name, Local::Value(Value::Int(*p, ci)));
         }
         let r = self.eval_int(env, ix);
         env.scopes.pop();

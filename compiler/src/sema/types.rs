@@ -88,7 +88,7 @@ pub enum Type {
         ret: TypeId,
     },
     /// The type of an anonymous struct literal: field names and types in order.
-    AnonStruct(Vec<(String, TypeId)>),
+    AnonStruct(Vec<(crate::symbol::Symbol, TypeId)>),
     /// The type of `@import_module`.
     Module,
     /// The type of `@range(T, ...)`.

@@ -38,7 +38,7 @@ pub enum Value {
     /// A type.
     Type(TypeId),
     /// An anonymous struct or tuple (tuples have fields `0`, `1`, ...).
-    Struct(Rc<Vec<(String, Value)>>),
+    Struct(Rc<Vec<(crate::symbol::Symbol, Value)>>),
     /// An array: the array type and its elements, flattened row-major.
     Array(TypeId, Rc<Vec<Value>>),
     /// An imported module instance.
@@ -134,10 +134,7 @@ impl Value {
             Value::Type(_) => c.type_,
             Value::Struct(fields) => {
                 let fields = fields.clone();
-                let ft = fields
-                    .iter()
-                    .map(|(n, v)| (n.clone(), v.ty(types)))
-                    .collect();
+                let ft = fields.iter().map(|(n, v)| (*n, v.ty(types))).collect();
                 types.intern(Type::AnonStruct(ft))
             }
             Value::Array(t, _) => *t,

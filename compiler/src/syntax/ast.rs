@@ -7,6 +7,7 @@
 //! [`ExprKind::Error`] nodes and [`DeclKind::Error`] / [`StmtKind::Error`] items.
 
 use crate::source::Span;
+use crate::symbol::Symbol;
 use cranelift_entity::{PrimaryMap, entity_impl};
 
 /// An expression node.
@@ -26,8 +27,8 @@ pub struct Ast {
 /// A name with its span.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ident {
-    /// The text.
-    pub name: String,
+    /// The text (interned: comparing and copying it is cheap).
+    pub name: Symbol,
     /// Where it is written.
     pub span: Span,
 }
@@ -415,7 +416,7 @@ pub enum ExprKind {
     /// `true` / `false`.
     Bool(bool),
     /// A name.
-    Ident(String),
+    Ident(Symbol),
     /// `@name(args)`.
     Builtin {
         /// Name without the `@`.

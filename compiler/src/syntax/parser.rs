@@ -15,6 +15,7 @@ use super::lexer::{Spanned, tokenize};
 use super::token::{CHAR_LITERAL, LexError, LexErrorKind, Token};
 use crate::diag::{Diagnostic, codes};
 use crate::source::{FileId, Span};
+use crate::symbol::Symbol;
 use lalrpop_util::{ErrorRecovery, ParseError};
 
 crate::lexing::generated_parser!(csl, "/csl.rs");
@@ -47,7 +48,7 @@ pub(crate) fn sp(file: FileId, start: usize, end: usize) -> Span {
 /// An identifier with its span.
 pub(crate) fn ident(file: FileId, start: usize, name: &str, end: usize) -> Ident {
     Ident {
-        name: name.to_string(),
+        name: Symbol::intern(name),
         span: sp(file, start, end),
     }
 }

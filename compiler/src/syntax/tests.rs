@@ -31,7 +31,7 @@ impl Printer<'_> {
             ExprKind::Float(v) => format!("{v:?}"),
             ExprKind::Str(s) => format!("{s:?}"),
             ExprKind::Bool(b) => b.to_string(),
-            ExprKind::Ident(n) => n.clone(),
+            ExprKind::Ident(n) => n.to_string(),
             ExprKind::Builtin { name, args } => format!("(@{} {})", name.name, list(args)),
             ExprKind::Unary { op, operand } => format!("({op:?} {})", self.e(*operand)),
             ExprKind::Binary { op, lhs, rhs } => {
@@ -116,7 +116,7 @@ impl Printer<'_> {
                     .iter()
                     .map(|m| match m.value {
                         Some(v) => format!("({} {})", m.name.name, self.e(v)),
-                        None => m.name.name.clone(),
+                        None => m.name.name.to_string(),
                     })
                     .collect();
                 format!(

@@ -444,7 +444,7 @@ impl Sema {
         if env.scopes.iter().flatten().any(|(n, _)| n == name) {
             return None;
         }
-        let d = self.lookup_decl(env.module, name)?;
+        let d = self.lookup_decl(env.module, *name)?;
         let ast = self.mods[d.module].ast.clone();
         let Some(crate::syntax::ast::DeclKind::Var(v)) =
             ast.decls.get(d.index as usize).map(|x| &x.kind)

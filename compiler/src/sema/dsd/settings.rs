@@ -75,7 +75,7 @@ impl Sema {
                 fields
                     .iter()
                     .map(|f| Setting {
-                        name: f.name.name.clone(),
+                        name: f.name.name.to_string(),
                         name_span: f.name.span,
                         val: SettingVal::Expr(f.value),
                     })
@@ -87,7 +87,7 @@ impl Sema {
             Value::Struct(fs) => Ok(Some(
                 fs.iter()
                     .map(|(n, v)| Setting {
-                        name: n.clone(),
+                        name: n.to_string(),
                         name_span: span,
                         val: SettingVal::Ct(v.clone(), span),
                     })

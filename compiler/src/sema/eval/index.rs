@@ -215,9 +215,9 @@ impl Sema {
         // a comptime variable.
         let ast = env.ast.clone();
         let is_ct_base = match &ast.exprs[base].kind {
-            ExprKind::Ident(n) => match env.find(n) {
+            ExprKind::Ident(n) => match env.find(*n) {
                 Some((si, li)) => matches!(env.scopes[si][li].1, Local::Value(_) | Local::CtVar(_)),
-                None => self.lookup_decl(env.module, n).is_some_and(|d| {
+                None => self.lookup_decl(env.module, *n).is_some_and(|d| {
                     let a = self.mods[d.module].ast.clone();
                     matches!(
                         a.decls.get(d.index as usize).map(|x| &x.kind),

@@ -27,6 +27,7 @@ use super::{Ctx, R, Reported, Sema};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{Inst, VReg};
 use crate::source::Span;
+use crate::symbol::Symbol;
 use crate::syntax::ast::{Ast, BinaryOp, DeclKind, ExprId, ExprKind, UnaryOp};
 use csl_arch::isa::{BinOp, CmpOp, NumTy, UnOp, Width};
 use std::collections::HashSet;
@@ -68,7 +69,7 @@ pub enum Local {
 /// A runtime loop's (or labelled block's) jump targets.
 pub struct LoopCtx {
     /// Label, if any.
-    pub label: Option<String>,
+    pub label: Option<Symbol>,
     /// Where `break` goes.
     pub exit: crate::ir::BlockId,
     /// Where `continue` goes.
@@ -108,7 +109,7 @@ pub struct Env {
     /// Whether evaluation is at comptime (no runtime code may be produced).
     pub comptime: bool,
     /// Block scopes, innermost last.
-    pub scopes: Vec<Vec<(String, Local)>>,
+    pub scopes: Vec<Vec<(Symbol, Local)>>,
     /// The function being lowered (runtime environments only).
     pub fb: Option<FnBuilder>,
     /// Enclosing runtime loops.
@@ -116,12 +117,12 @@ pub struct Env {
     /// The return type of the current function.
     pub ret_ty: Option<TypeId>,
     /// Labels of enclosing comptime loops (None = unlabelled), for `break` checks.
-    pub ct_loops: Vec<Option<String>>,
+    pub ct_loops: Vec<Option<Symbol>>,
     /// Labels of enclosing labelled blocks.
-    pub ct_labels: Vec<String>,
+    pub ct_labels: Vec<Symbol>,
     /// Names of locals whose address is taken somewhere in the body (they live in the
     /// frame instead of a register).
-    pub addr_taken: Rc<HashSet<String>>,
+    pub addr_taken: Rc<HashSet<Symbol>>,
     /// Whether this is an inlined call's body (`return` breaks to [`INLINE_RETURN`]).
     pub inline_ret: bool,
     /// How deeply the expression or statement being analysed is nested in this body
@@ -159,15 +160,15 @@ impl Env {
     }
 
     /// Binds a name in the innermost scope.
-    pub fn bind(&mut self, name: &str, l: Local) {
+    pub fn bind(&mut self, name: Symbol, l: Local) {
         if let Some(s) = self.scopes.last_mut() {
-            s.push((name.to_string(), l));
+            s.push((name, l));
         }
     }
 
-    fn find(&self, name: &str) -> Option<(usize, usize)> {
+    fn find(&self, name: Symbol) -> Option<(usize, usize)> {
         for (si, s) in self.scopes.iter().enumerate().rev() {
-            if let Some(li) = s.iter().rposition(|(n, _)| n == name) {
+            if let Some(li) = s.iter().rposition(|(n, _)| *n == name) {
                 return Some((si, li));
             }
         }
@@ -179,7 +180,7 @@ impl Env {
         self.scopes
             .iter()
             .flatten()
-            .map(|(n, _)| n.clone())
+            .map(|(n, _)| n.to_string())
             .collect()
     }
 }
@@ -356,14 +357,15 @@ impl Sema {
         let span = node.span;
         let c = &self.types.common;
         match &node.kind {
-            ExprKind::Int(v) => Ok(Val::Ct(Value::comptime_int(
-                num_bigint::BigInt::from(*v),
-                c.comptime_int,
-            ))),
+            // Literals that fit in `i128` (all but the largest) need no big integer.
+            ExprKind::Int(v) => Ok(Val::Ct(match i128::try_from(*v) {
+                Ok(i) => Value::Int(i, c.comptime_int),
+                Err(_) => Value::comptime_int(num_bigint::BigInt::from(*v), c.comptime_int),
+            })),
             ExprKind::Float(v) => Ok(Val::Ct(Value::Float(*v, c.comptime_float))),
             ExprKind::Str(s) => Ok(Val::Ct(Value::Str(Rc::from(s.as_str())))),
             ExprKind::Bool(b) => Ok(Val::Ct(Value::Bool(*b))),
-            ExprKind::Ident(name) => self.ident(env, name, span),
+            ExprKind::Ident(name) => self.ident(env, *name, span),
             ExprKind::Builtin { name, args } => self.builtin(env, name, args, span),
             ExprKind::Unary { op, operand } => self.unary(env, *op, *operand, span),
             ExprKind::Binary { op, lhs, rhs } => self.binary(env, *op, *lhs, *rhs, span),
@@ -505,7 +507,7 @@ impl Sema {
 
     // ----- names -------------------------------------------------------------------------
 
-    fn ident(&mut self, env: &mut Env, name: &str, span: Span) -> R<Val> {
+    fn ident(&mut self, env: &mut Env, name: Symbol, span: Span) -> R<Val> {
         if self.index.is_none() {
             return self.ident_val(env, name, span);
         }
@@ -522,7 +524,7 @@ impl Sema {
         r
     }
 
-    fn ident_val(&mut self, env: &mut Env, name: &str, span: Span) -> R<Val> {
+    fn ident_val(&mut self, env: &mut Env, name: Symbol, span: Span) -> R<Val> {
         if let Some((si, li)) = env.find(name) {
             return match &env.scopes[si][li].1 {
                 Local::Value(v) | Local::CtVar(v) => Ok(Val::Ct(v.clone())),
@@ -542,10 +544,10 @@ impl Sema {
         if let Some(d) = self.lookup_decl(env.module, name) {
             return self.decl_val(env, d, span);
         }
-        if let Some(v) = self.predefined(name) {
+        if let Some(v) = self.predefined(&name) {
             return Ok(Val::Ct(v));
         }
-        Err(self.undefined(env, name, span))
+        Err(self.undefined(env, &name, span))
     }
 
     /// Predefined names: builtin types and direction constants.

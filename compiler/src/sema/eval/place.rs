@@ -19,7 +19,7 @@ impl Sema {
         })
     }
 
-    pub(super) fn ident_place(&mut self, env: &mut Env, name: &str, span: Span) -> R<Place> {
+    pub(super) fn ident_place(&mut self, env: &mut Env, name: Symbol, span: Span) -> R<Place> {
         let r = self.ident_place_of(env, name, span);
         if self.index.is_some()
             && let Ok(p) = &r
@@ -38,10 +38,10 @@ impl Sema {
         r
     }
 
-    fn ident_place_of(&mut self, env: &mut Env, name: &str, span: Span) -> R<Place> {
+    fn ident_place_of(&mut self, env: &mut Env, name: Symbol, span: Span) -> R<Place> {
         if let Some((si, li)) = env.find(name) {
             return match &env.scopes[si][li].1 {
-                Local::Value(_) => Err(self.assign_const(name, span)),
+                Local::Value(_) => Err(self.assign_const(&name, span)),
                 Local::CtVar(v) => {
                     let v = v.clone();
                     let ty = v.ty(&mut self.types);
@@ -81,10 +81,10 @@ impl Sema {
                 Some(DeclKind::Var(v)) if v.mutability != crate::syntax::ast::Mutability::Const => {
                     self.global_place(env, d, span)
                 }
-                _ => Err(self.assign_const(name, span)),
+                _ => Err(self.assign_const(&name, span)),
             };
         }
-        Err(self.undefined(env, name, span))
+        Err(self.undefined(env, &name, span))
     }
 
     pub(super) fn assign_const(&mut self, name: &str, span: Span) -> Reported {
@@ -106,14 +106,14 @@ impl Sema {
         let ast = env.ast.clone();
         let span = ast.exprs[e].span;
         match &ast.exprs[e].kind {
-            ExprKind::Ident(name) => self.ident_place(env, name, span),
+            ExprKind::Ident(name) => self.ident_place(env, *name, span),
             ExprKind::Field { base, name } => {
                 if self.is_place_expr(env, *base) {
                     return self.field_place(env, *base, &name.name, name.span, span);
                 }
                 let bv = self.expr(env, *base)?;
                 if let Val::Ct(Value::Module(m)) = bv {
-                    let Some(d) = self.lookup_decl(m, &name.name) else {
+                    let Some(d) = self.lookup_decl(m, name.name) else {
                         return Err(self.unknown_member_of_module(m, &name.name, name.span));
                     };
                     let mast = self.mods[m].ast.clone();
@@ -196,10 +196,10 @@ impl Sema {
     pub(crate) fn is_place_expr(&mut self, env: &mut Env, e: ExprId) -> bool {
         let ast = env.ast.clone();
         match &ast.exprs[e].kind {
-            ExprKind::Ident(n) => match env.find(n) {
+            ExprKind::Ident(n) => match env.find(*n) {
                 Some((si, li)) => !matches!(env.scopes[si][li].1, Local::Value(_) | Local::Poison),
                 None => self
-                    .lookup_decl(env.module, n)
+                    .lookup_decl(env.module, *n)
                     .is_some_and(|d| self.is_var_decl(d)),
             },
             ExprKind::Field { base, .. } if self.is_place_expr(env, *base) => true,
@@ -212,7 +212,7 @@ impl Sema {
                     let r = self.expr(env, *base);
                     match r {
                         Ok(Val::Ct(Value::Module(m))) => self
-                            .lookup_decl(m, &name.name)
+                            .lookup_decl(m, name.name)
                             .is_some_and(|d| self.is_var_decl(d)),
                         _ => {
                             self.diags.truncate(saved);
@@ -226,7 +226,7 @@ impl Sema {
             // place (so `a[0].x` is evaluated at comptime).
             ExprKind::Index { base, .. } => match &ast.exprs[*base].kind {
                 ExprKind::Ident(n) => !matches!(
-                    env.find(n).map(|(si, li)| &env.scopes[si][li].1),
+                    env.find(*n).map(|(si, li)| &env.scopes[si][li].1),
                     Some(Local::Value(Value::Array(..)))
                 ),
                 _ => true,

@@ -92,8 +92,8 @@ impl Sema {
         let ospan = self.span(env, operand);
         // `&f` of a function is the function itself.
         if let ExprKind::Ident(n) = &env.ast.exprs[operand].kind
-            && env.find(n).is_none()
-            && let Some(d) = self.lookup_decl(env.module, n)
+            && env.find(*n).is_none()
+            && let Some(d) = self.lookup_decl(env.module, *n)
             && let Some(DeclKind::Fn(f)) = self.mods[d.module]
                 .ast
                 .decls
