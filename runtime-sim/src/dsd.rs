@@ -25,6 +25,7 @@
 
 use crate::error::{FaultKind, WaitOn};
 use crate::exec::{mem_read, mem_write};
+use crate::mem::Mem;
 use crate::pe::Pe;
 use crate::ring::{Ring, Wavelet, wflags};
 use crate::router::{RAMP, Router};
@@ -206,15 +207,12 @@ fn width(e: Elem) -> Width {
 }
 
 #[inline]
-fn rd16(mem: &[u8], a: usize) -> u16 {
-    mem.get(a..a + 2)
-        .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+fn rd16(mem: &Mem, a: usize) -> u16 {
+    mem.read(a as u32, Width::W16).unwrap_or(0) as u16
 }
 
-fn wr16(mem: &mut [u8], a: usize, v: u16) {
-    if let Some(b) = mem.get_mut(a..a + 2) {
-        b.copy_from_slice(&v.to_le_bytes());
-    }
+fn wr16(mem: &mut Mem, a: usize, v: u16) {
+    mem.write_from(a, &v.to_le_bytes());
 }
 
 /// Checks that a descriptor at `addr` lies in memory.
@@ -249,7 +247,7 @@ fn parse(
 ) -> Result<Opnd, FaultKind> {
     let a = check_desc(addr)?;
     let m = &pe.mem;
-    let byte = |off: u32| m.get(a + off as usize).copied().unwrap_or(0);
+    let byte = |off: u32| m.byte(a + off as usize).unwrap_or(0);
     let bad = |why| FaultKind::BadDescriptor { addr, why };
     let kind = DsdKind::from_u8(byte(field::KIND)).ok_or(bad("unknown descriptor kind"))?;
     let fl = byte(field::FLAGS);
@@ -555,8 +553,8 @@ struct FifoState {
 fn fifo_state(pe: &Pe, desc: u32, elem: Elem) -> Result<FifoState, FaultKind> {
     let a = check_desc(desc)?;
     let m = &pe.mem;
-    let eb = match m.get(a + field::ELEM as usize) {
-        Some(&b @ (2 | 4)) => u32::from(b),
+    let eb = match m.byte(a + field::ELEM as usize) {
+        Some(b @ (2 | 4)) => u32::from(b),
         _ => elem.bytes(),
     };
     Ok(FifoState {
@@ -570,7 +568,7 @@ fn fifo_state(pe: &Pe, desc: u32, elem: Elem) -> Result<FifoState, FaultKind> {
 }
 
 fn fifo_activate(pe: &mut Pe, a: usize, off: u32) {
-    if let Some(&id) = pe.mem.get(a + off as usize)
+    if let Some(id) = pe.mem.byte(a + off as usize)
         && id < 64
     {
         pe.active |= 1 << id;

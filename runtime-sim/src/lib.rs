@@ -25,6 +25,7 @@ mod decode;
 mod dsd;
 pub mod error;
 mod exec;
+pub mod mem;
 pub mod heatmap;
 pub mod host;
 mod par;
