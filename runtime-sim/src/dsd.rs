@@ -246,15 +246,18 @@ fn parse(
     index: Option<u16>,
 ) -> Result<Opnd, FaultKind> {
     let a = check_desc(addr)?;
-    let m = &pe.mem;
-    let byte = |off: u32| m.byte(a + off as usize).unwrap_or(0);
+    // The whole descriptor at once (one page-aware read instead of one per field).
+    let mut d = [0u8; DESC_BYTES as usize];
+    pe.mem.read_into(a, &mut d);
+    let byte = |off: u32| d.get(off as usize).copied().unwrap_or(0);
+    let rd = |off: usize| u16::from_le_bytes([byte(off as u32), byte(off as u32 + 1)]);
     let bad = |why| FaultKind::BadDescriptor { addr, why };
     let kind = DsdKind::from_u8(byte(field::KIND)).ok_or(bad("unknown descriptor kind"))?;
     let fl = byte(field::FLAGS);
     let queue = byte(field::QUEUE);
     let color = byte(field::COLOR);
-    let base = i64::from(rd16(m, a + field::BASE as usize));
-    let length = rd16(m, a + field::LENGTH as usize);
+    let base = i64::from(rd(field::BASE as usize));
+    let length = rd(field::LENGTH as usize);
     let eb = i64::from(elem.bytes());
     let with_index = fl & flags::WAVELET_INDEX_OFFSET != 0;
     if matches!(kind, DsdKind::FabIn | DsdKind::FabOut)
@@ -267,7 +270,7 @@ fn parse(
     }
     Ok(match kind {
         DsdKind::Mem1d => {
-            let stride = i64::from(rd16(m, a + field::STRIDE as usize) as i16);
+            let stride = i64::from(rd(field::STRIDE as usize) as i16);
             let idx = if with_index {
                 index.map_or(0, |i| i64::from(i) * 2)
             } else {
@@ -289,8 +292,8 @@ fn parse(
             let mut strides = [0i16; 4];
             let mut len: u64 = 1;
             for i in 0..usize::from(nd) {
-                ext[i] = rd16(m, a + field::EXTENTS as usize + 2 * i);
-                strides[i] = rd16(m, a + field::STRIDES as usize + 2 * i) as i16;
+                ext[i] = rd(field::EXTENTS as usize + 2 * i);
+                strides[i] = rd(field::STRIDES as usize + 2 * i) as i16;
                 len *= u64::from(ext[i]);
             }
             let idx = if with_index {
@@ -365,7 +368,7 @@ fn parse(
             };
             Opnd::Fifo {
                 desc: addr,
-                len: len_of(rd16(m, a + off as usize)),
+                len: len_of(rd(off as usize)),
             }
         }
     })

@@ -97,7 +97,9 @@ pub struct Pe {
     pub(crate) print_buf: Vec<u8>,
     /// Finished `<simprint>` lines with the cycle each ended at.
     pub(crate) log: Vec<(u64, String)>,
-    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3).
+    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3); empty (no
+    /// allocation) until the first wavelet reaches the CE, so PEs that never receive one
+    /// cost nothing here.
     pub(crate) inq: Vec<Ring>,
     /// Capacity of each CE input buffer.
     pub(crate) inq_cap: Vec<u8>,
@@ -154,7 +156,7 @@ impl Pe {
         // CE input buffers: WSE-2 one per colour (depth of the queue bound to it, if any),
         // WSE-3 one per input queue (bound to colours by `@initialize_queue`).
         let mut color_inq = [NO_QUEUE; NUM_COLORS as usize];
-        let (n, mut caps): (usize, Vec<u8>) = match arch {
+        let mut caps: Vec<u8> = match arch {
             Arch::Wse2 => {
                 for (c, slot) in color_inq.iter_mut().enumerate() {
                     *slot = c as u8;
@@ -162,13 +164,12 @@ impl Pe {
                 let d = params
                     .wse2_color_input_depth
                     .clamp(1, crate::ring::MAX_RING as u32);
-                (NUM_COLORS.into(), vec![d as u8; NUM_COLORS.into()])
+                vec![d as u8; NUM_COLORS.into()]
             }
             Arch::Wse3 => {
-                let caps = (0..8u8)
+                (0..8u8)
                     .map(|q| arch.input_queue_depth(q).unwrap_or(4) as u8)
-                    .collect();
-                (8, caps)
+                    .collect()
             }
         };
         let mut blocked = info.initially_blocked;
@@ -220,7 +221,7 @@ impl Pe {
             last_picked: None,
             print_buf: Vec::new(),
             log: Vec::new(),
-            inq: vec![Ring::default(); n],
+            inq: Vec::new(),
             inq_cap: caps,
             color_inq,
             inq_nonempty: 0,
@@ -348,9 +349,9 @@ impl Pe {
     #[inline]
     pub(crate) fn ce_room(&self, c: u8, now: u64) -> Option<bool> {
         let b = usize::from(*self.color_inq.get(usize::from(c))?);
-        let ring = self.inq.get(b)?;
         let cap = usize::from(*self.inq_cap.get(b)?);
-        Some(ring.has_room(cap, now))
+        // A buffer not allocated yet is empty.
+        Some(self.inq.get(b).is_none_or(|ring| ring.has_room(cap, now)))
     }
 
     /// Appends `w` to colour `c`'s CE input buffer (the caller checked [`Pe::ce_room`]).
@@ -359,6 +360,9 @@ impl Pe {
         let Some(&b) = self.color_inq.get(usize::from(c)) else {
             return;
         };
+        if self.inq.is_empty() {
+            self.inq = vec![Ring::default(); self.inq_cap.len()];
+        }
         if let Some(ring) = self.inq.get_mut(usize::from(b)) {
             let was_empty = ring.is_empty();
             if ring.push(w) {

@@ -113,7 +113,8 @@ impl std::fmt::Debug for InterruptCheck {
 /// Loop iterations (cycles, or clock jumps) between two polls of the interrupt check.
 const INTERRUPT_POLL: u32 = 4096;
 
-/// Estimated simulator bytes per PE besides its memory (registers, queues, router).
+/// Estimated simulator bytes per PE besides its memory pages (the PE and router records,
+/// CE input buffers, registers).
 const PE_OVERHEAD_BYTES: u64 = 4096;
 
 /// The simulated program rectangle.
@@ -291,11 +292,22 @@ impl Simulator {
         Ok(sim)
     }
 
-    /// Bytes the simulator needs for `image`, estimated from its PE count before anything
-    /// is allocated (each PE's memory plus [`PE_OVERHEAD_BYTES`]).
+    /// Bytes the simulator needs for `image`, estimated before anything is allocated:
+    /// per PE [`PE_OVERHEAD_BYTES`] plus the memory pages a PE typically writes (those
+    /// its class's data spans, and one for its stack; module `mem`). A run that writes
+    /// more of its memory grows by up to 48 KB per PE.
     pub fn memory_estimate(image: &Image) -> u64 {
-        let pes = u64::from(image.meta.width) * u64::from(image.meta.height);
-        pes.saturating_mul(u64::from(csl_arch::fabric::PE_MEMORY_BYTES) + PE_OVERHEAD_BYTES)
+        let page = crate::mem::PAGE_BYTES as u64;
+        let full = u64::from(csl_arch::fabric::PE_MEMORY_BYTES);
+        let per_class: Vec<u64> = image
+            .classes
+            .iter()
+            .map(|c| ((c.data.len() as u64).div_ceil(page) * page + page).min(full))
+            .collect();
+        image.placement.iter().fold(0u64, |sum, &c| {
+            let pages = per_class.get(c as usize).copied().unwrap_or(full);
+            sum.saturating_add(PE_OVERHEAD_BYTES + pages)
+        })
     }
 
     /// Sets (or clears) the callback polled while the fabric runs.
@@ -435,7 +447,7 @@ impl Simulator {
         for pe in &mut self.pes {
             pe.perf = cfg
                 .filter(|c| c.pes.contains(pe.loc.rel.x, pe.loc.rel.y))
-                .map(|c| Box::new(PeRecorder::new(&c, pe.inq.len())));
+                .map(|c| Box::new(PeRecorder::new(&c, pe.inq_cap.len())));
         }
         self.recording = self.pes.iter().any(|pe| pe.perf.is_some());
     }
