@@ -62,6 +62,9 @@ pub(crate) struct Env {
     pub branch_not_taken_extra: u32,
     /// Extra cycles after each element of `fmacs`.
     pub fmacs_extra: u32,
+    /// Synchronous memory operations run ahead ([`step`]; on unless turned off with
+    /// `Simulator::set_run_ahead`).
+    pub run_ahead: bool,
 }
 
 /// One operand of a running operation.
@@ -670,7 +673,67 @@ fn advance4(o: &mut Opnd) {
 
 /// Runs one cycle of `op` on `pe`. `wake_router` is set when the router of the PE must
 /// look at its buffers again (the op pushed to an output queue or freed an input slot).
+///
+/// **Running ahead** (ours; invisible to the program): a synchronous operation whose
+/// operands are all memory, scalars or pointers, on a PE with no microthread running,
+/// cannot be observed by anything in the fabric until it completes: the task waits for
+/// it, no other operation can start on the PE, and routers and other PEs never read PE
+/// memory. Once such an operation has processed an element in a cycle, it processes the
+/// following elements but the last at once (in order, stopping before one that would
+/// fault), and the PE stalls one cycle per element so processed (`Pe::stall`, counted as
+/// busy cycles as the elements were), so its completion, the busy and stalled cycles and
+/// every later event keep their cycles; only `dsd_elements` counts the elements early. The elements' memory is written
+/// early, which only the host can notice, and only where it reads a PE's memory while
+/// an operation runs (it never does for a copy it issues: copies wait until the PE is
+/// quiescent, except past the `MEMCPY_WAIT_CYCLES` time-out). It keeps the memory a
+/// long operation streams through in cache instead of fetching it again every cycle
+/// (large rectangles).
+#[inline]
 pub(crate) fn step(
+    op: &mut DsdExec,
+    pe: &mut Pe,
+    router: &mut Router,
+    env: &Env,
+    now: u64,
+    wake_router: &mut bool,
+) -> Result<Step, FaultKind> {
+    let r = step_element(op, pe, router, env, now, wake_router)?;
+    if matches!(r, Step::Progress) && op.setup == 0 && op.busy == 0 && runs_ahead(op, pe, env) {
+        // Every element left but the last is processed now, and the PE stalls one cycle
+        // for each (busy cycles, like the element it stands for); the last element is
+        // processed in its own cycle (it completes the operation).
+        while op.k + 1 < op.total {
+            if step_element(op, pe, router, env, now, wake_router).is_err() {
+                // Left for its own cycle, where it faults.
+                break;
+            }
+            pe.stall += 1;
+        }
+    }
+    Ok(r)
+}
+
+/// Whether `op` may run ahead (see [`step`]).
+#[inline]
+fn runs_ahead(op: &DsdExec, pe: &Pe, env: &Env) -> bool {
+    let memory = |o: &Opnd| {
+        matches!(
+            o,
+            Opnd::None | Opnd::Scalar(_) | Opnd::Ptr(_) | Opnd::Mem { .. } | Opnd::Mem4 { .. }
+        )
+    };
+    env.run_ahead
+        && op.cfg & cfg::ASYNC == 0
+        && pe.ut_busy == 0
+        && op.total != UNBOUNDED
+        && op.op != DsdOpcode::Dfilt
+        && !(op.op == DsdOpcode::Fmacs && env.fmacs_extra > 0)
+        && memory(&op.dst)
+        && op.src.iter().take(op.nsrc).all(memory)
+}
+
+/// One cycle of an operation without running ahead.
+fn step_element(
     op: &mut DsdExec,
     pe: &mut Pe,
     router: &mut Router,

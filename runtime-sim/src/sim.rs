@@ -254,6 +254,7 @@ impl Simulator {
             branch_taken_extra: params.branch_taken_cycles.saturating_sub(1),
             branch_not_taken_extra: params.branch_not_taken_cycles.saturating_sub(1),
             fmacs_extra: params.fmacs_cycles_per_element.saturating_sub(1),
+            run_ahead: true,
         };
         let mut sim = Simulator {
             arch,
@@ -347,6 +348,14 @@ impl Simulator {
     /// so does a traced run (its lines come out in PE order). Results never depend on it.
     pub fn set_split_threshold(&mut self, n: usize) {
         self.split_min = n;
+    }
+
+    /// Lets synchronous DSD operations on memory run ahead (the default) or not. Running
+    /// ahead changes no result, cycle count or statistic at the end of an operation (it
+    /// keeps a long operation's memory in cache); turning it off is for tests that
+    /// compare the two.
+    pub fn set_run_ahead(&mut self, on: bool) {
+        self.env.run_ahead = on;
     }
 
     /// The number of threads that step the fabric.
