@@ -92,7 +92,10 @@ impl Mem {
         if a >= MEM_BYTES {
             return None;
         }
-        Some(self.span(a, 1).map_or(0, |s| s.first().copied().unwrap_or(0)))
+        Some(
+            self.span(a, 1)
+                .map_or(0, |s| s.first().copied().unwrap_or(0)),
+        )
     }
 
     /// The little-endian value of width `w` at `a` (`None` if it passes the end).
@@ -157,7 +160,8 @@ impl Mem {
         let slot = self.pool.len() / PAGE_BYTES;
         let start = p * PAGE_BYTES;
         let end = (start + PAGE_BYTES).min(self.init.len());
-        self.pool.extend_from_slice(self.init.get(start..end).unwrap_or(&[]));
+        self.pool
+            .extend_from_slice(self.init.get(start..end).unwrap_or(&[]));
         self.pool.resize((slot + 1) * PAGE_BYTES, 0);
         if let Some(m) = self.map.get_mut(p) {
             // `NPAGES < 255`, so the slot number fits.
@@ -273,7 +277,10 @@ mod tests {
         let mut r = reference(&init);
         // Untouched memory reads as the initial data, then zeros.
         assert_eq!(m.contiguous(), r.as_slice());
-        assert_eq!(m.read(1298, Width::W32), Some(u32::from_le_bytes([r[1298], r[1299], 0, 0])));
+        assert_eq!(
+            m.read(1298, Width::W32),
+            Some(u32::from_le_bytes([r[1298], r[1299], 0, 0]))
+        );
         // Writes within a page, across a page boundary, and at the very end.
         let writes: [(u32, Width, u32); 6] = [
             (4, Width::W32, 0xdead_beef),

@@ -166,11 +166,9 @@ impl Pe {
                     .clamp(1, crate::ring::MAX_RING as u32);
                 vec![d as u8; NUM_COLORS.into()]
             }
-            Arch::Wse3 => {
-                (0..8u8)
-                    .map(|q| arch.input_queue_depth(q).unwrap_or(4) as u8)
-                    .collect()
-            }
+            Arch::Wse3 => (0..8u8)
+                .map(|q| arch.input_queue_depth(q).unwrap_or(4) as u8)
+                .collect(),
         };
         let mut blocked = info.initially_blocked;
         for b in &info.input_queues {

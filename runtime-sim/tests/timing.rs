@@ -209,13 +209,21 @@ fn running_ahead_changes_nothing() {
         let img = single(a.build());
         let mut sim = Simulator::with_params(&img, params).expect("load");
         sim.set_run_ahead(ahead);
-        let err = sim.run_until_idle(1_000_000).expect_err("faults").to_string();
+        let err = sim
+            .run_until_idle(1_000_000)
+            .expect_err("faults")
+            .to_string();
         let s = sim.stats();
         let pe = &s.pes[0];
         (
             err,
             sim.cycle(),
-            (pe.busy_cycles, pe.stalled_cycles, pe.instructions, pe.dsd_elements),
+            (
+                pe.busy_cycles,
+                pe.stalled_cycles,
+                pe.instructions,
+                pe.dsd_elements,
+            ),
             sim.pe(0, 0).expect("pe").memory().to_vec(),
         )
     };

@@ -554,15 +554,15 @@ impl Runtime {
                 .pe(x, y)
                 .ok_or_else(|| ("RegionError", format!("PE ({x},{y}) is not simulated")))?;
             pe.read_memory(addr, n as usize).ok_or_else(|| {
-                    (
-                        "SymbolBoundsError",
-                        format!(
-                            "reading {n} bytes at 0x{addr:04x} passes the end of the {}-byte \
+                (
+                    "SymbolBoundsError",
+                    format!(
+                        "reading {n} bytes at 0x{addr:04x} passes the end of the {}-byte \
                              memory of PE ({x},{y})",
-                            csl_arch::fabric::PE_MEMORY_BYTES
-                        ),
-                    )
-                })
+                        csl_arch::fabric::PE_MEMORY_BYTES
+                    ),
+                )
+            })
         })?;
         Ok(PyBytes::new(py, &bytes))
     }

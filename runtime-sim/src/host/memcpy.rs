@@ -26,8 +26,8 @@
 use super::{HostError, MEMCPY_BOUNDS_ENV, SdkRuntime};
 use crate::sim::{RunEnd, Simulator};
 use csl_arch::fabric::{NUM_COLORS, PE_MEMORY_BYTES};
-use csl_arch::isa::Width;
 use csl_arch::image::{ExportKind, SymbolTarget};
+use csl_arch::isa::Width;
 
 /// Fixed cycles of a copy-mode memcpy (ours: a plausible command overhead).
 pub const MEMCPY_SETUP_CYCLES: u64 = 16;
