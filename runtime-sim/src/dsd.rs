@@ -698,19 +698,36 @@ pub(crate) fn step(
     wake_router: &mut bool,
 ) -> Result<Step, FaultKind> {
     let r = step_element(op, pe, router, env, now, wake_router)?;
-    if matches!(r, Step::Progress) && op.setup == 0 && op.busy == 0 && runs_ahead(op, pe, env) {
-        // Every element left but the last is processed now, and the PE stalls one cycle
-        // for each (busy cycles, like the element it stands for); the last element is
-        // processed in its own cycle (it completes the operation).
-        while op.k + 1 < op.total {
-            if step_element(op, pe, router, env, now, wake_router).is_err() {
-                // Left for its own cycle, where it faults.
-                break;
-            }
-            pe.stall += 1;
-        }
+    if env.run_ahead
+        && matches!(r, Step::Progress)
+        && op.setup == 0
+        && op.busy == 0
+        && runs_ahead(op, pe, env)
+    {
+        run_ahead(op, pe, router, env, now, wake_router);
     }
     Ok(r)
+}
+
+/// Processes every element of `op` left but the last, and stalls the PE one cycle for
+/// each (busy cycles, like the element it stands for); the last element is processed in
+/// its own cycle (it completes the operation). See [`step`].
+#[inline(never)]
+fn run_ahead(
+    op: &mut DsdExec,
+    pe: &mut Pe,
+    router: &mut Router,
+    env: &Env,
+    now: u64,
+    wake_router: &mut bool,
+) {
+    while op.k + 1 < op.total {
+        if step_element(op, pe, router, env, now, wake_router).is_err() {
+            // Left for its own cycle, where it faults.
+            break;
+        }
+        pe.stall += 1;
+    }
 }
 
 /// Whether `op` may run ahead (see [`step`]).
@@ -733,6 +750,7 @@ fn runs_ahead(op: &DsdExec, pe: &Pe, env: &Env) -> bool {
 }
 
 /// One cycle of an operation without running ahead.
+#[inline]
 fn step_element(
     op: &mut DsdExec,
     pe: &mut Pe,
