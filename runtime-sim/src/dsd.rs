@@ -678,80 +678,18 @@ fn advance4(o: &mut Opnd) {
 /// operands are all memory, scalars or pointers, on a PE with no microthread running,
 /// cannot be observed by anything in the fabric until it completes: the task waits for
 /// it, no other operation can start on the PE, and routers and other PEs never read PE
-/// memory. Once such an operation has processed an element in a cycle, it processes the
-/// following elements but the last at once (in order, stopping before one that would
-/// fault), and the PE stalls one cycle per element so processed (`Pe::stall`, counted as
-/// busy cycles as the elements were), so its completion, the busy and stalled cycles and
-/// every later event keep their cycles; only `dsd_elements` counts the elements early. The elements' memory is written
+/// memory. Once such an operation has processed an element in a cycle, [`run_ahead`]
+/// (called by the CE) processes the following elements but the last at once (in order,
+/// stopping before one that would fault), and the PE stalls one cycle per element so
+/// processed (`Pe::stall`, counted as busy cycles as the elements were), so its
+/// completion, the busy and stalled cycles and every later event keep their cycles; only
+/// `dsd_elements` counts the elements early. The elements' memory is written
 /// early, which only the host can notice, and only where it reads a PE's memory while
 /// an operation runs (it never does for a copy it issues: copies wait until the PE is
 /// quiescent, except past the `MEMCPY_WAIT_CYCLES` time-out). It keeps the memory a
 /// long operation streams through in cache instead of fetching it again every cycle
 /// (large rectangles).
-#[inline]
 pub(crate) fn step(
-    op: &mut DsdExec,
-    pe: &mut Pe,
-    router: &mut Router,
-    env: &Env,
-    now: u64,
-    wake_router: &mut bool,
-) -> Result<Step, FaultKind> {
-    let r = step_element(op, pe, router, env, now, wake_router)?;
-    if env.run_ahead
-        && matches!(r, Step::Progress)
-        && op.setup == 0
-        && op.busy == 0
-        && runs_ahead(op, pe, env)
-    {
-        run_ahead(op, pe, router, env, now, wake_router);
-    }
-    Ok(r)
-}
-
-/// Processes every element of `op` left but the last, and stalls the PE one cycle for
-/// each (busy cycles, like the element it stands for); the last element is processed in
-/// its own cycle (it completes the operation). See [`step`].
-#[inline(never)]
-fn run_ahead(
-    op: &mut DsdExec,
-    pe: &mut Pe,
-    router: &mut Router,
-    env: &Env,
-    now: u64,
-    wake_router: &mut bool,
-) {
-    while op.k + 1 < op.total {
-        if step_element(op, pe, router, env, now, wake_router).is_err() {
-            // Left for its own cycle, where it faults.
-            break;
-        }
-        pe.stall += 1;
-    }
-}
-
-/// Whether `op` may run ahead (see [`step`]).
-#[inline]
-fn runs_ahead(op: &DsdExec, pe: &Pe, env: &Env) -> bool {
-    let memory = |o: &Opnd| {
-        matches!(
-            o,
-            Opnd::None | Opnd::Scalar(_) | Opnd::Ptr(_) | Opnd::Mem { .. } | Opnd::Mem4 { .. }
-        )
-    };
-    env.run_ahead
-        && op.cfg & cfg::ASYNC == 0
-        && pe.ut_busy == 0
-        && op.total != UNBOUNDED
-        && op.op != DsdOpcode::Dfilt
-        && !(op.op == DsdOpcode::Fmacs && env.fmacs_extra > 0)
-        && memory(&op.dst)
-        && op.src.iter().take(op.nsrc).all(memory)
-}
-
-/// One cycle of an operation without running ahead.
-#[inline]
-fn step_element(
     op: &mut DsdExec,
     pe: &mut Pe,
     router: &mut Router,
@@ -991,6 +929,50 @@ fn step_element(
         return Ok(Step::Progress);
     }
     Ok(if last { Step::Done } else { Step::Progress })
+}
+
+/// After `op` processed an element this cycle: if it may run ahead (see [`step`]),
+/// processes every element left but the last, and stalls the PE one cycle for each (busy
+/// cycles, like the element it stands for); the last element is processed in its own
+/// cycle (it completes the operation). Returns whether the router must be woken.
+pub(crate) fn run_ahead(
+    op: &mut DsdExec,
+    pe: &mut Pe,
+    router: &mut Router,
+    env: &Env,
+    now: u64,
+) -> bool {
+    let mut wake = false;
+    if op.setup != 0 || op.busy != 0 || !runs_ahead(op, pe, env) {
+        return wake;
+    }
+    while op.k + 1 < op.total {
+        if step(op, pe, router, env, now, &mut wake).is_err() {
+            // Left for its own cycle, where it faults.
+            break;
+        }
+        pe.stall += 1;
+    }
+    wake
+}
+
+/// Whether `op` may run ahead (see [`step`]).
+#[inline]
+fn runs_ahead(op: &DsdExec, pe: &Pe, env: &Env) -> bool {
+    let memory = |o: &Opnd| {
+        matches!(
+            o,
+            Opnd::None | Opnd::Scalar(_) | Opnd::Ptr(_) | Opnd::Mem { .. } | Opnd::Mem4 { .. }
+        )
+    };
+    env.run_ahead
+        && op.cfg & cfg::ASYNC == 0
+        && pe.ut_busy == 0
+        && op.total != UNBOUNDED
+        && op.op != DsdOpcode::Dfilt
+        && !(op.op == DsdOpcode::Fmacs && env.fmacs_extra > 0)
+        && memory(&op.dst)
+        && op.src.iter().take(op.nsrc).all(memory)
 }
 
 /// One cycle of `@dfilt`: control wavelets reaching the head of its input buffer are
