@@ -111,6 +111,9 @@ pub(crate) fn tick<const REC: bool>(
             }
             Ok(Step::Progress) => {
                 out.progressed = true;
+                if env.run_ahead {
+                    out.wake_router |= dsd::run_ahead(&mut op, pe, router, env, now);
+                }
                 pe.main_op = Some(op);
             }
             Ok(Step::Later) => {

@@ -9,7 +9,7 @@
 //! with an [`ImageError`] instead of faulting (or worse) at run time.
 
 use crate::decode::{Fast, predecode};
-use csl_arch::fabric::NUM_TASK_IDS;
+use csl_arch::fabric::{NUM_TASK_IDS, PE_MEMORY_BYTES};
 use csl_arch::image::{
     FuncInfo, ImageError, ProgramClass, TaskKind, WaveletArgs, section_class, section_text,
 };
@@ -41,6 +41,9 @@ pub struct Class {
     pub(crate) data_bound: u32,
     /// Colour bound to each output queue (`0xff`: none), from `ClassInfo::output_queues`.
     pub(crate) out_queue_color: [u8; 8],
+    /// The initial memory (the program's data, at most `PE_MEMORY_BYTES`), shared by the
+    /// memories of every PE of the class until they write it (module `mem`).
+    pub(crate) init: Arc<[u8]>,
 }
 
 impl Class {
@@ -97,6 +100,12 @@ impl Class {
             args,
             data_bound,
             out_queue_color,
+            init: Arc::from(
+                program
+                    .data
+                    .get(..program.data.len().min(PE_MEMORY_BYTES as usize))
+                    .unwrap_or(&[]),
+            ),
         })
     }
 

@@ -25,6 +25,7 @@
 
 use crate::error::{FaultKind, WaitOn};
 use crate::exec::{mem_read, mem_write};
+use crate::mem::Mem;
 use crate::pe::Pe;
 use crate::ring::{Ring, Wavelet, wflags};
 use crate::router::{RAMP, Router};
@@ -61,6 +62,9 @@ pub(crate) struct Env {
     pub branch_not_taken_extra: u32,
     /// Extra cycles after each element of `fmacs`.
     pub fmacs_extra: u32,
+    /// Synchronous memory operations run ahead ([`step`]; on unless turned off with
+    /// `Simulator::set_run_ahead`).
+    pub run_ahead: bool,
 }
 
 /// One operand of a running operation.
@@ -206,15 +210,12 @@ fn width(e: Elem) -> Width {
 }
 
 #[inline]
-fn rd16(mem: &[u8], a: usize) -> u16 {
-    mem.get(a..a + 2)
-        .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+fn rd16(mem: &Mem, a: usize) -> u16 {
+    mem.read(a as u32, Width::W16).unwrap_or(0) as u16
 }
 
-fn wr16(mem: &mut [u8], a: usize, v: u16) {
-    if let Some(b) = mem.get_mut(a..a + 2) {
-        b.copy_from_slice(&v.to_le_bytes());
-    }
+fn wr16(mem: &mut Mem, a: usize, v: u16) {
+    mem.write_from(a, &v.to_le_bytes());
 }
 
 /// Checks that a descriptor at `addr` lies in memory.
@@ -248,15 +249,18 @@ fn parse(
     index: Option<u16>,
 ) -> Result<Opnd, FaultKind> {
     let a = check_desc(addr)?;
-    let m = &pe.mem;
-    let byte = |off: u32| m.get(a + off as usize).copied().unwrap_or(0);
+    // The whole descriptor at once (one page-aware read instead of one per field).
+    let mut d = [0u8; DESC_BYTES as usize];
+    pe.mem.read_into(a, &mut d);
+    let byte = |off: u32| d.get(off as usize).copied().unwrap_or(0);
+    let rd = |off: usize| u16::from_le_bytes([byte(off as u32), byte(off as u32 + 1)]);
     let bad = |why| FaultKind::BadDescriptor { addr, why };
     let kind = DsdKind::from_u8(byte(field::KIND)).ok_or(bad("unknown descriptor kind"))?;
     let fl = byte(field::FLAGS);
     let queue = byte(field::QUEUE);
     let color = byte(field::COLOR);
-    let base = i64::from(rd16(m, a + field::BASE as usize));
-    let length = rd16(m, a + field::LENGTH as usize);
+    let base = i64::from(rd(field::BASE as usize));
+    let length = rd(field::LENGTH as usize);
     let eb = i64::from(elem.bytes());
     let with_index = fl & flags::WAVELET_INDEX_OFFSET != 0;
     if matches!(kind, DsdKind::FabIn | DsdKind::FabOut)
@@ -269,7 +273,7 @@ fn parse(
     }
     Ok(match kind {
         DsdKind::Mem1d => {
-            let stride = i64::from(rd16(m, a + field::STRIDE as usize) as i16);
+            let stride = i64::from(rd(field::STRIDE as usize) as i16);
             let idx = if with_index {
                 index.map_or(0, |i| i64::from(i) * 2)
             } else {
@@ -291,8 +295,8 @@ fn parse(
             let mut strides = [0i16; 4];
             let mut len: u64 = 1;
             for i in 0..usize::from(nd) {
-                ext[i] = rd16(m, a + field::EXTENTS as usize + 2 * i);
-                strides[i] = rd16(m, a + field::STRIDES as usize + 2 * i) as i16;
+                ext[i] = rd(field::EXTENTS as usize + 2 * i);
+                strides[i] = rd(field::STRIDES as usize + 2 * i) as i16;
                 len *= u64::from(ext[i]);
             }
             let idx = if with_index {
@@ -367,7 +371,7 @@ fn parse(
             };
             Opnd::Fifo {
                 desc: addr,
-                len: len_of(rd16(m, a + off as usize)),
+                len: len_of(rd(off as usize)),
             }
         }
     })
@@ -555,8 +559,8 @@ struct FifoState {
 fn fifo_state(pe: &Pe, desc: u32, elem: Elem) -> Result<FifoState, FaultKind> {
     let a = check_desc(desc)?;
     let m = &pe.mem;
-    let eb = match m.get(a + field::ELEM as usize) {
-        Some(&b @ (2 | 4)) => u32::from(b),
+    let eb = match m.byte(a + field::ELEM as usize) {
+        Some(b @ (2 | 4)) => u32::from(b),
         _ => elem.bytes(),
     };
     Ok(FifoState {
@@ -570,7 +574,7 @@ fn fifo_state(pe: &Pe, desc: u32, elem: Elem) -> Result<FifoState, FaultKind> {
 }
 
 fn fifo_activate(pe: &mut Pe, a: usize, off: u32) {
-    if let Some(&id) = pe.mem.get(a + off as usize)
+    if let Some(id) = pe.mem.byte(a + off as usize)
         && id < 64
     {
         pe.active |= 1 << id;
@@ -669,6 +673,22 @@ fn advance4(o: &mut Opnd) {
 
 /// Runs one cycle of `op` on `pe`. `wake_router` is set when the router of the PE must
 /// look at its buffers again (the op pushed to an output queue or freed an input slot).
+///
+/// **Running ahead** (ours; invisible to the program): a synchronous operation whose
+/// operands are all memory, scalars or pointers, on a PE with no microthread running,
+/// cannot be observed by anything in the fabric until it completes: the task waits for
+/// it, no other operation can start on the PE, and routers and other PEs never read PE
+/// memory. Once such an operation has processed an element in a cycle, [`run_ahead`]
+/// (called by the CE) processes the following elements but the last at once (in order,
+/// stopping before one that would fault), and the PE stalls one cycle per element so
+/// processed (`Pe::stall`, counted as busy cycles as the elements were), so its
+/// completion, the busy and stalled cycles and every later event keep their cycles; only
+/// `dsd_elements` counts the elements early. The elements' memory is written
+/// early, which only the host can notice, and only where it reads a PE's memory while
+/// an operation runs (it never does for a copy it issues: copies wait until the PE is
+/// quiescent, except past the `MEMCPY_WAIT_CYCLES` time-out). It keeps the memory a
+/// long operation streams through in cache instead of fetching it again every cycle
+/// (large rectangles).
 pub(crate) fn step(
     op: &mut DsdExec,
     pe: &mut Pe,
@@ -909,6 +929,50 @@ pub(crate) fn step(
         return Ok(Step::Progress);
     }
     Ok(if last { Step::Done } else { Step::Progress })
+}
+
+/// After `op` processed an element this cycle: if it may run ahead (see [`step`]),
+/// processes every element left but the last, and stalls the PE one cycle for each (busy
+/// cycles, like the element it stands for); the last element is processed in its own
+/// cycle (it completes the operation). Returns whether the router must be woken.
+pub(crate) fn run_ahead(
+    op: &mut DsdExec,
+    pe: &mut Pe,
+    router: &mut Router,
+    env: &Env,
+    now: u64,
+) -> bool {
+    let mut wake = false;
+    if op.setup != 0 || op.busy != 0 || !runs_ahead(op, pe, env) {
+        return wake;
+    }
+    while op.k + 1 < op.total {
+        if step(op, pe, router, env, now, &mut wake).is_err() {
+            // Left for its own cycle, where it faults.
+            break;
+        }
+        pe.stall += 1;
+    }
+    wake
+}
+
+/// Whether `op` may run ahead (see [`step`]).
+#[inline]
+fn runs_ahead(op: &DsdExec, pe: &Pe, env: &Env) -> bool {
+    let memory = |o: &Opnd| {
+        matches!(
+            o,
+            Opnd::None | Opnd::Scalar(_) | Opnd::Ptr(_) | Opnd::Mem { .. } | Opnd::Mem4 { .. }
+        )
+    };
+    env.run_ahead
+        && op.cfg & cfg::ASYNC == 0
+        && pe.ut_busy == 0
+        && op.total != UNBOUNDED
+        && op.op != DsdOpcode::Dfilt
+        && !(op.op == DsdOpcode::Fmacs && env.fmacs_extra > 0)
+        && memory(&op.dst)
+        && op.src.iter().take(op.nsrc).all(memory)
 }
 
 /// One cycle of `@dfilt`: control wavelets reaching the head of its input buffer are

@@ -17,6 +17,7 @@ use crate::class::Class;
 use crate::decode::Fast;
 use crate::dsd::{self, Env, IssueArgs, Issued, Site};
 use crate::error::FaultKind;
+use crate::mem::Mem;
 use crate::pe::Pe;
 use crate::router::Router;
 use csl_arch::dsd::{DESC_BYTES, DsdField, field};
@@ -146,7 +147,7 @@ pub(crate) fn step<const REC: bool>(
             let (off, value) = match f {
                 DsdField::Base => (field::BASE, v as u16),
                 DsdField::AddBase => {
-                    let old = read_u16(&pe.mem, a + field::BASE as usize);
+                    let old = pe.mem.read(a as u32 + field::BASE, Width::W16).unwrap_or(0) as u16;
                     (field::BASE, old.wrapping_add(v as u16))
                 }
                 DsdField::Length => (field::LENGTH, v as u16),
@@ -168,7 +169,7 @@ pub(crate) fn step<const REC: bool>(
                 }
             }
             let (s, d, n) = (s as usize, d as usize, n as usize);
-            pe.mem.copy_within(s..s + n, d);
+            pe.mem.copy_within(s, d, n);
             pe.stall = (n as u32).div_ceil(4).saturating_sub(1);
         }
         Op::Imm { dst, imm } => r!(dst) = imm,
@@ -379,12 +380,6 @@ fn color_register(a: u32) -> (u32, u8) {
     ((word / stride), (word % stride) as u8)
 }
 
-#[inline]
-fn read_u16(mem: &[u8], a: usize) -> u16 {
-    mem.get(a..a + 2)
-        .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
-}
-
 /// The activation bit of the task id in the low 6 bits of `v`.
 #[inline]
 fn task_bit(v: u32) -> u64 {
@@ -402,18 +397,8 @@ fn width_mask(w: Width) -> u32 {
 
 /// Little-endian load from SRAM.
 #[inline]
-pub(crate) fn mem_read(mem: &[u8], addr: u32, w: Width) -> Result<u32, FaultKind> {
-    let tail = mem.get(addr as usize..);
-    let v = match w {
-        Width::W8 => tail.and_then(|t| t.first()).map(|&b| u32::from(b)),
-        Width::W16 => tail
-            .and_then(|t| t.first_chunk::<2>())
-            .map(|c| u32::from(u16::from_le_bytes(*c))),
-        Width::W32 => tail
-            .and_then(|t| t.first_chunk::<4>())
-            .map(|c| u32::from_le_bytes(*c)),
-    };
-    v.ok_or(FaultKind::MemoryOutOfBounds {
+pub(crate) fn mem_read(mem: &Mem, addr: u32, w: Width) -> Result<u32, FaultKind> {
+    mem.read(addr, w).ok_or(FaultKind::MemoryOutOfBounds {
         addr,
         width: w.bytes(),
     })
@@ -421,24 +406,15 @@ pub(crate) fn mem_read(mem: &[u8], addr: u32, w: Width) -> Result<u32, FaultKind
 
 /// Little-endian store of the low `w` bytes of `v` to SRAM.
 #[inline]
-pub(crate) fn mem_write(mem: &mut [u8], addr: u32, w: Width, v: u32) -> Result<(), FaultKind> {
-    let oob = FaultKind::MemoryOutOfBounds {
-        addr,
-        width: w.bytes(),
-    };
-    let Some(tail) = mem.get_mut(addr as usize..) else {
-        return Err(oob);
-    };
-    let bytes = v.to_le_bytes();
-    let ok = match w {
-        Width::W8 => tail.first_mut().map(|b| *b = bytes[0]).is_some(),
-        Width::W16 => tail
-            .first_chunk_mut::<2>()
-            .map(|c| *c = [bytes[0], bytes[1]])
-            .is_some(),
-        Width::W32 => tail.first_chunk_mut::<4>().map(|c| *c = bytes).is_some(),
-    };
-    if ok { Ok(()) } else { Err(oob) }
+pub(crate) fn mem_write(mem: &mut Mem, addr: u32, w: Width, v: u32) -> Result<(), FaultKind> {
+    if mem.write(addr, w, v) {
+        Ok(())
+    } else {
+        Err(FaultKind::MemoryOutOfBounds {
+            addr,
+            width: w.bytes(),
+        })
+    }
 }
 
 /// A load from the memory-mapped register window. Each register is one 16-bit word,

@@ -29,6 +29,7 @@ pub mod error;
 mod exec;
 pub mod heatmap;
 pub mod host;
+pub mod mem;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod par;

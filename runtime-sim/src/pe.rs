@@ -13,6 +13,7 @@
 use crate::class::Class;
 use crate::dsd::DsdExec;
 use crate::error::{FaultKind, PeLoc};
+use crate::mem::Mem;
 use crate::params::SimParams;
 use crate::ring::{Ring, Wavelet};
 use csl_arch::fabric::{Arch, NUM_COLORS, NUM_TASK_IDS, PE_MEMORY_BYTES, STACK_BYTES};
@@ -70,7 +71,8 @@ pub const MICROTHREADS: usize = csl_arch::fabric::MICROTHREADS as usize;
 pub struct Pe {
     pub(crate) loc: PeLoc,
     pub(crate) class: usize,
-    pub(crate) mem: Vec<u8>,
+    /// Its memory, paged (module `mem`).
+    pub(crate) mem: Mem,
     pub(crate) active: u64,
     pub(crate) blocked: u64,
     /// The running task's id, if any.
@@ -95,7 +97,9 @@ pub struct Pe {
     pub(crate) print_buf: Vec<u8>,
     /// Finished `<simprint>` lines with the cycle each ended at.
     pub(crate) log: Vec<(u64, String)>,
-    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3).
+    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3); empty (no
+    /// allocation) until the first wavelet reaches the CE, so PEs that never receive one
+    /// cost nothing here.
     pub(crate) inq: Vec<Ring>,
     /// Capacity of each CE input buffer.
     pub(crate) inq_cap: Vec<u8>,
@@ -146,18 +150,13 @@ impl Pe {
         arch: Arch,
         params: &SimParams,
     ) -> Pe {
-        let mut mem = vec![0u8; PE_MEMORY_BYTES as usize];
-        let data = &class.program.data;
-        // The image validator guarantees `data.len() <= PE_MEMORY_BYTES`.
-        let n = data.len().min(mem.len());
-        if let (Some(dst), Some(src)) = (mem.get_mut(..n), data.get(..n)) {
-            dst.copy_from_slice(src);
-        }
+        // Pages hold the class's initial data until written (shared by its PEs).
+        let mem = Mem::new(Arc::clone(&class.init));
         let info = &class.program.info;
         // CE input buffers: WSE-2 one per colour (depth of the queue bound to it, if any),
         // WSE-3 one per input queue (bound to colours by `@initialize_queue`).
         let mut color_inq = [NO_QUEUE; NUM_COLORS as usize];
-        let (n, mut caps): (usize, Vec<u8>) = match arch {
+        let mut caps: Vec<u8> = match arch {
             Arch::Wse2 => {
                 for (c, slot) in color_inq.iter_mut().enumerate() {
                     *slot = c as u8;
@@ -165,14 +164,11 @@ impl Pe {
                 let d = params
                     .wse2_color_input_depth
                     .clamp(1, crate::ring::MAX_RING as u32);
-                (NUM_COLORS.into(), vec![d as u8; NUM_COLORS.into()])
+                vec![d as u8; NUM_COLORS.into()]
             }
-            Arch::Wse3 => {
-                let caps = (0..8u8)
-                    .map(|q| arch.input_queue_depth(q).unwrap_or(4) as u8)
-                    .collect();
-                (8, caps)
-            }
+            Arch::Wse3 => (0..8u8)
+                .map(|q| arch.input_queue_depth(q).unwrap_or(4) as u8)
+                .collect(),
         };
         let mut blocked = info.initially_blocked;
         for b in &info.input_queues {
@@ -223,7 +219,7 @@ impl Pe {
             last_picked: None,
             print_buf: Vec::new(),
             log: Vec::new(),
-            inq: vec![Ring::default(); n],
+            inq: Vec::new(),
             inq_cap: caps,
             color_inq,
             inq_nonempty: 0,
@@ -254,22 +250,33 @@ impl Pe {
     pub fn class_index(&self) -> usize {
         self.class
     }
-    /// Its memory (`PE_MEMORY_BYTES` bytes).
+    /// Its memory (`PE_MEMORY_BYTES` bytes) as one slice. Memory is paged (module
+    /// `mem`): this assembles a copy, kept until the PE's next write, so it costs 48 KB
+    /// per PE it is called on. Readers of a few bytes or of many PEs use
+    /// [`Pe::read_memory`] or [`Pe::read_word`].
     pub fn memory(&self) -> &[u8] {
-        &self.mem
+        self.mem.contiguous()
+    }
+    /// The `len` bytes at byte address `addr` (`None` if they pass the end of memory).
+    pub fn read_memory(&self, addr: u32, len: usize) -> Option<Vec<u8>> {
+        self.mem.read_vec(addr as usize, len)
+    }
+    /// The little-endian value of width `w` at byte address `addr` (`None` if it passes
+    /// the end of memory).
+    pub fn read_word(&self, addr: u32, w: csl_arch::isa::Width) -> Option<u32> {
+        self.mem.read(addr, w)
+    }
+    /// Bytes of memory pages this PE has written (the rest costs nothing).
+    pub fn memory_allocated(&self) -> usize {
+        self.mem.allocated_bytes()
     }
     /// Writes `bytes` at byte address `addr`; bytes past the end of memory are dropped.
     pub fn write_bytes(&mut self, addr: u32, bytes: &[u8]) {
         let start = (addr as usize).min(self.mem.len());
         let end = start.saturating_add(bytes.len()).min(self.mem.len());
-        if let (Some(dst), Some(src)) = (self.mem.get_mut(start..end), bytes.get(..end - start)) {
-            dst.copy_from_slice(src);
+        if let Some(src) = bytes.get(..end - start) {
+            self.mem.write_from(start, src);
         }
-    }
-
-    /// Its memory, writable (for host-side loaders and tests).
-    pub fn memory_mut(&mut self) -> &mut [u8] {
-        &mut self.mem
     }
     /// Bit `i` set: task id `i` is activated.
     pub fn active(&self) -> u64 {
@@ -340,9 +347,9 @@ impl Pe {
     #[inline]
     pub(crate) fn ce_room(&self, c: u8, now: u64) -> Option<bool> {
         let b = usize::from(*self.color_inq.get(usize::from(c))?);
-        let ring = self.inq.get(b)?;
         let cap = usize::from(*self.inq_cap.get(b)?);
-        Some(ring.has_room(cap, now))
+        // A buffer not allocated yet is empty.
+        Some(self.inq.get(b).is_none_or(|ring| ring.has_room(cap, now)))
     }
 
     /// Appends `w` to colour `c`'s CE input buffer (the caller checked [`Pe::ce_room`]).
@@ -351,6 +358,9 @@ impl Pe {
         let Some(&b) = self.color_inq.get(usize::from(c)) else {
             return;
         };
+        if self.inq.is_empty() {
+            self.inq = vec![Ring::default(); self.inq_cap.len()];
+        }
         if let Some(ring) = self.inq.get_mut(usize::from(b)) {
             let was_empty = ring.is_empty();
             if ring.push(w) {

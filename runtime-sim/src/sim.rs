@@ -114,7 +114,8 @@ impl std::fmt::Debug for InterruptCheck {
 /// Loop iterations (cycles, or clock jumps) between two polls of the interrupt check.
 const INTERRUPT_POLL: u32 = 4096;
 
-/// Estimated simulator bytes per PE besides its memory (registers, queues, router).
+/// Estimated simulator bytes per PE besides its memory pages (the PE and router records,
+/// CE input buffers, registers).
 const PE_OVERHEAD_BYTES: u64 = 4096;
 
 /// The simulated program rectangle.
@@ -256,6 +257,7 @@ impl Simulator {
             branch_taken_extra: params.branch_taken_cycles.saturating_sub(1),
             branch_not_taken_extra: params.branch_not_taken_cycles.saturating_sub(1),
             fmacs_extra: params.fmacs_cycles_per_element.saturating_sub(1),
+            run_ahead: true,
         };
         let mut sim = Simulator {
             arch,
@@ -295,11 +297,22 @@ impl Simulator {
         Ok(sim)
     }
 
-    /// Bytes the simulator needs for `image`, estimated from its PE count before anything
-    /// is allocated (each PE's memory plus [`PE_OVERHEAD_BYTES`]).
+    /// Bytes the simulator needs for `image`, estimated before anything is allocated:
+    /// per PE [`PE_OVERHEAD_BYTES`] plus the memory pages a PE typically writes (those
+    /// its class's data spans, and one for its stack; module `mem`). A run that writes
+    /// more of its memory grows by up to 48 KB per PE.
     pub fn memory_estimate(image: &Image) -> u64 {
-        let pes = u64::from(image.meta.width) * u64::from(image.meta.height);
-        pes.saturating_mul(u64::from(csl_arch::fabric::PE_MEMORY_BYTES) + PE_OVERHEAD_BYTES)
+        let page = crate::mem::PAGE_BYTES as u64;
+        let full = u64::from(csl_arch::fabric::PE_MEMORY_BYTES);
+        let per_class: Vec<u64> = image
+            .classes
+            .iter()
+            .map(|c| ((c.data.len() as u64).div_ceil(page) * page + page).min(full))
+            .collect();
+        image.placement.iter().fold(0u64, |sum, &c| {
+            let pages = per_class.get(c as usize).copied().unwrap_or(full);
+            sum.saturating_add(PE_OVERHEAD_BYTES + pages)
+        })
     }
 
     /// Sets (or clears) the callback polled while the fabric runs.
@@ -339,6 +352,14 @@ impl Simulator {
     /// so does a traced run (its lines come out in PE order). Results never depend on it.
     pub fn set_split_threshold(&mut self, n: usize) {
         self.split_min = n;
+    }
+
+    /// Lets synchronous DSD operations on memory run ahead (the default) or not. Running
+    /// ahead changes no result, cycle count or statistic at the end of an operation (it
+    /// keeps a long operation's memory in cache); turning it off is for tests that
+    /// compare the two.
+    pub fn set_run_ahead(&mut self, on: bool) {
+        self.env.run_ahead = on;
     }
 
     /// The number of threads that step the fabric.
@@ -442,7 +463,7 @@ impl Simulator {
         for pe in &mut self.pes {
             pe.perf = cfg
                 .filter(|c| c.pes.contains(pe.loc.rel.x, pe.loc.rel.y))
-                .map(|c| Box::new(PeRecorder::new(&c, pe.inq.len())));
+                .map(|c| Box::new(PeRecorder::new(&c, pe.inq_cap.len())));
         }
         self.recording = self.pes.iter().any(|pe| pe.perf.is_some());
     }

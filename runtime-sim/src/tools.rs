@@ -831,18 +831,15 @@ pub fn core_image(image: &Image, sim: &Simulator) -> Image {
         for x in 0..image.meta.width {
             let end = loaded.extent(x, y);
             let before = loaded.read(x, y, 0, end);
-            let after = sim
-                .pe(x, y)
-                .and_then(|pe| pe.memory().get(..end))
-                .unwrap_or(&before);
-            if after == before.as_slice() {
+            let after = sim.pe(x, y).and_then(|pe| pe.read_memory(0, end));
+            if after.as_ref().is_none_or(|a| *a == before) {
                 patches.extend(loaded.tile_patches(x, y).cloned());
             } else {
                 patches.push(TilePatch {
                     x,
                     y,
                     addr: 0,
-                    bytes: after.to_vec(),
+                    bytes: after.unwrap_or_default(),
                 });
             }
         }

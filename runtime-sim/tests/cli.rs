@@ -160,10 +160,11 @@ fn too_large_images_say_how_much_memory_they_need() {
     let p = path.to_str().expect("utf-8 path");
     let (code, _, err) = cslsim(&[p, "--max-memory-mib", "1000", "--launch", "go"]);
     assert_eq!(code, 0, "{err}");
-    // Two PEs need about 100 KiB: a 1 MiB limit passes, so use the library for a tiny one.
+    // Two PEs need about 10 KiB (paged memory): a 1 MiB limit passes, so use the library
+    // for a tiny one.
     let img = csl_arch::image::Image::from_elf(&program()).expect("decode");
     let params = cslsim::SimParams {
-        memory_limit_bytes: Some(64 << 10),
+        memory_limit_bytes: Some(4 << 10),
         ..cslsim::SimParams::default()
     };
     let mut rt = cslsim::SdkRuntime::from_image(img).with_params(params);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Asm, X, single};
+use common::{Asm, Dsd, X, single};
 use csl_arch::dsd::DsdOpcode;
 use csl_arch::isa::{BinOp, NumTy, Op, Reg};
 use cslsim::{SimParams, Simulator, Timing};
@@ -168,3 +168,73 @@ fn cslsim_rejects_an_unknown_timing_model() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("`simple` or `measured`"), "{err}");
 }
+
+/// Synchronous memory DSD operations run ahead (several elements in one visit, then the PE
+/// stalls for them): the run is the same as one that steps every element in its own cycle.
+/// The program mixes an asynchronous copy on a microthread (no running ahead while it
+/// runs), a `fmacs` whose destination overlaps its source, one with `save_address`, a
+/// `mem4d` reduction into a pointer, and a last operation that faults half-way through
+/// (past the end of memory): cycles, statistics, memory and the fault must agree.
+#[test]
+fn running_ahead_changes_nothing() {
+    use csl_arch::dsd::flags;
+    let run = |ahead: bool, params: SimParams| {
+        let mut a = Asm::new("t");
+        let f = a.func("main", 16, 0, 0);
+        let floats: Vec<u8> = (0..64u32)
+            .flat_map(|i| (i as f32 * 0.25 + 1.0).to_bits().to_le_bytes())
+            .collect();
+        a.poke(0x400, &floats);
+        a.poke(0x600, &floats);
+        a.mem1d(0x40, 0x800, 40, 1);
+        a.mem1d(0x50, 0x400, 40, 1);
+        a.dsd_with(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x50)], Dsd::on_ut(2));
+        // y[0..30] = y[1..31] + x * 1.5 (overlapping source and destination).
+        a.mem1d(0x60, 0x600, 30, 1);
+        a.mem1d(0x70, 0x604, 30, 1);
+        a.dsd(
+            DsdOpcode::Fmacs,
+            X::D(0x60),
+            &[X::D(0x70), X::D(0x50), X::S(1.5f32.to_bits())],
+        );
+        a.mem1d_flags(0x80, 0xa00, 17, 2, flags::SAVE_ADDRESS);
+        a.dsd(DsdOpcode::Mov32, X::D(0x80), &[X::D(0x50)]);
+        a.dsd(DsdOpcode::Mov32, X::D(0x80), &[X::S(7)]);
+        a.mem4d(0x90, 0x400, &[4, 5], &[2, 1]);
+        a.dsd(DsdOpcode::Fadds, X::P(0xc00), &[X::P(0xc00), X::D(0x90)]);
+        a.mem1d(0xb0, (PE_END - 40) as u16, 20, 1);
+        a.dsd(DsdOpcode::Mov32, X::D(0xb0), &[X::D(0x50)]);
+        a.ret_void();
+        a.task(0, f, true, false);
+        let img = single(a.build());
+        let mut sim = Simulator::with_params(&img, params).expect("load");
+        sim.set_run_ahead(ahead);
+        let err = sim
+            .run_until_idle(1_000_000)
+            .expect_err("faults")
+            .to_string();
+        let s = sim.stats();
+        let pe = &s.pes[0];
+        (
+            err,
+            sim.cycle(),
+            (
+                pe.busy_cycles,
+                pe.stalled_cycles,
+                pe.instructions,
+                pe.dsd_elements,
+            ),
+            sim.pe(0, 0).expect("pe").memory().to_vec(),
+        )
+    };
+    for params in [SimParams::default(), SimParams::measured()] {
+        let (on, off) = (run(true, params), run(false, params));
+        assert!(on.0.contains("outside the PE's"), "{}", on.0);
+        assert!(on.2.3 > 100, "the operations ran: {:?}", on.2);
+        assert_eq!((&on.0, on.1, on.2), (&off.0, off.1, off.2));
+        assert!(on.3 == off.3, "the memories differ");
+    }
+}
+
+/// The end of PE memory.
+const PE_END: u32 = csl_arch::fabric::PE_MEMORY_BYTES;

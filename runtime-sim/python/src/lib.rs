@@ -553,20 +553,16 @@ impl Runtime {
             let pe = sim
                 .pe(x, y)
                 .ok_or_else(|| ("RegionError", format!("PE ({x},{y}) is not simulated")))?;
-            let (a, len) = (addr as usize, n as usize);
-            pe.memory()
-                .get(a..a.saturating_add(len))
-                .map(<[u8]>::to_vec)
-                .ok_or_else(|| {
-                    (
-                        "SymbolBoundsError",
-                        format!(
-                            "reading {n} bytes at 0x{addr:04x} passes the end of the {}-byte \
+            pe.read_memory(addr, n as usize).ok_or_else(|| {
+                (
+                    "SymbolBoundsError",
+                    format!(
+                        "reading {n} bytes at 0x{addr:04x} passes the end of the {}-byte \
                              memory of PE ({x},{y})",
-                            pe.memory().len()
-                        ),
-                    )
-                })
+                        csl_arch::fabric::PE_MEMORY_BYTES
+                    ),
+                )
+            })
         })?;
         Ok(PyBytes::new(py, &bytes))
     }

@@ -12,6 +12,7 @@
 
 use clap::Parser;
 use csl_arch::fabric::Arch;
+use csl_arch::isa::Width;
 use cslsim::Simulator;
 use cslsim::bench::{busy_grid, busy_grid_expected};
 use std::process::ExitCode;
@@ -64,11 +65,8 @@ fn main() -> ExitCode {
     let ok = (0..n).all(|y| {
         (0..n).all(|x| {
             sim.pe(x, y).is_some_and(|pe| {
-                let m = pe.memory();
-                let at = cslsim::bench::SUM_ADDR as usize;
-                m.get(at..at + 4).is_some_and(|b| {
-                    u32::from_le_bytes([b[0], b[1], b[2], b[3]]) == busy_grid_expected(x, cli.iters)
-                })
+                pe.read_word(cslsim::bench::SUM_ADDR, Width::W32)
+                    == Some(busy_grid_expected(x, cli.iters))
             })
         })
     });

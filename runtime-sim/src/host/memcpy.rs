@@ -27,6 +27,7 @@ use super::{HostError, MEMCPY_BOUNDS_ENV, SdkRuntime};
 use crate::sim::{RunEnd, Simulator};
 use csl_arch::fabric::{NUM_COLORS, PE_MEMORY_BYTES};
 use csl_arch::image::{ExportKind, SymbolTarget};
+use csl_arch::isa::Width;
 
 /// Fixed cycles of a copy-mode memcpy (ours: a plausible command overhead).
 pub const MEMCPY_SETUP_CYCLES: u64 = 16;
@@ -139,11 +140,9 @@ impl SdkRuntime {
                     .get(region.host_index(order, i, j, k))
                     .copied()
                     .unwrap_or(0);
-                let at = (addr + k * data_type.bytes()) as usize;
-                let bytes = v.to_le_bytes();
-                if let (Some(dst), Some(b)) = (pe.memory_mut().get_mut(at..at + n), bytes.get(..n))
-                {
-                    dst.copy_from_slice(b);
+                let at = addr + k * data_type.bytes();
+                if let Some(b) = v.to_le_bytes().get(..n) {
+                    pe.write_bytes(at, b);
                 }
             }
         }
@@ -185,17 +184,10 @@ impl SdkRuntime {
                 continue;
             };
             for k in 0..region.l {
-                let at = (addr + k * data_type.bytes()) as usize;
-                let mem = pe.memory();
+                let at = addr + k * data_type.bytes();
                 let v = match data_type {
-                    MemcpyDataType::Bit32 => mem
-                        .get(at..)
-                        .and_then(|t| t.first_chunk::<4>())
-                        .map(|c| u32::from_le_bytes(*c)),
-                    MemcpyDataType::Bit16 => mem
-                        .get(at..)
-                        .and_then(|t| t.first_chunk::<2>())
-                        .map(|c| u32::from(u16::from_le_bytes(*c))),
+                    MemcpyDataType::Bit32 => pe.read_word(at, Width::W32),
+                    MemcpyDataType::Bit16 => pe.read_word(at, Width::W16),
                 };
                 if let Some(slot) = dest.get_mut(region.host_index(order, i, j, k)) {
                     *slot = v.unwrap_or(0);
@@ -292,11 +284,7 @@ impl SdkRuntime {
             let Some(pe) = sim.pe(px + i, py + j) else {
                 continue;
             };
-            let ptr = pe
-                .memory()
-                .get(ptr_addr as usize..)
-                .and_then(|t| t.first_chunk::<2>())
-                .map(|c| u32::from(u16::from_le_bytes(*c)));
+            let ptr = pe.read_word(ptr_addr, Width::W16);
             let Some(addr) = ptr else {
                 return Err(HostError::SymbolOutOfBounds {
                     name,
@@ -366,12 +354,7 @@ impl SdkRuntime {
         };
         let addr = sim
             .pe(px, py)
-            .and_then(|pe| {
-                pe.memory()
-                    .get(ptr_addr as usize..)
-                    .and_then(|t| t.first_chunk::<2>())
-                    .map(|c| u32::from(u16::from_le_bytes(*c)))
-            })
+            .and_then(|pe| pe.read_word(ptr_addr, Width::W16))
             .unwrap_or(u32::MAX);
         let len = self
             .array_at(c, addr)
