@@ -10,8 +10,9 @@ use crate::md::energies::{EnergyRow, compare};
 use crate::md::geometry::Geometry;
 
 /// Words of `diag` per PE in `mdlj.w`: overflow flags, atoms owned at the end, most
-/// records held, force passes.
-pub const DIAG_WORDS: usize = 4;
+/// records held, force passes, and the PE's fabric x and y as its coordinate registers
+/// (`0x7C46`, `0x7C45`) read them.
+pub const DIAG_WORDS: usize = 6;
 
 fn f32_at(words: &[u16], i: usize) -> f64 {
     f64::from(f32::from_bits(
@@ -69,6 +70,7 @@ pub fn check_diag(diag: &[u16], npe: usize) -> Result<(usize, usize, usize), Str
                 (1, "more atoms than NLOC"),
                 (2, "more records than NMAX"),
                 (4, "a block longer than NBUF"),
+                (8, "more pairs than NPAIR"),
             ]
             .iter()
             .filter(|(bit, _)| d[0] & bit != 0)
@@ -87,6 +89,34 @@ pub fn check_diag(diag: &[u16], npe: usize) -> Result<(usize, usize, usize), Str
         most = most.max(usize::from(d[2]));
     }
     Ok((atoms, most, passes))
+}
+
+/// Checks the coordinates every PE of a `w` x `h` core recorded from its row and column
+/// ID registers (`diag` words 4 and 5, order `y x _word`): the floorplan puts core PE
+/// (px, py) at fabric (px + 1, py + 1), inside the moat ring (`layout.paint`). Returns
+/// the PEs checked.
+pub fn check_coords(diag: &[u16], w: usize, h: usize) -> Result<usize, String> {
+    if diag.len() != w * h * DIAG_WORDS {
+        return Err(format!(
+            "{} diag words for {w}x{h} PEs of {DIAG_WORDS}",
+            diag.len()
+        ));
+    }
+    for py in 0..h {
+        for px in 0..w {
+            let d = &diag[(py * w + px) * DIAG_WORDS..][..DIAG_WORDS];
+            let (x, y) = (usize::from(d[4]), usize::from(d[5]));
+            if (x, y) != (px + 1, py + 1) {
+                return Err(format!(
+                    "core PE ({px}, {py}) read fabric ({x}, {y}) from its coordinate \
+                     registers, the floorplan put it at ({}, {})",
+                    px + 1,
+                    py + 1
+                ));
+            }
+        }
+    }
+    Ok(w * h)
 }
 
 /// Words of `xchg` per PE in `mdlj.w`: the last exchange's 15 halo counts and 9 region
@@ -272,11 +302,22 @@ mod tests {
 
     #[test]
     fn diag_flags_and_timestamps() {
-        let ok = [0, 3, 9, 11, 0, 2, 12, 11];
+        let ok = [0, 3, 9, 11, 1, 1, 0, 2, 12, 11, 2, 1];
         assert_eq!(check_diag(&ok, 2), Ok((5, 12, 11)));
-        let bad = [0, 3, 9, 11, 2, 2, 12, 11];
+        assert_eq!(check_coords(&ok, 2, 1), Ok(2));
+        assert!(check_coords(&ok, 1, 2).is_err());
+        let mut moved = ok;
+        moved[10] = 3;
+        assert!(
+            check_coords(&moved, 2, 1)
+                .unwrap_err()
+                .contains("core PE (1, 0) read fabric (3, 1)")
+        );
+        let bad = [0, 3, 9, 11, 1, 1, 2, 2, 12, 11, 2, 1];
         assert!(check_diag(&bad, 2).unwrap_err().contains("NMAX"));
-        let uneven = [0, 3, 9, 11, 0, 2, 12, 10];
+        let pairs = [8, 3, 9, 11, 1, 1, 0, 2, 12, 11, 2, 1];
+        assert!(check_diag(&pairs, 2).unwrap_err().contains("NPAIR"));
+        let uneven = [0, 3, 9, 11, 1, 1, 0, 2, 12, 10, 2, 1];
         assert!(check_diag(&uneven, 2).is_err());
         // Two PEs, two frames: 100 -> 1100 and 0x1_0000 -> 0x1_0000 + 2000.
         let ts = [100, 0, 0, 1100, 0, 0, 0, 1, 0, 2000, 1, 0];

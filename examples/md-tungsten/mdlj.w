@@ -38,6 +38,7 @@ xp param NLOC = 20;                  // owned atoms a PE can hold (seed: NLOCMAX
 xp param NMAX = 32;                  // position records (own + halo)
 xp param NFRAMES = 11;               // energy records
 xp param NBUF = 560;                 // sp values of a relayed block (an x-line: 7 NLOC 4)
+xp param NPAIR = 128;                // pairs within the cutoff a force pass can hold
 
 struct paramstruct params;
 struct fparamstruct fparams;
@@ -57,9 +58,27 @@ sp epot[NFRAMES];
 sp ekin[NFRAMES];
 u16 tstamp[3 * NFRAMES];
 u16 tsc[3] address(0x7b30);          // the timestamp counter
-// diag: 0 overflow flags (1 owned > NLOC, 2 records > NMAX, 4 block > NBUF), 1 atoms
-// owned at the end, 2 most records held, 3 force passes.
-xp diag[4];
+xp row_id[1] address(0x7C45);        // this PE's fabric row (y)
+xp col_id[1] address(0x7C46);        // ... and column (x)
+// diag: 0 overflow flags (1 owned > NLOC, 2 records > NMAX, 4 block > NBUF, 8 pairs >
+// NPAIR), 1 atoms owned at the end, 2 most records held, 3 force passes, 4 and 5 the
+// PE's fabric x and y from the coordinate registers (the host checks the floorplan).
+xp diag[6];
+// The pair list of a force pass (md.csl's, stored per pair as its DSD kernels use it):
+// the minimum-image differences, r^2 and the two records of every pair within the
+// cutoff, in the order the half shell finds them; the vector kernels below turn
+// pdx/pdy/pdz into the force components in place.
+sp pdx[NPAIR];
+sp pdy[NPAIR];
+sp pdz[NPAIR];
+sp pr2[NPAIR];
+sp prinv[NPAIR];                     // 1/r: the bit-trick seed, then three Newton steps
+sp pt[NPAIR];                        // a Newton step's factor, then U and df
+sp pq[NPAIR];                        // r^-2
+sp p6[NPAIR];                        // r^-6, then r^-12
+xp pa[NPAIR];
+xp pb[NPAIR];
+xp npair = 0;
 // xchg: the last exchange's halo counts (xm, xp, ym, yp, z lines: 3 cells each) and
 // its nine region starts (own | xm | x0 | xp | z lines | ym | y0 | yp | end), the
 // words md.csl's diag reports, for the host's exchange oracle.
@@ -288,20 +307,9 @@ rnd(sp v) -> sp {
   return (v + m) - m;
 }
 
-// 1/sqrt(x): the seed's bit trick on the high 16 bits, then three Newton steps.
+// One candidate pair (i, j): the minimum-image difference; inside the cutoff it joins
+// the pair list with the seed of its 1/r (the 0x5f37 bit trick on the high 16 bits).
 union fw { sp f; u16 w[2]; };
-rsqrt(sp x) -> sp {
-  union fw u;
-  u.f = x;
-  u.w[1] = 0x5f37 - (u.w[1] >> 1);
-  u.w[0] = 0;
-  sp y = u.f;
-  n in [0, 3) y = y * (1.5 - 0.5 * x * y * y);
-  return y;
-}
-
-// One candidate pair (i, j): the minimum-image difference, and inside the cutoff its
-// energy and the force on both atoms.
 try_pair(xp i, xp j, sp rc2) {
   sp dx = pos[i][0] - pos[j][0];
   sp dy = pos[i][1] - pos[j][1];
@@ -311,21 +319,60 @@ try_pair(xp i, xp j, sp rc2) {
   dz = dz - fparams.box[2] * rnd(dz * fparams.boxinv[2]);
   sp d2 = dx * dx + dy * dy + dz * dz;
   if (d2 < rc2) {
-    sp rinv = rsqrt(d2);
-    sp r2 = rinv * rinv;
-    sp r6 = r2 * r2 * r2;
-    sp r12 = r6 * r6;
-    eval = eval + 0.1 * r12;
-    sp df = 1.2 * r12 * r2;
-    sp fx = df * dx;
-    sp fy = df * dy;
-    sp fz = df * dz;
-    ff[i][0] = ff[i][0] + fx;
-    ff[i][1] = ff[i][1] + fy;
-    ff[i][2] = ff[i][2] + fz;
-    ff[j][0] = ff[j][0] - fx;
-    ff[j][1] = ff[j][1] - fy;
-    ff[j][2] = ff[j][2] - fz;
+    if (npair < NPAIR) {
+      pdx[npair] = dx;
+      pdy[npair] = dy;
+      pdz[npair] = dz;
+      pr2[npair] = d2;
+      union fw u;
+      u.f = d2;
+      u.w[1] = 0x5f37 - (u.w[1] >> 1);
+      u.w[0] = 0;
+      prinv[npair] = u.f;
+      pa[npair] = i;
+      pb[npair] = j;
+      npair = npair + 1;
+    } else {
+      diag[0] = diag[0] | 8;
+    }
+  }
+}
+
+// The pair kernels: every step one `∀` statement over the pair list (one DSD op each:
+// fmuls, fsubs, and the energy sum an fadds reduction), the same fp32 operations in
+// the same order as the scalar y = y (1.5 - ((0.5 x) y) y) three times; r2 = y y;
+// r6 = (r2 r2) r2; r12 = r6 r6; U = 0.1 r12 summed in pair order; df = (1.2 r12) r2;
+// F = df (dx, dy, dz). The scatter of the forces onto both atoms of each pair stays a
+// scalar loop (two run-time record indices per pair), in pair order.
+pair_forces() {
+  let j in [0, npair);
+  ∀j pr2[j] = pr2[j] * 0.5;            // 0.5 x, the same product in every step
+  n in [0, 3) {
+    ∀j pt[j] = pr2[j] * prinv[j];
+    ∀j pt[j] = pt[j] * prinv[j];
+    ∀j pt[j] = 1.5 - pt[j];
+    ∀j prinv[j] = prinv[j] * pt[j];
+  }
+  ∀j pq[j] = prinv[j] * prinv[j];
+  ∀j p6[j] = pq[j] * pq[j];
+  ∀j p6[j] = p6[j] * pq[j];
+  ∀j p6[j] = p6[j] * p6[j];
+  ∀j pt[j] = p6[j] * 0.1;
+  ∀j eval <+- pt[j];
+  ∀j pt[j] = p6[j] * 1.2;
+  ∀j pt[j] = pt[j] * pq[j];
+  ∀j pdx[j] = pt[j] * pdx[j];
+  ∀j pdy[j] = pt[j] * pdy[j];
+  ∀j pdz[j] = pt[j] * pdz[j];
+  p in [0, npair) {
+    xp i = pa[p];
+    xp k = pb[p];
+    ff[i][0] = ff[i][0] + pdx[p];
+    ff[i][1] = ff[i][1] + pdy[p];
+    ff[i][2] = ff[i][2] + pdz[p];
+    ff[k][0] = ff[k][0] - pdx[p];
+    ff[k][1] = ff[k][1] - pdy[p];
+    ff[k][2] = ff[k][2] - pdz[p];
   }
 }
 
@@ -354,12 +401,14 @@ force_pass() {
   lap(0);
   i in [0, 3 * top) mem[i + FF] = 0.0;
   eval = 0.0;
+  npair = 0;
   if ((diag[0] & 2) == 0) {
     sp rc2 = fparams.rcut * fparams.rcut;
     // The half shell: the y-line against the x+ halo and the z+ x-lines; the own copy
     // in the y-line against its later atoms and the y+ halo.
     i in [yline, yend) { j in [ptr[3], zend) try_pair(i, j, rc2); }
     i in [y0, y0 + nlocal) { j in [i + 1, yend) try_pair(i, j, rc2); }
+    pair_forces();
   }
   lap(1);
   // z first: the z+ x-lines hold x-halo atoms of the z neighbours.
@@ -529,4 +578,6 @@ record(xp frame) {
     }
   }
   diag[1] = nlocal;
+  diag[4] = col_id[0];
+  diag[5] = row_id[0];
 }

@@ -104,6 +104,8 @@ fn check_energies(
             .map(|f| read_words(&dir.join(format!("{f}.bin")).to_string_lossy()));
     let diag = diag?;
     let (atoms, most, passes) = energy::check_diag(&diag, npe).map_err(|e| format!("FAIL: {e}"))?;
+    energy::check_coords(&diag, g.width(), g.height())
+        .map_err(|e| format!("FAIL: coordinate registers: {e}"))?;
     energy::check_exchange(g, &xchg?, &diag).map_err(|e| format!("FAIL: exchange oracle: {e}"))?;
     let table = energy::energy_table(&epot?, &ekin?, npe, 1)?;
     let out = dir.join("energies.tsv");
@@ -142,7 +144,7 @@ fn check_energies(
     }
     println!(
         "PASS: {} frames and barriers, {atoms} atoms, {passes} force passes, at most {most} records, \
-         exchange oracle on all {npe} PEs; \
+         exchange oracle and coordinate registers on all {npe} PEs; \
          max|dE|/(1+max|ref|) {:.1e}/{:.1e}/{:.1e} (limit {:.0e}){vs}; {cycles:.0} cycles per \
          timestep",
         table.len(),
