@@ -127,9 +127,9 @@ pub const Z_LINE_PLUS: [u8; 2] = [16, 17];
 
 /// Control wavelets of the relay (commands 0, 1, 2, …; `*` = CE-filtered): the x/y
 /// burst trailer `(adv*, adv*, rst*)` …
-pub const XY_CMD1: u32 = 0x2B40_9249;
-/// … then `(adv*)`.
-pub const XY_CMD2: u32 = 0x0940_9249;
+pub const XY_CMD1: u32 = crate::md::switch::CMD1;
+/// … then `(adv*)` (the CSL flagship's switch relay sends the same two words).
+pub const XY_CMD2: u32 = crate::md::switch::CMD2;
 /// The z trailer (and that of an x/y lane whose fold is 1) `(adv*, rst*)` …
 pub const Z_CMD1: u32 = 0x0D40_9249;
 /// … then `(adv*)`.
@@ -163,16 +163,8 @@ fn slot_machine(
         tx: Some(vec![tx]),
     };
     if f >= 2 {
-        let seg = f + 1;
-        let start = if s >= n / seg * seg {
-            3
-        } else {
-            match s % seg {
-                0 => 1,
-                r if r == f => 3,
-                _ => 0,
-            }
-        };
+        // The CSL flagship's switch relay starts its machines the same way: one rule.
+        let start = crate::md::switch::start_position(s, n, f);
         (
             plain(up, down),
             SwitchConfig {
