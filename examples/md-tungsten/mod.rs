@@ -137,6 +137,24 @@ pub const Z_CMD2: u32 = 0x0940_9249;
 /// The single trailer `(rst*)` of the end PEs of a 1 × n block's z line.
 pub const END_CMD: u32 = 0x0980_9249;
 
+/// The exchange oracle of the count relay for core PE (`px`, `py`): the halo counts, the
+/// halo cell ids (in the counts' place), and how a failure names the PE.
+fn relay_oracle(g: &Geometry, px: usize, py: usize) -> ([u32; 24], [u32; 24], String) {
+    let c = g.cell(px, py);
+    let counts = expected_exchange(g, &relay_count, c.x, c.y, c.z);
+    let id = |x: usize, y: usize, z: usize| relay_id(g, x, y, z);
+    let ids = expected_exchange(g, &id, c.x, c.y, c.z);
+    let at = format!(
+        "PE ({}, {}) (cell {}, {}, {})",
+        px + 1,
+        py + 1,
+        c.x,
+        c.y,
+        c.z
+    );
+    (counts, ids, at)
+}
+
 /// One relay slot's switch machine. `s` is the slot's place along the ring in the
 /// direction the blocks move (0..n), `f` the slots per cell (the fold), `up`/`down` the
 /// router ports towards the previous and the next slot. Returns the router entry
@@ -609,17 +627,7 @@ pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
         for px in 0..w {
             let v = &got[(py * w + px) * RELAY_WORDS..(py * w + px + 1) * RELAY_WORDS];
             let c = g.cell(px, py);
-            let counts = expected_exchange(g, &relay_count, c.x, c.y, c.z);
-            let id = |x: usize, y: usize, z: usize| relay_id(g, x, y, z);
-            let ids = expected_exchange(g, &id, c.x, c.y, c.z);
-            let at = format!(
-                "PE ({}, {}) (cell {}, {}, {})",
-                px + 1,
-                py + 1,
-                c.x,
-                c.y,
-                c.z
-            );
+            let (counts, ids, at) = relay_oracle(g, px, py);
             for d in 0..halos {
                 for k in 0..RANGE {
                     let (gc, gi) = (v[(d * RANGE + k) * 2], v[(d * RANGE + k) * 2 + 1]);
@@ -645,7 +653,7 @@ pub fn check_relay(g: &Geometry, got: &[u16]) -> Result<usize, String> {
             }
             let (zc, zi) = (
                 zplus_lines(g, &relay_count, c.x, c.y, c.z),
-                zplus_lines(g, &id, c.x, c.y, c.z),
+                zplus_lines(g, &|x, y, z| relay_id(g, x, y, z), c.x, c.y, c.z),
             );
             for k in 0..RANGE {
                 let base = 5 * RANGE * 2 + nstarts + 2 * k;
@@ -747,19 +755,9 @@ pub fn check_burst(
         for px in 0..g.width() {
             let pe = py * g.width() + px;
             let c = g.cell(px, py);
-            let counts = expected_exchange(g, &relay_count, c.x, c.y, c.z);
-            let id = |x: usize, y: usize, z: usize| relay_id(g, x, y, z);
-            let ids = expected_exchange(g, &id, c.x, c.y, c.z);
+            let (counts, ids, at) = relay_oracle(g, px, py);
             let me = relay_id(g, c.x, c.y, c.z);
             let own = relay_count(c.x, c.y, c.z) as usize;
-            let at = format!(
-                "PE ({}, {}) (cell {}, {}, {})",
-                px + 1,
-                py + 1,
-                c.x,
-                c.y,
-                c.z
-            );
             // Halo d of the oracle: xm, xp, ym, yp; the x+ relay fills xm, and so on.
             for (d, dir) in dirs.iter().enumerate() {
                 for k in 0..RANGE {
