@@ -9,8 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
   echo "mpi.sh: installing OpenMPI..."
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenmpi-dev openmpi-bin libclang-dev >/dev/null
+  sudo=()
+  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq libopenmpi-dev openmpi-bin libclang-dev >/dev/null
 fi
 target="${MPI_TARGET_DIR:-${CARGO_TARGET_DIR:-$PWD/target}-mpi}"
 # Only the crates whose binaries run below (cslc: cslc, paint; cslsim: cslsim, simfabric,
