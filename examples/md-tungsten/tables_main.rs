@@ -36,44 +36,181 @@ use csl_examples::md_tungsten::energy;
 use csl_examples::md_tungsten::{
     BURST_PHASES, NLOCMAX, RELAY_PHASES, atom_inputs, check_burst, check_moat, check_ping,
     check_relay, lanes_paint, mdlj_classes_paint, params_blob, phase_cycles, relay_counts,
-    relay_phase_cycles, relay_tables, router_table, switch_table, z_chain_local,
+    relay_tables, router_table, switch_table, z_chain_local,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// Writes the tables and inputs of the padded rectangle NX × NY of NZX × NZY folds
+/// (`mdlj-tables NX NY NZX NZY OUTDIR [moat|relay|atoms DUMP [NLOCMAX [NMAX]]]`), or checks
+/// what a run of one of the md-tungsten programs left (the `check-*` commands).
+#[derive(clap::Parser)]
+#[command(
+    name = "mdlj-tables",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+struct Cli {
+    /// Cells along x.
+    #[arg(value_name = "NX", required = true)]
+    nx: Option<usize>,
+    /// Cells along y.
+    #[arg(value_name = "NY", required = true)]
+    ny: Option<usize>,
+    /// Cells of z folded along x.
+    #[arg(value_name = "NZX", required = true)]
+    nzx: Option<usize>,
+    /// Cells of z folded along y.
+    #[arg(value_name = "NZY", required = true)]
+    nzy: Option<usize>,
+    /// Where to write the tables.
+    #[arg(value_name = "OUTDIR", required = true)]
+    out: Option<PathBuf>,
+    /// The table set.
+    #[arg(value_name = "SET", value_enum, default_value = "moat")]
+    set: TableSet,
+    /// The LAMMPS dump to bin (`atoms` only).
+    #[arg(value_name = "DUMP", required_if_eq("set", "atoms"))]
+    dump: Option<PathBuf>,
+    /// Atoms a PE holds at most (`atoms` only; default the seed's 20).
+    #[arg(value_name = "NLOCMAX", requires = "dump")]
+    nlocmax: Option<usize>,
+    /// Atoms with the halo a PE holds at most (`atoms` only; default what the exchange needs).
+    #[arg(value_name = "NMAX", requires = "nlocmax")]
+    nmax: Option<usize>,
+    #[command(subcommand)]
+    check: Option<Check>,
+}
+
+/// The padded rectangle's dimensions (the globals `paint` gets).
+#[derive(clap::Args)]
+struct Dims {
+    /// Cells along x.
+    #[arg(value_name = "NX")]
+    nx: usize,
+    /// Cells along y.
+    #[arg(value_name = "NY")]
+    ny: usize,
+    /// Cells of z folded along x.
+    #[arg(value_name = "NZX")]
+    nzx: usize,
+    /// Cells of z folded along y.
+    #[arg(value_name = "NZY")]
+    nzy: usize,
+}
+
+impl Dims {
+    fn geometry(&self) -> Result<Geometry, String> {
+        Geometry::new(self.nx, self.ny, self.nzx, self.nzy)
+    }
+}
+
+/// Which tables (and inputs) to write.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TableSet {
+    /// The moat check's tables, atom counts 0.
+    Moat,
+    /// The switch-machine relay's tables, the count relay's counts and `lanes.paint`.
+    Relay,
+    /// The relay's tables and `mdlj.w`'s inputs from the LAMMPS dump DUMP.
+    Atoms,
+}
+
+#[derive(clap::Subcommand)]
+enum Check {
+    /// Checks `core.got` of the moat check (`moatcheck.w`).
+    #[command(name = "check-moat")]
+    Moat {
+        #[command(flatten)]
+        dims: Dims,
+        /// `core.got` as miget wrote it.
+        #[arg(value_name = "GOT")]
+        got: PathBuf,
+    },
+    /// Checks `core.got` of the count relay (`relay.w`); with `core.stamp`, prints the
+    /// cycles of each relay.
+    #[command(name = "check-relay")]
+    Relay {
+        #[command(flatten)]
+        dims: Dims,
+        /// `core.got` as miget wrote it.
+        #[arg(value_name = "GOT")]
+        got: PathBuf,
+        /// `core.stamp` as miget wrote it.
+        #[arg(value_name = "STAMP")]
+        stamp: Option<PathBuf>,
+    },
+    /// Checks the count relay's variable-length bursts and reverse relays; with
+    /// `core.bstamp`, prints the cycles of each.
+    #[command(name = "check-burst")]
+    Burst {
+        #[command(flatten)]
+        dims: Dims,
+        /// `core.burst` as miget wrote it.
+        #[arg(value_name = "BURST")]
+        burst: PathBuf,
+        /// `core.fx` as miget wrote it.
+        #[arg(value_name = "FX")]
+        fx: PathBuf,
+        /// `core.fy` as miget wrote it.
+        #[arg(value_name = "FY")]
+        fy: PathBuf,
+        /// `core.zrec` as miget wrote it.
+        #[arg(value_name = "ZREC")]
+        zrec: PathBuf,
+        /// `core.bstamp` as miget wrote it.
+        #[arg(value_name = "BSTAMP")]
+        bstamp: Option<PathBuf>,
+    },
+    /// Checks the barrier test (`pingtest.w`'s `core.stamp`, `pingorigin.w`'s `ping.frame`).
+    #[command(name = "check-ping")]
+    Ping {
+        #[command(flatten)]
+        dims: Dims,
+        /// `core.stamp` as miget wrote it.
+        #[arg(value_name = "STAMP")]
+        stamp: PathBuf,
+        /// `ping.frame` as miget wrote it.
+        #[arg(value_name = "FRAME")]
+        frame: PathBuf,
+    },
+    /// Checks a run of `mdlj.w` from what miget wrote into DIR against the reference
+    /// energies REF (and the CSL flagship's own table FLAGSHIP); writes `DIR/energies.tsv`.
+    #[command(name = "check-energies")]
+    Energies {
+        #[command(flatten)]
+        dims: Dims,
+        /// The folder with `epot.bin`, `ekin.bin`, `diag.bin`, `tstamp.bin`, `xchg.bin`,
+        /// `prof.bin` and `frame.bin`.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// The reference energy table.
+        #[arg(value_name = "REF")]
+        reference: PathBuf,
+        /// The CSL flagship's energy table for the same input.
+        #[arg(value_name = "FLAGSHIP")]
+        flagship: Option<PathBuf>,
+    },
+}
 
 fn write(path: &Path, words: &[u16]) -> Result<(), String> {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     std::fs::write(path, bytes).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
 }
 
-const USAGE: &str = "usage: mdlj-tables NX NY NZX NZY OUTDIR [moat|relay] | \
-                     mdlj-tables NX NY NZX NZY OUTDIR atoms DUMP [NLOCMAX [NMAX]] | \
-                     mdlj-tables check-moat NX NY NZX NZY GOT | \
-                     mdlj-tables check-relay NX NY NZX NZY GOT [STAMP] | \
-                     mdlj-tables check-burst NX NY NZX NZY BURST FX FY ZREC [BSTAMP] | \
-                     mdlj-tables check-ping NX NY NZX NZY STAMP FRAME | \
-                     mdlj-tables check-energies NX NY NZX NZY DIR REF [FLAGSHIP]";
-
-fn geometry(nx: &str, ny: &str, nzx: &str, nzy: &str) -> Result<Geometry, String> {
-    let num = |name: &str, v: &str| -> Result<usize, String> {
-        v.parse()
-            .map_err(|_| format!("{name} = `{v}` is not a non-negative integer"))
-    };
-    Geometry::new(
-        num("NX", nx)?,
-        num("NY", ny)?,
-        num("NZX", nzx)?,
-        num("NZY", nzy)?,
-    )
+fn write_text(path: &Path, text: String) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
 }
 
 /// Barriers in the barrier test (`B` in ping.paint).
 const PING_BARRIERS: usize = 3;
 
-fn read_words(path: &str) -> Result<Vec<u16>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+fn read_words(path: &Path) -> Result<Vec<u16>, String> {
+    let p = path.display();
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{p}`: {e}"))?;
     if bytes.len() % 2 != 0 {
-        return Err(format!("`{path}` is not a whole number of 16-bit words"));
+        return Err(format!("`{p}` is not a whole number of 16-bit words"));
     }
     Ok(bytes
         .chunks_exact(2)
@@ -84,9 +221,34 @@ fn read_words(path: &str) -> Result<Vec<u16>, String> {
 /// Limit of the comparison with the CSL flagship's energies on the same input (issue 17).
 const FLAGSHIP_LIMIT: f64 = 1e-6;
 
-fn read_table(path: &str) -> Result<Vec<energies::EnergyRow>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
-    energies::parse(&text).map_err(|e| format!("{path}: {e}"))
+fn read_table(path: &Path) -> Result<Vec<energies::EnergyRow>, String> {
+    let p = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{p}`: {e}"))?;
+    energies::parse(&text).map_err(|e| format!("{p}: {e}"))
+}
+
+/// Prints `what: NAME VALUE, ...` for the named phases' values.
+fn print_phases<T: std::fmt::Display>(what: &str, names: &[&str], values: &[T]) {
+    let parts: Vec<String> = names
+        .iter()
+        .zip(values)
+        .map(|(p, c)| format!("{p} {c}"))
+        .collect();
+    println!("{what}: {}", parts.join(", "));
+}
+
+/// With `stamps`, prints the cycles of each of `names` (as `phase_cycles` counts them).
+fn print_stamp_cycles(
+    g: &Geometry,
+    what: &str,
+    names: &[&str],
+    stamps: Option<&PathBuf>,
+) -> Result<(), String> {
+    if let Some(stamps) = stamps {
+        let cycles = phase_cycles(g, &read_words(stamps)?, names.len())?;
+        print_phases(what, names, &cycles);
+    }
+    Ok(())
 }
 
 /// `check-energies`: reads `epot.bin`, `ekin.bin`, `diag.bin`, `tstamp.bin`, `xchg.bin`,
@@ -95,22 +257,20 @@ fn read_table(path: &str) -> Result<Vec<energies::EnergyRow>, String> {
 fn check_energies(
     g: &Geometry,
     dir: &Path,
-    reference: &str,
-    flagship: Option<&String>,
+    reference: &Path,
+    flagship: Option<&PathBuf>,
 ) -> Result<(), String> {
     let npe = g.width() * g.height();
     let [epot, ekin, diag, tstamp, xchg, prof, frame] =
         ["epot", "ekin", "diag", "tstamp", "xchg", "prof", "frame"]
-            .map(|f| read_words(&dir.join(format!("{f}.bin")).to_string_lossy()));
+            .map(|f| read_words(&dir.join(format!("{f}.bin"))));
     let diag = diag?;
     let (atoms, most, passes) = energy::check_diag(&diag, npe).map_err(|e| format!("FAIL: {e}"))?;
     energy::check_coords(&diag, g.width(), g.height())
         .map_err(|e| format!("FAIL: coordinate registers: {e}"))?;
     energy::check_exchange(g, &xchg?, &diag).map_err(|e| format!("FAIL: exchange oracle: {e}"))?;
     let table = energy::energy_table(&epot?, &ekin?, npe, 1)?;
-    let out = dir.join("energies.tsv");
-    std::fs::write(&out, energies::write(&table))
-        .map_err(|e| format!("cannot write `{}`: {e}", out.display()))?;
+    write_text(&dir.join("energies.tsv"), energies::write(&table))?;
     // The barrier origin counts one barrier per energy record.
     let barriers = frame?.first().copied().unwrap_or(0);
     if usize::from(barriers) != table.len() {
@@ -122,21 +282,19 @@ fn check_energies(
     let steps = table.len().saturating_sub(1) as u64;
     let cycles = energy::cycles_per_step(&tstamp?, npe, steps.max(1))?;
     let phases = energy::phase_means(&prof?, npe, steps.max(1))?;
-    let parts: Vec<String> = energy::PHASES
-        .iter()
-        .zip(phases)
-        .map(|(p, c)| format!("{p} {c:.0}"))
-        .collect();
-    println!(
-        "cycles per timestep by phase (mean over PEs): {}",
-        parts.join(", ")
+    let phases: Vec<String> = phases.iter().map(|c| format!("{c:.0}")).collect();
+    print_phases(
+        "cycles per timestep by phase (mean over PEs)",
+        &energy::PHASES,
+        &phases,
     );
+    let r = reference.display();
     let worst = energy::within(&table, &read_table(reference)?, energies::REFERENCE_LIMIT)
-        .map_err(|e| format!("FAIL: against {reference}: {e}"))?;
+        .map_err(|e| format!("FAIL: against {r}: {e}"))?;
     let mut vs = String::from("; no CSL flagship table to compare with");
     if let Some(f) = flagship {
         let w = energy::within(&table, &read_table(f)?, FLAGSHIP_LIMIT)
-            .map_err(|e| format!("FAIL: against the CSL flagship ({f}): {e}"))?;
+            .map_err(|e| format!("FAIL: against the CSL flagship ({}): {e}", f.display()))?;
         vs = format!(
             "; the CSL flagship's within {:.1e}/{:.1e}/{:.1e} (limit {FLAGSHIP_LIMIT:.0e})",
             w[0], w[1], w[2]
@@ -156,186 +314,153 @@ fn check_energies(
     Ok(())
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    if let [cmd, nx, ny, nzx, nzy, got] = args
-        && cmd == "check-moat"
-    {
-        let g = geometry(nx, ny, nzx, nzy)?;
-        let words = read_words(got)?;
-        return match check_moat(&g, &words) {
-            Ok(n) => {
-                println!("PASS: {n} turnarounds through the moat, every PE's cell as folded");
-                Ok(())
-            }
-            Err(e) => Err(format!("FAIL: {e}")),
-        };
-    }
-    if let [cmd, nx, ny, nzx, nzy, dir, reference, rest @ ..] = args
-        && cmd == "check-energies"
-        && rest.len() <= 1
-    {
-        let g = geometry(nx, ny, nzx, nzy)?;
-        return check_energies(&g, Path::new(dir), reference, rest.first());
-    }
-    if let [cmd, nx, ny, nzx, nzy, got, rest @ ..] = args
-        && cmd == "check-relay"
-        && rest.len() <= 1
-    {
-        let g = geometry(nx, ny, nzx, nzy)?;
-        let words = read_words(got)?;
-        if let [stamps] = rest {
-            let cycles = relay_phase_cycles(&g, &read_words(stamps)?)?;
-            let parts: Vec<String> = RELAY_PHASES
-                .iter()
-                .zip(cycles)
-                .map(|(p, c)| format!("{p} {c}"))
-                .collect();
-            println!(
-                "cycles per relay of three shifts (last PE to last PE): {}",
-                parts.join(", ")
-            );
+/// Prints the PASS line a check's result makes, or turns its error into a FAIL.
+fn verdict<T>(result: Result<T, String>, pass: impl FnOnce(T) -> String) -> Result<(), String> {
+    let v = result.map_err(|e| format!("FAIL: {e}"))?;
+    println!("PASS: {}", pass(v));
+    Ok(())
+}
+
+fn run_check(check: &Check) -> Result<(), String> {
+    match check {
+        Check::Moat { dims, got } => {
+            let g = dims.geometry()?;
+            let words = read_words(got)?;
+            verdict(check_moat(&g, &words), |n| {
+                format!("{n} turnarounds through the moat, every PE's cell as folded")
+            })
         }
-        return match check_relay(&g, &words) {
-            Ok(n) => {
+        Check::Energies {
+            dims,
+            dir,
+            reference,
+            flagship,
+        } => check_energies(&dims.geometry()?, dir, reference, flagship.as_ref()),
+        Check::Relay { dims, got, stamp } => {
+            let g = dims.geometry()?;
+            let words = read_words(got)?;
+            print_stamp_cycles(
+                &g,
+                "cycles per relay of three shifts (last PE to last PE)",
+                &RELAY_PHASES,
+                stamp.as_ref(),
+            )?;
+            verdict(check_relay(&g, &words), |n| {
                 let z = if z_chain_local(&g) {
                     "x, y, z- and z+ (tour) halos"
                 } else {
                     "x, y, z- and z+ (1 x n line) halos"
                 };
-                println!(
-                    "PASS: count relay, {z} and region starts as the CSL flagship's oracle ({n} words)"
-                );
-                Ok(())
-            }
-            Err(e) => Err(format!("FAIL: {e}")),
-        };
-    }
-    if let [cmd, nx, ny, nzx, nzy, burst, fx, fy, zrec, rest @ ..] = args
-        && cmd == "check-burst"
-        && rest.len() <= 1
-    {
-        let g = geometry(nx, ny, nzx, nzy)?;
-        if let [stamps] = rest {
-            let cycles = phase_cycles(&g, &read_words(stamps)?, BURST_PHASES.len())?;
-            let parts: Vec<String> = BURST_PHASES
-                .iter()
-                .zip(cycles)
-                .map(|(p, c)| format!("{p} {c}"))
-                .collect();
-            println!(
-                "cycles per variable-length relay of three shifts (last PE to last PE): {}",
-                parts.join(", ")
-            );
+                format!(
+                    "count relay, {z} and region starts as the CSL flagship's oracle ({n} words)"
+                )
+            })
         }
-        let words = [
-            read_words(burst)?,
-            read_words(fx)?,
-            read_words(fy)?,
-            read_words(zrec)?,
-        ];
-        return match check_burst(&g, &words[0], &words[1], &words[2], &words[3]) {
-            Ok(n) => {
-                println!(
-                    "PASS: count relay as the oracle; variable-length bursts x+ x- y+ y- and z- \
-                     (x-lines) word for word and the reverse x and y relays (<+-) as the host's sums ({n} words)"
-                );
-                Ok(())
-            }
-            Err(e) => Err(format!("FAIL: {e}")),
-        };
-    }
-    if let [cmd, nx, ny, nzx, nzy, stamps, frame] = args
-        && cmd == "check-ping"
-    {
-        let g = geometry(nx, ny, nzx, nzy)?;
-        return match check_ping(&g, PING_BARRIERS, &read_words(stamps)?, &read_words(frame)?) {
-            Ok((spread, release)) => {
-                println!(
-                    "PASS: {PING_BARRIERS} barriers, no PE left one before the last arrived \
+        Check::Burst {
+            dims,
+            burst,
+            fx,
+            fy,
+            zrec,
+            bstamp,
+        } => {
+            let g = dims.geometry()?;
+            print_stamp_cycles(
+                &g,
+                "cycles per variable-length relay of three shifts (last PE to last PE)",
+                &BURST_PHASES,
+                bstamp.as_ref(),
+            )?;
+            let words = [
+                read_words(burst)?,
+                read_words(fx)?,
+                read_words(fy)?,
+                read_words(zrec)?,
+            ];
+            verdict(
+                check_burst(&g, &words[0], &words[1], &words[2], &words[3]),
+                |n| {
+                    format!(
+                        "count relay as the oracle; variable-length bursts x+ x- y+ y- and z- \
+                         (x-lines) word for word and the reverse x and y relays (<+-) as the host's sums ({n} words)"
+                    )
+                },
+            )
+        }
+        Check::Ping { dims, stamp, frame } => {
+            let g = dims.geometry()?;
+            let result = check_ping(&g, PING_BARRIERS, &read_words(stamp)?, &read_words(frame)?);
+            verdict(result, |(spread, release)| {
+                format!(
+                    "{PING_BARRIERS} barriers, no PE left one before the last arrived \
                      (arrivals spread over up to {spread} cycles; the last arrival to a \
                      departure up to {release} cycles)"
-                );
-                Ok(())
-            }
-            Err(e) => Err(format!("FAIL: {e}")),
-        };
+                )
+            })
+        }
     }
-    if let [nx, ny, nzx, nzy, out, mode, dump, rest @ ..] = args
-        && mode == "atoms"
-        && rest.len() <= 2
-    {
-        let g = geometry(nx, ny, nzx, nzy)?;
-        let text =
-            std::fs::read_to_string(dump).map_err(|e| format!("cannot read `{dump}`: {e}"))?;
-        let d = Dump::parse(&text).map_err(|e| format!("{dump}: {e}"))?;
-        let num = |v: &String| -> Result<usize, String> {
-            v.parse()
-                .map_err(|_| format!("`{v}` is not a non-negative integer"))
-        };
-        let nlocmax = rest.first().map(num).transpose()?.unwrap_or(NLOCMAX);
-        let nmax = rest.get(1).map(num).transpose()?;
-        let a = atom_inputs(&d, &g, nlocmax, nmax)?;
-        let out = PathBuf::from(out);
-        let (router, switch) = relay_tables(&g);
-        write(&out.join("router.bin"), &router)?;
-        write(&out.join("switch.bin"), &switch)?;
-        write(&out.join("params.bin"), &params_blob(&g, &a.nlocal, 1)?)?;
-        write(&out.join("fparams.bin"), &a.fparams)?;
-        write(&out.join("posin.bin"), &a.posin)?;
-        write(&out.join("velin.bin"), &a.velin)?;
-        let lanes = out.join("lanes.paint");
-        std::fs::write(&lanes, lanes_paint(&g))
-            .map_err(|e| format!("cannot write `{}`: {e}", lanes.display()))?;
-        let classes = out.join("mdlj-classes.paint");
-        std::fs::write(&classes, mdlj_classes_paint(&g))
-            .map_err(|e| format!("cannot write `{}`: {e}", classes.display()))?;
-        println!(
-            "{} atoms on {} PEs: NLOCMAX {nlocmax}, NMAX {} (the exchange needs {})",
-            a.nlocal.iter().map(|&n| usize::from(n)).sum::<usize>(),
-            a.nlocal.len(),
-            nmax.unwrap_or(a.nmax_needed),
-            a.nmax_needed
-        );
-        return Ok(());
-    }
-    let (nx, ny, nzx, nzy, out, mode) = match args {
-        [nx, ny, nzx, nzy, out] => (nx, ny, nzx, nzy, out, "moat"),
-        [nx, ny, nzx, nzy, out, mode] => (nx, ny, nzx, nzy, out, mode.as_str()),
-        _ => return Err(USAGE.into()),
+}
+
+/// Writes the relay's tables (`router.bin`, `switch.bin`), `params.bin` with `nlocal`
+/// and `lanes.paint` into `out`.
+fn write_relay(g: &Geometry, out: &Path, nlocal: &[u16]) -> Result<(), String> {
+    let (router, switch) = relay_tables(g);
+    write(&out.join("router.bin"), &router)?;
+    write(&out.join("switch.bin"), &switch)?;
+    write(&out.join("params.bin"), &params_blob(g, nlocal, 1)?)?;
+    write_text(&out.join("lanes.paint"), lanes_paint(g))
+}
+
+fn run_tables(t: &Cli) -> Result<(), String> {
+    let (Some(nx), Some(ny), Some(nzx), Some(nzy), Some(out)) = (t.nx, t.ny, t.nzx, t.nzy, &t.out)
+    else {
+        return Err("no tables to write and no check to run (see --help)".into());
     };
-    let g = geometry(nx, ny, nzx, nzy)?;
-    let out = PathBuf::from(out);
-    match mode {
-        "moat" => {
+    let g = Geometry::new(nx, ny, nzx, nzy)?;
+    if t.set != TableSet::Atoms && t.dump.is_some() {
+        return Err("DUMP, NLOCMAX and NMAX go with `atoms` only".into());
+    }
+    match (t.set, &t.dump) {
+        (TableSet::Moat, _) => {
             let nlocal = vec![0u16; g.width() * g.height()];
             write(&out.join("router.bin"), &router_table(&g))?;
             write(&out.join("switch.bin"), &switch_table(&g))?;
             write(&out.join("params.bin"), &params_blob(&g, &nlocal, 1)?)?;
         }
-        "relay" => {
-            let (router, switch) = relay_tables(&g);
-            write(&out.join("router.bin"), &router)?;
-            write(&out.join("switch.bin"), &switch)?;
-            write(
-                &out.join("params.bin"),
-                &params_blob(&g, &relay_counts(&g), 1)?,
-            )?;
-            let lanes = out.join("lanes.paint");
-            std::fs::write(&lanes, lanes_paint(&g))
-                .map_err(|e| format!("cannot write `{}`: {e}", lanes.display()))?;
-        }
-        other => {
-            return Err(format!(
-                "unknown table set `{other}` (moat or relay)\n{USAGE}"
-            ));
+        (TableSet::Relay, _) => write_relay(&g, out, &relay_counts(&g))?,
+        (TableSet::Atoms, None) => return Err("`atoms` needs a DUMP".into()),
+        (TableSet::Atoms, Some(dump)) => {
+            let p = dump.display();
+            let text =
+                std::fs::read_to_string(dump).map_err(|e| format!("cannot read `{p}`: {e}"))?;
+            let d = Dump::parse(&text).map_err(|e| format!("{p}: {e}"))?;
+            let nlocmax = t.nlocmax.unwrap_or(NLOCMAX);
+            let a = atom_inputs(&d, &g, nlocmax, t.nmax)?;
+            write_relay(&g, out, &a.nlocal)?;
+            write(&out.join("fparams.bin"), &a.fparams)?;
+            write(&out.join("posin.bin"), &a.posin)?;
+            write(&out.join("velin.bin"), &a.velin)?;
+            write_text(&out.join("mdlj-classes.paint"), mdlj_classes_paint(&g))?;
+            println!(
+                "{} atoms on {} PEs: NLOCMAX {nlocmax}, NMAX {} (the exchange needs {})",
+                a.nlocal.iter().map(|&n| usize::from(n)).sum::<usize>(),
+                a.nlocal.len(),
+                t.nmax.unwrap_or(a.nmax_needed),
+                a.nmax_needed
+            );
         }
     }
     Ok(())
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    use clap::Parser as _;
+    let cli = Cli::parse();
+    let result = match &cli.check {
+        Some(check) => run_check(check),
+        None => run_tables(&cli),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mdlj-tables: error: {e}");
