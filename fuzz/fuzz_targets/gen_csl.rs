@@ -19,6 +19,15 @@ const CMP: [&str; 6] = ["==", "!=", "<", "<=", ">", ">="];
 /// Length of every generated array (and of the DSDs over them).
 const N: usize = 8;
 
+/// The names among `named` (name, type index) whose type is `t`.
+fn of_type(named: &[(String, usize)], t: usize) -> Vec<String> {
+    named
+        .iter()
+        .filter(|n| n.1 == t)
+        .map(|n| n.0.clone())
+        .collect()
+}
+
 struct Gen<'a, 'b> {
     u: &'a mut Unstructured<'b>,
     /// Scalars in scope: (name, type index), globals first.
@@ -70,12 +79,7 @@ impl Gen<'_, '_> {
         let float = TYPES[t] == "f32";
         Ok(match self.u.int_in_range(0..=5)? {
             0 if !comptime_only && !self.funcs.is_empty() => {
-                let cands: Vec<String> = self
-                    .funcs
-                    .iter()
-                    .filter(|f| f.1 == t)
-                    .map(|f| f.0.clone())
-                    .collect();
+                let cands = of_type(&self.funcs, t);
                 match cands.is_empty() {
                     true => self.leaf(t, comptime_only)?,
                     false => {
@@ -223,12 +227,7 @@ impl Gen<'_, '_> {
     /// A DSD operation over whole arrays of one type.
     fn dsd_op(&mut self, pad: &str) -> Result<()> {
         let t = self.u.choose(&self.arrays)?.1;
-        let same: Vec<String> = self
-            .arrays
-            .iter()
-            .filter(|a| a.1 == t)
-            .map(|a| a.0.clone())
-            .collect();
+        let same = of_type(&self.arrays, t);
         let ops: &[&str] = match TYPES[t] {
             "f32" => &["@fadds", "@fsubs", "@fmuls", "@fmovs"],
             "i16" | "u16" => &["@add16", "@sub16", "@mov16", "@and16", "@or16", "@xor16"],

@@ -138,10 +138,15 @@ pub fn analyse(
                 .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
         },
     );
+    let doc = Document {
+        display,
+        canonical,
+        text,
+    };
     let (sources, main, diags, index) = match lang {
-        Lang::Csl => csl(display, canonical, text, settings, overlay),
-        Lang::Tungsten => tungsten(display, canonical, text, settings, overlay),
-        Lang::Paint => paint(canonical, text, settings),
+        Lang::Csl => csl(doc, settings, overlay),
+        Lang::Tungsten => tungsten(doc, settings, overlay),
+        Lang::Paint => paint(doc.canonical, text, settings),
     };
     // Several program classes of one file report its mistakes once each.
     let mut unique: Vec<&Diagnostic> = Vec::new();
@@ -163,6 +168,31 @@ pub fn analyse(
 }
 
 type Compiled = (SourceMap, FileId, Vec<Diagnostic>, Option<SemIndex>);
+
+/// The document a compiler front end checks: its display name, canonical path and text.
+struct Document<'a> {
+    display: String,
+    canonical: Option<PathBuf>,
+    text: &'a str,
+}
+
+impl Document<'_> {
+    /// A source map over `overlay` (the editor's unsaved files) holding the document.
+    fn sources(&self, overlay: &Overlay) -> (SourceMap, FileId) {
+        let mut sources = SourceMap::with_overlay(overlay.clone());
+        let main = sources.add(
+            self.display.clone(),
+            self.canonical.clone(),
+            self.text.to_string(),
+        );
+        (sources, main)
+    }
+
+    /// A source map holding only the document (when a compiler returned none).
+    fn alone(self) -> (SourceMap, FileId) {
+        alone(self.display, self.canonical, self.text)
+    }
+}
 
 /// A source map holding only the document (when a compiler returned none).
 fn alone(display: String, canonical: Option<PathBuf>, text: &str) -> (SourceMap, FileId) {
@@ -258,17 +288,11 @@ fn through_layout(pe: &Path, settings: &Settings, overlay: &Overlay) -> Option<C
     Some((comp.sources, main, diags, Some(index)))
 }
 
-fn csl(
-    display: String,
-    canonical: Option<PathBuf>,
-    text: &str,
-    settings: &Settings,
-    overlay: &Overlay,
-) -> Compiled {
+fn csl(doc: Document<'_>, settings: &Settings, overlay: &Overlay) -> Compiled {
     // The `params` setting serves every layout file: give each only those it declares.
-    let (declared, has_layout) = outline(text);
+    let (declared, has_layout) = outline(doc.text);
     if !has_layout
-        && let Some(pe) = &canonical
+        && let Some(pe) = &doc.canonical
         && let Some(c) = through_layout(pe, settings, overlay)
     {
         return c;
@@ -277,8 +301,7 @@ fn csl(
         lone_module: true,
         ..editor_options(settings, &declared, overlay)
     };
-    let mut sources = SourceMap::with_overlay(overlay.clone());
-    let main = sources.add(display.clone(), canonical.clone(), text.to_string());
+    let (sources, main) = doc.sources(overlay);
     let comp = cslc::driver::compile_sources(sources, main, &opts);
     let mut diags = comp.diagnostics;
     // A param of the document that nothing binds: a layout or `--params` would (the
@@ -292,27 +315,20 @@ fn csl(
         }
     }
     let (sources, main) = if comp.sources.is_empty() {
-        alone(display, canonical, text)
+        doc.alone()
     } else {
         (comp.sources, main)
     };
     (sources, main, diags, comp.index)
 }
 
-fn tungsten(
-    display: String,
-    canonical: Option<PathBuf>,
-    text: &str,
-    settings: &Settings,
-    overlay: &Overlay,
-) -> Compiled {
+fn tungsten(doc: Document<'_>, settings: &Settings, overlay: &Overlay) -> Compiled {
     use cslc::tungsten::{ClassSpec, SocketBinding, ast::Item, compile_class, parser};
-    let mut sources = SourceMap::with_overlay(overlay.clone());
-    let main = sources.add(display.clone(), canonical.clone(), text.to_string());
+    let (mut sources, main) = doc.sources(overlay);
     let mut spec = ClassSpec::new(settings.arch);
     spec.lib_dirs = settings.lib_dirs.clone();
     // Paint binds sockets to colours; checked alone, each socket gets its own stand-in.
-    let (items, _) = parser::parse(main, text);
+    let (items, _) = parser::parse(main, doc.text);
     let mut n = 0u8;
     for item in &items {
         if let Item::Sockets(names) = item {
@@ -344,7 +360,7 @@ fn tungsten(
             (sources, main, diags, None)
         }
         _ => {
-            let (sources, main) = alone(display, canonical, text);
+            let (sources, main) = doc.alone();
             let d = Diagnostic::global(
                 codes::UNSUPPORTED,
                 "internal compiler error: the Tungsten front end crashed on this file",

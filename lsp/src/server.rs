@@ -344,27 +344,30 @@ impl Server {
 
     fn hover(&mut self, params: Value) -> Result<Value, (ErrorCode, String)> {
         let p: lsp_types::HoverParams = parse(params)?;
-        let tdp = p.text_document_position_params;
-        let doc = self.analysis(&tdp.text_document.uri)?;
-        let (Lang::Csl, Some(a)) = (doc.lang, doc.analysis.as_ref()) else {
-            return Ok(Value::Null);
-        };
-        to_json(hover::hover(a, tdp.position))
+        self.on_csl(p.text_document_position_params, |_, a, pos| {
+            hover::hover(a, pos)
+        })
     }
 
     fn definition(&mut self, params: Value) -> Result<Value, (ErrorCode, String)> {
         let p: lsp_types::GotoDefinitionParams = parse(params)?;
-        let tdp = p.text_document_position_params;
+        self.on_csl(p.text_document_position_params, |doc, a, pos| {
+            goto::definition(a, &doc.uri, doc.path.as_deref(), pos)
+        })
+    }
+
+    /// `answer` for a position in an analysed CSL document, as JSON; `null` for the
+    /// other languages and for a document without an analysis.
+    fn on_csl<T: serde::Serialize>(
+        &mut self,
+        tdp: lsp_types::TextDocumentPositionParams,
+        answer: impl FnOnce(&Doc, &Analysis, lsp_types::Position) -> T,
+    ) -> Result<Value, (ErrorCode, String)> {
         let doc = self.analysis(&tdp.text_document.uri)?;
         let (Lang::Csl, Some(a)) = (doc.lang, doc.analysis.as_ref()) else {
             return Ok(Value::Null);
         };
-        to_json(goto::definition(
-            a,
-            &doc.uri,
-            doc.path.as_deref(),
-            tdp.position,
-        ))
+        to_json(answer(doc, a, tdp.position))
     }
 
     fn symbols(&mut self, params: Value) -> Result<Value, (ErrorCode, String)> {

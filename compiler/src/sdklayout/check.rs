@@ -39,14 +39,12 @@ pub(super) fn check(desc: &LayoutDesc) -> Result<(), SdkLayoutError> {
                 .positions
                 .iter()
                 .chain(pt.edges.iter().flat_map(|e| &e.positions));
-            if pt.positions.is_empty() || pt.positions.len() > 4 {
-                return invalid(format!(
-                    "color `{}` of code region `{}` is painted with {} routing positions (1 to 4)",
-                    pt.color,
-                    r.name,
-                    pt.positions.len()
-                ));
-            }
+            position_count(&pt.positions, || {
+                format!(
+                    "color `{}` of code region `{}` is painted with",
+                    pt.color, r.name
+                )
+            })?;
             for pos in all {
                 if pos.rx.is_empty() || pos.tx.is_empty() {
                     return invalid(format!(
@@ -92,14 +90,12 @@ pub(super) fn check(desc: &LayoutDesc) -> Result<(), SdkLayoutError> {
                 desc.regions.len()
             ));
         };
-        if pt.positions.is_empty() || pt.positions.len() > 4 {
-            return invalid(format!(
-                "port on color `{}` of code region `{}` has {} routing positions (1 to 4)",
-                pt.color,
-                r.name,
-                pt.positions.len()
-            ));
-        }
+        position_count(&pt.positions, || {
+            format!(
+                "port on color `{}` of code region `{}` has",
+                pt.color, r.name
+            )
+        })?;
         for pos in &pt.positions {
             let own = if pt.input { &pos.tx } else { &pos.rx };
             if own.is_empty() {
@@ -159,6 +155,18 @@ pub(super) fn check(desc: &LayoutDesc) -> Result<(), SdkLayoutError> {
             "port on color `{}` is used by {} connections or streams (at most one)",
             desc.ports[i].color, used[i]
         ));
+    }
+    Ok(())
+}
+
+/// A colour has 1 to 4 routing positions on a PE; `what` says whose they are.
+fn position_count(
+    positions: &[Position],
+    what: impl FnOnce() -> String,
+) -> Result<(), SdkLayoutError> {
+    if positions.is_empty() || positions.len() > 4 {
+        let n = positions.len();
+        return invalid(format!("{} {n} routing positions (1 to 4)", what()));
     }
     Ok(())
 }

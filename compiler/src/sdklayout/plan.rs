@@ -16,6 +16,15 @@ type Positions = Vec<Position>;
 /// A PE (global coordinates).
 type Pe = (u32, u32);
 
+/// The fabric links (as [`Dir::bit`]s, the ramp left out) that `dirs` of the painted
+/// positions use; every link (0x1E) where nothing is painted.
+fn link_bits(painted: Option<&[Position]>, dirs: impl Fn(&Position) -> &Vec<Dir>) -> u8 {
+    match painted {
+        Some(p) => p.iter().flat_map(dirs).fold(0, |a, d| a | d.bit()) & !1,
+        None => 0x1E,
+    }
+}
+
 const PROXY_FILE: &str = "sdklayout_stream.csl";
 const EMPTY_FILE: &str = "sdklayout_empty.csl";
 const LAYOUT_FILE: &str = "sdklayout_layout.csl";
@@ -438,26 +447,8 @@ impl Planner<'_> {
         }
         let src_paint = self.painted(src, class);
         let dst_paint = self.painted(dst, class);
-        let exits: u8 = match &src_paint {
-            Some(p) => {
-                p.iter()
-                    .flat_map(|q| &q.tx)
-                    .map(|d| d.bit())
-                    .fold(0, |a, b| a | b)
-                    & !1
-            }
-            None => 0x1E,
-        };
-        let entries: u8 = match &dst_paint {
-            Some(p) => {
-                p.iter()
-                    .flat_map(|q| &q.rx)
-                    .map(|d| d.bit())
-                    .fold(0, |a, b| a | b)
-                    & !1
-            }
-            None => 0x1E,
-        };
+        let exits = link_bits(src_paint.as_deref(), |q| &q.tx);
+        let entries = link_bits(dst_paint.as_deref(), |q| &q.rx);
         // Breadth-first search over free PEs.
         let n = self.owner.len();
         let mut from: Vec<Option<Dir>> = vec![None; n];

@@ -382,6 +382,12 @@ fn hex_float(text: &str) -> Option<f64> {
         Some(i) => (text.get(..i)?, text.get(i + 1..)?.parse::<i32>().ok()?),
         None => (text, 0),
     };
+    hex_scaled(mantissa, exp)
+}
+
+/// The value of the hex mantissa `h+[.h+]` times 2^`exp` (`None` for a non-hex digit);
+/// the hex floats of CSL and of Tungsten share it.
+pub(crate) fn hex_scaled(mantissa: &str, exp: i32) -> Option<f64> {
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let mut value = 0.0f64;
     for c in int_part.chars() {

@@ -6,10 +6,10 @@ use super::ast::{self, Expr, ExprKind};
 use super::lower::*;
 use super::types::{CoerceError, Scalar, common};
 use crate::diag::{Diagnostic, codes};
-use crate::ir::{Inst, Term};
+use crate::ir::{BlockId, Inst, Term, VReg};
 use crate::source::Span;
 use csl_arch::alu;
-use csl_arch::isa::{BinOp, CmpOp, NumTy, RoundMode, UnOp};
+use csl_arch::isa::{BinOp, CmpOp, RoundMode, UnOp};
 
 impl Lower<'_> {
     /// Evaluates an expression.
@@ -64,17 +64,14 @@ impl Lower<'_> {
                 }
                 match self.globals.get(&id.name).cloned() {
                     Some(Sym::Const { val, .. }) => Ok(val),
-                    Some(Sym::Socket(_)) => Err(self.report(
-                        Diagnostic::error(
-                            codes::TUNG_SOCKET_MISUSE,
-                            format!("`{}` is a socket, not a value", id.name),
-                            id.span,
-                            "a socket",
-                        )
-                        .with_help(format!(
+                    Some(Sym::Socket(_)) => Err(self.socket_misuse(
+                        format!("`{}` is a socket, not a value", id.name),
+                        id.span,
+                        "a socket",
+                        format!(
                             "read the next wavelet with a typed read such as `(xp){}[]`",
                             id.name
-                        )),
+                        ),
                     )),
                     Some(Sym::Global { .. }) => {
                         let p = self.place(e)?;
@@ -98,14 +95,11 @@ impl Lower<'_> {
                         )),
                     ));
                 }
-                Err(self.report(
-                    Diagnostic::error(
-                        codes::TUNG_SOCKET_MISUSE,
-                        format!("`{}` is not a socket", describe_expr(b)),
-                        e.span,
-                        "`[]` with no index reads a socket",
-                    )
-                    .with_help("index an array with `a[i]`"),
+                Err(self.socket_misuse(
+                    format!("`{}` is not a socket", describe_expr(b)),
+                    e.span,
+                    "`[]` with no index reads a socket",
+                    "index an array with `a[i]`",
                 ))
             }
             ExprKind::Index(..) => {
@@ -307,6 +301,18 @@ impl Lower<'_> {
         }
     }
 
+    /// `op` of the register `a` of type `ty` into a new register of that type.
+    fn un_reg(&mut self, op: UnOp, a: VReg, ty: Scalar) -> Val {
+        let dst = self.fb.reg();
+        self.fb.emit(Inst::Un {
+            op,
+            ty: ty.nt(),
+            dst,
+            a,
+        });
+        Val::Reg { r: dst, ty }
+    }
+
     fn unary(&mut self, op: ast::UnOp, a: &Expr, span: Span) -> R<Val> {
         if op == ast::UnOp::AddrOf {
             return Err(self.err(
@@ -331,14 +337,7 @@ impl Lower<'_> {
                 Val::Reg { ty, .. } => {
                     let ty = if ty == Scalar::Bool { Scalar::Xp } else { ty };
                     let r = self.materialize(v, ty, span)?;
-                    let dst = self.fb.reg();
-                    self.fb.emit(Inst::Un {
-                        op: UnOp::Neg,
-                        ty: ty.nt(),
-                        dst,
-                        a: r,
-                    });
-                    Ok(Val::Reg { r: dst, ty })
+                    Ok(self.un_reg(UnOp::Neg, r, ty))
                 }
             },
             ast::UnOp::BitNot => {
@@ -361,16 +360,7 @@ impl Lower<'_> {
                             },
                         ty,
                     }),
-                    Val::Reg { r, ty } => {
-                        let dst = self.fb.reg();
-                        self.fb.emit(Inst::Un {
-                            op: UnOp::Not,
-                            ty: ty.nt(),
-                            dst,
-                            a: r,
-                        });
-                        Ok(Val::Reg { r: dst, ty })
-                    }
+                    Val::Reg { r, ty } => Ok(self.un_reg(UnOp::Not, r, ty)),
                 }
             }
             _ => {
@@ -382,17 +372,7 @@ impl Lower<'_> {
                     }),
                     _ => {
                         let t = self.truth(v, span)?;
-                        let dst = self.fb.reg();
-                        self.fb.emit(Inst::Un {
-                            op: UnOp::LNot,
-                            ty: NumTy::Bool,
-                            dst,
-                            a: t,
-                        });
-                        Ok(Val::Reg {
-                            r: dst,
-                            ty: Scalar::Bool,
-                        })
+                        Ok(self.un_reg(UnOp::LNot, t, Scalar::Bool))
                     }
                 }
             }
@@ -699,22 +679,29 @@ impl Lower<'_> {
         let rb = self.materialize(b, ty, span)?;
         let res = self.fb.reg();
         self.fb.emit(Inst::Mov { dst: res, src: ra });
+        let join = self.if_cmp(op, ty, rb, ra);
+        self.fb.emit(Inst::Mov { dst: res, src: rb });
+        self.fb.terminate(Term::Jump(join));
+        self.fb.switch_to(join);
+        Ok(Val::Reg { r: res, ty })
+    }
+
+    /// Goes on in a new block when `a op b` (of type `ty`) holds; returns the block where
+    /// both ways join, which the caller enters (or jumps to) when it is done.
+    pub fn if_cmp(&mut self, op: CmpOp, ty: Scalar, a: VReg, b: VReg) -> BlockId {
         let c = self.fb.reg();
         self.fb.emit(Inst::Cmp {
             op,
             ty: ty.nt(),
             dst: c,
-            a: rb,
-            b: ra,
+            a,
+            b,
         });
-        let take = self.fb.block();
+        let then = self.fb.block();
         let join = self.fb.block();
-        self.fb.branch(c, take, join);
-        self.fb.switch_to(take);
-        self.fb.emit(Inst::Mov { dst: res, src: rb });
-        self.fb.terminate(Term::Jump(join));
-        self.fb.switch_to(join);
-        Ok(Val::Reg { r: res, ty })
+        self.fb.branch(c, then, join);
+        self.fb.switch_to(then);
+        join
     }
 
     /// A call; `want_value` when the result is used.

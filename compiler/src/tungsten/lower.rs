@@ -60,6 +60,10 @@ pub(crate) enum Place {
     },
 }
 
+/// An array in memory ([`Lower::array_place`]): base, static byte offset, dynamic one,
+/// element type and length.
+pub(crate) type ArrayPlace = (Base, u32, Option<VReg>, Box<Ty>, u32);
+
 /// The base of a memory place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Base {
@@ -219,6 +223,18 @@ impl<'a> Lower<'a> {
     pub fn report(&mut self, d: Diagnostic) -> Reported {
         self.diags.push(d);
         Reported
+    }
+
+    /// Records a misused socket (`TUNG_SOCKET_MISUSE`) with a help line.
+    pub fn socket_misuse(
+        &mut self,
+        msg: impl Into<String>,
+        span: Span,
+        label: &str,
+        help: impl Into<String>,
+    ) -> Reported {
+        let d = Diagnostic::error(codes::TUNG_SOCKET_MISUSE, msg, span, label);
+        self.report(d.with_help(help))
     }
 
     /// A register holding `bits`.
@@ -545,6 +561,26 @@ impl<'a> Lower<'a> {
         Err(self.err(codes::TUNG_TYPE_MISMATCH, message(&d), span, label))
     }
 
+    /// The memory place of `e`, which must name an array: its base, static and dynamic
+    /// offsets, element type and length.
+    pub fn array_place(&mut self, e: &Expr) -> R<ArrayPlace> {
+        let Place::Mem {
+            base,
+            off,
+            dynoff,
+            ty: Ty::Array(elem, n),
+        } = self.place(e)?
+        else {
+            return Err(self.err(
+                codes::TUNG_TYPE_MISMATCH,
+                "only arrays can be indexed",
+                e.span,
+                "not an array",
+            ));
+        };
+        Ok((base, off, dynoff, elem, n))
+    }
+
     /// Reads a scalar place.
     pub fn load(&mut self, p: &Place, span: Span) -> R<Val> {
         match p {
@@ -642,37 +678,20 @@ impl<'a> Lower<'a> {
                         id.span,
                         "cannot be assigned or addressed",
                     )),
-                    Some(Sym::Socket(_)) => Err(self.report(
-                        Diagnostic::error(
-                            codes::TUNG_SOCKET_MISUSE,
-                            format!("`{}` is a socket, not a variable", id.name),
-                            id.span,
-                            "a socket",
-                        )
-                        .with_help(format!(
+                    Some(Sym::Socket(_)) => Err(self.socket_misuse(
+                        format!("`{}` is a socket, not a variable", id.name),
+                        id.span,
+                        "a socket",
+                        format!(
                             "send with `{0}[] <- v;`, receive with `v <- {0}[];`",
                             id.name
-                        )),
+                        ),
                     )),
                     None => Err(self.undefined(id)),
                 }
             }
             ExprKind::Index(base, Some(idx)) => {
-                let p = self.place(base)?;
-                let Place::Mem {
-                    base: b,
-                    off,
-                    dynoff,
-                    ty: Ty::Array(elem, n),
-                } = p
-                else {
-                    return Err(self.err(
-                        codes::TUNG_TYPE_MISMATCH,
-                        "only arrays can be indexed",
-                        base.span,
-                        "not an array",
-                    ));
-                };
+                let (b, off, dynoff, elem, n) = self.array_place(base)?;
                 let esize = elem.size(&self.aggs);
                 let iv = self.expr(idx)?;
                 match iv {

@@ -232,6 +232,37 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
+    /// `@mov16`/`@mov32` (by the width of `ty`) from `src` to `dst`; `fabric` as for
+    /// [`Self::emit_dsd`].
+    fn mov_one(
+        &mut self,
+        ty: Scalar,
+        dst: Opnd,
+        src: Opnd,
+        fabric: Option<u8>,
+        span: Span,
+    ) -> R<()> {
+        self.emit_dsd(Self::mov_for(ty), dst, &[src], fabric, span)
+    }
+
+    /// Receives the next wavelet of socket `s` as `ty` into a new 4-byte frame slot
+    /// (`fabric` as for [`Self::emit_dsd`]): the slot's offset and a register holding its
+    /// address.
+    fn receive_to_slot(
+        &mut self,
+        s: usize,
+        ty: Scalar,
+        fabric: Option<u8>,
+        span: Span,
+    ) -> R<(u32, VReg)> {
+        let fabin = self.fabin(s, 1, span)?;
+        let off = self.fb.frame_slot(4, 4);
+        let a = self.fb.reg();
+        self.fb.emit(Inst::FrameAddr { dst: a, off });
+        self.mov_one(ty, Opnd::Ptr(a), Opnd::Desc(fabin), fabric, span)?;
+        Ok((off, a))
+    }
+
     fn mov_for(ty: Scalar) -> DsdOpcode {
         if ty.bits() == 16 {
             DsdOpcode::Mov16
@@ -259,20 +290,10 @@ impl<'a> Lower<'a> {
     pub fn receive_value(&mut self, s: usize, ty: Scalar, span: Span) -> R<Val> {
         self.check_wire_type(ty, span)?;
         let ty = if ty == Scalar::Bool { Scalar::Xp } else { ty };
-        let fabin = self.fabin(s, 1, span)?;
-        let off = self.fb.frame_slot(4, 4);
-        let a = self.fb.reg();
-        self.fb.emit(Inst::FrameAddr { dst: a, off });
         let saved = std::mem::replace(&mut self.par_direct, false);
-        let r = self.emit_dsd(
-            Self::mov_for(ty),
-            Opnd::Ptr(a),
-            &[Opnd::Desc(fabin)],
-            None,
-            span,
-        );
+        let r = self.receive_to_slot(s, ty, None, span);
         self.par_direct = saved;
-        r?;
+        let (_, a) = r?;
         let dst = self.fb.reg();
         self.fb.emit(Inst::Load {
             w: ty.nt().width(),
@@ -294,27 +315,11 @@ impl<'a> Lower<'a> {
             } if direct => {
                 let fabin = self.fabin(s, 1, span)?;
                 let a = self.addr_of(*base, *off, *dynoff);
-                self.emit_dsd(
-                    Self::mov_for(ty),
-                    Opnd::Ptr(a),
-                    &[Opnd::Desc(fabin)],
-                    Some(q),
-                    span,
-                )
+                self.mov_one(ty, Opnd::Ptr(a), Opnd::Desc(fabin), Some(q), span)
             }
             Place::Reg { r, .. } if direct && self.par_direct && self.par.is_some() => {
                 // Through a frame slot, read back after the join.
-                let fabin = self.fabin(s, 1, span)?;
-                let off = self.fb.frame_slot(4, 4);
-                let a = self.fb.reg();
-                self.fb.emit(Inst::FrameAddr { dst: a, off });
-                self.emit_dsd(
-                    Self::mov_for(ty),
-                    Opnd::Ptr(a),
-                    &[Opnd::Desc(fabin)],
-                    Some(q),
-                    span,
-                )?;
+                let (off, _) = self.receive_to_slot(s, ty, Some(q), span)?;
                 if let Some(p) = self.par.as_mut() {
                     p.fixups.push((off, *r, ty));
                 }
@@ -366,13 +371,7 @@ impl<'a> Lower<'a> {
         let (r, ty) = self.in_own_reg(v, rhs.span)?;
         let ty = if ty == Scalar::Bool { Scalar::Xp } else { ty };
         let d = self.fabout(s, 1, 0, span)?;
-        self.emit_dsd(
-            Self::mov_for(ty),
-            Opnd::Desc(d),
-            &[Opnd::Scalar(r)],
-            Some(q),
-            span,
-        )?;
+        self.mov_one(ty, Opnd::Desc(d), Opnd::Scalar(r), Some(q), span)?;
         Ok(d)
     }
 
@@ -586,13 +585,7 @@ impl<'a> Lower<'a> {
             let src = self.mem_desc(a, &name, n16, span)?;
             let d = self.fabout(s, n16, 0, span)?;
             self.set_lengths(guard, &[src, d]);
-            self.emit_dsd(
-                Self::mov_for(a.elem),
-                Opnd::Desc(d),
-                &[Opnd::Desc(src)],
-                Some(q),
-                span,
-            )?;
+            self.mov_one(a.elem, Opnd::Desc(d), Opnd::Desc(src), Some(q), span)?;
             self.close_dyn(guard);
             return Ok(Some(Some(d)));
         }
@@ -688,23 +681,12 @@ impl<'a> Lower<'a> {
         let hv = self.expr(&range.hi)?;
         let h = self.materialize(hv, t, range.hi.span)?;
         let l = self.imm(lo as u32);
-        let cond = self.fb.reg();
         let op = if range.closed {
             csl_arch::isa::CmpOp::Le
         } else {
             csl_arch::isa::CmpOp::Lt
         };
-        self.fb.emit(Inst::Cmp {
-            op,
-            ty: t.nt(),
-            dst: cond,
-            a: l,
-            b: h,
-        });
-        let then = self.fb.block();
-        let join = self.fb.block();
-        self.fb.branch(cond, then, join);
-        self.fb.switch_to(then);
+        let join = self.if_cmp(op, t, l, h);
         let len = self.fb.reg();
         self.fb
             .bin(csl_arch::isa::BinOp::Sub, Scalar::U16.nt(), len, h, l);

@@ -136,14 +136,11 @@ impl<'a> Lower<'a> {
             return Ok(());
         }
         if let ExprKind::Index(b, None) = &lhs.kind {
-            return Err(self.report(
-                Diagnostic::error(
-                    codes::TUNG_SOCKET_MISUSE,
-                    format!("`{}` is not a socket", super::lower::describe_expr(b)),
-                    lhs.span,
-                    "sent to here",
-                )
-                .with_help("declare it with `socket name;`, or index an array with `a[i]`"),
+            return Err(self.socket_misuse(
+                format!("`{}` is not a socket", super::lower::describe_expr(b)),
+                lhs.span,
+                "sent to here",
+                "declare it with `socket name;`, or index an array with `a[i]`",
             ));
         }
         if let ExprKind::Member(b, f) = &lhs.kind
@@ -174,14 +171,11 @@ impl<'a> Lower<'a> {
                     Place::Mem { ty, .. } => ty.describe(&self.aggs),
                     Place::Reg { ty, .. } => ty.name().into(),
                 };
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::TUNG_SOCKET_MISUSE,
-                        format!("cannot receive into a whole `{d}`"),
-                        lhs.span,
-                        "not a scalar",
-                    )
-                    .with_help("receive into a scalar member (`u.u <- s[];`) or an element, or loop over the elements"),
+                return Err(self.socket_misuse(
+                    format!("cannot receive into a whole `{d}`"),
+                    lhs.span,
+                    "not a scalar",
+                    "receive into a scalar member (`u.u <- s[];`) or an element, or loop over the elements",
                 ));
             };
             let mut rty = match cast {
@@ -260,18 +254,21 @@ impl<'a> Lower<'a> {
         self.store(place, sum, span)
     }
 
+    /// The socket `sock` names (a global socket no local hides); `label` says what needs it.
+    fn socket_named(&mut self, sock: &ast::Ident, label: &str) -> R<usize> {
+        match self.globals.get(&sock.name) {
+            Some(super::lower::Sym::Socket(i)) if self.local(&sock.name).is_none() => Ok(*i),
+            _ => Err(self.err(
+                codes::TUNG_SOCKET_MISUSE,
+                format!("`{}` is not a socket", sock.name),
+                sock.span,
+                label,
+            )),
+        }
+    }
+
     fn flip(&mut self, sock: &ast::Ident, last: Option<LastSend>, span: Span) -> R<()> {
-        let s = match self.globals.get(&sock.name) {
-            Some(super::lower::Sym::Socket(i)) if self.local(&sock.name).is_none() => *i,
-            _ => {
-                return Err(self.err(
-                    codes::TUNG_SOCKET_MISUSE,
-                    format!("`{}` is not a socket", sock.name),
-                    sock.span,
-                    "flip needs a socket",
-                ));
-            }
-        };
+        let s = self.socket_named(sock, "flip needs a socket")?;
         match last {
             Some(LastSend { socket, desc: Some(g), .. }) if socket == s => {
                 if let Some(gl) = self.prog.globals.get_mut(g)
@@ -511,21 +508,7 @@ impl<'a> Lower<'a> {
     }
 
     fn index_loop_body(&mut self, arr: &Expr, s: usize, range: &ast::Range, body: &Stmt) -> R<()> {
-        let ap = self.place(arr)?;
-        let Place::Mem {
-            base,
-            off,
-            dynoff,
-            ty: Ty::Array(elem, _),
-        } = ap
-        else {
-            return Err(self.err(
-                codes::TUNG_TYPE_MISMATCH,
-                "only arrays can be indexed",
-                arr.span,
-                "not an array",
-            ));
-        };
+        let (base, off, dynoff, elem, _) = self.array_place(arr)?;
         let Ty::Scalar(et) = *elem else {
             return Err(self.err(
                 codes::TUNG_TYPE_MISMATCH,
@@ -636,17 +619,7 @@ impl<'a> Lower<'a> {
 
     fn dispatch(&mut self, sock: &ast::Ident, arms: &[Arm], span: Span) -> R<()> {
         self.par_direct = false;
-        let s = match self.globals.get(&sock.name) {
-            Some(super::lower::Sym::Socket(i)) if self.local(&sock.name).is_none() => *i,
-            _ => {
-                return Err(self.err(
-                    codes::TUNG_SOCKET_MISUSE,
-                    format!("`{}` is not a socket", sock.name),
-                    sock.span,
-                    "dispatch needs a socket",
-                ));
-            }
-        };
+        let s = self.socket_named(sock, "dispatch needs a socket")?;
         let mut wave = None;
         for a in arms {
             match a {

@@ -207,17 +207,7 @@ fn lex_float<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<FloatLit, LexError> {
 fn hex_float(text: &str) -> Option<f64> {
     let i = text.find(['p', 'P'])?;
     let (mantissa, exp) = (text.get(..i)?, text.get(i + 1..)?.parse::<i32>().ok()?);
-    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let mut value = 0.0f64;
-    for c in int_part.chars() {
-        value = value * 16.0 + f64::from(c.to_digit(16)?);
-    }
-    let mut scale = 1.0 / 16.0;
-    for c in frac_part.chars() {
-        value += f64::from(c.to_digit(16)?) * scale;
-        scale /= 16.0;
-    }
-    Some(value * 2f64.powi(exp.clamp(-2000, 2000)))
+    crate::syntax::token::hex_scaled(mantissa, exp.clamp(-2000, 2000))
 }
 
 /// A token with its byte span, as lalrpop wants it.
