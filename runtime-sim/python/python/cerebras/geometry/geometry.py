@@ -13,7 +13,24 @@ def _int(what, v):
     return int(v)
 
 
-class IntVector:
+class _Pair:
+    """Equality, hashing and ``Name(a, b)`` repr from the two values a subclass iterates
+    over."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and tuple(self) == tuple(other)
+
+    def __hash__(self):
+        return hash(tuple(self))
+
+    def __repr__(self):
+        a, b = self
+        return f"{type(self).__name__}({a!r}, {b!r})"
+
+
+class IntVector(_Pair):
     """A point (or offset) of the PE grid: ``x`` grows east, ``y`` grows south."""
 
     __slots__ = ("x", "y")
@@ -31,17 +48,8 @@ class IntVector:
     def __sub__(self, other):
         return IntVector(self.x - other.x, self.y - other.y)
 
-    def __eq__(self, other):
-        return isinstance(other, IntVector) and (self.x, self.y) == (other.x, other.y)
 
-    def __hash__(self):
-        return hash((self.x, self.y))
-
-    def __repr__(self):
-        return f"IntVector({self.x}, {self.y})"
-
-
-class IntRectangle:
+class IntRectangle(_Pair):
     """The points ``ul.x <= x < lr.x``, ``ul.y <= y < lr.y``."""
 
     __slots__ = ("ul", "lr")
@@ -62,12 +70,3 @@ class IntRectangle:
 
     def __iter__(self):
         return iter((self.ul, self.lr))
-
-    def __eq__(self, other):
-        return isinstance(other, IntRectangle) and (self.ul, self.lr) == (other.ul, other.lr)
-
-    def __hash__(self):
-        return hash((self.ul, self.lr))
-
-    def __repr__(self):
-        return f"IntRectangle({self.ul!r}, {self.lr!r})"

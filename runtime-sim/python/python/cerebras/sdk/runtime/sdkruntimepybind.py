@@ -5,7 +5,7 @@ Systems). See ``cslsim.runtime`` for the semantics and the differences, and
 ``get_edge_routing``), which compiles with cslc.
 """
 
-from cslsim import enums, runtime
+from cslsim import enums, layout, runtime
 from cslsim.enums import *  # noqa: F401,F403
 from cslsim.layout import (
     CodeRegion,
@@ -20,14 +20,9 @@ from cslsim.layout import (
 )
 from cslsim.runtime import *  # noqa: F401,F403
 
-__all__ = runtime.__all__ + enums.__all__ + [
-    "SdkLayout",
-    "CodeRegion",
-    "Color",
-    "RoutingPosition",
-    "EdgeRouting",
-    "InputPort",
-    "OutputPort",
-    "Stream",
-    "get_edge_routing",
-]
+# The SdkLayout API as ``cslsim.layout`` exports it, but for cslsim's own error class.
+__all__ = (
+    runtime.__all__
+    + enums.__all__
+    + [name for name in layout.__all__ if name != "LayoutError"]
+)
