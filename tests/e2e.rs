@@ -14,31 +14,52 @@ fn compile_to_dir(layout: &str, arch: Arch, name: &str) -> PathBuf {
     csl_tests::compile_to(layout, arch, (16, 8), &[], &dir)
 }
 
-/// Compiles `layout`, launches `go` and reads `name` back from the `region` (width,
-/// height, words per PE).
+const ARCHS: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
+
+/// Compiles `tests/programs/PROGRAM/layout.csl`, launches `launch` and reads `name` back
+/// from the `region` (width, height, words per PE).
+fn run_program(
+    program: &str,
+    arch: Arch,
+    dims: (u32, u32),
+    launch: &str,
+    name: &str,
+    region: (u32, u32, u32),
+) -> Vec<u32> {
+    let layout = format!("tests/programs/{program}/layout.csl");
+    let run = csl_tests::Run {
+        layout: &layout,
+        arch,
+        dims,
+        launch,
+        read: name,
+        region,
+    };
+    let tag = format!("{program}-layout.csl");
+    csl_tests::launch_and_read(&run, &PathBuf::from(env!("CARGO_TARGET_TMPDIR")), &tag)
+}
+
+/// [`run_program`] launching `go`.
 fn read_back(
-    layout: &str,
+    program: &str,
     arch: Arch,
     dims: (u32, u32),
     name: &str,
     region: (u32, u32, u32),
 ) -> Vec<u32> {
-    let tag = layout
-        .trim_start_matches("tests/programs/")
-        .replace('/', "-");
-    let run = csl_tests::Run {
-        layout,
-        arch,
-        dims,
-        launch: "go",
-        read: name,
-        region,
-    };
-    csl_tests::launch_and_read(&run, &PathBuf::from(env!("CARGO_TARGET_TMPDIR")), &tag)
+    run_program(program, arch, dims, "go", name, region)
 }
 
-fn gemv(arch: Arch) {
-    gemv_tutorial(arch, "01-gemv");
+/// Words as the f32 values whose bits they hold.
+fn f32s(words: &[u32]) -> Vec<f32> {
+    words.iter().map(|&b| f32::from_bits(b)).collect()
+}
+
+/// `rt` loaded and running, ready for host commands.
+fn started(mut rt: cslsim::host::SdkRuntime) -> cslsim::host::SdkRuntime {
+    rt.load().unwrap();
+    rt.run().unwrap();
+    rt
 }
 
 fn gemv_tutorial(arch: Arch, name: &str) {
@@ -55,32 +76,28 @@ fn gemv_tutorial(arch: Arch, name: &str) {
 }
 
 #[test]
-fn gemv_01_wse2() {
-    gemv(Arch::Wse2);
-}
-
-#[test]
-fn gemv_01_wse3() {
-    gemv(Arch::Wse3);
+fn gemv_01() {
+    for arch in ARCHS {
+        gemv_tutorial(arch, "01-gemv");
+    }
 }
 
 #[test]
 fn gemv_02_memory_dsds() {
-    gemv_tutorial(Arch::Wse2, "02-gemv-dsd");
-    gemv_tutorial(Arch::Wse3, "02-gemv-dsd");
+    for arch in ARCHS {
+        gemv_tutorial(arch, "02-gemv-dsd");
+    }
 }
 
-fn tasks(arch: Arch) {
-    use cslsim::host::SdkRuntime;
-    let dir = compile_to_dir("tests/programs/tasks/layout.csl", arch, "tasks");
-    let mut rt = SdkRuntime::new(&dir).unwrap();
-    rt.load().unwrap();
-    rt.run().unwrap();
-    rt.launch("start", &[], false).unwrap();
-    let id = rt.get_id("log").unwrap();
-    let mut log = vec![0u32; 2 * 2 * 8];
-    csl_tests::d2h_into(&mut rt, &mut log, id, 2, 2, 8);
-    rt.stop().unwrap();
+#[test]
+fn local_tasks_and_control_flow() {
+    for arch in ARCHS {
+        local_tasks(arch);
+    }
+}
+
+fn local_tasks(arch: Arch) {
+    let log = run_program("tasks", arch, (16, 8), "start", "log", (2, 2, 8));
     for y in 0..2i32 {
         for x in 0..2i32 {
             let base = ((y * 2 + x) * 8) as usize;
@@ -98,22 +115,10 @@ fn tasks(arch: Arch) {
 }
 
 fn task_param(arch: Arch) {
-    use cslsim::host::SdkRuntime;
-    let dir = compile_to_dir("tests/programs/task_param/layout.csl", arch, "task_param");
-    let mut rt = SdkRuntime::new(&dir).unwrap();
-    rt.load().unwrap();
-    rt.run().unwrap();
-    rt.launch("start", &[], false).unwrap();
-    let id = rt.get_id("out").unwrap();
-    let mut out = vec![0u32; 2 * 4];
-    csl_tests::d2h_into(&mut rt, &mut out, id, 2, 1, 4);
-    rt.stop().unwrap();
+    let out = run_program("task_param", arch, (16, 8), "start", "out", (2, 1, 4));
     for x in 0..2usize {
         let k = (x + 2) as f32;
-        let got: Vec<f32> = out[x * 4..x * 4 + 4]
-            .iter()
-            .map(|&v| f32::from_bits(v))
-            .collect();
+        let got = f32s(&out[x * 4..x * 4 + 4]);
         assert_eq!(
             got,
             vec![k, 2.0 * k, 3.0 * k, 4.0 * k + 100.0],
@@ -124,30 +129,15 @@ fn task_param(arch: Arch) {
 
 #[test]
 fn task_param_activated_by_named_dsd_settings() {
-    task_param(Arch::Wse2);
-    task_param(Arch::Wse3);
-}
-
-#[test]
-fn local_tasks_and_control_flow_wse2() {
-    tasks(Arch::Wse2);
-}
-
-#[test]
-fn local_tasks_and_control_flow_wse3() {
-    tasks(Arch::Wse3);
+    for arch in ARCHS {
+        task_param(arch);
+    }
 }
 
 #[test]
 fn layout_and_time_libraries() {
-    for arch in [Arch::Wse2, Arch::Wse3] {
-        let out = read_back(
-            "tests/programs/libs/layout.csl",
-            arch,
-            (10, 4),
-            "out",
-            (3, 2, 4),
-        );
+    for arch in ARCHS {
+        let out = read_back("libs", arch, (10, 4), "out", (3, 2, 4));
         for y in 0..2u32 {
             for x in 0..3u32 {
                 let o = &out[((y * 3 + x) * 4) as usize..][..4];
@@ -162,15 +152,9 @@ fn layout_and_time_libraries() {
 
 #[test]
 fn map_over_memory_dsds() {
-    for arch in [Arch::Wse2, Arch::Wse3] {
-        let out = read_back(
-            "tests/programs/map/layout.csl",
-            arch,
-            (8, 3),
-            "out",
-            (1, 1, 6),
-        );
-        let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
+    for arch in ARCHS {
+        let out = read_back("map", arch, (8, 3), "out", (1, 1, 6));
+        let got = f32s(&out);
         let want: Vec<f32> = (0..6)
             .map(|i| ((i + 1) as f32).powi(2) + (2 * i) as f32 * 0.5)
             .collect();
@@ -189,9 +173,7 @@ fn simprint_writes_the_simulator_log() {
         &[],
         &dir,
     );
-    let mut rt = SdkRuntime::new(&dir).unwrap();
-    rt.load().unwrap();
-    rt.run().unwrap();
+    let mut rt = started(SdkRuntime::new(&dir).unwrap());
     rt.launch("go", &[], false).unwrap();
     rt.stop().unwrap();
     let log = rt.sim_log();
@@ -211,27 +193,15 @@ fn simprint_writes_the_simulator_log() {
 
 #[test]
 fn map_reduction_into_a_pointer_and_flat_view_of_a_2d_array() {
-    let out = read_back(
-        "tests/programs/map_reduce/layout.csl",
-        Arch::Wse2,
-        (8, 3),
-        "sum",
-        (1, 1, 1),
-    );
+    let out = read_back("map_reduce", Arch::Wse2, (8, 3), "sum", (1, 1, 1));
     assert_eq!(f32::from_bits(out[0]), (0..25).sum::<i32>() as f32);
 }
 
 #[test]
 fn explicit_dsrs_with_save_address() {
-    for arch in [Arch::Wse2, Arch::Wse3] {
-        let out = read_back(
-            "tests/programs/dsr/layout.csl",
-            arch,
-            (8, 3),
-            "out",
-            (1, 1, 8),
-        );
-        let got: Vec<f32> = out.iter().map(|&b| f32::from_bits(b)).collect();
+    for arch in ARCHS {
+        let out = read_back("dsr", arch, (8, 3), "out", (1, 1, 8));
+        let got = f32s(&out);
         assert_eq!(
             got,
             (1..=8).map(|i| i as f32 + 10.0).collect::<Vec<_>>(),
@@ -242,28 +212,16 @@ fn explicit_dsrs_with_save_address() {
 
 #[test]
 fn task_priorities_from_tile_config() {
-    for arch in [Arch::Wse2, Arch::Wse3] {
-        let out = read_back(
-            "tests/programs/priority/layout.csl",
-            arch,
-            (8, 3),
-            "order",
-            (1, 1, 3),
-        );
+    for arch in ARCHS {
+        let out = read_back("priority", arch, (8, 3), "order", (1, 1, 3));
         assert_eq!(out, vec![12, 10, 11], "{arch}");
     }
 }
 
 #[test]
 fn task_picker_takes_turns_above_the_last_task() {
-    for arch in [Arch::Wse2, Arch::Wse3] {
-        let out = read_back(
-            "tests/programs/round_robin/layout.csl",
-            arch,
-            (8, 3),
-            "order",
-            (1, 1, 3),
-        );
+    for arch in ARCHS {
+        let out = read_back("round_robin", arch, (8, 3), "order", (1, 1, 3));
         // Task 15 ran last: 20 is the next id above it, then the picker wraps to 9 and 12.
         assert_eq!(out, vec![20, 9, 12], "{arch}");
     }
@@ -279,9 +237,7 @@ fn memcpy_past_the_end_of_the_array_is_a_host_error() {
         Arch::Wse2,
         "past-end",
     );
-    let mut rt = SdkRuntime::new(&dir).unwrap();
-    rt.load().unwrap();
-    rt.run().unwrap();
+    let mut rt = started(SdkRuntime::new(&dir).unwrap());
     // The tutorial's default y has M = 4 elements.
     let y = rt.get_id("y").unwrap();
     let mut out = vec![0u32; 5];
@@ -322,9 +278,7 @@ fn lenient_reads_return_the_words_after_the_array() {
         Arch::Wse2,
         "lenient",
     );
-    let mut rt = SdkRuntime::new(&dir).unwrap().with_lenient_reads(true);
-    rt.load().unwrap();
-    rt.run().unwrap();
+    let mut rt = started(SdkRuntime::new(&dir).unwrap().with_lenient_reads(true));
     let y = rt.get_id("y").unwrap();
     let mut exact = vec![0u32; 4];
     rt.d2h(&mut exact, y, Region::new(0, 0, 1, 1, 4), Transfer::COPY)
@@ -408,11 +362,11 @@ fn traces_and_faults_name_source_lines() {
     use cslsim::{TraceFilter, Tracer};
     let buf = Shared::default();
     let tracer = Tracer::new(TraceFilter::All, Box::new(buf.clone()));
-    let mut rt = cslsim::host::SdkRuntime::new(lines_program("lines", 2))
-        .unwrap()
-        .with_trace(tracer.clone());
-    rt.load().unwrap();
-    rt.run().unwrap();
+    let mut rt = started(
+        cslsim::host::SdkRuntime::new(lines_program("lines", 2))
+            .unwrap()
+            .with_trace(tracer.clone()),
+    );
     rt.launch("start", &[], false).unwrap();
     rt.stop().unwrap();
     tracer.flush();
@@ -425,9 +379,7 @@ fn traces_and_faults_name_source_lines() {
             "no trace line of pe.csl:{line}:\n{out}"
         );
     }
-    let mut rt = cslsim::host::SdkRuntime::new(lines_program("fault", 3)).unwrap();
-    rt.load().unwrap();
-    rt.run().unwrap();
+    let mut rt = started(cslsim::host::SdkRuntime::new(lines_program("fault", 3)).unwrap());
     let err = rt.launch("start", &[], false).unwrap_err().to_string();
     assert!(err.contains("assertion failed"), "{err}");
     assert!(err.contains("function `start`, pc "), "{err}");

@@ -24,11 +24,56 @@ fn start_and_read(
     symbol: &str,
     (w, h, n): (u32, u32, u32),
 ) -> Vec<u32> {
-    let mut rt = build(program, arch, dims);
-    rt.launch("start", &[], false).unwrap();
-    let got = d2h_u32(&mut rt, symbol, w, h, n);
+    run_and_read(&mut build(program, arch, dims), "start", symbol, (w, h, n))
+}
+
+/// Launches `func`, reads the exported `symbol` back (`region`: width, height and words
+/// per PE from the rectangle's origin) and stops.
+fn run_and_read(
+    rt: &mut SdkRuntime,
+    func: &str,
+    symbol: &str,
+    (w, h, n): (u32, u32, u32),
+) -> Vec<u32> {
+    rt.launch(func, &[], false).unwrap();
+    let got = d2h_u32(rt, symbol, w, h, n);
     rt.stop().unwrap();
     got
+}
+
+/// The error of launching `start` of `program`.
+fn start_error(program: &str, arch: Arch, dims: (u32, u32)) -> String {
+    match build(program, arch, dims).launch("start", &[], false) {
+        Ok(()) => panic!("{arch}: `start` of {program} did not fail"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Asserts that the report `err` mentions every one of `parts`.
+fn mentions(err: &str, arch: Arch, parts: &[&str]) {
+    for p in parts {
+        assert!(
+            err.contains(p),
+            "{arch}: the report must mention `{p}`: {err}"
+        );
+    }
+}
+
+/// Runs `start` of `program` (two PEs on a 9x3 fabric), on each arch, and checks that the
+/// second PE's `got` is `want`.
+fn pe1_gets(program: &str, want: u32) {
+    for arch in ARCHS {
+        let got = start_and_read(program, arch, (9, 3), "got", (2, 1, 1));
+        assert_eq!(got[1], want, "{arch}");
+    }
+}
+
+/// The f32 values of the exported array `name` ([`d2h_u32`]).
+fn d2h_f32(rt: &mut SdkRuntime, name: &str, w: u32, h: u32, n: u32) -> Vec<f32> {
+    d2h_u32(rt, name, w, h, n)
+        .into_iter()
+        .map(f32::from_bits)
+        .collect()
 }
 
 /// [`build`] with layout parameters (each run in its own directory).
@@ -70,9 +115,7 @@ fn fabric_dsd_chain_sums_vectors_along_a_row() {
         let v: Vec<f32> = (0..w * n).map(|i| (i as f32) * 0.5 - 3.0).collect();
         let bits: Vec<u32> = v.iter().map(|f| f.to_bits()).collect();
         csl_tests::h2d_u32(&mut rt, "v", &bits, w as u32, 1, n as u32);
-        rt.launch("compute", &[], false).unwrap();
-        let total = d2h_u32(&mut rt, "total", w as u32, 1, n as u32);
-        rt.stop().unwrap();
+        let total = run_and_read(&mut rt, "compute", "total", (w as u32, 1, n as u32));
         // The last PE holds the element-wise sum, added in PE order.
         for k in 0..n {
             let mut expect = 0.0f32;
@@ -92,9 +135,7 @@ fn broadcast_down_a_column() {
         let (h, n) = (4u32, 5u32);
         let root: Vec<u32> = (0..n).map(|i| 7 * i + 1).collect();
         csl_tests::h2d_u32(&mut rt, "buf", &root, 1, 1, n);
-        rt.launch("go", &[], false).unwrap();
-        let got = d2h_u32(&mut rt, "buf", 1, h, n);
-        rt.stop().unwrap();
+        let got = run_and_read(&mut rt, "go", "buf", (1, h, n));
         for y in 0..h as usize {
             assert_eq!(
                 &got[y * n as usize..(y + 1) * n as usize],
@@ -120,18 +161,14 @@ fn control_wavelets_advance_a_switch_to_four_neighbours() {
 
 #[test]
 fn control_wavelet_enters_a_control_task() {
-    for arch in ARCHS {
-        let got = start_and_read("control_task", arch, (9, 3), "got", (2, 1, 1));
-        assert_eq!(got[1], 0x1234, "{arch}");
-    }
+    pe1_gets("control_task", 0x1234);
 }
 
 #[test]
 fn deadlock_names_the_waiting_pe_and_colour() {
     for arch in ARCHS {
-        let mut rt = build("deadlock", arch, (9, 3));
-        let err = rt.launch("start", &[], false).unwrap_err().to_string();
-        assert!(err.contains("deadlock"), "{arch}: {err}");
+        let err = start_error("deadlock", arch, (9, 3));
+        mentions(&err, arch, &["deadlock"]);
         assert!(
             err.contains("PE(1,0)") || err.contains("(1, 0)"),
             "{arch}: report must name PE (1,0): {err}"
@@ -141,10 +178,7 @@ fn deadlock_names_the_waiting_pe_and_colour() {
             "{arch}: report must name the colour: {err}"
         );
         // The receiver's `@mov32(buf_dsd, in_dsd)`, from the image's line table.
-        assert!(
-            err.contains("deadlock/pe.csl:20)"),
-            "{arch}: report must name the source line: {err}"
-        );
+        mentions(&err, arch, &["deadlock/pe.csl:20)"]);
     }
 }
 
@@ -153,18 +187,18 @@ fn deadlock_names_the_waiting_pe_and_colour() {
 #[test]
 fn fabric_operation_longer_than_its_memory_operand_faults() {
     for arch in ARCHS {
-        let mut rt = build("dsd_overrun", arch, (9, 3));
-        let err = rt.launch("start", &[], false).unwrap_err().to_string();
-        assert!(err.contains("fault on PE(1,0)"), "{arch}: {err}");
-        assert!(err.contains("function `start`, pc "), "{arch}: {err}");
-        // The receive `@fmovs(dst, in)`, from the image's line table.
-        assert!(
-            err.contains("dsd_overrun/pe.csl:22, cycle "),
-            "{arch}: {err}"
-        );
-        assert!(
-            err.contains("fabric DSD operation of 6 elements, but the destination is a memory descriptor of 4"),
-            "{arch}: {err}"
+        let err = start_error("dsd_overrun", arch, (9, 3));
+        // `dsd_overrun/pe.csl:22`: the receive `@fmovs(dst, in)`, from the image's line
+        // table.
+        mentions(
+            &err,
+            arch,
+            &[
+                "fault on PE(1,0)",
+                "function `start`, pc ",
+                "dsd_overrun/pe.csl:22, cycle ",
+                "fabric DSD operation of 6 elements, but the destination is a memory descriptor of 4",
+            ],
         );
     }
 }
@@ -200,9 +234,7 @@ fn fifo_between_two_async_operations() {
         let bits: Vec<u32> = v.iter().map(|f| f.to_bits()).collect();
         // Only PE 0's vector matters; the others are overwritten or unused.
         csl_tests::h2d_u32(&mut rt, "v", &bits, 1, 1, n as u32);
-        rt.launch("start", &[], false).unwrap();
-        let got = d2h_u32(&mut rt, "v", 3, 1, n as u32);
-        rt.stop().unwrap();
+        let got = run_and_read(&mut rt, "start", "v", (3, 1, n as u32));
         let last: Vec<f32> = got[2 * n..].iter().map(|&b| f32::from_bits(b)).collect();
         let want: Vec<f32> = v.iter().map(|x| x + 1.0).collect();
         assert_eq!(last, want, "{arch}");
@@ -230,10 +262,7 @@ fn wse3_explicit_microthreads() {
 
 #[test]
 fn dfilt_drops_data_until_control_wavelets_pass() {
-    for arch in ARCHS {
-        let got = start_and_read("dfilt", arch, (9, 3), "got", (2, 1, 1));
-        assert_eq!(got[1], 77, "{arch}");
-    }
+    pe1_gets("dfilt", 77);
 }
 
 #[test]
@@ -257,10 +286,7 @@ fn runtime_dsr_loads_keep_save_address_and_completion() {
         // The move sets y[3] = x[1] = 10 and its DSR's completion task adds 5 (without
         // the task the launch never completes).
         rt.launch("copy", &[], false).unwrap();
-        let y: Vec<f32> = d2h_u32(&mut rt, "y", 1, 1, 4)
-            .into_iter()
-            .map(f32::from_bits)
-            .collect();
+        let y = d2h_f32(&mut rt, "y", 1, 1, 4);
         rt.stop().unwrap();
         // Each @map call continues at the next column of A (save_address), y restarts.
         assert_eq!(y, [321.0, 654.0, 987.0, 15.0], "{arch}");
@@ -283,9 +309,7 @@ fn routes_and_switches_change_at_run_time() {
         let mut rt = build("runtime_routes", arch, (10, 3));
         rt.launch("configure", &[], false).unwrap();
         rt.launch("go1", &[], false).unwrap();
-        rt.launch("go2", &[], false).unwrap();
-        let log = d2h_u32(&mut rt, "log", 3, 1, 8);
-        rt.stop().unwrap();
+        let log = run_and_read(&mut rt, "go2", "log", (3, 1, 8));
         let (pe0, pe1, pe2) = (&log[0..8], &log[8..16], &log[16..24]);
         assert_eq!(
             &pe1[0..2],
@@ -328,9 +352,7 @@ fn an_invalid_switch_position_keeps_its_side_bit() {
     let arch = Arch::Wse2;
     let mut rt = build("switch_invalid_keep", arch, (10, 3));
     rt.launch("configure", &[], false).unwrap();
-    rt.launch("go", &[], false).unwrap();
-    let log = d2h_u32(&mut rt, "log", 3, 1, 5);
-    rt.stop().unwrap();
+    let log = run_and_read(&mut rt, "go", "log", (3, 1, 5));
     // PE 1 holds the switch, PE 2 receives.
     let (pe0, pe1) = (&log[5..10], &log[10..15]);
     // Position 1: RAMP (port 4) on the input side (bit 3); 2 and 3 invalid; ring mode.
@@ -350,10 +372,12 @@ fn operations_on_fabric_dsrs_take_their_queues_microthreads() {
     // spmv-hypersparse issues its receives and sends through explicit DSRs loaded with
     // fabric DSDs: each must run on its queue's microthread, not all on microthread 0.
     let arch = Arch::Wse2;
-    let mut rt = build("dsr_microthreads", arch, (8, 3));
-    rt.launch("go", &[], false).unwrap();
-    let log = d2h_u32(&mut rt, "log", 1, 1, 2);
-    rt.stop().unwrap();
+    let log = run_and_read(
+        &mut build("dsr_microthreads", arch, (8, 3)),
+        "go",
+        "log",
+        (1, 1, 2),
+    );
     assert_eq!(
         log,
         [77, 1],
@@ -366,14 +390,8 @@ fn fabout_zero_clears_the_first_source_as_it_is_sent() {
     for arch in ARCHS {
         let mut rt = build("fabout_zero", arch, (9, 3));
         rt.launch("start", &[], false).unwrap();
-        let buf: Vec<f32> = d2h_u32(&mut rt, "buf", 2, 1, 4)
-            .into_iter()
-            .map(f32::from_bits)
-            .collect();
-        let keep: Vec<f32> = d2h_u32(&mut rt, "keep", 2, 1, 4)
-            .into_iter()
-            .map(f32::from_bits)
-            .collect();
+        let buf = d2h_f32(&mut rt, "buf", 2, 1, 4);
+        let keep = d2h_f32(&mut rt, "keep", 2, 1, 4);
         rt.stop().unwrap();
         assert_eq!(&buf[..4], &[0.0; 4], "{arch}: the sender's buf is cleared");
         assert_eq!(
@@ -525,10 +543,12 @@ fn control_transform_carries_a_control_wavelet_through_memory() {
 #[test]
 fn wse3_message_passing_routes_by_header() {
     let (w, h, n) = (4usize, 3usize, 24usize);
-    let mut rt = build("message_passing", Arch::Wse3, (11, 5));
-    rt.launch("start", &[], false).unwrap();
-    let got = d2h_u32(&mut rt, "res", w as u32, h as u32, n as u32);
-    rt.stop().unwrap();
+    let got = run_and_read(
+        &mut build("message_passing", Arch::Wse3, (11, 5)),
+        "start",
+        "res",
+        (w as u32, h as u32, n as u32),
+    );
     let at = |x: usize, y: usize| &got[(y * w + x) * n..(y * w + x + 1) * n];
     let a1: Vec<u32> = (0..5).map(|i| 1000 + 7 * i).collect();
     let a2: Vec<u32> = (0..3).map(|i| 2000 + i).collect();
@@ -597,10 +617,12 @@ fn wse3_message_lost_at_a_pe_without_message_passing_is_a_fault() {
 #[test]
 fn tally_library_counts_to_the_corner() {
     for arch in ARCHS {
-        let mut rt = build("tally", arch, (10, 4));
-        rt.launch("go", &[], false).unwrap();
-        let got = d2h_u32(&mut rt, "result", 3, 1, 2);
-        rt.stop().unwrap();
+        let got = run_and_read(
+            &mut build("tally", arch, (10, 4)),
+            "go",
+            "result",
+            (3, 1, 2),
+        );
         // Row 0, row-major: the corner (x = 2) holds the total 1+2+3 + 2+4+6 = 18, once.
         assert_eq!(&got[4..6], &[18, 1], "{arch}");
     }

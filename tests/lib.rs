@@ -295,3 +295,26 @@ pub fn h2d_u32(
         panic!("memcpy_h2d of {w}x{h}x{n} words into `{name}`: {e}");
     }
 }
+
+/// The bytes of the first global of PE (`x`, `y`)'s class whose name `is_it` accepts, as
+/// the simulator holds them; panics when the class has none.
+pub fn global_bytes(
+    sim: &cslsim::Simulator,
+    image: &csl_arch::image::Image,
+    (x, y): (u32, u32),
+    is_it: impl Fn(&str) -> bool,
+) -> Vec<u8> {
+    let class = image.placement[(y * image.meta.width + x) as usize] as usize;
+    let Some(g) = image.classes[class]
+        .info
+        .globals
+        .iter()
+        .find(|g| is_it(&g.name))
+    else {
+        panic!("no such global on PE ({x}, {y})");
+    };
+    let Some(pe) = sim.pe(x, y) else {
+        panic!("no PE ({x}, {y}) in the simulator");
+    };
+    pe.memory()[g.addr as usize..(g.addr + g.size) as usize].to_vec()
+}

@@ -68,19 +68,10 @@ fn reload(image: &Image) -> Image {
 }
 
 fn read_u16(sim: &Simulator, image: &Image, x: u32, y: u32, name: &str) -> Vec<u16> {
-    let c = image.placement[(y * image.meta.width + x) as usize] as usize;
-    let g = image.classes[c]
-        .info
-        .globals
-        .iter()
-        .find(|g| g.name == name || g.name.ends_with(&format!(".{name}")))
-        .unwrap_or_else(|| panic!("no `{name}` on PE ({x}, {y})"));
-    let mem = sim.pe(x, y).unwrap().memory();
-    (0..g.size / 2)
-        .map(|i| {
-            let a = (g.addr + 2 * i) as usize;
-            u16::from_le_bytes([mem[a], mem[a + 1]])
-        })
+    let suffix = format!(".{name}");
+    csl_tests::global_bytes(sim, image, (x, y), |g| g == name || g.ends_with(&suffix))
+        .chunks_exact(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
         .collect()
 }
 

@@ -82,15 +82,7 @@ fn run(image: &Image) -> Simulator {
 
 /// The bytes of global `name` on tile (x, y).
 fn global(sim: &Simulator, image: &Image, x: u32, y: u32, name: &str) -> Vec<u8> {
-    let class = image.placement[(y * image.meta.width + x) as usize] as usize;
-    let g = image.classes[class]
-        .info
-        .globals
-        .iter()
-        .find(|g| g.name == name)
-        .unwrap_or_else(|| panic!("no global {name}"));
-    let mem = sim.pe(x, y).expect("tile").memory();
-    mem[g.addr as usize..(g.addr + g.size) as usize].to_vec()
+    csl_tests::global_bytes(sim, image, (x, y), |g| g == name)
 }
 
 fn u16_of(b: &[u8]) -> u16 {
@@ -101,6 +93,17 @@ fn u32_of(b: &[u8]) -> u32 {
 }
 fn f32_of(b: &[u8]) -> f32 {
     f32::from_bits(u32_of(b))
+}
+
+/// [`one_tile`] for a tile that sends to itself through socket `s` on `color` (ramp to
+/// ramp).
+fn loopback_tile(src: &str, color: u8, check: impl Fn(&dyn Fn(&str) -> Vec<u8>)) {
+    one_tile(
+        src,
+        &[("s", color, color)],
+        &[(color, Direction::Ramp, Direction::Ramp)],
+        check,
+    );
 }
 
 /// Compiles and runs one program on one tile, both archs, optimised or not; calls
@@ -265,16 +268,11 @@ fn socket_casts_read_bits_or_convert() {
             plain <- s[];
         }
     "#;
-    one_tile(
-        src,
-        &[("s", 3, 3)],
-        &[(3, Direction::Ramp, Direction::Ramp)],
-        |g| {
-            assert_eq!(u16_of(&g("conv")), 0x4200);
-            assert_eq!(u16_of(&g("raw")), 0x0003);
-            assert_eq!(u16_of(&g("plain")), 3);
-        },
-    );
+    loopback_tile(src, 3, |g| {
+        assert_eq!(u16_of(&g("conv")), 0x4200);
+        assert_eq!(u16_of(&g("raw")), 0x0003);
+        assert_eq!(u16_of(&g("plain")), 3);
+    });
 }
 
 /// The lowered entry function of a program.
@@ -562,25 +560,20 @@ fn functions_round_unions_and_index_halves() {
             col = col_id[0];
         }
     "#;
-    one_tile(
-        src,
-        &[("s", 5, 5)],
-        &[(5, Direction::Ramp, Direction::Ramp)],
-        |g| {
-            assert_eq!(u16_of(&g("fr")), 2, "2.5 rounds to nearest even");
-            assert_eq!(f32_of(&g("r0")), -2.0);
-            assert_eq!(f32_of(&g("r1")), -2.0);
-            assert_eq!(f32_of(&g("r2")), -3.0);
-            assert_eq!(f32_of(&g("r3")), -2.0);
-            let x = g("x");
-            for i in 0..4usize {
-                assert_eq!(u16_of(&x[2 * (7 - i)..]), (10 * i) as u16, "x[{}]", 7 - i);
-            }
-            assert_eq!(u32_of(&g("raw")), 0x5678_1234);
-            assert_eq!(u16_of(&g("lo")), 0x1234);
-            assert_eq!(u16_of(&g("col")), 0);
-        },
-    );
+    loopback_tile(src, 5, |g| {
+        assert_eq!(u16_of(&g("fr")), 2, "2.5 rounds to nearest even");
+        assert_eq!(f32_of(&g("r0")), -2.0);
+        assert_eq!(f32_of(&g("r1")), -2.0);
+        assert_eq!(f32_of(&g("r2")), -3.0);
+        assert_eq!(f32_of(&g("r3")), -2.0);
+        let x = g("x");
+        for i in 0..4usize {
+            assert_eq!(u16_of(&x[2 * (7 - i)..]), (10 * i) as u16, "x[{}]", 7 - i);
+        }
+        assert_eq!(u32_of(&g("raw")), 0x5678_1234);
+        assert_eq!(u16_of(&g("lo")), 0x1234);
+        assert_eq!(u16_of(&g("col")), 0);
+    });
 }
 
 /// Every `.w` program of the examples and test programs compiles (sockets bound to
@@ -696,52 +689,47 @@ const SEED_002_IDIOMS: &str = r#"
 
 #[test]
 fn seed_002_idioms_compute_what_the_host_does() {
-    one_tile(
-        SEED_002_IDIOMS,
-        &[("s", 3, 3)],
-        &[(3, Direction::Ramp, Direction::Ramp)],
-        |g| {
-            let (d2, rinv, wrapped) = (g("d2"), g("rinv"), g("wrapped"));
-            for i in 0..8usize {
-                let x = f32_of(&d2[4 * i..]);
-                assert_eq!(x, 0.5 + 1.75 * i as f32);
-                let want = 1.0 / f64::from(x).sqrt();
-                let got = f64::from(f32_of(&rinv[4 * i..]));
-                assert!(
-                    ((got - want) / want).abs() < 2e-6,
-                    "rinv[{i}] {got} vs {want}"
-                );
-                let d = 3.0 * x - 7.0;
-                let t = d * 0.1f32;
-                assert_eq!(
-                    f32_of(&wrapped[4 * i..]),
-                    d - t.round_ties_even() * 10.0,
-                    "wrap {i}"
-                );
-            }
-            assert_eq!(f32_of(&g("counted")), 10.0);
-            let acc = g("acc");
-            for i in 0..4usize {
-                assert_eq!(
-                    f32_of(&acc[4 * i..]),
-                    i as f32 + 0.5 + 1.75 * i as f32,
-                    "acc[{i}]"
-                );
-            }
-            let st = g("stamps");
-            let stamp = |k: usize| -> u64 {
-                (0..3)
-                    .map(|w| u64::from(u16_of(&st[2 * (3 * k + w)..])) << (16 * w))
-                    .sum()
-            };
+    loopback_tile(SEED_002_IDIOMS, 3, |g| {
+        let (d2, rinv, wrapped) = (g("d2"), g("rinv"), g("wrapped"));
+        for i in 0..8usize {
+            let x = f32_of(&d2[4 * i..]);
+            assert_eq!(x, 0.5 + 1.75 * i as f32);
+            let want = 1.0 / f64::from(x).sqrt();
+            let got = f64::from(f32_of(&rinv[4 * i..]));
             assert!(
-                stamp(1) > stamp(0),
-                "the counter runs: {} then {}",
-                stamp(0),
-                stamp(1)
+                ((got - want) / want).abs() < 2e-6,
+                "rinv[{i}] {got} vs {want}"
             );
-        },
-    );
+            let d = 3.0 * x - 7.0;
+            let t = d * 0.1f32;
+            assert_eq!(
+                f32_of(&wrapped[4 * i..]),
+                d - t.round_ties_even() * 10.0,
+                "wrap {i}"
+            );
+        }
+        assert_eq!(f32_of(&g("counted")), 10.0);
+        let acc = g("acc");
+        for i in 0..4usize {
+            assert_eq!(
+                f32_of(&acc[4 * i..]),
+                i as f32 + 0.5 + 1.75 * i as f32,
+                "acc[{i}]"
+            );
+        }
+        let st = g("stamps");
+        let stamp = |k: usize| -> u64 {
+            (0..3)
+                .map(|w| u64::from(u16_of(&st[2 * (3 * k + w)..])) << (16 * w))
+                .sum()
+        };
+        assert!(
+            stamp(1) > stamp(0),
+            "the counter runs: {} then {}",
+            stamp(0),
+            stamp(1)
+        );
+    });
 }
 
 /// Two tiles exchange bursts whose lengths are computed at run time (`n` words one way,
@@ -939,35 +927,30 @@ fn runtime_offsets_are_dsd_base_addresses() {
             O::Fadds
         ]
     );
-    one_tile(
-        src,
-        &[("s", 3, 3)],
-        &[(3, Direction::Ramp, Direction::Ramp)],
-        |g| {
-            let (b, acc) = (g("b"), g("acc"));
-            for i in 0..32usize {
-                let wb = match i {
-                    5..12 => (i + 5) as f32 * 2.0 + (i - 5) as f32,
-                    20..27 => i as f32,
-                    _ => 0.0,
-                };
-                assert_eq!(f32_of(&b[4 * i..]), wb, "b[{i}]");
-                let wa = if (5..12).contains(&i) {
-                    100.0 + i as f32
-                } else {
-                    100.0
-                };
-                assert_eq!(f32_of(&acc[4 * i..]), wa, "acc[{i}]");
-            }
-            let c = g("c");
-            for i in 0..8usize {
-                let wc = if (3..7).contains(&i) {
-                    (i - 3) as f32
-                } else {
-                    0.0
-                };
-                assert_eq!(f32_of(&c[4 * i..]), wc, "c[{i}]");
-            }
-        },
-    );
+    loopback_tile(src, 3, |g| {
+        let (b, acc) = (g("b"), g("acc"));
+        for i in 0..32usize {
+            let wb = match i {
+                5..12 => (i + 5) as f32 * 2.0 + (i - 5) as f32,
+                20..27 => i as f32,
+                _ => 0.0,
+            };
+            assert_eq!(f32_of(&b[4 * i..]), wb, "b[{i}]");
+            let wa = if (5..12).contains(&i) {
+                100.0 + i as f32
+            } else {
+                100.0
+            };
+            assert_eq!(f32_of(&acc[4 * i..]), wa, "acc[{i}]");
+        }
+        let c = g("c");
+        for i in 0..8usize {
+            let wc = if (3..7).contains(&i) {
+                (i - 3) as f32
+            } else {
+                0.0
+            };
+            assert_eq!(f32_of(&c[4 * i..]), wc, "c[{i}]");
+        }
+    });
 }

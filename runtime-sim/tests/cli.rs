@@ -17,12 +17,25 @@ fn cslsim(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn program() -> Vec<u8> {
+/// Runs cslsim with `args` and checks that it fails (exit code 1) saying `needle`.
+fn refused(args: &[&str], needle: &str) {
+    let (code, _, err) = cslsim(args);
+    assert_eq!(code, 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+}
+
+/// The class `main.csl` with an exported function `go` that unblocks the command stream.
+fn go_class() -> Asm {
     let mut a = Asm::new("main.csl");
     let go = a.func("go", 1, 0, 0);
     a.unblock_cmd_stream(0);
     a.ret_void();
     a.export_func("go", go);
+    a
+}
+
+fn program() -> Vec<u8> {
+    let mut a = go_class();
     let quiet = a.func("quiet", 0, 0, 0);
     a.ret_void();
     a.export_func("quiet", quiet);
@@ -61,13 +74,12 @@ fn runs_launches_and_reports() {
         "{err}"
     );
 
-    let (code, _, err) = cslsim(&[p, "--launch", "spin", "--max-cycles", "500"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("cycle limit"), "{err}");
+    refused(
+        &[p, "--launch", "spin", "--max-cycles", "500"],
+        "cycle limit",
+    );
 
-    let (code, _, err) = cslsim(&[p, "--launch", "nope"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("no exported name `nope`"), "{err}");
+    refused(&[p, "--launch", "nope"], "no exported name `nope`");
     let _ = std::fs::remove_file(&path);
 }
 
@@ -112,9 +124,7 @@ fn writes_stats_and_traces_one_pe() {
     assert!(out.contains("PE(1,0): router colour 0 data"), "{out}");
     assert!(!out.contains("PE(0,0):"), "{out}");
     assert!(out.contains("wavelet hops: 64"), "{out}");
-    let (code, _, err) = cslsim(&[p, "--trace", "nonsense"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("neither `all` nor `X,Y`"), "{err}");
+    refused(&[p, "--trace", "nonsense"], "neither `all` nor `X,Y`");
 }
 
 /// Flags outside their ranges are refused with a message naming the flag and the range
@@ -179,11 +189,7 @@ fn too_large_images_say_how_much_memory_they_need() {
 /// A 2x1 image exporting `v`, four f32 elements at 0x100 on each PE (a global the
 /// pointer at 0x80 points at), and a launchable `go`.
 fn tensor_program() -> Vec<u8> {
-    let mut a = Asm::new("main.csl");
-    let go = a.func("go", 1, 0, 0);
-    a.unblock_cmd_stream(0);
-    a.ret_void();
-    a.export_func("go", go);
+    let mut a = go_class();
     a.export_tensor("v", 0x80, 0x100);
     a.poke(0x100, &[0; 16]);
     let mut class = a.build();
@@ -229,9 +235,10 @@ fn set_and_dump_move_tensors_through_text_files() {
 
     // Too many values for the array, a bad number, an unknown name.
     let long = temp_file(b"1 2 3 4 5 6 7 8 9");
-    let (code, _, err) = cslsim(&[p, "--set", &format!("v={}", long.display())]);
-    assert_eq!(code, 1);
-    assert!(err.contains("do not split evenly over the 2 PEs"), "{err}");
+    refused(
+        &[p, "--set", &format!("v={}", long.display())],
+        "do not split evenly over the 2 PEs",
+    );
     let ten = temp_file(b"1 2 3 4 5 6 7 8 9 10");
     let (code, _, err) = cslsim(&[p, "--set", &format!("v={}", ten.display())]);
     assert_eq!(code, 1);
@@ -240,15 +247,12 @@ fn set_and_dump_move_tensors_through_text_files() {
         "{err}"
     );
     let bad = temp_file(b"1 two");
-    let (code, _, err) = cslsim(&[p, "--set", &format!("v={}", bad.display())]);
-    assert_eq!(code, 1);
-    assert!(err.contains("`two` is not a F32 value"), "{err}");
-    let (code, _, err) = cslsim(&[p, "--dump", "w=out.txt"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("no exported name `w`"), "{err}");
-    let (code, _, err) = cslsim(&[p, "--set", "v"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("is not NAME=FILE"), "{err}");
+    refused(
+        &[p, "--set", &format!("v={}", bad.display())],
+        "`two` is not a F32 value",
+    );
+    refused(&[p, "--dump", "w=out.txt"], "no exported name `w`");
+    refused(&[p, "--set", "v"], "is not NAME=FILE");
 }
 
 #[test]

@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{Asm, Dsd, LOG_COUNT, X, data_id, fabric_image, pair_image, read_log, read32, route};
+use common::{
+    Asm, Dsd, LOG_COUNT, MAIN, X, data_id, fabric_image, main_task, pair_image, read_log, read32,
+    route,
+};
 use csl_arch::dsd::{DsdOpcode, cfg, flags};
 use csl_arch::fabric::Direction::{East, North, Ramp, South, West};
 use csl_arch::fabric::{Arch, control};
@@ -18,9 +21,6 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 const ARCHS: [Arch; 2] = [Arch::Wse2, Arch::Wse3];
-/// A local task id valid on both archs.
-const MAIN: u8 = 10;
-
 fn run(img: &Image) -> Simulator {
     let mut sim = Simulator::new(img).expect("load");
     if let Err(e) = sim.run_until_idle(1_000_000) {
@@ -31,16 +31,6 @@ fn run(img: &Image) -> Simulator {
 
 fn mem(sim: &Simulator, x: u32, y: u32) -> &[u8] {
     sim.pe(x, y).expect("pe").memory()
-}
-
-/// A class whose local task `MAIN` (active at start, 16 registers) runs `body`.
-fn main_task(name: &str, body: impl FnOnce(&mut Asm)) -> Asm {
-    let mut a = Asm::new(name);
-    let f = a.func("main", 16, 0, 0);
-    body(&mut a);
-    a.ret_void();
-    a.task(MAIN, f, true, false);
-    a
 }
 
 /// A data task (16 registers, `r0` = the wavelet per `args`) bound to colour `c` (WSE-2)

@@ -101,32 +101,18 @@ fn out_of_bounds_load_between_memory_and_registers() {
 
 #[test]
 fn unknown_memory_mapped_register() {
-    let (err, pc) = task(2, |a| {
-        a.imm(0, mmio::ROW_ID);
-        a.store(Width::W16, 0, 0)
-    });
-    check(
-        &err,
-        pc,
-        "main",
-        FaultKind::UnknownMmio {
-            addr: mmio::ROW_ID,
-            write: true,
-        },
-    );
-    let (err, pc) = task(2, |a| {
-        a.imm(0, mmio::BASE);
-        a.load(Width::W16, 1, 0)
-    });
-    check(
-        &err,
-        pc,
-        "main",
-        FaultKind::UnknownMmio {
-            addr: mmio::BASE,
-            write: false,
-        },
-    );
+    // A store to a read-only register, a load from an unmapped one.
+    for (addr, write) in [(mmio::ROW_ID, true), (mmio::BASE, false)] {
+        let (err, pc) = task(2, |a| {
+            a.imm(0, addr);
+            if write {
+                a.store(Width::W16, 0, 0)
+            } else {
+                a.load(Width::W16, 1, 0)
+            }
+        });
+        check(&err, pc, "main", FaultKind::UnknownMmio { addr, write });
+    }
 }
 
 #[test]
@@ -170,12 +156,19 @@ fn unbound_task() {
     );
 }
 
+/// A function `rec` with a frame of `frame_bytes` that only calls itself: its id and the
+/// pc of the call.
+fn recursive(a: &mut Asm, frame_bytes: u16) -> (u32, u32) {
+    let rec = a.func("rec", 1, 0, frame_bytes);
+    let call = a.call(rec, 0, 0, 0);
+    a.ret_void();
+    (rec, call)
+}
+
 #[test]
 fn stack_overflow_by_deep_recursion() {
     let (err, pc) = fault_of(|a| {
-        let rec = a.func("rec", 1, 0, 64);
-        let call = a.call(rec, 0, 0, 0);
-        a.ret_void();
+        let (rec, call) = recursive(a, 64);
         let main = a.func("main", 1, 0, 0);
         a.call(rec, 0, 0, 0);
         a.ret_void();
@@ -199,9 +192,7 @@ fn stack_overflow_by_deep_recursion() {
 #[test]
 fn call_depth_exceeded_without_stack_use() {
     let (err, pc) = fault_of(|a| {
-        let rec = a.func("rec", 1, 0, 0);
-        let call = a.call(rec, 0, 0, 0);
-        a.ret_void();
+        let (rec, call) = recursive(a, 0);
         a.task(3, rec, true, false);
         call
     });

@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::tools::{arg, dir, miget, miset, read_words, write_words};
+use common::tools::{
+    arg, assert_error, dir, get_ok, map_3x2, miget, miset, read_words, set_ok, write_words,
+};
 use common::{Asm, fabric_image, route};
 use csl_arch::fabric::Arch;
 use csl_arch::fabric::Direction::{East, North, Ramp, South, West};
@@ -14,16 +16,17 @@ use csl_arch::image::{
     ColorConfig, FilterConfig, FilterKind, Image, PopMode, ProgramClass, SwitchConfig, SwitchPos,
 };
 use cslsim::tools;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// The map of the 3x2 images: region `all`, region `odd` (three tiles).
-const MAP: &str = "\
-# csl symbol map 1
-fabric 3 2 wse3
-region all rect 0 0 3 2
-region odd tiles 2,0 0,0 1,1
-symbol all.v addr=0x0010 bytes=6 elem=xp order=\"y x _word\"
-";
+/// A fresh directory for test `name` holding the [`configured`] 3x2 image `a.img` and its
+/// map `a.map` (regions `all` and `odd`, [`map_3x2`]); returns the three paths.
+fn configured_dir(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let d = dir("tables", name);
+    let (img, map) = (d.join("a.img"), d.join("a.map"));
+    write_image(&img, configured());
+    std::fs::write(&map, map_3x2("wse3", "")).expect("map");
+    (d, img, map)
+}
 
 fn idle() -> ProgramClass {
     let mut a = Asm::new("idle");
@@ -105,32 +108,17 @@ fn sorted(mut r: Vec<ColorConfig>) -> Vec<ColorConfig> {
 
 #[test]
 fn router_and_switch_tables_read_as_computed_by_hand_and_write_back() {
-    let d = dir("tables", "roundtrip");
-    let (img, map) = (d.join("a.img"), d.join("a.map"));
-    write_image(&img, configured());
-    std::fs::write(&map, MAP).expect("map");
+    let (d, img, map) = configured_dir("roundtrip");
     // Default orders: y x r and y x r n.
     let router = d.join("router.bin");
-    let (code, _, err) = miget(&[
-        &arg("image", &img),
-        &arg("map", &map),
-        "symbol=router",
-        &arg("data", &router),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    get_ok(&img, &map, &["symbol=router"], &router);
     let mut want = vec![0u16; 6 * 24];
     for (x, y, c, w) in ROUTER_WORDS {
         want[(y as usize * 3 + x as usize) * 24 + c] = w;
     }
     assert_eq!(read_words(&router), want);
     let switch = d.join("switch.bin");
-    let (code, _, err) = miget(&[
-        &arg("image", &img),
-        &arg("map", &map),
-        "symbol=switch",
-        &arg("data", &switch),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    get_ok(&img, &map, &["symbol=switch"], &switch);
     let mut want_sw = vec![0u16; 6 * 24 * 4];
     for (x, y, c, w) in SWITCH_WORDS {
         let at = ((y as usize * 3 + x as usize) * 24 + c) * 4;
@@ -149,28 +137,14 @@ fn router_and_switch_tables_read_as_computed_by_hand_and_write_back() {
         (&empty, "symbol=router", &router),
         (&out, "symbol=switch", &switch),
     ] {
-        let (code, _, err) = miset(&[
-            &arg("image", input),
-            &arg("out", &out),
-            &arg("map", &map),
-            symbol,
-            &arg("data", data),
-        ]);
-        assert_eq!(code, 0, "{symbol}: {err}");
+        set_ok(input, &out, &map, &[symbol], data);
     }
     let back = tools::read_image(&out).expect("image");
     assert_eq!(back.routes.to_vec(), sorted(configured()));
 
     // Another order: the same words transposed (colour outermost, columns before rows).
     let rxy = d.join("rxy.bin");
-    let (code, _, err) = miget(&[
-        &arg("image", &img),
-        &arg("map", &map),
-        "symbol=router",
-        "order=r x y",
-        &arg("data", &rxy),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    get_ok(&img, &map, &["symbol=router", "order=r x y"], &rxy);
     let mut want_rxy = Vec::new();
     for c in 0..24 {
         for x in 0..3 {
@@ -182,26 +156,12 @@ fn router_and_switch_tables_read_as_computed_by_hand_and_write_back() {
     assert_eq!(read_words(&rxy), want_rxy);
     // ... and written in that order, they configure the same routes.
     let out2 = d.join("out2.img");
-    let (code, _, err) = miset(&[
-        &arg("image", &out),
-        &arg("out", &out2),
-        &arg("map", &map),
-        "symbol=router",
-        "order=r x y",
-        &arg("data", &rxy),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    set_ok(&out, &out2, &map, &["symbol=router", "order=r x y"], &rxy);
     assert_eq!(tools::read_image(&out2).expect("image").routes, back.routes);
 
     // A region: its tiles only (odd = (0,0), (2,0), (1,1)), rows first.
     let odd = d.join("odd.bin");
-    let (code, _, err) = miget(&[
-        &arg("image", &img),
-        &arg("map", &map),
-        "symbol=odd.router",
-        &arg("data", &odd),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    get_ok(&img, &map, &["symbol=odd.router"], &odd);
     let want_odd: Vec<u16> = [(0usize, 0usize), (2, 0), (1, 1)]
         .iter()
         .flat_map(|&(x, y)| want[(y * 3 + x) * 24..(y * 3 + x + 1) * 24].to_vec())
@@ -211,14 +171,7 @@ fn router_and_switch_tables_read_as_computed_by_hand_and_write_back() {
     // colour of (1,1) and the teardown route of (0,0)); others stay.
     write_words(&odd, &[0; 3 * 24]);
     let out3 = d.join("out3.img");
-    let (code, _, err) = miset(&[
-        &arg("image", &img),
-        &arg("out", &out3),
-        &arg("map", &map),
-        "symbol=odd.router",
-        &arg("data", &odd),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    set_ok(&img, &out3, &map, &["symbol=odd.router"], &odd);
     let left: Vec<(u32, u32, u8)> = tools::read_image(&out3)
         .expect("image")
         .routes
@@ -229,21 +182,9 @@ fn router_and_switch_tables_read_as_computed_by_hand_and_write_back() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-fn assert_error(r: (i32, String, String), needles: &[&str]) {
-    let (code, out, err) = r;
-    assert_eq!(code, 1, "stdout {out} stderr {err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    for n in needles {
-        assert!(err.contains(n), "`{n}` not in: {err}");
-    }
-}
-
 #[test]
 fn bad_tables_are_one_line_errors_and_write_nothing() {
-    let d = dir("tables", "errors");
-    let (img, map) = (d.join("a.img"), d.join("a.map"));
-    write_image(&img, configured());
-    std::fs::write(&map, MAP).expect("map");
+    let (d, img, map) = configured_dir("errors");
     let out = d.join("o.img");
     let data = d.join("d.bin");
     let set = |symbol: &str, words: &[u16], order: Option<&str>| {

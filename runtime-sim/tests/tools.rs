@@ -6,8 +6,11 @@
 
 mod common;
 
-use common::tools::{arg, dir, miget, miset, read_words, simfabric, write_words};
-use common::{Asm, X, fabric_image, image, pair_image, route};
+use common::tools::{
+    arg, assert_error, dir, get_ok, map_3x2, miget, miset, read_words, set_ok, simfabric,
+    write_words,
+};
+use common::{Asm, MAIN, X, fabric_image, image, main_task, pair_image, route};
 use csl_arch::dsd::DsdOpcode;
 use csl_arch::fabric::Arch;
 use csl_arch::image::{ColorConfig, Image, ProgramClass};
@@ -15,9 +18,6 @@ use csl_arch::isa::{BinOp, NumTy, Op, Width};
 use cslsim::Simulator;
 use cslsim::tools::{self, KeyArgs, Stop, SymbolTarget, ToolError};
 use std::path::{Path, PathBuf};
-
-/// A local task id valid on both archs.
-const MAIN: u8 = 10;
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
@@ -30,15 +30,13 @@ fn write_image(p: &Path, img: &Image) {
 /// The symbol map of the 3x2 test images: region `all` (every tile), region `odd`
 /// (three tiles, not a rectangle), `v` (3 words at 0x10) and `x` (one u32 at 0x20) on
 /// both.
-const MAP: &str = "\
-# csl symbol map 1
-fabric 3 2 wse2
-region all rect 0 0 3 2
-region odd tiles 2,0 0,0 1,1
-symbol all.v addr=0x0010 bytes=6 elem=xp order=\"y x _word\"
-symbol all.x addr=0x0020 bytes=4 elem=u32 order=\"y x _word\"
-symbol odd.v addr=0x0010 bytes=6 elem=xp order=\"y x _word\"
-";
+fn map() -> String {
+    map_3x2(
+        "wse2",
+        "symbol all.x addr=0x0020 bytes=4 elem=u32 order=\"y x _word\"\n\
+         symbol odd.v addr=0x0010 bytes=6 elem=xp order=\"y x _word\"\n",
+    )
+}
 
 /// A class with 0x40 bytes of initial memory (byte i = 0xA0 ^ i) that runs nothing.
 fn idle_class() -> ProgramClass {
@@ -51,7 +49,7 @@ fn idle_class() -> ProgramClass {
 }
 
 /// A fresh directory `dir("tools", name)` holding `a.img` (3x2 tiles of `idle_class`) and `a.map`
-/// (`MAP`); returns the directory and the two paths.
+/// ([`map`]); returns the directory and the two paths.
 fn idle_with_map(name: &str) -> (PathBuf, PathBuf, PathBuf) {
     let d = dir("tools", name);
     let img_path = d.join("a.img");
@@ -60,7 +58,7 @@ fn idle_with_map(name: &str) -> (PathBuf, PathBuf, PathBuf) {
         &img_path,
         &image(3, 2, vec![idle_class()], vec![0; 6], vec![]),
     );
-    std::fs::write(&map_path, MAP).expect("map");
+    std::fs::write(&map_path, map()).expect("map");
     (d, img_path, map_path)
 }
 
@@ -79,13 +77,9 @@ fn adder_class() -> ProgramClass {
     a.build()
 }
 
-/// A class whose active task runs `body` (16 registers).
+/// A class whose active task runs `body` (16 registers), with 0x80 zero bytes of data.
 fn main_class(name: &str, body: impl FnOnce(&mut Asm)) -> Asm {
-    let mut a = Asm::new(name);
-    let f = a.func("main", 16, 0, 0);
-    body(&mut a);
-    a.ret_void();
-    a.task(MAIN, f, true, false);
+    let mut a = main_task(name, body);
     a.poke(0, &[0u8; 0x80]);
     a
 }
@@ -112,7 +106,7 @@ fn miset_then_miget_round_trips_rectangular_and_odd_regions_in_both_orders() {
     let map_path = d.join("bench.map");
     let img = image(3, 2, vec![idle_class()], vec![0; 6], vec![]);
     write_image(&img_path, &img);
-    std::fs::write(&map_path, MAP).expect("map");
+    std::fs::write(&map_path, map()).expect("map");
     let all: Vec<(u32, u32)> = (0..2).flat_map(|y| (0..3).map(move |x| (x, y))).collect();
     let odd = vec![(0, 0), (2, 0), (1, 1)];
     for (region, tiles) in [("all", &all), ("odd", &odd)] {
@@ -124,15 +118,7 @@ fn miset_then_miget_round_trips_rectangular_and_odd_regions_in_both_orders() {
             let out = d.join("bench.img");
             let symbol = format!("symbol={region}.v");
             let order_arg = format!("order={order}");
-            let (code, _, err) = miset(&[
-                &arg("image", &img_path),
-                &arg("out", &out),
-                &arg("map", &map_path),
-                &symbol,
-                &order_arg,
-                &arg("data", &data),
-            ]);
-            assert_eq!(code, 0, "{region} {order}: {err}");
+            set_ok(&img_path, &out, &map_path, &[&symbol, &order_arg], &data);
             // The simulator's loader sees word k of the file at the tile and word the
             // order names, and the initial memory everywhere else.
             let loaded = tools::read_image(&out).expect("image");
@@ -151,14 +137,7 @@ fn miset_then_miget_round_trips_rectangular_and_odd_regions_in_both_orders() {
             }
             // miget in the same order gives the file back.
             let back = d.join("out.bin");
-            let (code, _, err) = miget(&[
-                &arg("image", &out),
-                &arg("map", &map_path),
-                &symbol,
-                &order_arg,
-                &arg("data", &back),
-            ]);
-            assert_eq!(code, 0, "{err}");
+            get_ok(&out, &map_path, &[&symbol, &order_arg], &back);
             assert_eq!(read_words(&back), words, "{region} {order}");
             // In the other order, the same values transposed.
             let (other, other_rows) = if rows_outer {
@@ -166,14 +145,12 @@ fn miset_then_miget_round_trips_rectangular_and_odd_regions_in_both_orders() {
             } else {
                 ("y x _word", true)
             };
-            let (code, _, err) = miget(&[
-                &arg("image", &out),
-                &arg("map", &map_path),
-                &symbol,
-                &format!("order={other}"),
-                &arg("data", &back),
-            ]);
-            assert_eq!(code, 0, "{err}");
+            get_ok(
+                &out,
+                &map_path,
+                &[&symbol, &format!("order={other}")],
+                &back,
+            );
             let want: Vec<u16> = tiles_in_order(tiles, other_rows)
                 .iter()
                 .flat_map(|t| {
@@ -200,14 +177,7 @@ fn miset_in_place_replaces_earlier_patches_and_default_order_is_rows_first() {
     for round in 0..3u16 {
         let words: Vec<u16> = (0..12).map(|i| 100 * round + i).collect();
         write_words(&data, &words);
-        let (code, _, err) = miset(&[
-            &arg("image", &img_path),
-            &arg("out", &img_path),
-            &arg("map", &map_path),
-            "symbol=all.x",
-            &arg("data", &data),
-        ]);
-        assert_eq!(code, 0, "{err}");
+        set_ok(&img_path, &img_path, &map_path, &["symbol=all.x"], &data);
     }
     let img = tools::read_image(&img_path).expect("image");
     // One patch per tile: each round replaced the previous one.
@@ -218,17 +188,6 @@ fn miset_in_place_replaces_earlier_patches_and_default_order_is_rows_first() {
     assert_eq!(read16(&mem, 0x22), 203);
     assert_eq!(mem.len(), 0x40);
     let _ = std::fs::remove_dir_all(&d);
-}
-
-/// Asserts a one-line error with exit status 1 whose text contains every `needles`.
-fn assert_error(r: (i32, String, String), needles: &[&str]) {
-    let (code, _, err) = r;
-    assert_eq!(code, 1, "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    for n in needles {
-        assert!(err.contains(n), "`{n}` missing from: {err}");
-    }
 }
 
 #[test]
@@ -362,7 +321,7 @@ fn bad_input_is_a_one_line_error_with_exit_status_1() {
     );
     // A map for another rectangle.
     let other = d.join("other.map");
-    std::fs::write(&other, MAP.replace("fabric 3 2", "fabric 4 2")).expect("map");
+    std::fs::write(&other, map().replace("fabric 3 2", "fabric 4 2")).expect("map");
     assert_error(
         miget(&[&img, &arg("map", &other), "symbol=all.v", &dat]),
         &["4x2", "3x2"],
@@ -433,7 +392,7 @@ fn simfabric_runs_a_program_and_miget_reads_the_new_value_from_the_core() {
         vec![],
     );
     write_image(&img_path, &img);
-    std::fs::write(&map_path, MAP).expect("map");
+    std::fs::write(&map_path, map()).expect("map");
     let values: Vec<u32> = vec![10, 70_000, 0xFFFF_FFFE, 1, 2, 3];
     let words: Vec<u16> = values
         .iter()
@@ -441,15 +400,13 @@ fn simfabric_runs_a_program_and_miget_reads_the_new_value_from_the_core() {
         .collect();
     let data = d.join("x.bin");
     write_words(&data, &words);
-    let (code, _, err) = miset(&[
-        &arg("image", &img_path),
-        &arg("out", &set_path),
-        &arg("map", &map_path),
-        "symbol=all.x",
-        "order=y x _word",
-        &arg("data", &data),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    set_ok(
+        &img_path,
+        &set_path,
+        &map_path,
+        &["symbol=all.x", "order=y x _word"],
+        &data,
+    );
     let (code, out, err) = simfabric(&[&arg("image", &set_path), "cycles=100000", "threads=2"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("quiescent"), "{out}");
@@ -457,13 +414,7 @@ fn simfabric_runs_a_program_and_miget_reads_the_new_value_from_the_core() {
     let core = d.join("bench-sim.core");
     assert!(out.contains(s(&core)), "{out}");
     let back = d.join("x.out");
-    let (code, _, err) = miget(&[
-        &arg("image", &core),
-        &arg("map", &map_path),
-        "symbol=all.x",
-        &arg("data", &back),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    get_ok(&core, &map_path, &["symbol=all.x"], &back);
     let got: Vec<u32> = read_words(&back)
         .chunks(2)
         .map(|w| u32::from(w[0]) | u32::from(w[1]) << 16)
@@ -700,7 +651,7 @@ fn a_message_reaching_a_tile_without_message_passing_is_reported() {
 fn maps_that_do_not_fit_the_image_are_errors_not_panics() {
     let img = image(3, 2, vec![idle_class()], vec![0; 6], vec![]);
     let resolve = |extra: &str, path: &str| {
-        let map = csl_arch::symmap::SymbolMap::parse(&format!("{MAP}{extra}")).expect("map");
+        let map = csl_arch::symmap::SymbolMap::parse(&format!("{}{extra}", map())).expect("map");
         match SymbolTarget::resolve(&map, &img, path, "y x _word") {
             Ok(_) => String::new(),
             Err(e) => e.to_string(),

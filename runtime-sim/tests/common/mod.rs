@@ -166,6 +166,19 @@ impl Asm {
     }
 }
 
+/// A local task id valid on both archs (the fabric and tools tests start their classes with it).
+pub const MAIN: u8 = 10;
+
+/// A class whose local task [`MAIN`] (active at start, 16 registers) runs `body`.
+pub fn main_task(name: &str, body: impl FnOnce(&mut Asm)) -> Asm {
+    let mut a = Asm::new(name);
+    let f = a.func("main", 16, 0, 0);
+    body(&mut a);
+    a.ret_void();
+    a.task(MAIN, f, true, false);
+    a
+}
+
 /// An image of a `width` x `height` rectangle at fabric offset (4, 1).
 pub fn image(
     width: u32,
