@@ -748,24 +748,26 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
         let span = span_of(i);
         // Whether wavelets a CE sends can reach this router's colour at all.
         let live = (0..=RAMP).any(|r| is(&flow.live, graph.node(&fabric, i, r)));
+        // A finding about this colour's side `dir`.
+        let key = |kind, dir, other_span| Key {
+            kind,
+            color: c.color,
+            dir,
+            span,
+            other_span,
+            other_is_task: false,
+        };
         // 1 and 3: where every position sends.
         for d in 0..4u8 {
             if !live || c.tx_any >> d & 1 == 0 {
                 continue;
             }
-            let key = |kind, other_span| Key {
-                kind,
-                color: c.color,
-                dir: d,
-                span,
-                other_span,
-                other_is_task: false,
-            };
             match fabric.neighbour(c.tile, d) {
-                None => found.add(key(Kind::OffEdgeSend, None), c.tile, None),
+                None => found.add(key(Kind::OffEdgeSend, d, None), c.tile, None),
                 Some(n) => {
                     if fabric.handlers(n, c.color, opposite(d)).1 {
-                        let mut k = key(Kind::NoReceiver, fabric.at(n, c.color).and_then(span_of));
+                        let mut k =
+                            key(Kind::NoReceiver, d, fabric.at(n, c.color).and_then(span_of));
                         if fabric.at(n, c.color).is_none() {
                             // The receiver's end is its data task, if it has one.
                             k.other_span = facts_at(n).and_then(|f| {
@@ -784,19 +786,11 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
             if c.rx_any >> r & 1 == 0 {
                 continue;
             }
-            let key = |kind, other_span| Key {
-                kind,
-                color: c.color,
-                dir: r,
-                span,
-                other_span,
-                other_is_task: false,
-            };
             // Only a side whose wavelets would go on to a CE that reads them matters.
             let wanted = is(&flow.wanted, graph.node(&fabric, i, r));
             let Some(n) = fabric.neighbour(c.tile, r) else {
                 if wanted {
-                    found.add(key(Kind::OffEdgeReceive, None), c.tile, None);
+                    found.add(key(Kind::OffEdgeReceive, r, None), c.tile, None);
                 }
                 continue;
             };
@@ -809,7 +803,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Diagnostic> {
                 fed |= 1 << r;
             } else if wanted {
                 found.add(
-                    key(Kind::NoSender, sender.and_then(span_of)),
+                    key(Kind::NoSender, r, sender.and_then(span_of)),
                     c.tile,
                     Some(n),
                 );
@@ -1103,6 +1097,19 @@ fn more(count: u32) -> String {
     }
 }
 
+/// `w` with the route of PE `pe` for color `c` pointed at (`span`, `label`), or, without a
+/// span, a note that `pe` configures none.
+fn at_route(w: Diagnostic, span: Option<Span>, label: String, pe: &str, c: u8) -> Diagnostic {
+    match span {
+        Some(s) => w.with_label(s, label),
+        None => w.with_note(no_route(pe, c)),
+    }
+}
+
+fn no_route(pe: &str, c: u8) -> String {
+    format!("PE {pe} configures no route for color {c}")
+}
+
 fn warn(code: &'static str, msg: String, span: Option<Span>, label: &str) -> Diagnostic {
     match span {
         Some(s) => Diagnostic::error(code, msg, s, label).warning(),
@@ -1137,25 +1144,21 @@ fn render(fabric: &Fabric, f: &Finding) -> Diagnostic {
             w = match k.other_span {
                 Some(s) if k.other_is_task => w
                     .with_label(s, format!("PE {there}'s data task for color {c} is bound here"))
-                    .with_note(format!("PE {there} configures no route for color {c}")),
-                Some(s) => w.with_label(s, format!("PE {there}'s route for color {c} does not accept it from the {opp} in any switch position")),
-                None => w.with_note(format!("PE {there} configures no route for color {c}")),
+                    .with_note(no_route(&there, c)),
+                s => at_route(w, s, format!("PE {there}'s route for color {c} does not accept it from the {opp} in any switch position"), &there, c),
             };
             w.with_note("a wavelet that gets there stops the fabric with a routing error")
                 .with_help(format!("let PE {there} accept color {c} from the {opp}, or stop sending it {d}"))
         }
         Kind::NoSender => {
-            let mut w = warn(
+            let w = warn(
                 codes::ROUTE_NO_SENDER,
                 format!("PE {here} accepts color {c} from the {d}, but PE {there} never sends it {opp}{n}"),
                 k.span,
                 format!("accepts color {c} from the {d} here").as_str(),
             );
-            w = match k.other_span {
-                Some(s) => w.with_label(s, format!("PE {there}'s route for the color does not send {opp} in any switch position")),
-                None => w.with_note(format!("PE {there} configures no route for color {c}")),
-            };
-            w.with_note("nothing ever arrives on that side; a receiver waiting for it waits forever")
+            at_route(w, k.other_span, format!("PE {there}'s route for the color does not send {opp} in any switch position"), &there, c)
+                .with_note("nothing ever arrives on that side; a receiver waiting for it waits forever")
         }
         Kind::OffEdgeSend | Kind::OffEdgeReceive => {
             let send = k.kind == Kind::OffEdgeSend;
@@ -1179,17 +1182,14 @@ fn render(fabric: &Fabric, f: &Finding) -> Diagnostic {
                 .with_help("configure the PEs at the edge separately")
         }
         Kind::TaskUnreached => {
-            let mut w = warn(
+            let w = warn(
                 codes::ROUTE_TASK_UNREACHED,
                 format!("a data task of PE {here} is bound to color {c}, but no route delivers color {c} to that PE's CE{n}"),
                 k.span,
                 "data task bound here",
             );
-            w = match k.other_span {
-                Some(s) => w.with_label(s, format!("PE {here}'s route for color {c} does not lead to the CE (RAMP)")),
-                None => w.with_note(format!("PE {here} configures no route for color {c}")),
-            };
-            w.with_note("the task never runs")
+            at_route(w, k.other_span, format!("PE {here}'s route for color {c} does not lead to the CE (RAMP)"), &here, c)
+                .with_note("the task never runs")
                 .with_help(format!("route color {c} to the CE (RAMP) at PE {here}"))
         }
         Kind::Unread => warn(

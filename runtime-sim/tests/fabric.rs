@@ -418,21 +418,6 @@ fn filtered(arch: Arch, values: &[u32], filter: FilterConfig) -> (Vec<u32>, Vec<
     (read_log(mem(&sim, 1, 0)), read_log(mem(&sim, 2, 0)))
 }
 
-fn filter(kind: FilterKind) -> FilterConfig {
-    FilterConfig {
-        kind,
-        count_data: false,
-        count_control: false,
-        init_counter: 0,
-        limit1: 0,
-        limit2: None,
-        max_counter: 0,
-        filter_control: false,
-        min_idx: 0,
-        max_idx: 0,
-    }
-}
-
 #[test]
 fn a_range_filter_selects_what_reaches_the_ce_but_forwarding_is_unaffected() {
     // Index (high half) i, data 100 + i; the filter passes indices 2..=4.
@@ -444,7 +429,7 @@ fn a_range_filter_selects_what_reaches_the_ce_but_forwarding_is_unaffected() {
             FilterConfig {
                 min_idx: 2,
                 max_idx: 4,
-                ..filter(FilterKind::Range)
+                ..FilterConfig::new(FilterKind::Range)
             },
         );
         assert_eq!(mid, vec![values[2], values[3], values[4]], "{arch}");
@@ -464,7 +449,7 @@ fn a_counter_filter_cycles_through_limit1_plus_one_counts() {
             count_data: true,
             limit1: 5,
             max_counter: 4,
-            ..filter(FilterKind::Counter)
+            ..FilterConfig::new(FilterKind::Counter)
         },
     );
     let want: Vec<u32> = values.iter().copied().filter(|v| v % 6 != 0).collect();
@@ -481,7 +466,7 @@ fn a_counter_filter_cycles_through_limit1_plus_one_counts() {
                 limit1: 2,
                 max_counter: 0,
                 init_counter: init,
-                ..filter(FilterKind::Counter)
+                ..FilterConfig::new(FilterKind::Counter)
             },
         );
         let want: Vec<u32> = values

@@ -37,16 +37,10 @@ fn idle() -> ProgramClass {
 
 fn filter() -> FilterConfig {
     FilterConfig {
-        kind: FilterKind::Counter,
         count_data: true,
-        count_control: false,
-        init_counter: 0,
         limit1: 3,
-        limit2: None,
         max_counter: 2,
-        filter_control: false,
-        min_idx: 0,
-        max_idx: 0,
+        ..FilterConfig::new(FilterKind::Counter)
     }
 }
 

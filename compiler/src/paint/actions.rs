@@ -12,6 +12,21 @@ use crate::tungsten::ParamValue;
 use std::rc::Rc;
 
 impl Eval<'_> {
+    /// The first of an action's arguments, which must be a quoted name, and its span;
+    /// `message` and `help` explain another value.
+    fn quoted_first(
+        &mut self,
+        vals: &[(Value, Span)],
+        message: &str,
+        help: &str,
+    ) -> R<(String, Span)> {
+        match vals.first() {
+            Some((Value::Quote(q), qs)) => Ok((q.clone(), *qs)),
+            Some((v, vs)) => Err(self.report(wrong_type(message, *vs, v).with_help(help))),
+            None => Err(Reported),
+        }
+    }
+
     /// Records an action on `region`; `args` exclude the region.
     pub(super) fn action(
         &mut self,
@@ -33,13 +48,8 @@ impl Eval<'_> {
                 let color = self.color(c, *cs)?;
                 let Value::List(items) = l else {
                     return Err(self.report(
-                        Diagnostic::error(
-                            codes::PAINT_TYPE,
-                            "paint() takes its routes in brackets",
-                            *ls,
-                            format!("this is {}", l.describe()),
-                        )
-                        .with_help("write e.g. `paint(c [LXC])`"),
+                        wrong_type("paint() takes its routes in brackets", *ls, l)
+                            .with_help("write e.g. `paint(c [LXC])`"),
                     ));
                 };
                 let (routes, suppress) = self.routes(items, *ls)?;
@@ -77,23 +87,14 @@ impl Eval<'_> {
                     &[1, 2],
                     "`R : code('prog [sock:colour PARAM:value ...])`",
                 )?;
-                let Some((q, qs)) = vals.first() else {
-                    return Err(Reported);
-                };
-                let Value::Quote(prog) = q else {
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::PAINT_TYPE,
-                            "code() takes a quoted program name",
-                            *qs,
-                            format!("this is {}", q.describe()),
-                        )
-                        .with_help("write e.g. `code('relay [...])` for relay.w"),
-                    ));
-                };
+                let (prog, qs) = self.quoted_first(
+                    &vals,
+                    "code() takes a quoted program name",
+                    "write e.g. `code('relay [...])` for relay.w",
+                )?;
                 let mut call = CodeCall {
-                    prog: prog.clone(),
-                    prog_span: *qs,
+                    prog,
+                    prog_span: qs,
                     file: self.current,
                     sockets: Vec::new(),
                     params: Vec::new(),
@@ -107,21 +108,12 @@ impl Eval<'_> {
             }
             "name" => {
                 self.arg_count(f, args, &[1], "`R : name('g)`")?;
-                let Some((q, qs)) = vals.first() else {
-                    return Err(Reported);
-                };
-                let Value::Quote(n) = q else {
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::PAINT_TYPE,
-                            "name() takes a quoted name",
-                            *qs,
-                            format!("this is {}", q.describe()),
-                        )
-                        .with_help("write e.g. `name('core)`"),
-                    ));
-                };
-                ActionKind::Name(n.clone())
+                let (n, _) = self.quoted_first(
+                    &vals,
+                    "name() takes a quoted name",
+                    "write e.g. `name('core)`",
+                )?;
+                ActionKind::Name(n)
             }
             "mp" => {
                 if !self.arch.has_message_passing() {

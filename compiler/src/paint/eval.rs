@@ -611,13 +611,7 @@ impl<'a> Eval<'a> {
                 let rv = self.expr(region)?;
                 let Value::Region(r) = rv else {
                     return Err(self.report(
-                        Diagnostic::error(
-                            codes::PAINT_TYPE,
-                            "an action applies to a region",
-                            region.span,
-                            format!("this is {}", rv.describe()),
-                        )
-                        .with_help(
+                        wrong_type("an action applies to a region", region.span, &rv).with_help(
                             "write `R : paint(...)` where R is a region, e.g. rect(0 0 4 1)",
                         ),
                     ));
@@ -713,12 +707,7 @@ impl<'a> Eval<'a> {
                     Value::Color(c) => Value::Int(-i64::from(c)),
                     Value::Float(f) => Value::Float(-f),
                     other => {
-                        return Err(self.report(Diagnostic::error(
-                            codes::PAINT_TYPE,
-                            "cannot negate this",
-                            a.span,
-                            format!("this is {}", other.describe()),
-                        )));
+                        return Err(self.report(wrong_type("cannot negate this", a.span, &other)));
                     }
                 }
             }
@@ -789,11 +778,10 @@ impl<'a> Eval<'a> {
             } else {
                 (&y, sb)
             };
-            return Err(self.report(Diagnostic::error(
-                codes::PAINT_TYPE,
+            return Err(self.report(wrong_type(
                 format!("`{}` needs numbers", op.spelling()),
                 s,
-                format!("this is {}", bad.describe()),
+                bad,
             )));
         };
         match (a, b) {
@@ -844,11 +832,10 @@ impl<'a> Eval<'a> {
         match v {
             Value::Int(i) => Ok(*i),
             Value::Color(c) => Ok(i64::from(*c)),
-            other => Err(self.report(Diagnostic::error(
-                codes::PAINT_TYPE,
+            other => Err(self.report(wrong_type(
                 format!("{what} must be an integer"),
                 span,
-                format!("this is {}", other.describe()),
+                other,
             ))),
         }
     }
@@ -860,24 +847,14 @@ impl<'a> Eval<'a> {
                 Some(c) => Ok(c),
                 None => Err(self.report(bad_color(*i, span))),
             },
-            other => Err(self.report(Diagnostic::error(
-                codes::PAINT_TYPE,
-                "expected a colour",
-                span,
-                format!("this is {}", other.describe()),
-            ))),
+            other => Err(self.report(wrong_type("expected a colour", span, other))),
         }
     }
 
     pub(super) fn region(&mut self, v: &Value, span: Span) -> R<Rc<Region>> {
         match v {
             Value::Region(r) => Ok(r.clone()),
-            other => Err(self.report(Diagnostic::error(
-                codes::PAINT_TYPE,
-                "expected a region",
-                span,
-                format!("this is {}", other.describe()),
-            ))),
+            other => Err(self.report(wrong_type("expected a region", span, other))),
         }
     }
 
@@ -1243,4 +1220,14 @@ fn for_each_expr(item: &Item, f: &mut dyn FnMut(&Expr)) {
         }
         Item::Include(..) => {}
     }
+}
+
+/// A value of the wrong kind (`PAINT_TYPE`): `msg` at `span`, labelled with what `v` is.
+pub(super) fn wrong_type(msg: impl Into<String>, span: Span, v: &Value) -> Diagnostic {
+    Diagnostic::error(
+        codes::PAINT_TYPE,
+        msg,
+        span,
+        format!("this is {}", v.describe()),
+    )
 }

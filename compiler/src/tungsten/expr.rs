@@ -64,15 +64,9 @@ impl Lower<'_> {
                 }
                 match self.globals.get(&id.name).cloned() {
                     Some(Sym::Const { val, .. }) => Ok(val),
-                    Some(Sym::Socket(_)) => Err(self.socket_misuse(
-                        format!("`{}` is a socket, not a value", id.name),
-                        id.span,
-                        "a socket",
-                        format!(
-                            "read the next wavelet with a typed read such as `(xp){}[]`",
-                            id.name
-                        ),
-                    )),
+                    Some(Sym::Socket(_)) => Err(self.socket_used_as(id, "value", |n| {
+                        format!("read the next wavelet with a typed read such as `(xp){n}[]`")
+                    })),
                     Some(Sym::Global { .. }) => {
                         let p = self.place(e)?;
                         self.load(&p, e.span)

@@ -225,6 +225,24 @@ impl<'a> Lower<'a> {
         Reported
     }
 
+    /// Records the socket `id` used as a `what` (`value`, `variable`), with the help line
+    /// `help` gives for its name.
+    pub fn socket_used_as(
+        &mut self,
+        id: &ast::Ident,
+        what: &str,
+        help: impl FnOnce(&str) -> String,
+    ) -> Reported {
+        let n = &id.name;
+        let msg = format!("`{n}` is a socket, not a {what}");
+        self.socket_misuse(msg, id.span, "a socket", help(n))
+    }
+
+    /// Records an initialiser list (at `span`) where one value goes.
+    pub fn not_a_list(&mut self, code: &'static str, msg: &str, span: Span) -> Reported {
+        self.err(code, msg, span, "a list")
+    }
+
     /// Records a misused socket (`TUNG_SOCKET_MISUSE`) with a help line.
     pub fn socket_misuse(
         &mut self,
@@ -678,15 +696,9 @@ impl<'a> Lower<'a> {
                         id.span,
                         "cannot be assigned or addressed",
                     )),
-                    Some(Sym::Socket(_)) => Err(self.socket_misuse(
-                        format!("`{}` is a socket, not a variable", id.name),
-                        id.span,
-                        "a socket",
-                        format!(
-                            "send with `{0}[] <- v;`, receive with `v <- {0}[];`",
-                            id.name
-                        ),
-                    )),
+                    Some(Sym::Socket(_)) => Err(self.socket_used_as(id, "variable", |n| {
+                        format!("send with `{n}[] <- v;`, receive with `v <- {n}[];`")
+                    })),
                     None => Err(self.undefined(id)),
                 }
             }

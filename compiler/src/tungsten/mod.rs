@@ -706,12 +706,7 @@ impl<'a> Lower<'a> {
                     self.convert(v, t, e.span, "initialising")?
                 }
                 Some(Init::List(_, sp)) => {
-                    return Err(self.err(
-                        codes::TUNG_PARAM,
-                        "a param takes one value",
-                        *sp,
-                        "a list",
-                    ));
+                    return Err(self.not_a_list(codes::TUNG_PARAM, "a param takes one value", *sp));
                 }
                 None => {
                     return Err(self.report(

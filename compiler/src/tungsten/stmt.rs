@@ -858,12 +858,8 @@ impl<'a> Lower<'a> {
                 }
             }
             Some(Init::List(_, sp)) => {
-                return Err(self.err(
-                    codes::TUNG_INIT,
-                    "a scalar takes one value, not a list",
-                    *sp,
-                    "a list",
-                ));
+                let msg = "a scalar takes one value, not a list";
+                return Err(self.not_a_list(codes::TUNG_INIT, msg, *sp));
             }
             None => Val::Const { bits: 0, ty: s },
         })

@@ -349,6 +349,24 @@ pub struct FilterConfig {
     pub max_idx: u16,
 }
 
+impl FilterConfig {
+    /// A filter of `kind` with every other field zero (`false`, `None`).
+    pub fn new(kind: FilterKind) -> FilterConfig {
+        FilterConfig {
+            kind,
+            count_data: false,
+            count_control: false,
+            init_counter: 0,
+            limit1: 0,
+            limit2: None,
+            max_counter: 0,
+            filter_control: false,
+            min_idx: 0,
+            max_idx: 0,
+        }
+    }
+}
+
 /// A host-visible name declared by `@export_name` in the layout.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExportName {

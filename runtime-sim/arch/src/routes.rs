@@ -362,16 +362,9 @@ mod tests {
     fn many_distinct_configurations() {
         let cfg = |i: u16| ColorConfig {
             filter: Some(crate::image::FilterConfig {
-                kind: crate::image::FilterKind::Counter,
                 count_data: true,
-                count_control: false,
                 init_counter: i,
-                limit1: 0,
-                limit2: None,
-                max_counter: 0,
-                filter_control: false,
-                min_idx: 0,
-                max_idx: 0,
+                ..crate::image::FilterConfig::new(crate::image::FilterKind::Counter)
             }),
             ..ColorConfig::route(u32::from(i), 1, 4, vec![Ramp], vec![East])
         };
