@@ -34,7 +34,7 @@ use crate::router::{
 };
 pub use crate::stats::{PeStats, RunStats};
 use crate::trace::Tracer;
-use crate::worklist::{WorkSet, set_bit};
+use crate::worklist::{Timers, WorkSet, set_bit};
 use csl_arch::fabric::{Arch, NUM_COLORS, PeCoord};
 use csl_arch::image::{ColorConfig, Image, ImageError, SECTION_ROUTES};
 use csl_arch::isa::Op;
@@ -139,6 +139,12 @@ pub struct Simulator {
     /// Reused buffers of the router phase.
     plans: Vec<RouterPlan>,
     moves: Vec<Move>,
+    /// Per-chunk planning buffers, reused every cycle.
+    plan_outs: Vec<PlanOut>,
+    /// PEs sleeping through a stall (off the CE worklist) and when each wakes.
+    sleepers: Timers,
+    /// How many PEs sleep (each counts as busy in every cycle until it wakes).
+    sleeping: usize,
     /// Reused per-chunk worklist words of a split phase.
     chunk_words: Vec<(Vec<u64>, Vec<u64>)>,
     /// Threads that step the fabric (1: the caller's thread only).
@@ -275,6 +281,9 @@ impl Simulator {
             ce_cur: WorkSet::new(n),
             plans: Vec::new(),
             moves: Vec::new(),
+            plan_outs: Vec::new(),
+            sleepers: Timers::default(),
+            sleeping: 0,
             chunk_words: Vec::new(),
             threads: par::default_threads(),
             split_min: SPLIT_MIN_ACTIVE,
@@ -463,7 +472,7 @@ impl Simulator {
         for pe in &mut self.pes {
             pe.perf = cfg
                 .filter(|c| c.pes.contains(pe.loc.rel.x, pe.loc.rel.y))
-                .map(|c| Box::new(PeRecorder::new(&c, pe.inq_cap.len())));
+                .map(|c| Box::new(PeRecorder::new(&c, usize::from(pe.ninq))));
         }
         self.recording = self.pes.iter().any(|pe| pe.perf.is_some());
     }
@@ -487,6 +496,7 @@ impl Simulator {
     /// Whether this process has work (its own part of [`Simulator::has_work`]).
     fn local_work(&self) -> bool {
         !self.ce_next.is_empty()
+            || self.sleeping > 0
             || !self.router_next.is_empty()
             || !self.h2d.is_empty()
             || self.d2h.is_some()
@@ -649,6 +659,27 @@ impl Simulator {
     /// first, or with a routing error or fault.
     pub fn run_until(
         &mut self,
+        cond: impl FnMut(&Simulator) -> bool,
+        max_cycles: u64,
+    ) -> Result<RunEnd, SimError> {
+        let r = self.run_until_inner(cond, max_cycles);
+        self.settle();
+        r
+    }
+
+    /// Counts the cycles sleeping PEs have passed so far (they keep sleeping), so that
+    /// their counters read as if they had been ticked.
+    fn settle(&mut self) {
+        if self.sleeping > 0 {
+            let now = self.cycle;
+            for pe in &mut self.pes {
+                pe.catch_up(now);
+            }
+        }
+    }
+
+    fn run_until_inner(
+        &mut self,
         mut cond: impl FnMut(&Simulator) -> bool,
         max_cycles: u64,
     ) -> Result<RunEnd, SimError> {
@@ -697,6 +728,12 @@ impl Simulator {
 
     /// Lets `cycles` cycles pass: whatever has work runs; if nothing has, the clock jumps.
     pub fn advance(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
+        let r = self.advance_inner(cycles, max_cycles);
+        self.settle();
+        r
+    }
+
+    fn advance_inner(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
         let target = self.cycle.saturating_add(cycles);
         while self.cycle < target {
             if self.cycle >= max_cycles {
@@ -771,9 +808,16 @@ impl Simulator {
                 geo,
             };
             let cur = self.router_cur.words();
-            let items: Vec<usize> = (1..bounds.len()).collect();
-            let outs = par::run(pool.as_deref(), items, |j| {
-                let mut o = PlanOut::default();
+            // Each chunk plans into its own buffers, kept from cycle to cycle (no
+            // allocation once they have grown).
+            let mut outs = std::mem::take(&mut self.plan_outs);
+            outs.resize_with(bounds.len() - 1, PlanOut::default);
+            let items: Vec<(usize, &mut PlanOut)> =
+                outs.iter_mut().zip(1..).map(|(o, j)| (j, o)).collect();
+            par::run(pool.as_deref(), items, |(j, o)| {
+                o.plans.clear();
+                o.moves.clear();
+                o.err = None;
                 for_bits(cur, bounds[j - 1], bounds[j], |p| {
                     match router::plan(p, &penv, now, &mut o.moves) {
                         Ok(rp) => {
@@ -788,7 +832,6 @@ impl Simulator {
                         }
                     }
                 });
-                o
             });
             // The moves of the routers up to the first failing one (in PE order) are
             // committed, as if the routers had moved one after another.
@@ -797,14 +840,21 @@ impl Simulator {
             plans.clear();
             moves.clear();
             let mut failed = None;
-            for o in outs {
-                plans.extend_from_slice(&o.plans);
-                moves.extend_from_slice(&o.moves);
-                if o.err.is_some() {
-                    failed = o.err;
-                    break;
+            if let [o] = outs.as_mut_slice() {
+                std::mem::swap(&mut plans, &mut o.plans);
+                std::mem::swap(&mut moves, &mut o.moves);
+                failed = o.err.take();
+            } else {
+                for o in &mut outs {
+                    plans.extend_from_slice(&o.plans);
+                    moves.extend_from_slice(&o.moves);
+                    if o.err.is_some() {
+                        failed = o.err.take();
+                        break;
+                    }
                 }
             }
+            self.plan_outs = outs;
             happened |= !plans.is_empty();
             self.dist
                 .with(|d| d.exchange_moves(&mut moves, &mut plans, &mut failed));
@@ -844,7 +894,13 @@ impl Simulator {
                 return Err(e);
             }
         }
-        // Compute engines.
+        // Compute engines: first the sleepers whose stall ends now.
+        let (pes, ce_next) = (&self.pes, &mut self.ce_next);
+        self.sleepers.due(now, |p| {
+            if pes.get(p as usize).is_some_and(|pe| pe.sleep_until == now) {
+                ce_next.insert(p as usize);
+            }
+        });
         let mut failed = None;
         if !self.ce_next.is_empty() {
             std::mem::swap(&mut self.ce_cur, &mut self.ce_next);
@@ -885,8 +941,14 @@ impl Simulator {
                 if failed.is_none() {
                     failed = o.err;
                 }
+                self.sleeping = (self.sleeping + o.sleeps.len()).saturating_sub(o.woke);
+                for &(wake, p) in &o.sleeps {
+                    self.sleepers.add(now, wake, p);
+                }
             }
         }
+        // A sleeping PE is busy (stalled) in every cycle until it wakes.
+        happened |= self.sleeping > 0;
         self.unblocked += unblocked;
         let known = self.end_cycle(&mut happened, &mut failed, cond);
         if let Some(e) = failed {
@@ -1096,6 +1158,8 @@ impl Simulator {
                 },
             });
         } else if pe.task.is_some()
+            // (While instructions run ahead, `pc` is past them: the task is not waiting.)
+            && pe.ahead == 0
             && let Some(Op::DsdOp { ut, .. }) = class.code().get(pe.cur.pc as usize)
         {
             out.push(Waiting {
@@ -1229,12 +1293,14 @@ impl Simulator {
             .map(|(pe, r)| {
                 let stalled = pe.stalled_cycles
                     + pe.stalled_since.map_or(0, |s| self.cycle.saturating_sub(s));
+                let (slept, ahead) = pe.slept(self.cycle);
+                let busy = pe.busy_cycles + u64::from(slept);
                 PeStats {
                     pe: pe.loc,
-                    busy_cycles: pe.busy_cycles,
+                    busy_cycles: busy,
                     stalled_cycles: stalled,
-                    idle_cycles: self.cycle.saturating_sub(pe.busy_cycles + stalled),
-                    instructions: pe.instructions,
+                    idle_cycles: self.cycle.saturating_sub(busy + stalled),
+                    instructions: pe.instructions + u64::from(ahead),
                     tasks_started: pe.tasks_started,
                     dsd_elements: pe.dsd_elements,
                     wavelets_sent: r.sent,
@@ -1313,11 +1379,14 @@ type Cond<'a> = &'a mut dyn FnMut(&Simulator) -> bool;
 /// Default fewest routers or CEs with work in a phase for it to be split among threads
 /// (below that the hand-over costs more than it saves; measured in SIMULATOR.md §12).
 pub const SPLIT_MIN_ACTIVE: usize = 2048;
+/// Fewest stall cycles for which a PE leaves the CE worklist (sleeps) instead of being
+/// ticked through them.
+const SLEEP_MIN_STALL: u32 = 2;
 /// Chunks per thread in a split phase (more chunks than threads balance uneven activity).
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// What planning one chunk of routers produced.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct PlanOut {
     plans: Vec<RouterPlan>,
     moves: Vec<Move>,
@@ -1330,6 +1399,10 @@ struct CeChunkOut {
     unblocked: usize,
     happened: bool,
     err: Option<SimError>,
+    /// PEs that went to sleep through a stall: (wake-up cycle, PE).
+    sleeps: Vec<(u64, u32)>,
+    /// Sleeping PEs this chunk ticked (woken by their timer or early).
+    woke: usize,
 }
 
 /// Ticks the CEs of `chunk` that are members of `cur` (this cycle's CE worklist), in
@@ -1359,8 +1432,14 @@ fn ce_chunk<const REC: bool>(
         let Some(class) = classes.get(pe.class) else {
             return true;
         };
-        let out = match ce::tick::<REC>(pe, router, class, env, now) {
-            Ok(out) => out,
+        if pe.sleep_until != 0 {
+            pe.catch_up(now);
+            pe.sleep_until = 0;
+            o.woke += 1;
+        }
+        let mut out = CeOut::default();
+        match ce::tick::<REC>(pe, router, class, env, now, &mut out) {
+            Ok(()) => {}
             Err(f) => {
                 if o.err.is_none() {
                     let (task, func, pc) = match f.site {
@@ -1394,7 +1473,23 @@ fn ce_chunk<const REC: bool>(
             set_bit(router_next, lo, i);
         }
         if out.progressed || out.later {
-            set_bit(ce_next, lo, i);
+            // A PE whose next cycles are all stall cycles (nothing but its counters
+            // changes in them: no microthread, no control wavelet to dispatch) sleeps
+            // until the stall ends; a wavelet or host command that reaches it wakes it
+            // early (`Pe::catch_up` counts the cycles it slept).
+            if !REC
+                && pe.stall >= SLEEP_MIN_STALL
+                && pe.ut_busy == 0
+                && pe.ctrl_heads & !(pe.blocked as u32) & !pe.term_bufs == 0
+                && !pe.traced
+            {
+                let wake = now + 1 + u64::from(pe.stall);
+                pe.sleep_from = now + 1;
+                pe.sleep_until = wake;
+                o.sleeps.push((wake, i as u32));
+            } else {
+                set_bit(ce_next, lo, i);
+            }
             o.happened = true;
         } else if pe.task.is_some() || pe.ut_busy != 0 {
             pe.stalled_since = Some(now + 1);
