@@ -247,8 +247,6 @@ fn exec_fast(pe: &mut Pe, env: &Env, base: usize, fast: Fast, pc: u32) -> Option
         Fast::BinImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
         Fast::Imm { dst, imm } => f!(dst) = imm,
         Fast::Mov { dst, src } => f!(dst) = f!(src),
-        Fast::Cmp { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
-        Fast::CmpImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
         Fast::Jump { target } => {
             next = target;
             pe.stall += env.branch_taken_extra;

@@ -30,7 +30,7 @@ use crate::pe::{HostCall, NO_QUEUE, Pe};
 use crate::perfetto::{PeRecorder, PerfettoConfig, PerfettoTrace};
 use crate::ring::Wavelet;
 use crate::router::{
-    self, Chunk, CommitEnv, Geometry, Move, Outcome, PlanEnv, RAMP, Router, RouterPlan, dir_of,
+    self, Chunk, CommitEnv, Geometry, Move, PlanEnv, RAMP, Router, RouterPlan, dir_of,
 };
 pub use crate::stats::{PeStats, RunStats};
 use crate::trace::Tracer;
@@ -762,6 +762,20 @@ impl Simulator {
         }
     }
 
+    /// Merges the worklist bits the chunks of a phase set (`bufs`, from `split_chunks`)
+    /// and keeps the buffers for the next phase.
+    fn merge(&mut self, bounds: &[usize], mut bufs: Vec<(Vec<u64>, Vec<u64>)>) {
+        let n = self.pes.len();
+        merge_chunks(
+            bounds,
+            n,
+            &mut bufs,
+            &mut self.router_next,
+            &mut self.ce_next,
+        );
+        self.chunk_words = bufs;
+    }
+
     fn geometry(&self) -> Geometry {
         Geometry {
             width: self.width,
@@ -793,7 +807,6 @@ impl Simulator {
         if !self.h2d.is_empty() || self.d2h.is_some() {
             happened |= self.stream_step(now)?;
         }
-        let n = self.pes.len();
         let (lo, hi) = self.own_strip();
         let mut unblocked = 0usize;
         // Routers.
@@ -819,13 +832,8 @@ impl Simulator {
                 o.moves.clear();
                 o.err = None;
                 for_bits(cur, bounds[j - 1], bounds[j], |p| {
-                    match router::plan(p, &penv, now, &mut o.moves) {
-                        Ok(rp) => {
-                            if rp.outcome != Outcome::Sleep {
-                                o.plans.push(rp);
-                            }
-                            true
-                        }
+                    match router::plan(p, &penv, now, &mut o.moves, &mut o.plans) {
+                        Ok(()) => true,
                         Err(e) => {
                             o.err = Some(e);
                             false
@@ -879,14 +887,7 @@ impl Simulator {
             for o in &outs {
                 self.wavelet_hops += o.hops;
             }
-            merge_chunks(
-                &bounds,
-                n,
-                &mut bufs,
-                &mut self.router_next,
-                &mut self.ce_next,
-            );
-            self.chunk_words = bufs;
+            self.merge(&bounds, bufs);
             self.router_cur.clear();
             self.plans = plans;
             self.moves = moves;
@@ -925,14 +926,7 @@ impl Simulator {
                     ce_chunk::<false>(chunk, cur, classes, env, trace, now)
                 }
             });
-            merge_chunks(
-                &bounds,
-                n,
-                &mut bufs,
-                &mut self.router_next,
-                &mut self.ce_next,
-            );
-            self.chunk_words = bufs;
+            self.merge(&bounds, bufs);
             self.ce_cur.clear();
             // Every CE of the cycle ticks; the first fault in PE order is reported.
             for o in outs {
