@@ -363,9 +363,9 @@ impl Simulator {
         self.split_min = n;
     }
 
-    /// Lets synchronous DSD operations on memory run ahead (the default) or not. Running
-    /// ahead changes no result, cycle count or statistic at the end of an operation (it
-    /// keeps a long operation's memory in cache); turning it off is for tests that
+    /// Lets synchronous DSD operations on memory and runs of register instructions run
+    /// ahead, and stalled PEs sleep (the default), or not. None of it changes a result,
+    /// cycle count or statistic (SIMULATOR.md §12.2); turning it off is for tests that
     /// compare the two.
     pub fn set_run_ahead(&mut self, on: bool) {
         self.env.run_ahead = on;
@@ -458,6 +458,7 @@ impl Simulator {
 
     /// Follows the PEs selected by the tracer (`None`: stop tracing).
     pub fn set_trace(&mut self, tracer: Option<Tracer>) {
+        self.wake_all();
         for pe in &mut self.pes {
             pe.traced = tracer
                 .as_ref()
@@ -469,6 +470,7 @@ impl Simulator {
     /// Records the timelines of the PEs `cfg` selects (`None`: stop recording and forget
     /// what was recorded); see [`crate::perfetto`]. Results do not depend on it.
     pub fn set_perfetto(&mut self, cfg: Option<PerfettoConfig>) {
+        self.wake_all();
         for pe in &mut self.pes {
             pe.perf = cfg
                 .filter(|c| c.pes.contains(pe.loc.rel.x, pe.loc.rel.y))
@@ -665,17 +667,6 @@ impl Simulator {
         let r = self.run_until_inner(cond, max_cycles);
         self.settle();
         r
-    }
-
-    /// Counts the cycles sleeping PEs have passed so far (they keep sleeping), so that
-    /// their counters read as if they had been ticked.
-    fn settle(&mut self) {
-        if self.sleeping > 0 {
-            let now = self.cycle;
-            for pe in &mut self.pes {
-                pe.catch_up(now);
-            }
-        }
     }
 
     fn run_until_inner(
@@ -896,12 +887,7 @@ impl Simulator {
             }
         }
         // Compute engines: first the sleepers whose stall ends now.
-        let (pes, ce_next) = (&self.pes, &mut self.ce_next);
-        self.sleepers.due(now, |p| {
-            if pes.get(p as usize).is_some_and(|pe| pe.sleep_until == now) {
-                ce_next.insert(p as usize);
-            }
-        });
+        self.wake_due(now);
         let mut failed = None;
         if !self.ce_next.is_empty() {
             std::mem::swap(&mut self.ce_cur, &mut self.ce_next);
@@ -1318,6 +1304,8 @@ impl Simulator {
 
 #[path = "sim_dist.rs"]
 mod dist_ops;
+#[path = "sim_sleep.rs"]
+mod sleep_ops;
 
 /// Lets classes with identical code share one copy of it (see [`Class::share_code`]).
 fn share_identical_code(mut classes: Vec<Class>) -> Vec<Class> {
@@ -1472,6 +1460,7 @@ fn ce_chunk<const REC: bool>(
             // until the stall ends; a wavelet or host command that reaches it wakes it
             // early (`Pe::catch_up` counts the cycles it slept).
             if !REC
+                && env.run_ahead
                 && pe.stall >= SLEEP_MIN_STALL
                 && pe.ut_busy == 0
                 && pe.ctrl_heads & !(pe.blocked as u32) & !pe.term_bufs == 0
