@@ -343,3 +343,66 @@ pub fn busy_grid(arch: Arch, w: u32, h: u32, iters: u32) -> Image {
         tile_memory: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{SUM_ADDR, busy_grid, busy_grid_expected};
+    use crate::Simulator;
+    use csl_arch::fabric::Arch;
+    use csl_arch::isa::Width;
+
+    /// Everything a run shows: how it ended, the clock, every counter, every sum.
+    type Seen = (Result<(), String>, crate::RunStats, Vec<Option<u32>>);
+
+    /// [`Seen`] and whether some PE was asleep when the run stopped.
+    fn run(arch: Arch, ahead: bool, threads: usize, limit: u64) -> (Seen, bool) {
+        let (w, h, iters) = (9, 3, 24);
+        let mut sim = Simulator::new(&busy_grid(arch, w, h, iters)).expect("the image loads");
+        sim.set_run_ahead(ahead);
+        sim.set_threads(threads);
+        sim.set_split_threshold(0);
+        let end = sim.run_until_idle(limit).map_err(|e| e.to_string());
+        let sums = (0..h)
+            .flat_map(|y| (0..w).map(move |x| (x, y)))
+            .map(|(x, y)| {
+                sim.pe(x, y)
+                    .and_then(|pe| pe.read_word(SUM_ADDR, Width::W32))
+            })
+            .collect();
+        let asleep = sim.pes().iter().any(|pe| pe.sleep_until != 0);
+        ((end, sim.stats(), sums), asleep)
+    }
+
+    /// Instructions running ahead and stalled PEs sleeping (both off with
+    /// `set_run_ahead(false)`) change no figure: not at the end of a run, not at a cycle
+    /// limit in the middle of one, on any thread count.
+    #[test]
+    fn running_ahead_and_sleeping_change_no_figure() {
+        for arch in [Arch::Wse2, Arch::Wse3] {
+            let (plain, _) = run(arch, false, 1, u64::MAX);
+            assert_eq!(plain.0, Ok(()));
+            assert_eq!(
+                plain.2.get(4).copied().flatten(),
+                Some(busy_grid_expected(4, 24))
+            );
+            for threads in [1, 2] {
+                assert_eq!(
+                    run(arch, true, threads, u64::MAX).0,
+                    plain,
+                    "{arch:?} {threads}"
+                );
+            }
+            let cycles = plain.1.cycles;
+            let mut slept = false;
+            for limit in [cycles / 3, cycles / 2 + 7, cycles - 5] {
+                let (stopped, none) = run(arch, false, 1, limit);
+                assert!(stopped.0.is_err(), "the limit stops the run");
+                assert!(!none, "no PE sleeps without running ahead");
+                let (fast, asleep) = run(arch, true, 2, limit);
+                slept |= asleep;
+                assert_eq!(fast, stopped, "{arch:?} at {limit}");
+            }
+            assert!(slept, "PEs sleep through the instructions they ran ahead");
+        }
+    }
+}

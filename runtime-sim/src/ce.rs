@@ -79,7 +79,9 @@ fn wavelet_args(how: WaveletArgs, w: u32) -> ([u32; 2], usize) {
     }
 }
 
-/// Advances the compute engine of `pe` by one cycle. `REC`: report DSD operations to the
+/// Advances the compute engine of `pe` by one cycle, reporting what it did in `out` (which
+/// the caller resets; filled in place rather than returned, which cost a store-forwarding
+/// stall per tick on the copy). `REC`: report DSD operations to the
 /// PE's timeline recorder (`--perfetto`); the instance without it has no recording code.
 #[inline]
 pub(crate) fn tick<const REC: bool>(
@@ -88,19 +90,23 @@ pub(crate) fn tick<const REC: bool>(
     class: &Class,
     env: &Env,
     now: u64,
-) -> Result<CeOut, Fault> {
-    let mut out = CeOut::default();
+    out: &mut CeOut,
+) -> Result<(), Fault> {
     if let Some(since) = pe.stalled_since.take() {
         pe.stalled_cycles += now.saturating_sub(since);
     }
     if pe.ctrl_heads & !(pe.blocked as u32) & !pe.term_bufs != 0 {
-        dispatch_controls(pe, class, now, &mut out);
+        dispatch_controls(pe, class, now, out);
     }
     if pe.ut_busy != 0 {
-        run_microthreads::<REC>(pe, router, env, now, &mut out)?;
+        run_microthreads::<REC>(pe, router, env, now, out)?;
     }
     if pe.stall > 0 {
         pe.stall -= 1;
+        if pe.ahead > 0 {
+            pe.ahead -= 1;
+            pe.instructions += 1;
+        }
         out.progressed = true;
     } else if let Some(mut op) = pe.main_op.take() {
         match dsd::step(&mut op, pe, router, env, now, &mut out.wake_router) {
@@ -135,20 +141,20 @@ pub(crate) fn tick<const REC: bool>(
         }
     } else if pe.task.is_some() {
         let pc = pe.cur.pc;
-        if crate::exec::step::<REC>(pe, router, class, env, now, &mut out)? {
+        if crate::exec::step::<REC>(pe, router, class, env, now, out)? {
             pe.instructions += 1;
             out.progressed = true;
             out.retired = Some(pc);
         }
     } else {
-        pick(pe, class, now, &mut out)?;
+        pick(pe, class, now, out)?;
     }
     if out.progressed {
         pe.busy_cycles += 1;
     } else if pe.task.is_some() || pe.ut_busy != 0 {
         pe.stalled_cycles += 1;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Takes the control wavelets at the heads of unblocked input queues (module docs).

@@ -5,7 +5,7 @@
 //! general `Op` interpreter in `exec`. A fast form computes exactly what
 //! [`csl_arch::alu`] computes for its `Op` (checked by the tests below).
 
-use csl_arch::isa::{BinOp, CmpOp, NumTy, Op};
+use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg};
 
 /// Whether `ty` is signed, for the two 32-bit integer types (the only ones with fast forms).
 fn signed_32(ty: NumTy) -> Option<bool> {
@@ -16,7 +16,8 @@ fn signed_32(ty: NumTy) -> Option<bool> {
     }
 }
 
-/// A 32-bit integer operation (the type's signedness matters only for `>>`).
+/// A 32-bit integer operation or comparison (a comparison yields 0 or 1; the type's
+/// signedness matters only for `>>` and the ordered comparisons).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IntOp {
     Add,
@@ -28,6 +29,16 @@ pub(crate) enum IntOp {
     Shl,
     ShrU,
     ShrS,
+    Eq,
+    Ne,
+    LtU,
+    LeU,
+    GtU,
+    GeU,
+    LtS,
+    LeS,
+    GtS,
+    GeS,
 }
 
 impl IntOp {
@@ -48,9 +59,26 @@ impl IntOp {
         })
     }
 
-    /// `x <op> y`.
+    /// The fast form of the comparison `op` on type `ty`, if there is one.
+    fn cmp(op: CmpOp, ty: NumTy) -> Option<IntOp> {
+        Some(match (op, signed_32(ty)?) {
+            (CmpOp::Eq, _) => IntOp::Eq,
+            (CmpOp::Ne, _) => IntOp::Ne,
+            (CmpOp::Lt, false) => IntOp::LtU,
+            (CmpOp::Le, false) => IntOp::LeU,
+            (CmpOp::Gt, false) => IntOp::GtU,
+            (CmpOp::Ge, false) => IntOp::GeU,
+            (CmpOp::Lt, true) => IntOp::LtS,
+            (CmpOp::Le, true) => IntOp::LeS,
+            (CmpOp::Gt, true) => IntOp::GtS,
+            (CmpOp::Ge, true) => IntOp::GeS,
+        })
+    }
+
+    /// `x <op> y` (a comparison as 0 or 1).
     #[inline(always)]
     pub(crate) fn apply(self, x: u32, y: u32) -> u32 {
+        let (sx, sy) = (x as i32, y as i32);
         match self {
             IntOp::Add => x.wrapping_add(y),
             IntOp::Sub => x.wrapping_sub(y),
@@ -60,58 +88,18 @@ impl IntOp {
             IntOp::Xor => x ^ y,
             IntOp::Shl => x << (y % 32),
             IntOp::ShrU => x >> (y % 32),
-            IntOp::ShrS => ((x as i32) >> (y % 32)) as u32,
+            IntOp::ShrS => (sx >> (y % 32)) as u32,
+            IntOp::Eq => u32::from(x == y),
+            IntOp::Ne => u32::from(x != y),
+            IntOp::LtU => u32::from(x < y),
+            IntOp::LeU => u32::from(x <= y),
+            IntOp::GtU => u32::from(x > y),
+            IntOp::GeU => u32::from(x >= y),
+            IntOp::LtS => u32::from(sx < sy),
+            IntOp::LeS => u32::from(sx <= sy),
+            IntOp::GtS => u32::from(sx > sy),
+            IntOp::GeS => u32::from(sx >= sy),
         }
-    }
-}
-
-/// A 32-bit integer comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum IntCmp {
-    Eq,
-    Ne,
-    LtU,
-    LeU,
-    GtU,
-    GeU,
-    LtS,
-    LeS,
-    GtS,
-    GeS,
-}
-
-impl IntCmp {
-    fn of(op: CmpOp, ty: NumTy) -> Option<IntCmp> {
-        Some(match (op, signed_32(ty)?) {
-            (CmpOp::Eq, _) => IntCmp::Eq,
-            (CmpOp::Ne, _) => IntCmp::Ne,
-            (CmpOp::Lt, false) => IntCmp::LtU,
-            (CmpOp::Le, false) => IntCmp::LeU,
-            (CmpOp::Gt, false) => IntCmp::GtU,
-            (CmpOp::Ge, false) => IntCmp::GeU,
-            (CmpOp::Lt, true) => IntCmp::LtS,
-            (CmpOp::Le, true) => IntCmp::LeS,
-            (CmpOp::Gt, true) => IntCmp::GtS,
-            (CmpOp::Ge, true) => IntCmp::GeS,
-        })
-    }
-
-    /// `x <op> y` as 0 or 1.
-    #[inline(always)]
-    pub(crate) fn apply(self, x: u32, y: u32) -> u32 {
-        let (sx, sy) = (x as i32, y as i32);
-        u32::from(match self {
-            IntCmp::Eq => x == y,
-            IntCmp::Ne => x != y,
-            IntCmp::LtU => x < y,
-            IntCmp::LeU => x <= y,
-            IntCmp::GtU => x > y,
-            IntCmp::GeU => x >= y,
-            IntCmp::LtS => sx < sy,
-            IntCmp::LeS => sx <= sy,
-            IntCmp::GtS => sx > sy,
-            IntCmp::GeS => sx >= sy,
-        })
     }
 }
 
@@ -140,18 +128,6 @@ pub(crate) enum Fast {
         a: u16,
         imm: u32,
     },
-    Cmp {
-        op: IntCmp,
-        dst: u16,
-        a: u16,
-        b: u16,
-    },
-    CmpImm {
-        op: IntCmp,
-        dst: u16,
-        a: u16,
-        imm: u32,
-    },
     Jump {
         target: u32,
     },
@@ -170,6 +146,26 @@ pub(crate) fn predecode(code: &[Op]) -> Vec<Fast> {
     code.iter().map(fast).collect()
 }
 
+/// The fast form `dst = a <op> b`, if `op` has one.
+fn bin(op: Option<IntOp>, dst: Reg, a: Reg, b: Reg) -> Fast {
+    op.map_or(Fast::Slow, |op| Fast::Bin {
+        op,
+        dst: dst.0,
+        a: a.0,
+        b: b.0,
+    })
+}
+
+/// The fast form `dst = a <op> imm`, if `op` has one.
+fn bin_imm(op: Option<IntOp>, dst: Reg, a: Reg, imm: u32) -> Fast {
+    op.map_or(Fast::Slow, |op| Fast::BinImm {
+        op,
+        dst: dst.0,
+        a: a.0,
+        imm,
+    })
+}
+
 fn fast(op: &Op) -> Fast {
     match *op {
         Op::Imm { dst, imm } => Fast::Imm { dst: dst.0, imm },
@@ -177,42 +173,22 @@ fn fast(op: &Op) -> Fast {
             dst: dst.0,
             src: src.0,
         },
-        Op::Bin { op, ty, dst, a, b } => IntOp::of(op, ty).map_or(Fast::Slow, |op| Fast::Bin {
-            op,
-            dst: dst.0,
-            a: a.0,
-            b: b.0,
-        }),
+        Op::Bin { op, ty, dst, a, b } => bin(IntOp::of(op, ty), dst, a, b),
+        Op::Cmp { op, ty, dst, a, b } => bin(IntOp::cmp(op, ty), dst, a, b),
         Op::BinImm {
             op,
             ty,
             dst,
             a,
             imm,
-        } => IntOp::of(op, ty).map_or(Fast::Slow, |op| Fast::BinImm {
-            op,
-            dst: dst.0,
-            a: a.0,
-            imm,
-        }),
-        Op::Cmp { op, ty, dst, a, b } => IntCmp::of(op, ty).map_or(Fast::Slow, |op| Fast::Cmp {
-            op,
-            dst: dst.0,
-            a: a.0,
-            b: b.0,
-        }),
+        } => bin_imm(IntOp::of(op, ty), dst, a, imm),
         Op::CmpImm {
             op,
             ty,
             dst,
             a,
             imm,
-        } => IntCmp::of(op, ty).map_or(Fast::Slow, |op| Fast::CmpImm {
-            op,
-            dst: dst.0,
-            a: a.0,
-            imm,
-        }),
+        } => bin_imm(IntOp::cmp(op, ty), dst, a, imm),
         Op::Jump { target } => Fast::Jump { target },
         Op::BrTrue { cond, target } => Fast::BrTrue {
             cond: cond.0,
@@ -228,7 +204,7 @@ fn fast(op: &Op) -> Fast {
 
 #[cfg(test)]
 mod tests {
-    use super::{IntCmp, IntOp};
+    use super::IntOp;
     use csl_arch::alu;
     use csl_arch::isa::{BinOp, CmpOp, NumTy};
 
@@ -256,7 +232,7 @@ mod tests {
                         }
                     }
                     for op in CmpOp::ALL {
-                        let f = IntCmp::of(op, ty).expect("every compare has a fast form");
+                        let f = IntOp::cmp(op, ty).expect("every compare has a fast form");
                         assert_eq!(f.apply(x, y), u32::from(alu::cmp(op, ty, x, y)));
                     }
                 }

@@ -43,48 +43,15 @@ pub(crate) fn step<const REC: bool>(
     let base = pe.cur.base as usize;
     let mut next = pc.wrapping_add(1);
     // The pre-decoded fast forms (module `decode`) first.
-    {
-        macro_rules! f {
-            ($reg:expr) => {
-                pe.regs[base + usize::from($reg)]
-            };
+    let Some(&fast) = class.fast().get(pc as usize) else {
+        return Err(FaultKind::PcOutOfRange { pc });
+    };
+    if let Some(next) = exec_fast(pe, env, base, fast, pc) {
+        pe.cur.pc = next;
+        if env.run_ahead && !REC && !pe.traced && pe.stall == 0 {
+            run_ahead(pe, class, env);
         }
-        let Some(&fast) = class.fast().get(pc as usize) else {
-            return Err(FaultKind::PcOutOfRange { pc });
-        };
-        match fast {
-            Fast::Slow => {}
-            Fast::Bin { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
-            Fast::BinImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
-            Fast::Imm { dst, imm } => f!(dst) = imm,
-            Fast::Mov { dst, src } => f!(dst) = f!(src),
-            Fast::Cmp { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
-            Fast::CmpImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
-            Fast::Jump { target } => {
-                next = target;
-                pe.stall += env.branch_taken_extra;
-            }
-            Fast::BrTrue { cond, target } => {
-                if f!(cond) != 0 {
-                    next = target;
-                    pe.stall += env.branch_taken_extra;
-                } else {
-                    pe.stall += env.branch_not_taken_extra;
-                }
-            }
-            Fast::BrFalse { cond, target } => {
-                if f!(cond) == 0 {
-                    next = target;
-                    pe.stall += env.branch_taken_extra;
-                } else {
-                    pe.stall += env.branch_not_taken_extra;
-                }
-            }
-        }
-        if fast != Fast::Slow {
-            pe.cur.pc = next;
-            return Ok(true);
-        }
+        return Ok(true);
     }
     let Some(&op) = class.code().get(pc as usize) else {
         return Err(FaultKind::PcOutOfRange { pc });
@@ -262,6 +229,85 @@ pub(crate) fn step<const REC: bool>(
     }
     pe.cur.pc = next;
     Ok(true)
+}
+
+/// Executes the fast form `fast` of the instruction at `pc` in the frame at register
+/// `base`; returns the next pc, or `None` for [`Fast::Slow`] (nothing done).
+#[inline(always)]
+fn exec_fast(pe: &mut Pe, env: &Env, base: usize, fast: Fast, pc: u32) -> Option<u32> {
+    macro_rules! f {
+        ($reg:expr) => {
+            pe.regs[base + usize::from($reg)]
+        };
+    }
+    let mut next = pc.wrapping_add(1);
+    match fast {
+        Fast::Slow => return None,
+        Fast::Bin { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
+        Fast::BinImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
+        Fast::Imm { dst, imm } => f!(dst) = imm,
+        Fast::Mov { dst, src } => f!(dst) = f!(src),
+        Fast::Jump { target } => {
+            next = target;
+            pe.stall += env.branch_taken_extra;
+        }
+        Fast::BrTrue { cond, target } => {
+            if f!(cond) != 0 {
+                next = target;
+                pe.stall += env.branch_taken_extra;
+            } else {
+                pe.stall += env.branch_not_taken_extra;
+            }
+        }
+        Fast::BrFalse { cond, target } => {
+            if f!(cond) == 0 {
+                next = target;
+                pe.stall += env.branch_taken_extra;
+            } else {
+                pe.stall += env.branch_not_taken_extra;
+            }
+        }
+    }
+    Some(next)
+}
+
+/// Most instructions [`run_ahead`] executes at once.
+const RUN_AHEAD_MAX: u32 = 32;
+
+/// **Running ahead** on instructions (ours; invisible to the program and to every
+/// figure): after the instruction of this cycle, the following instructions that have a
+/// fast form (register arithmetic, compares, immediates, moves, branches, none of which
+/// touches memory, the fabric or anything but the running frame's registers and pc)
+/// execute at once, up to [`RUN_AHEAD_MAX`], and the PE stalls one cycle for each
+/// (`Pe::stall`, with `Pe::ahead` counting them so that each is counted as an executed
+/// instruction in the cycle it would have run: the busy, stalled and instruction counts
+/// of every cycle stay as they were). Nothing else reads a running task's registers: the
+/// control dispatch and microthreads that run during those cycles touch only memory,
+/// queues and task bits, and the stretch stops before any instruction without a fast form
+/// (loads, stores, DSD operations, calls, returns), so every instruction that can fault
+/// or be seen runs in its own cycle. Off when branches cost extra cycles, on traced or
+/// recorded PEs, and with `Simulator::set_run_ahead(false)`.
+#[inline(never)]
+fn run_ahead(pe: &mut Pe, class: &Class, env: &Env) {
+    if env.branch_taken_extra != 0 || env.branch_not_taken_extra != 0 {
+        return;
+    }
+    let base = pe.cur.base as usize;
+    let fast = class.fast();
+    let mut n = 0;
+    while n < RUN_AHEAD_MAX {
+        let pc = pe.cur.pc;
+        let Some(&f) = fast.get(pc as usize) else {
+            break;
+        };
+        let Some(next) = exec_fast(pe, env, base, f, pc) else {
+            break;
+        };
+        pe.cur.pc = next;
+        n += 1;
+    }
+    pe.stall += n;
+    pe.ahead += n;
 }
 
 /// The address `addr + off` of a `load_off`/`store_off`: 16-bit arithmetic.

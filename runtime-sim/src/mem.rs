@@ -132,12 +132,31 @@ impl Mem {
     /// they pass the end.
     #[inline]
     pub fn write(&mut self, a: u32, w: Width, v: u32) -> bool {
-        let bytes = v.to_le_bytes();
+        let [b0, b1, b2, b3] = v.to_le_bytes();
         match w {
-            Width::W8 => self.write_from(a as usize, &bytes[..1]),
-            Width::W16 => self.write_from(a as usize, &bytes[..2]),
-            Width::W32 => self.write_from(a as usize, &bytes),
+            Width::W8 => self.put(a as usize, [b0]),
+            Width::W16 => self.put(a as usize, [b0, b1]),
+            Width::W32 => self.put(a as usize, [b0, b1, b2, b3]),
         }
+    }
+
+    /// [`Mem::write_from`] of `N` bytes, with a fast path for a store inside one page
+    /// already written (no snapshot to drop).
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, a: usize, b: [u8; N]) -> bool {
+        let off = a % PAGE_BYTES;
+        if off + N <= PAGE_BYTES
+            && self.snapshot.get().is_none()
+            && let Some(&slot) = self.map.get(a / PAGE_BYTES)
+            && slot != 0
+        {
+            let at = (usize::from(slot) - 1) * PAGE_BYTES + off;
+            if let Some(d) = self.pool.get_mut(at..at + N) {
+                d.copy_from_slice(&b);
+                return true;
+            }
+        }
+        self.write_from(a, &b)
     }
 
     /// The stored page `p`, allocated (from its initial contents) if it was never written.

@@ -67,78 +67,94 @@ pub(crate) const NO_QUEUE: u8 = u8::MAX;
 pub const MICROTHREADS: usize = csl_arch::fabric::MICROTHREADS as usize;
 
 /// One processing element.
+///
+/// `repr(C)`, 64-byte aligned, with the fields a CE tick reads first: the running frame,
+/// the stall and task state, the worklist-relevant masks, the register stack and the
+/// counters lie in the first three cache lines, the memory and the rarely used state
+/// after them.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Pe {
-    pub(crate) loc: PeLoc,
-    pub(crate) class: usize,
-    /// Its memory, paged (module `mem`).
-    pub(crate) mem: Mem,
-    pub(crate) active: u64,
-    pub(crate) blocked: u64,
-    /// The running task's id, if any.
-    pub(crate) task: Option<u8>,
     /// The running frame (meaningful while `task` is set).
     pub(crate) cur: Frame,
-    /// Saved caller frames of the running task.
-    pub(crate) callers: Vec<Frame>,
-    /// Register stack.
-    pub(crate) regs: Vec<u32>,
     /// Cycles left before the PE can do anything else.
     pub(crate) stall: u32,
-    pub(crate) host_calls: VecDeque<HostCall>,
-    pub(crate) cmd_unblocked: bool,
-    /// Control wavelets taken from each CE input buffer so far (for `@dfilt`).
-    pub(crate) ctrl_seen: Vec<u32>,
-    /// Bit `i`: task id `i` has high priority (the `TASK_PRIORITY` register).
-    pub(crate) high_priority: u64,
-    /// The id the task picker started last: the next pick looks above it first.
-    pub(crate) last_picked: Option<u8>,
-    /// The `<simprint>` line being built.
-    pub(crate) print_buf: Vec<u8>,
-    /// Finished `<simprint>` lines with the cycle each ended at.
-    pub(crate) log: Vec<(u64, String)>,
-    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3); empty (no
-    /// allocation) until the first wavelet reaches the CE, so PEs that never receive one
-    /// cost nothing here.
-    pub(crate) inq: Vec<Ring>,
-    /// Capacity of each CE input buffer.
-    pub(crate) inq_cap: Vec<u8>,
-    /// The CE input buffer of each colour, or [`NO_QUEUE`].
-    pub(crate) color_inq: [u8; NUM_COLORS as usize],
-    /// Bit per CE input buffer: not empty.
-    pub(crate) inq_nonempty: u32,
+    /// Of the `stall` cycles, those that stand for instructions already executed ahead
+    /// (`exec::run_ahead`): each counts as one instruction in its cycle.
+    pub(crate) ahead: u32,
     /// Bit per CE input buffer: its oldest wavelet is a control wavelet.
     pub(crate) ctrl_heads: u32,
     /// Bit per CE input buffer: read by a running operation that ends on a control
     /// wavelet or takes control wavelets as data (`control_transform`): the operation,
     /// not the dispatcher, takes control wavelets there.
     pub(crate) term_bufs: u32,
-    /// Payload of the control wavelet that last activated each control task id.
-    pub(crate) ctrl_args: [u32; NUM_TASK_IDS as usize],
-    /// The synchronous DSD operation holding the running task.
-    pub(crate) main_op: Option<Box<DsdExec>>,
-    /// Asynchronous DSD operations per microthread.
-    pub(crate) uts: [Option<Box<DsdExec>>; MICROTHREADS],
+    /// Bit per CE input buffer: not empty.
+    pub(crate) inq_nonempty: u32,
+    /// The running task's id, if any.
+    pub(crate) task: Option<u8>,
+    /// The id the task picker started last: the next pick looks above it first.
+    pub(crate) last_picked: Option<u8>,
     /// Bit per microthread: running an operation.
     pub(crate) ut_busy: u8,
+    /// Whether the tracer follows this PE.
+    pub(crate) traced: bool,
+    pub(crate) cmd_unblocked: bool,
+    /// Number of CE input buffers (the first `ninq` entries of `inq_cap` are used).
+    pub(crate) ninq: u8,
+    pub(crate) active: u64,
+    pub(crate) blocked: u64,
+    /// Bit `i`: task id `i` has high priority (the `TASK_PRIORITY` register).
+    pub(crate) high_priority: u64,
+    /// The synchronous DSD operation holding the running task.
+    pub(crate) main_op: Option<Box<DsdExec>>,
+    /// Register stack.
+    pub(crate) regs: Vec<u32>,
+    /// Set when the PE went to sleep with work it could not progress: the cycle from
+    /// which its stalled cycles are counted lazily.
+    pub(crate) stalled_since: Option<u64>,
+    pub(crate) busy_cycles: u64,
+    /// While the PE sleeps through its stall (`sim`: it is off the CE worklist until
+    /// cycle `sleep_until`, or until something wakes it): the first stall cycle not yet
+    /// counted. `sleep_until` is 0 while it is awake.
+    pub(crate) sleep_from: u64,
+    pub(crate) sleep_until: u64,
+    pub(crate) stalled_cycles: u64,
+    pub(crate) instructions: u64,
+    /// Its timeline events (`--perfetto`), when it is recorded.
+    pub(crate) perf: Option<Box<crate::perfetto::PeRecorder>>,
+    pub(crate) class: usize,
+    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3); empty (no
+    /// allocation) until the first wavelet reaches the CE, so PEs that never receive one
+    /// cost nothing here.
+    pub(crate) inq: Vec<Ring>,
+    pub(crate) tasks_started: u64,
+    /// The CE input buffer of each colour, or [`NO_QUEUE`].
+    pub(crate) color_inq: [u8; NUM_COLORS as usize],
+    /// Capacity of each CE input buffer.
+    pub(crate) inq_cap: [u8; NUM_COLORS as usize],
+    pub(crate) dsd_elements: u64,
+    /// The timestamp counter as latched by the last read of its low word.
+    pub(crate) tsc_latch: u64,
+    /// Its memory, paged (module `mem`).
+    pub(crate) mem: Mem,
+    pub(crate) loc: PeLoc,
+    /// Saved caller frames of the running task.
+    pub(crate) callers: Vec<Frame>,
+    pub(crate) host_calls: VecDeque<HostCall>,
+    /// Control wavelets taken from each CE input buffer so far (for `@dfilt`).
+    pub(crate) ctrl_seen: Vec<u32>,
+    /// The `<simprint>` line being built.
+    pub(crate) print_buf: Vec<u8>,
+    /// Finished `<simprint>` lines with the cycle each ended at.
+    pub(crate) log: Vec<(u64, String)>,
+    /// Payload of the control wavelet that last activated each control task id.
+    pub(crate) ctrl_args: [u32; NUM_TASK_IDS as usize],
+    /// Asynchronous DSD operations per microthread.
+    pub(crate) uts: [Option<Box<DsdExec>>; MICROTHREADS],
     /// Boxes of finished operations, reused by the next ones (kept boxed: they move
     /// into `main_op` and `uts` without allocating).
     #[allow(clippy::vec_box)]
     pub(crate) spare_ops: Vec<Box<DsdExec>>,
-    /// Set when the PE went to sleep with work it could not progress: the cycle from
-    /// which its stalled cycles are counted lazily.
-    pub(crate) stalled_since: Option<u64>,
-    /// The timestamp counter as latched by the last read of its low word.
-    pub(crate) tsc_latch: u64,
-    /// Whether the tracer follows this PE.
-    pub(crate) traced: bool,
-    /// Its timeline events (`--perfetto`), when it is recorded.
-    pub(crate) perf: Option<Box<crate::perfetto::PeRecorder>>,
-    pub(crate) busy_cycles: u64,
-    pub(crate) stalled_cycles: u64,
-    pub(crate) instructions: u64,
-    pub(crate) tasks_started: u64,
-    pub(crate) dsd_elements: u64,
 }
 
 impl Pe {
@@ -198,9 +214,11 @@ impl Pe {
                 }
             }
         }
-        for c in &mut caps {
-            *c = (*c).clamp(1, crate::ring::MAX_RING as u8);
+        let mut inq_cap = [0u8; NUM_COLORS as usize];
+        for (slot, c) in inq_cap.iter_mut().zip(&caps) {
+            *slot = (*c).clamp(1, crate::ring::MAX_RING as u8);
         }
+        let ninq = caps.len().min(inq_cap.len()) as u8;
         Pe {
             loc,
             class: class_index,
@@ -212,6 +230,7 @@ impl Pe {
             callers: Vec::new(),
             regs: Vec::new(),
             stall: 0,
+            ahead: 0,
             host_calls: VecDeque::new(),
             cmd_unblocked: false,
             ctrl_seen: vec![0; 32],
@@ -220,7 +239,8 @@ impl Pe {
             print_buf: Vec::new(),
             log: Vec::new(),
             inq: Vec::new(),
-            inq_cap: caps,
+            inq_cap,
+            ninq,
             color_inq,
             inq_nonempty: 0,
             ctrl_heads: 0,
@@ -235,6 +255,8 @@ impl Pe {
             traced: false,
             perf: None,
             busy_cycles: 0,
+            sleep_from: 0,
+            sleep_until: 0,
             stalled_cycles: 0,
             instructions: 0,
             tasks_started: 0,
@@ -346,7 +368,11 @@ impl Pe {
     /// colour is bound to no input queue).
     #[inline]
     pub(crate) fn ce_room(&self, c: u8, now: u64) -> Option<bool> {
-        let b = usize::from(*self.color_inq.get(usize::from(c))?);
+        let b = *self.color_inq.get(usize::from(c))?;
+        if b >= self.ninq {
+            return None;
+        }
+        let b = usize::from(b);
         let cap = usize::from(*self.inq_cap.get(b)?);
         // A buffer not allocated yet is empty.
         Some(self.inq.get(b).is_none_or(|ring| ring.has_room(cap, now)))
@@ -359,7 +385,7 @@ impl Pe {
             return;
         };
         if self.inq.is_empty() {
-            self.inq = vec![Ring::default(); self.inq_cap.len()];
+            self.inq = vec![Ring::default(); usize::from(self.ninq)];
         }
         if let Some(ring) = self.inq.get_mut(usize::from(b)) {
             let was_empty = ring.is_empty();
@@ -537,6 +563,33 @@ impl Pe {
         self.callers.pop();
         self.cur = caller;
         Ok(false)
+    }
+}
+
+impl Pe {
+    /// The stall cycles a sleeping PE has passed before cycle `now` that are not counted
+    /// yet, and how many of them stand for instructions run ahead.
+    #[inline]
+    pub(crate) fn slept(&self, now: u64) -> (u32, u32) {
+        if self.sleep_until == 0 {
+            return (0, 0);
+        }
+        let n = now
+            .saturating_sub(self.sleep_from)
+            .min(u64::from(self.stall)) as u32;
+        (n, n.min(self.ahead))
+    }
+
+    /// Counts the stall cycles a sleeping PE has passed before `now` as its ticks would
+    /// have (one busy cycle each, one instruction for each instruction run ahead).
+    #[inline]
+    pub(crate) fn catch_up(&mut self, now: u64) {
+        let (n, a) = self.slept(now);
+        self.stall -= n;
+        self.ahead -= a;
+        self.busy_cycles += u64::from(n);
+        self.instructions += u64::from(a);
+        self.sleep_from = now;
     }
 }
 

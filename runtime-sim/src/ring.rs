@@ -37,16 +37,19 @@ impl Wavelet {
 }
 
 /// A FIFO of at most [`MAX_RING`] wavelets; the usable capacity is given by the caller.
+/// (`repr(C)`: the counters first, next to the first slots, so that a room check and a
+/// look at the front wavelet usually touch one cache line.)
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+#[repr(C)]
 pub(crate) struct Ring {
-    buf: [Wavelet; MAX_RING],
-    head: u8,
-    len: u8,
     /// Cycle of the last pop and the number of pops in that cycle.
     pop_cycle: u64,
+    head: u8,
+    len: u8,
     pops: u8,
     /// Most wavelets held at once.
     pub high_water: u8,
+    buf: [Wavelet; MAX_RING],
 }
 
 impl Default for Ring {

@@ -742,25 +742,22 @@ enum Plan {
 }
 
 /// Plans the moves of router `p` for cycle `now` (appended to `moves`, in the order the
-/// colours were visited). On a routing error the moves planned before it stay in
-/// `moves`.
+/// colours were visited) and, unless it sleeps, appends its plan to `plans` (pushed here
+/// rather than returned: a returned plan cost a store-forwarding stall per router). On a
+/// routing error the moves planned before it stay in `moves`.
 pub(crate) fn plan(
     p: usize,
     env: &PlanEnv<'_>,
     now: u64,
     moves: &mut Vec<Move>,
-) -> Result<RouterPlan, SimError> {
-    let mut out = RouterPlan {
-        p: p as u32,
-        outcome: Outcome::Sleep,
-        rr: None,
-    };
+    plans: &mut Vec<RouterPlan>,
+) -> Result<(), SimError> {
     let Some(r) = env.routers.get(p) else {
-        return Ok(out);
+        return Ok(());
     };
     let busy = r.busy;
     if busy == 0 {
-        return Ok(out);
+        return Ok(());
     }
     let rr = u32::from(r.rr);
     let high = busy & (!0u32 << rr);
@@ -782,13 +779,17 @@ pub(crate) fn plan(
             }
         }
     }
-    if let Some(c) = first {
-        out.rr = Some(((usize::from(c) + 1) % NCOLORS) as u8);
-        out.outcome = Outcome::Moved;
-    } else if later {
-        out.outcome = Outcome::Later;
-    }
-    Ok(out)
+    let (outcome, rr) = match first {
+        Some(c) => (Outcome::Moved, Some(((usize::from(c) + 1) % NCOLORS) as u8)),
+        None if later => (Outcome::Later, None),
+        None => return Ok(()),
+    };
+    plans.push(RouterPlan {
+        p: p as u32,
+        outcome,
+        rr,
+    });
+    Ok(())
 }
 
 /// Plans the move of colour `c` at router `p` (`r`); `used` are the output ports already

@@ -30,11 +30,11 @@ use crate::pe::{HostCall, NO_QUEUE, Pe};
 use crate::perfetto::{PeRecorder, PerfettoConfig, PerfettoTrace};
 use crate::ring::Wavelet;
 use crate::router::{
-    self, Chunk, CommitEnv, Geometry, Move, Outcome, PlanEnv, RAMP, Router, RouterPlan, dir_of,
+    self, Chunk, CommitEnv, Geometry, Move, PlanEnv, RAMP, Router, RouterPlan, dir_of,
 };
 pub use crate::stats::{PeStats, RunStats};
 use crate::trace::Tracer;
-use crate::worklist::{WorkSet, set_bit};
+use crate::worklist::{Timers, WorkSet, set_bit};
 use csl_arch::fabric::{Arch, NUM_COLORS, PeCoord};
 use csl_arch::image::{ColorConfig, Image, ImageError, SECTION_ROUTES};
 use csl_arch::isa::Op;
@@ -139,6 +139,12 @@ pub struct Simulator {
     /// Reused buffers of the router phase.
     plans: Vec<RouterPlan>,
     moves: Vec<Move>,
+    /// Per-chunk planning buffers, reused every cycle.
+    plan_outs: Vec<PlanOut>,
+    /// PEs sleeping through a stall (off the CE worklist) and when each wakes.
+    sleepers: Timers,
+    /// How many PEs sleep (each counts as busy in every cycle until it wakes).
+    sleeping: usize,
     /// Reused per-chunk worklist words of a split phase.
     chunk_words: Vec<(Vec<u64>, Vec<u64>)>,
     /// Threads that step the fabric (1: the caller's thread only).
@@ -275,6 +281,9 @@ impl Simulator {
             ce_cur: WorkSet::new(n),
             plans: Vec::new(),
             moves: Vec::new(),
+            plan_outs: Vec::new(),
+            sleepers: Timers::default(),
+            sleeping: 0,
             chunk_words: Vec::new(),
             threads: par::default_threads(),
             split_min: SPLIT_MIN_ACTIVE,
@@ -354,9 +363,9 @@ impl Simulator {
         self.split_min = n;
     }
 
-    /// Lets synchronous DSD operations on memory run ahead (the default) or not. Running
-    /// ahead changes no result, cycle count or statistic at the end of an operation (it
-    /// keeps a long operation's memory in cache); turning it off is for tests that
+    /// Lets synchronous DSD operations on memory and runs of register instructions run
+    /// ahead, and stalled PEs sleep (the default), or not. None of it changes a result,
+    /// cycle count or statistic (SIMULATOR.md §12.2); turning it off is for tests that
     /// compare the two.
     pub fn set_run_ahead(&mut self, on: bool) {
         self.env.run_ahead = on;
@@ -449,6 +458,7 @@ impl Simulator {
 
     /// Follows the PEs selected by the tracer (`None`: stop tracing).
     pub fn set_trace(&mut self, tracer: Option<Tracer>) {
+        self.wake_all();
         for pe in &mut self.pes {
             pe.traced = tracer
                 .as_ref()
@@ -460,10 +470,11 @@ impl Simulator {
     /// Records the timelines of the PEs `cfg` selects (`None`: stop recording and forget
     /// what was recorded); see [`crate::perfetto`]. Results do not depend on it.
     pub fn set_perfetto(&mut self, cfg: Option<PerfettoConfig>) {
+        self.wake_all();
         for pe in &mut self.pes {
             pe.perf = cfg
                 .filter(|c| c.pes.contains(pe.loc.rel.x, pe.loc.rel.y))
-                .map(|c| Box::new(PeRecorder::new(&c, pe.inq_cap.len())));
+                .map(|c| Box::new(PeRecorder::new(&c, usize::from(pe.ninq))));
         }
         self.recording = self.pes.iter().any(|pe| pe.perf.is_some());
     }
@@ -487,6 +498,7 @@ impl Simulator {
     /// Whether this process has work (its own part of [`Simulator::has_work`]).
     fn local_work(&self) -> bool {
         !self.ce_next.is_empty()
+            || self.sleeping > 0
             || !self.router_next.is_empty()
             || !self.h2d.is_empty()
             || self.d2h.is_some()
@@ -649,6 +661,16 @@ impl Simulator {
     /// first, or with a routing error or fault.
     pub fn run_until(
         &mut self,
+        cond: impl FnMut(&Simulator) -> bool,
+        max_cycles: u64,
+    ) -> Result<RunEnd, SimError> {
+        let r = self.run_until_inner(cond, max_cycles);
+        self.settle();
+        r
+    }
+
+    fn run_until_inner(
+        &mut self,
         mut cond: impl FnMut(&Simulator) -> bool,
         max_cycles: u64,
     ) -> Result<RunEnd, SimError> {
@@ -697,6 +719,12 @@ impl Simulator {
 
     /// Lets `cycles` cycles pass: whatever has work runs; if nothing has, the clock jumps.
     pub fn advance(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
+        let r = self.advance_inner(cycles, max_cycles);
+        self.settle();
+        r
+    }
+
+    fn advance_inner(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
         let target = self.cycle.saturating_add(cycles);
         while self.cycle < target {
             if self.cycle >= max_cycles {
@@ -723,6 +751,20 @@ impl Simulator {
             Some(p) => (self.threads * CHUNKS_PER_THREAD, Some(Arc::clone(p))),
             None => (1, None),
         }
+    }
+
+    /// Merges the worklist bits the chunks of a phase set (`bufs`, from `split_chunks`)
+    /// and keeps the buffers for the next phase.
+    fn merge(&mut self, bounds: &[usize], mut bufs: Vec<(Vec<u64>, Vec<u64>)>) {
+        let n = self.pes.len();
+        merge_chunks(
+            bounds,
+            n,
+            &mut bufs,
+            &mut self.router_next,
+            &mut self.ce_next,
+        );
+        self.chunk_words = bufs;
     }
 
     fn geometry(&self) -> Geometry {
@@ -756,7 +798,6 @@ impl Simulator {
         if !self.h2d.is_empty() || self.d2h.is_some() {
             happened |= self.stream_step(now)?;
         }
-        let n = self.pes.len();
         let (lo, hi) = self.own_strip();
         let mut unblocked = 0usize;
         // Routers.
@@ -771,24 +812,25 @@ impl Simulator {
                 geo,
             };
             let cur = self.router_cur.words();
-            let items: Vec<usize> = (1..bounds.len()).collect();
-            let outs = par::run(pool.as_deref(), items, |j| {
-                let mut o = PlanOut::default();
+            // Each chunk plans into its own buffers, kept from cycle to cycle (no
+            // allocation once they have grown).
+            let mut outs = std::mem::take(&mut self.plan_outs);
+            outs.resize_with(bounds.len() - 1, PlanOut::default);
+            let items: Vec<(usize, &mut PlanOut)> =
+                outs.iter_mut().zip(1..).map(|(o, j)| (j, o)).collect();
+            par::run(pool.as_deref(), items, |(j, o)| {
+                o.plans.clear();
+                o.moves.clear();
+                o.err = None;
                 for_bits(cur, bounds[j - 1], bounds[j], |p| {
-                    match router::plan(p, &penv, now, &mut o.moves) {
-                        Ok(rp) => {
-                            if rp.outcome != Outcome::Sleep {
-                                o.plans.push(rp);
-                            }
-                            true
-                        }
+                    match router::plan(p, &penv, now, &mut o.moves, &mut o.plans) {
+                        Ok(()) => true,
                         Err(e) => {
                             o.err = Some(e);
                             false
                         }
                     }
                 });
-                o
             });
             // The moves of the routers up to the first failing one (in PE order) are
             // committed, as if the routers had moved one after another.
@@ -797,14 +839,21 @@ impl Simulator {
             plans.clear();
             moves.clear();
             let mut failed = None;
-            for o in outs {
-                plans.extend_from_slice(&o.plans);
-                moves.extend_from_slice(&o.moves);
-                if o.err.is_some() {
-                    failed = o.err;
-                    break;
+            if let [o] = outs.as_mut_slice() {
+                std::mem::swap(&mut plans, &mut o.plans);
+                std::mem::swap(&mut moves, &mut o.moves);
+                failed = o.err.take();
+            } else {
+                for o in &mut outs {
+                    plans.extend_from_slice(&o.plans);
+                    moves.extend_from_slice(&o.moves);
+                    if o.err.is_some() {
+                        failed = o.err.take();
+                        break;
+                    }
                 }
             }
+            self.plan_outs = outs;
             happened |= !plans.is_empty();
             self.dist
                 .with(|d| d.exchange_moves(&mut moves, &mut plans, &mut failed));
@@ -829,14 +878,7 @@ impl Simulator {
             for o in &outs {
                 self.wavelet_hops += o.hops;
             }
-            merge_chunks(
-                &bounds,
-                n,
-                &mut bufs,
-                &mut self.router_next,
-                &mut self.ce_next,
-            );
-            self.chunk_words = bufs;
+            self.merge(&bounds, bufs);
             self.router_cur.clear();
             self.plans = plans;
             self.moves = moves;
@@ -844,7 +886,8 @@ impl Simulator {
                 return Err(e);
             }
         }
-        // Compute engines.
+        // Compute engines: first the sleepers whose stall ends now.
+        self.wake_due(now);
         let mut failed = None;
         if !self.ce_next.is_empty() {
             std::mem::swap(&mut self.ce_cur, &mut self.ce_next);
@@ -869,14 +912,7 @@ impl Simulator {
                     ce_chunk::<false>(chunk, cur, classes, env, trace, now)
                 }
             });
-            merge_chunks(
-                &bounds,
-                n,
-                &mut bufs,
-                &mut self.router_next,
-                &mut self.ce_next,
-            );
-            self.chunk_words = bufs;
+            self.merge(&bounds, bufs);
             self.ce_cur.clear();
             // Every CE of the cycle ticks; the first fault in PE order is reported.
             for o in outs {
@@ -885,8 +921,14 @@ impl Simulator {
                 if failed.is_none() {
                     failed = o.err;
                 }
+                self.sleeping = (self.sleeping + o.sleeps.len()).saturating_sub(o.woke);
+                for &(wake, p) in &o.sleeps {
+                    self.sleepers.add(now, wake, p);
+                }
             }
         }
+        // A sleeping PE is busy (stalled) in every cycle until it wakes.
+        happened |= self.sleeping > 0;
         self.unblocked += unblocked;
         let known = self.end_cycle(&mut happened, &mut failed, cond);
         if let Some(e) = failed {
@@ -1096,6 +1138,8 @@ impl Simulator {
                 },
             });
         } else if pe.task.is_some()
+            // (While instructions run ahead, `pc` is past them: the task is not waiting.)
+            && pe.ahead == 0
             && let Some(Op::DsdOp { ut, .. }) = class.code().get(pe.cur.pc as usize)
         {
             out.push(Waiting {
@@ -1229,12 +1273,14 @@ impl Simulator {
             .map(|(pe, r)| {
                 let stalled = pe.stalled_cycles
                     + pe.stalled_since.map_or(0, |s| self.cycle.saturating_sub(s));
+                let (slept, ahead) = pe.slept(self.cycle);
+                let busy = pe.busy_cycles + u64::from(slept);
                 PeStats {
                     pe: pe.loc,
-                    busy_cycles: pe.busy_cycles,
+                    busy_cycles: busy,
                     stalled_cycles: stalled,
-                    idle_cycles: self.cycle.saturating_sub(pe.busy_cycles + stalled),
-                    instructions: pe.instructions,
+                    idle_cycles: self.cycle.saturating_sub(busy + stalled),
+                    instructions: pe.instructions + u64::from(ahead),
                     tasks_started: pe.tasks_started,
                     dsd_elements: pe.dsd_elements,
                     wavelets_sent: r.sent,
@@ -1258,6 +1304,8 @@ impl Simulator {
 
 #[path = "sim_dist.rs"]
 mod dist_ops;
+#[path = "sim_sleep.rs"]
+mod sleep_ops;
 
 /// Lets classes with identical code share one copy of it (see [`Class::share_code`]).
 fn share_identical_code(mut classes: Vec<Class>) -> Vec<Class> {
@@ -1313,11 +1361,14 @@ type Cond<'a> = &'a mut dyn FnMut(&Simulator) -> bool;
 /// Default fewest routers or CEs with work in a phase for it to be split among threads
 /// (below that the hand-over costs more than it saves; measured in SIMULATOR.md §12).
 pub const SPLIT_MIN_ACTIVE: usize = 2048;
+/// Fewest stall cycles for which a PE leaves the CE worklist (sleeps) instead of being
+/// ticked through them.
+const SLEEP_MIN_STALL: u32 = 2;
 /// Chunks per thread in a split phase (more chunks than threads balance uneven activity).
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// What planning one chunk of routers produced.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct PlanOut {
     plans: Vec<RouterPlan>,
     moves: Vec<Move>,
@@ -1330,6 +1381,10 @@ struct CeChunkOut {
     unblocked: usize,
     happened: bool,
     err: Option<SimError>,
+    /// PEs that went to sleep through a stall: (wake-up cycle, PE).
+    sleeps: Vec<(u64, u32)>,
+    /// Sleeping PEs this chunk ticked (woken by their timer or early).
+    woke: usize,
 }
 
 /// Ticks the CEs of `chunk` that are members of `cur` (this cycle's CE worklist), in
@@ -1359,8 +1414,14 @@ fn ce_chunk<const REC: bool>(
         let Some(class) = classes.get(pe.class) else {
             return true;
         };
-        let out = match ce::tick::<REC>(pe, router, class, env, now) {
-            Ok(out) => out,
+        if pe.sleep_until != 0 {
+            pe.catch_up(now);
+            pe.sleep_until = 0;
+            o.woke += 1;
+        }
+        let mut out = CeOut::default();
+        match ce::tick::<REC>(pe, router, class, env, now, &mut out) {
+            Ok(()) => {}
             Err(f) => {
                 if o.err.is_none() {
                     let (task, func, pc) = match f.site {
@@ -1394,7 +1455,24 @@ fn ce_chunk<const REC: bool>(
             set_bit(router_next, lo, i);
         }
         if out.progressed || out.later {
-            set_bit(ce_next, lo, i);
+            // A PE whose next cycles are all stall cycles (nothing but its counters
+            // changes in them: no microthread, no control wavelet to dispatch) sleeps
+            // until the stall ends; a wavelet or host command that reaches it wakes it
+            // early (`Pe::catch_up` counts the cycles it slept).
+            if !REC
+                && env.run_ahead
+                && pe.stall >= SLEEP_MIN_STALL
+                && pe.ut_busy == 0
+                && pe.ctrl_heads & !(pe.blocked as u32) & !pe.term_bufs == 0
+                && !pe.traced
+            {
+                let wake = now + 1 + u64::from(pe.stall);
+                pe.sleep_from = now + 1;
+                pe.sleep_until = wake;
+                o.sleeps.push((wake, i as u32));
+            } else {
+                set_bit(ce_next, lo, i);
+            }
             o.happened = true;
         } else if pe.task.is_some() || pe.ut_busy != 0 {
             pe.stalled_since = Some(now + 1);

@@ -155,6 +155,7 @@ impl Simulator {
         if !self.dist.on() {
             return;
         }
+        self.settle();
         let (lo, hi) = self.owned_range();
         let mut mine: Vec<PeState> = Vec::new();
         for (i, (pe, r)) in self.owned_pes() {

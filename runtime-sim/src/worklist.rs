@@ -176,3 +176,50 @@ mod tests {
         assert_eq!(s.len(), 5);
     }
 }
+
+/// Cycles the wheel of [`Timers`] covers; later wake-ups wait in a heap.
+const WHEEL: u64 = 64;
+
+/// Wake-up cycles of sleeping PEs (`sim`): a wheel of [`WHEEL`] buckets for wake-ups
+/// less than [`WHEEL`] cycles ahead, a heap for later ones. Entries can be stale (the PE
+/// was woken early and slept again, or not): the caller checks each against the PE.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Timers {
+    wheel: Vec<Vec<u32>>,
+    far: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
+}
+
+impl Timers {
+    /// Wakes PE `p` at cycle `wake` (set in cycle `now`, `wake > now`).
+    pub fn add(&mut self, now: u64, wake: u64, p: u32) {
+        if self.wheel.is_empty() {
+            self.wheel = vec![Vec::new(); WHEEL as usize];
+        }
+        let bucket = if wake > now && wake - now < WHEEL {
+            self.wheel.get_mut((wake % WHEEL) as usize)
+        } else {
+            None
+        };
+        match bucket {
+            Some(b) => b.push(p),
+            None => self.far.push(std::cmp::Reverse((wake, p))),
+        }
+    }
+
+    /// Calls `f` on every PE due at cycle `now` (and on stale entries of earlier cycles).
+    /// The clock must visit every cycle while a valid entry is pending.
+    pub fn due(&mut self, now: u64, mut f: impl FnMut(u32)) {
+        if let Some(b) = self.wheel.get_mut((now % WHEEL) as usize) {
+            for p in b.drain(..) {
+                f(p);
+            }
+        }
+        while let Some(&std::cmp::Reverse((w, p))) = self.far.peek() {
+            if w > now {
+                break;
+            }
+            self.far.pop();
+            f(p);
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The [`Simulator`]'s sleeping PEs: a PE whose next cycles are all stall cycles (an
+//! instruction or DSD operation that ran ahead, a `copy`) leaves the CE worklist until its
+//! stall ends (`sim::ce_chunk` puts it to sleep, `Timers` wakes it), and anything that
+//! reaches it earlier (a wavelet, a host command) wakes it at once. `Pe::catch_up` counts
+//! the cycles it slept as the ticks it skipped would have (one busy cycle each), so no
+//! figure changes; a sleeping PE counts as busy in every cycle, so the clock runs on.
+
+use super::Simulator;
+
+impl Simulator {
+    /// Puts the sleepers whose stall ends in cycle `now` on the CE worklist.
+    pub(super) fn wake_due(&mut self, now: u64) {
+        let (pes, ce_next) = (&self.pes, &mut self.ce_next);
+        self.sleepers.due(now, |p| {
+            if pes.get(p as usize).is_some_and(|pe| pe.sleep_until == now) {
+                ce_next.insert(p as usize);
+            }
+        });
+    }
+
+    /// Counts the cycles sleeping PEs have passed so far (they keep sleeping), so that
+    /// their counters read as if they had been ticked.
+    pub(super) fn settle(&mut self) {
+        if self.sleeping > 0 {
+            let now = self.cycle;
+            for pe in &mut self.pes {
+                pe.catch_up(now);
+            }
+        }
+    }
+
+    /// Puts every sleeping PE back on the CE worklist (the cycles it slept counted), so
+    /// that a change which makes every tick observable (traces, timelines) sees them all.
+    pub(super) fn wake_all(&mut self) {
+        if self.sleeping == 0 {
+            return;
+        }
+        let now = self.cycle;
+        for (i, pe) in self.pes.iter_mut().enumerate() {
+            if pe.sleep_until != 0 {
+                pe.catch_up(now);
+                pe.sleep_until = 0;
+                self.ce_next.insert(i);
+            }
+        }
+        self.sleeping = 0;
+    }
+}
