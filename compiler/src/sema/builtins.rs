@@ -639,12 +639,12 @@ impl Sema {
             Type::F16 | Type::F32 | Type::ComptimeFloat => Value::Float(0.0, t),
             Type::Bool => Value::Bool(false),
             _ => {
-                let d = self.types.display(t);
-                return Err(self.err(
+                return Err(self.err_ty(
                     codes::BUILTIN_ARGS,
-                    format!("@zeros cannot build a value of type {d}"),
+                    t,
                     span,
                     "needs a numeric or array type",
+                    |d| format!("@zeros cannot build a value of type {d}"),
                 ));
             }
         })
@@ -675,13 +675,7 @@ impl Sema {
                         Value::Bool(b.sign() != num_bigint::Sign::NoSign)
                     }
                     (Value::BigInt(b), Type::Int { .. }) => {
-                        let d = self.types.display(t);
-                        return Err(self.err(
-                            codes::OUT_OF_RANGE,
-                            format!("{b} does not fit in {d}"),
-                            vspan,
-                            "out of range",
-                        ));
+                        return Err(self.does_not_fit(b, t, vspan));
                     }
                     (Value::BigInt(b), _) => Value::Float(
                         self.round_checked(super::eval::bigint_to_f64(&b), t, vspan)?,
@@ -689,13 +683,7 @@ impl Sema {
                     ),
                     (Value::Int(i, _), Type::Int { .. }) => {
                         if !self.types.int_fits(t, i) {
-                            let d = self.types.display(t);
-                            return Err(self.err(
-                                codes::OUT_OF_RANGE,
-                                format!("{i} does not fit in {d}"),
-                                vspan,
-                                "out of range",
-                            ));
+                            return Err(self.does_not_fit(i, t, vspan));
                         }
                         Value::Int(i, t)
                     }
@@ -715,18 +703,12 @@ impl Sema {
                             // Exact: every finite f64 is an integer times a power of two.
                             Value::comptime_int(b, t)
                         } else if !in_i128 || !self.types.int_fits(t, i as i128) {
-                            let d = self.types.display(t);
                             let shown = if f.abs() >= 1e15 {
                                 format!("{f:e}")
                             } else {
                                 format!("{f}")
                             };
-                            return Err(self.err(
-                                codes::OUT_OF_RANGE,
-                                format!("{shown} does not fit in {d}"),
-                                vspan,
-                                "out of range",
-                            ));
+                            return Err(self.does_not_fit(shown, t, vspan));
                         } else {
                             Value::Int(i as i128, t)
                         }
@@ -744,13 +726,9 @@ impl Sema {
             }
             Val::Rt { reg, ty } => {
                 let (Some(to), Some(from)) = (self.types.num_ty(t), self.types.num_ty(ty)) else {
-                    let d = self.types.display(t);
-                    return Err(self.err(
-                        codes::TYPE_MISMATCH,
-                        format!("{d} has no runtime representation"),
-                        span,
-                        "here",
-                    ));
+                    return Err(self.err_ty(codes::TYPE_MISMATCH, t, span, "here", |d| {
+                        format!("{d} has no runtime representation")
+                    }));
                 };
                 if to == from {
                     return Ok(Val::Rt { reg, ty: t });
@@ -791,15 +769,13 @@ impl Sema {
                 {
                     Ok(Val::Rt { reg, ty: t })
                 }
-                _ => {
-                    let d = self.types.display(vt);
-                    Err(self.err(
-                        codes::TYPE_MISMATCH,
-                        format!("cannot bitcast {d} to a pointer"),
-                        vspan,
-                        "expected an integer address",
-                    ))
-                }
+                _ => Err(self.err_ty(
+                    codes::TYPE_MISMATCH,
+                    vt,
+                    vspan,
+                    "expected an integer address",
+                    |d| format!("cannot bitcast {d} to a pointer"),
+                )),
             };
         }
         if tsize.is_none() || tsize != vsize {
@@ -845,10 +821,8 @@ impl Sema {
     }
 
     fn b_assert(&mut self, env: &mut Env, e: ExprId, span: Span) -> R<Val> {
-        let c = self.expr(env, e)?;
-        let sp = self.span(env, e);
         let b = self.types.common.bool_;
-        match self.coerce(env, c, b, sp)? {
+        match self.expr_as(env, e, b)? {
             Val::Ct(Value::Bool(true)) => Ok(Val::Ct(Value::Void)),
             Val::Ct(_) => {
                 if env.comptime {

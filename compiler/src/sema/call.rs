@@ -83,13 +83,11 @@ impl Sema {
             }
             other => {
                 let ty = self.val_ty(&other);
-                let d = self.types.display(ty);
-                Err(self.err(
-                    codes::NOT_CALLABLE,
-                    format!("a value of type {d} cannot be called"),
-                    cspan,
-                    "not a function",
-                ))
+                Err(
+                    self.err_ty(codes::NOT_CALLABLE, ty, cspan, "not a function", |d| {
+                        format!("a value of type {d} cannot be called")
+                    }),
+                )
             }
         }
     }
@@ -359,15 +357,11 @@ impl Sema {
             Flow::Return(None) | Flow::Normal if ret_ty == self.types.common.void => {
                 Ok(Val::Ct(Value::Void))
             }
-            _ => {
-                let d2 = self.types.display(ret_ty);
-                Err(self.err(
-                    codes::BAD_RETURN,
-                    format!("function returned without a value of type {d2}"),
-                    span,
-                    "in this call",
-                ))
-            }
+            _ => Err(
+                self.err_ty(codes::BAD_RETURN, ret_ty, span, "in this call", |d2| {
+                    format!("function returned without a value of type {d2}")
+                }),
+            ),
         }
     }
 
@@ -789,12 +783,12 @@ impl Sema {
             };
             let ty = self.eval_type(&mut cenv, ty)?;
             if self.types.num_ty(ty).is_none() {
-                let dsp = self.types.display(ty);
-                return Err(self.err(
+                return Err(self.err_ty(
                     codes::BAD_TASK,
-                    format!("a task parameter cannot have type {dsp}"),
+                    ty,
                     p.span,
                     "tasks receive wavelet halves: 16- or 32-bit scalars",
+                    |dsp| format!("a task parameter cannot have type {dsp}"),
                 ));
             }
             ptys.push(ty);

@@ -230,6 +230,20 @@ impl Sema {
         self.report(Diagnostic::error(code, msg, span, label))
     }
 
+    /// Error `code` at `span` labelled `label`, whose message `msg` builds from the
+    /// displayed type `ty` (the "cannot X a value of type T" family).
+    pub fn err_ty(
+        &mut self,
+        code: &'static str,
+        ty: TypeId,
+        span: Span,
+        label: impl Into<String>,
+        msg: impl FnOnce(&str) -> String,
+    ) -> Reported {
+        let d = self.types.display(ty);
+        self.err(code, msg(&d), span, label)
+    }
+
     /// Reports error `code` at `span`, labelled with the type `ty` of what is there.
     pub fn err_with_type(
         &mut self,

@@ -162,13 +162,10 @@ impl Sema {
                     }
                     used.insert(next);
                     if !self.types.int_fits(tag_ty, next) {
-                        let d = self.types.display(tag_ty);
-                        return Err(self.err(
-                            codes::OUT_OF_RANGE,
-                            format!("enum member `{}` would get the value {next}, which does not fit in {d}", m.name.name),
-                            m.name.span,
-                            "no value left for this member",
-                        ));
+                        let (name, sp) = (m.name.name, m.name.span);
+                        return Err(self.err_ty(codes::OUT_OF_RANGE, tag_ty, sp, "no value left for this member", |d| {
+                            format!("enum member `{name}` would get the value {next}, which does not fit in {d}")
+                        }));
                     }
                     next
                 }
@@ -326,13 +323,11 @@ impl Sema {
                     }
                     return Err(self.report(d));
                 }
-                let d = self.types.display(t);
-                Err(self.err(
-                    codes::UNKNOWN_MEMBER,
-                    format!("type {d} has no member `{name}`"),
-                    nspan,
-                    "unknown member",
-                ))
+                Err(
+                    self.err_ty(codes::UNKNOWN_MEMBER, t, nspan, "unknown member", |d| {
+                        format!("type {d} has no member `{name}`")
+                    }),
+                )
             }
             other => {
                 let p =
@@ -838,13 +833,7 @@ impl Sema {
             return Err(self.not_comptime(span));
         }
         let g = self.const_global(v, ty, span)?;
-        let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::GlobalAddr {
-            dst,
-            global: g,
-            offset: 0,
-        });
-        Ok(dst)
+        Ok(self.global_addr(env, g, 0))
     }
 }
 

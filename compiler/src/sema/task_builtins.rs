@@ -179,11 +179,8 @@ impl Sema {
         e: ExprId,
         ty: super::types::TypeId,
     ) -> R<Val> {
-        let v = self.expr(env, e)?;
-        let sp = self.span(env, e);
         let u16t = self.types.common.u16;
-        let v = self.coerce(env, v, u16t, sp)?;
-        match v {
+        match self.expr_as(env, e, u16t)? {
             Val::Rt { reg, .. } => Ok(Val::Rt { reg, ty }),
             Val::Ct(_) => Err(Reported),
         }
@@ -485,13 +482,11 @@ impl Sema {
                         | Type::InputQueue
                 );
                 if !ok {
-                    let d = self.types.display(ty);
-                    return Err(self.err(
-                        codes::TYPE_MISMATCH,
-                        format!("@{n} needs a task id, found {d}"),
-                        sp,
-                        "not a task id",
-                    ));
+                    return Err(
+                        self.err_ty(codes::TYPE_MISMATCH, ty, sp, "not a task id", |d| {
+                            format!("@{n} needs a task id, found {d}")
+                        }),
+                    );
                 }
                 reg
             }

@@ -292,32 +292,38 @@ impl TypeStore {
         fields: Vec<(String, TypeId)>,
         defaults: Vec<Option<Value>>,
     ) -> TypeId {
-        if let Some(&t) = self.nominal.get(&key) {
-            return t;
-        }
-        let idx = self.structs.len() as u32;
-        self.structs.push(StructDef {
-            name: None,
-            fields,
-            defaults,
-        });
-        let t = self.types.push(Type::Struct(idx));
-        self.nominal.insert(key, t);
-        t
+        self.nominal_type(key, |s| {
+            let def = StructDef {
+                name: None,
+                fields,
+                defaults,
+            };
+            s.structs.push(def);
+            Type::Struct(s.structs.len() as u32 - 1)
+        })
     }
 
     /// The enum type defined at `key` (see [`TypeStore::struct_type`]).
     pub fn enum_type(&mut self, key: String, tag: TypeId, members: Vec<(String, i128)>) -> TypeId {
+        self.nominal_type(key, |s| {
+            let def = EnumDef {
+                name: None,
+                tag,
+                members,
+            };
+            s.enums.push(def);
+            Type::Enum(s.enums.len() as u32 - 1)
+        })
+    }
+
+    /// The nominal type defined at `key`, made by `define` (which records its definition)
+    /// on first use.
+    fn nominal_type(&mut self, key: String, define: impl FnOnce(&mut Self) -> Type) -> TypeId {
         if let Some(&t) = self.nominal.get(&key) {
             return t;
         }
-        let idx = self.enums.len() as u32;
-        self.enums.push(EnumDef {
-            name: None,
-            tag,
-            members,
-        });
-        let t = self.types.push(Type::Enum(idx));
+        let ty = define(self);
+        let t = self.types.push(ty);
         self.nominal.insert(key, t);
         t
     }
@@ -593,21 +599,7 @@ impl TypeStore {
                 format!("fn({}) {}", p.join(", "), self.display(*ret))
             }
             Type::AnonStruct(fields) => {
-                let tuple = !fields.is_empty()
-                    && fields
-                        .iter()
-                        .enumerate()
-                        .all(|(i, (n, _))| *n == i.to_string());
-                let f: Vec<String> = fields
-                    .iter()
-                    .map(|(n, t)| {
-                        if tuple {
-                            self.display(*t)
-                        } else {
-                            format!("{n}: {}", self.display(*t))
-                        }
-                    })
-                    .collect();
+                let f = show_fields(fields, |t| self.display(*t), |n, t| format!("{n}: {t}"));
                 format!("struct {{ {} }}", f.join(", "))
             }
             Type::Module => "imported_module".into(),
@@ -659,4 +651,20 @@ impl TypeStore {
             None => true,
         }
     }
+}
+
+/// The entries of a struct's fields, each shown by `show`: bare for a tuple (fields named
+/// `0`, `1`, ...), otherwise as `named(name, shown)`.
+pub(crate) fn show_fields<T>(
+    fields: &[(crate::symbol::Symbol, T)],
+    show: impl Fn(&T) -> String,
+    named: impl Fn(&crate::symbol::Symbol, String) -> String,
+) -> Vec<String> {
+    let tuple = fields
+        .iter()
+        .enumerate()
+        .all(|(i, (n, _))| *n == i.to_string());
+    let entry =
+        |(n, v): &(crate::symbol::Symbol, T)| if tuple { show(v) } else { named(n, show(v)) };
+    fields.iter().map(entry).collect()
 }

@@ -161,13 +161,11 @@ impl Sema {
         let v = self.expr(env, args[1])?;
         let vt = self.val_ty(&v);
         if !self.types.get(vt).is_dsd() {
-            let d = self.types.display(vt);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                format!("@load_to_dsr needs a DSD, found {d}"),
-                vspan,
-                "not a DSD",
-            ));
+            return Err(
+                self.err_ty(codes::BUILTIN_ARGS, vt, vspan, "not a DSD", |d| {
+                    format!("@load_to_dsr needs a DSD, found {d}")
+                }),
+            );
         }
         match (kind, self.types.get(vt)) {
             (0, Type::FabinDsd) => {
@@ -261,12 +259,7 @@ impl Sema {
             (v, _) => v,
         };
         let src = self.materialize(env, v, vspan)?;
-        let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::GlobalAddr {
-            dst,
-            global: g,
-            offset: 0,
-        });
+        let dst = self.global_addr(env, g, 0);
         self.fb(env).emit(Inst::Copy {
             dst,
             src,

@@ -25,12 +25,12 @@ impl Sema {
             Type::FabinDsd => DsdKind::FabIn,
             Type::FaboutDsd => DsdKind::FabOut,
             _ => {
-                let d = self.types.display(kind_ty);
-                return Err(self.err(
+                return Err(self.err_ty(
                     codes::BUILTIN_ARGS,
-                    format!("@get_dsd cannot build a {d}"),
+                    kind_ty,
                     kspan,
                     "expected mem1d_dsd, mem4d_dsd, fabin_dsd or fabout_dsd",
+                    |d| format!("@get_dsd cannot build a {d}"),
                 ));
             }
         };
@@ -388,12 +388,7 @@ impl Sema {
             && !env.comptime
         {
             let g = self.dsd_global(d, span, false)?;
-            let dst = self.fb(env).reg();
-            self.fb(env).emit(Inst::GlobalAddr {
-                dst,
-                global: g,
-                offset: 0,
-            });
+            let dst = self.global_addr(env, g, 0);
             self.fb(env).fresh.insert(dst, None);
             return Ok(dst);
         }

@@ -111,15 +111,9 @@ impl Sema {
                         is_const: false,
                     } if elem == ret => Some((self.materialize(env, v, ospan)?, false)),
                     _ => {
-                        let d = self.types.display(vt);
-                        return Err(self.err(
-                            codes::BUILTIN_ARGS,
-                            format!(
-                                "the output of @map must be a mem1d_dsd or a pointer to the callback's result type, found {d}"
-                            ),
-                            ospan,
-                            "wrong output",
-                        ));
+                        return Err(self.err_ty(codes::BUILTIN_ARGS, vt, ospan, "wrong output", |d| {
+                            format!("the output of @map must be a mem1d_dsd or a pointer to the callback's result type, found {d}")
+                        }));
                     }
                 }
             }

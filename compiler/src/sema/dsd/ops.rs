@@ -404,14 +404,9 @@ impl Sema {
         let ok_int = matches!(elem, Elem::I16 | Elem::W32) && self.types.is_int(ty);
         let ok_float = matches!(elem, Elem::F16 | Elem::F32) && self.types.is_float(ty);
         if !(ok_int || ok_float) {
-            let d = self.types.display(ty);
-            let w = self.types.display(want);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                format!("expected a DSD or a {w} scalar, found {d}"),
-                span,
-                "wrong operand",
-            ));
+            let (d, w) = (self.types.display(ty), self.types.display(want));
+            let msg = format!("expected a DSD or a {w} scalar, found {d}");
+            return Err(self.err(codes::BUILTIN_ARGS, msg, span, "wrong operand"));
         }
         match v {
             Val::Ct(c) => Ok(Operand::Scalar(Val::Ct(self.coerce_value(c, want, span)?))),
@@ -423,14 +418,9 @@ impl Sema {
                 {
                     Ok(Operand::Scalar(v))
                 } else {
-                    let d = self.types.display(ty);
-                    let w = self.types.display(want);
-                    Err(self.err(
-                        codes::BUILTIN_ARGS,
-                        format!("expected a {w} scalar, found {d}"),
-                        span,
-                        "convert it with @as",
-                    ))
+                    let (d, w) = (self.types.display(ty), self.types.display(want));
+                    let msg = format!("expected a {w} scalar, found {d}");
+                    Err(self.err(codes::BUILTIN_ARGS, msg, span, "convert it with @as"))
                 }
             }
         }
@@ -654,13 +644,11 @@ impl Sema {
             Type::FabinDsd | Type::Dsr(2) | Type::Dsr(4)
         );
         if !input {
-            let d = self.types.display(vt);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                format!("@dfilt filters a fabin_dsd (or a dsr_src1 holding one), found {d}"),
-                aspan,
-                "not a fabric input",
-            ));
+            return Err(
+                self.err_ty(codes::BUILTIN_ARGS, vt, aspan, "not a fabric input", |d| {
+                    format!("@dfilt filters a fabin_dsd (or a dsr_src1 holding one), found {d}")
+                }),
+            );
         }
         let queue = match &v {
             Val::Ct(Value::Dsd(d)) => Some(d.queue),

@@ -111,16 +111,10 @@ impl Sema {
                 let a = self.materialize(env, lv, lspan)?;
                 let b = self.materialize(env, rv, rspan)?;
                 let Some(nt) = self.types.num_ty(ty) else {
-                    let d = self.types.display(ty);
-                    return Err(self.err(
-                        codes::BAD_OPERAND,
-                        format!(
-                            "operator `{}` is not available at runtime for {d}",
-                            op.symbol()
-                        ),
-                        span,
-                        "here",
-                    ));
+                    let sym = op.symbol();
+                    return Err(self.err_ty(codes::BAD_OPERAND, ty, span, "here", |d| {
+                        format!("operator `{sym}` is not available at runtime for {d}")
+                    }));
                 };
                 let dst = self.fb(env).reg();
                 if is_cmp {
@@ -329,13 +323,11 @@ impl Sema {
                     .filter(|n| *n <= MAX_COMPTIME_INT_BITS as usize);
                 if op == Shl && ty != self.types.common.comptime_int {
                     // A fixed-width left operand with a huge comptime amount.
-                    let d = self.types.display(ty);
-                    return Err(self.err(
-                        codes::OUT_OF_RANGE,
-                        format!("shift amount {y} is too large for {d}"),
-                        rspan,
-                        "too large",
-                    ));
+                    return Err(
+                        self.err_ty(codes::OUT_OF_RANGE, ty, rspan, "too large", |d| {
+                            format!("shift amount {y} is too large for {d}")
+                        }),
+                    );
                 }
                 match (op, n) {
                     // Shifting right by more than the width leaves the sign.
@@ -450,10 +442,9 @@ impl Sema {
                             return self.fold_big(op, &a, &b, ty, span, rspan);
                         }
                         _ => {
-                            let d = self.types.display(ty);
-                            return Err(self.err(
-                                codes::OUT_OF_RANGE,
-                                format!("comptime arithmetic overflows {d}"),
+                            return Err(self.overflows(
+                                "comptime arithmetic",
+                                ty,
                                 span,
                                 "overflows",
                             ));
@@ -497,19 +488,14 @@ impl Sema {
         rhs: ExprId,
         span: Span,
     ) -> R<Val> {
-        let l = self.expr(env, lhs)?;
-        let lspan = self.span(env, lhs);
         let bool_ = self.types.common.bool_;
-        let l = self.coerce(env, l, bool_, lspan)?;
-        match l {
+        match self.expr_as(env, lhs, bool_)? {
             Val::Ct(Value::Bool(b)) => {
                 // The skipped operand is not even analysed.
                 if (op == BinaryOp::And && !b) || (op == BinaryOp::Or && b) {
                     return Ok(Val::Ct(Value::Bool(b)));
                 }
-                let r = self.expr(env, rhs)?;
-                let rspan = self.span(env, rhs);
-                self.coerce(env, r, bool_, rspan)
+                self.expr_as(env, rhs, bool_)
             }
             Val::Ct(_) => Err(Reported),
             Val::Rt { reg, .. } => {
@@ -524,9 +510,7 @@ impl Sema {
                 };
                 self.fb(env).branch(reg, then, otherwise);
                 self.fb(env).switch_to(rhs_b);
-                let r = self.expr(env, rhs)?;
-                let rspan = self.span(env, rhs);
-                let r = self.coerce(env, r, bool_, rspan)?;
+                let r = self.expr_as(env, rhs, bool_)?;
                 let rr = self.materialize(env, r, span)?;
                 self.fb(env).emit(Inst::Mov {
                     dst: result,

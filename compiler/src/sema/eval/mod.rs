@@ -343,7 +343,7 @@ impl Sema {
         } else {
             let span = self.span(env, e);
             match self.stack_guard(span, "expressions") {
-                Ok(()) => self.expr_node(env, e),
+                Ok(()) => self.expr_node(env, e, None),
                 Err(r) => Err(r),
             }
         };
@@ -351,7 +351,9 @@ impl Sema {
         r
     }
 
-    fn expr_node(&mut self, env: &mut Env, e: ExprId) -> R<Val> {
+    /// Analyses expression `e`; `hint` is the type the arms of an `if`, `switch` or
+    /// labelled block should take (see [`Sema::expr_hint`]).
+    fn expr_node(&mut self, env: &mut Env, e: ExprId, hint: Option<TypeId>) -> R<Val> {
         let ast = env.ast.clone();
         let node = &ast.exprs[e];
         let span = node.span;
@@ -386,11 +388,11 @@ impl Sema {
                 cond,
                 then,
                 otherwise,
-            } => self.if_expr(env, *cond, *then, *otherwise, span, None),
+            } => self.if_expr(env, *cond, *then, *otherwise, span, hint),
             ExprKind::Switch { scrutinee, cases } => {
-                self.switch(env, *scrutinee, cases, span, true, None)
+                self.switch(env, *scrutinee, cases, span, true, hint)
             }
-            ExprKind::Block(block) => self.block_expr(env, block, span, None),
+            ExprKind::Block(block) => self.block_expr(env, block, span, hint),
             ExprKind::Comptime(inner) => Ok(Val::Ct(self.eval_comptime(env, *inner)?)),
             ExprKind::ArrayType { dims, elem } => {
                 let mut ds = Vec::new();
@@ -487,15 +489,9 @@ impl Sema {
         let node = &ast.exprs[e];
         let span = node.span;
         match &node.kind {
-            ExprKind::If {
-                cond,
-                then,
-                otherwise,
-            } => self.if_expr(env, *cond, *then, *otherwise, span, hint),
-            ExprKind::Switch { scrutinee, cases } => {
-                self.switch(env, *scrutinee, cases, span, true, hint)
+            ExprKind::If { .. } | ExprKind::Switch { .. } | ExprKind::Block(_) => {
+                self.expr_node(env, e, hint)
             }
-            ExprKind::Block(block) => self.block_expr(env, block, span, hint),
             ExprKind::AnonInit(list)
                 if matches!(self.types.get(h), Type::Struct(_) | Type::Array { .. }) =>
             {
@@ -665,11 +661,8 @@ impl Sema {
         span: Span,
         hint: Option<TypeId>,
     ) -> R<Val> {
-        let c = self.expr(env, cond)?;
-        let cspan = self.span(env, cond);
         let bool_ = self.types.common.bool_;
-        let c = self.coerce(env, c, bool_, cspan)?;
-        match c {
+        match self.expr_as(env, cond, bool_)? {
             Val::Ct(Value::Bool(b)) => self.expr_hint(env, if b { then } else { otherwise }, hint),
             Val::Ct(_) => Err(Reported),
             Val::Rt { reg, .. } => {

@@ -284,12 +284,12 @@ impl Sema {
                     return Ok(Val::Rt { reg: addr, ty });
                 }
                 let Some(nt) = self.types.num_ty(ty) else {
-                    let d = self.types.display(ty);
-                    return Err(self.err(
+                    return Err(self.err_ty(
                         codes::UNSUPPORTED,
-                        format!("a value of type {d} cannot be loaded into a register"),
+                        ty,
                         span,
                         "index it, or take its address with `&`",
+                        |d| format!("a value of type {d} cannot be loaded into a register"),
                     ));
                 };
                 let addr = self.place_addr(env, base, off, dyn_off, span)?;
@@ -447,13 +447,23 @@ impl Sema {
         if env.comptime && env.ctx != Ctx::TopComptime {
             return Err(self.not_comptime(span));
         }
+        Ok(self.global_addr(env, global, offset))
+    }
+
+    /// Emits the address of byte `offset` of global `global` into a new register.
+    pub(crate) fn global_addr(
+        &mut self,
+        env: &mut Env,
+        global: crate::ir::GlobalId,
+        offset: u32,
+    ) -> VReg {
         let dst = self.fb(env).reg();
         self.fb(env).emit(Inst::GlobalAddr {
             dst,
             global,
             offset,
         });
-        Ok(dst)
+        dst
     }
 }
 

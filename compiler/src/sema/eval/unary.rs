@@ -50,13 +50,7 @@ impl Sema {
                         )));
                     };
                     if !self.types.int_fits(t, r) {
-                        let d = self.types.display(t);
-                        return Err(self.err(
-                            codes::OUT_OF_RANGE,
-                            format!("negation overflows {d}"),
-                            span,
-                            "result out of range",
-                        ));
+                        return Err(self.overflows("negation", t, span, "result out of range"));
                     }
                     Value::Int(r, t)
                 }
@@ -118,14 +112,16 @@ impl Sema {
                 Val::Ct(c) if named => {
                     let ty = c.ty(&mut self.types);
                     if self.types.size_of(ty).is_none() || self.types.is_comptime_only(ty) {
-                        let d = self.types.display(ty);
-                        return Err(self.err(
+                        return Err(self.err_ty(
                             codes::NOT_COMPTIME,
-                            format!(
-                                "a value of type {d} exists only at comptime and has no address"
-                            ),
+                            ty,
                             ospan,
                             "comptime-only",
+                            |d| {
+                                format!(
+                                    "a value of type {d} exists only at comptime and has no address"
+                                )
+                            },
                         ));
                     }
                     let g = self.const_global(&c, ty, ospan)?;
