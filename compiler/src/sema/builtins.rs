@@ -518,6 +518,17 @@ impl Sema {
         }
     }
 
+    /// The function that the comptime argument `e` names; otherwise BUILTIN_ARGS `msg`.
+    pub(crate) fn func_arg(
+        &mut self,
+        env: &mut Env,
+        e: ExprId,
+        msg: &str,
+    ) -> R<super::module::DeclRef> {
+        let what = (codes::BUILTIN_ARGS, msg, "not a function");
+        self.comptime_arg(env, e, Value::into_func, what)
+    }
+
     /// Stops the analysis of a call of `bi` with `n` arguments if its arity does not accept
     /// them. The diagnostic was given when the file was parsed
     /// ([`Sema::check_builtin_arities`]); it is given here only if that one was dropped

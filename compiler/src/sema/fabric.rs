@@ -315,12 +315,7 @@ impl Sema {
     /// `@set_teardown_handler(f, color)`: `f` runs when `color` enters teardown.
     pub fn b_set_teardown_handler(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         let fspan = self.span(env, args[0]);
-        let what = (
-            codes::BUILTIN_ARGS,
-            "@set_teardown_handler needs a function",
-            "not a function",
-        );
-        let d = self.comptime_arg(env, args[0], Value::into_func, what)?;
+        let d = self.func_arg(env, args[0], "@set_teardown_handler needs a function")?;
         let c = self.color_arg(env, args[1])?;
         if let Some((_, _, prev)) = self.teardown_handlers.iter().find(|(_, col, _)| *col == c) {
             let p = *prev;

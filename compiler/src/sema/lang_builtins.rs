@@ -244,8 +244,7 @@ impl Sema {
                 |d| format!("cannot point to the comptime-only type {d}"),
             ));
         }
-        let v = self.expr(env, args[1])?;
-        let vt = self.val_ty(&v);
+        let (v, vt) = self.expr_typed(env, args[1])?;
         if !matches!(self.types.get(vt), Type::Ptr { .. } | Type::ManyPtr { .. }) {
             let d = self.types.display(vt);
             let vspan = self.span(env, args[1]);

@@ -2,7 +2,7 @@
 //! runtime environments. A comptime-known `if`/`while` condition prunes the untaken code
 //! in both.
 
-use super::eval::{Env, Local, LoopCtx, MemBase, Place, Val};
+use super::eval::{Env, Local, LoopCtx, MemBase, MemPlace, Place, Val};
 use super::types::{Type, TypeId};
 use super::value::Value;
 use super::{R, Reported, Sema};
@@ -334,13 +334,7 @@ impl Sema {
         let size = self.types.size_of(ty).unwrap_or(0) as u32;
         let align = self.types.align_of(ty).unwrap_or(1) as u32;
         let off = self.fb(env).frame_slot(size, align);
-        let place = Place::Mem {
-            base: MemBase::Frame(off),
-            off: 0,
-            dyn_off: None,
-            ty,
-            mutable: true,
-        };
+        let place = Place::mem(MemBase::Frame(off), ty, true);
         match init {
             Some((val, s)) => self.write_place(env, place, val, s, v.name.span)?,
             None if !self.types.is_mem_type(ty) => {
@@ -372,7 +366,9 @@ impl Sema {
         let vspan = self.span(env, value);
         let place = self.place(env, target)?;
         let hint = match &place {
-            Place::Ct { ty, .. } | Place::Reg { ty, .. } | Place::Mem { ty, .. } => Some(*ty),
+            Place::Ct { ty, .. } | Place::Reg { ty, .. } | Place::Mem(MemPlace { ty, .. }) => {
+                Some(*ty)
+            }
         };
         let v = self.expr_hint(env, value, hint)?;
         let v = match op {
@@ -798,13 +794,7 @@ impl Sema {
         let k = self.imm(env, esize);
         let scaled = self.emit_bin(env, BinOp::Mul, NumTy::U16, counter, k);
         let addr = self.emit_bin(env, BinOp::Add, NumTy::U16, base, scaled);
-        let place = Place::Mem {
-            base: MemBase::Reg(addr),
-            off: 0,
-            dyn_off: None,
-            ty: elem,
-            mutable: false,
-        };
+        let place = Place::mem(MemBase::Reg(addr), elem, false);
         let sp = f.capture.span;
         let cap = self.read_place(env, place, sp)?;
         let Val::Rt { reg: cap, .. } = cap else {

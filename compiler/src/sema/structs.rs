@@ -14,7 +14,7 @@
 //!   and is handled through its address, like arrays (see
 //!   [`TypeStore::is_mem_type`](super::types::TypeStore::is_mem_type)).
 
-use super::eval::{Env, FieldBase, MemBase, Place, Val};
+use super::eval::{Env, FieldBase, MemBase, MemPlace, Place, Val};
 use super::types::{Type, TypeId};
 use super::value::Value;
 use super::{R, Reported, Sema};
@@ -369,13 +369,7 @@ impl Sema {
             FieldBase::Place(p) => p,
             FieldBase::Val(v) => match v {
                 Val::Rt { reg, ty } if matches!(self.types.get(ty), Type::Struct(_)) => {
-                    Place::Mem {
-                        base: MemBase::Reg(reg),
-                        off: 0,
-                        dyn_off: None,
-                        ty,
-                        mutable: false,
-                    }
+                    Place::mem(MemBase::Reg(reg), ty, false)
                 }
                 Val::Rt { ty, .. }
                 | Val::Ct(Value::GlobalPtr { ty, .. })
@@ -386,13 +380,7 @@ impl Sema {
                         return Err(Reported);
                     };
                     let base = self.ptr_base(env, v, bspan)?;
-                    Place::Mem {
-                        base,
-                        off: 0,
-                        dyn_off: None,
-                        ty: elem,
-                        mutable: !is_const,
-                    }
+                    Place::mem(base, elem, !is_const)
                 }
                 Val::Ct(c @ (Value::Record(..) | Value::Struct(_))) => {
                     // A constant: only reading is possible, and `field_of_val` does that.
@@ -419,47 +407,29 @@ impl Sema {
             },
         };
         match place {
-            Place::Mem {
-                base,
-                off,
-                dyn_off,
-                ty,
-                mutable,
-            } => match self.types.get(ty).clone() {
+            Place::Mem(m) => match self.types.get(m.ty).clone() {
                 Type::Struct(_) => {
-                    let Some((i, fty)) = self.field_index(ty, name) else {
-                        let names = self.struct_field_names(ty);
-                        let what = format!("struct {}", self.types.display(ty));
+                    let Some((i, fty)) = self.field_index(m.ty, name) else {
+                        let names = self.struct_field_names(m.ty);
+                        let what = format!("struct {}", self.types.display(m.ty));
                         return Err(self.unknown_field(&what, &names, name, nspan));
                     };
                     let offset = self
                         .types
-                        .struct_layout(ty)
+                        .struct_layout(m.ty)
                         .and_then(|l| l.offsets.get(i).copied())
                         .unwrap_or(0) as u32;
-                    Ok(Place::Mem {
-                        base,
-                        off: off + offset,
-                        dyn_off,
+                    Ok(Place::Mem(MemPlace {
+                        off: m.off + offset,
                         ty: fty,
-                        mutable,
-                    })
+                        ..m
+                    }))
                 }
                 Type::Ptr { elem, .. } if matches!(self.types.get(elem), Type::Struct(_)) => {
-                    let pv = self.read_place(
-                        env,
-                        Place::Mem {
-                            base,
-                            off,
-                            dyn_off,
-                            ty,
-                            mutable,
-                        },
-                        bspan,
-                    )?;
+                    let pv = self.read_place(env, Place::Mem(m), bspan)?;
                     self.field_place_in(env, FieldBase::Val(pv), bspan, name, nspan, span)
                 }
-                _ => Err(self.no_fields(ty, bspan)),
+                _ => Err(self.no_fields(m.ty, bspan)),
             },
             Place::Reg { reg, ty, .. } => {
                 if matches!(self.types.get(ty), Type::Ptr { elem, .. } if matches!(self.types.get(*elem), Type::Struct(_)))
@@ -744,13 +714,10 @@ impl Sema {
         let align = self.types.align_of(t).unwrap_or(1) as u32;
         let off = self.fb(env).frame_slot(size, align);
         for (o, ty, v, s) in items {
-            let p = Place::Mem {
-                base: MemBase::Frame(off),
+            let p = Place::Mem(MemPlace {
                 off: o,
-                dyn_off: None,
-                ty,
-                mutable: true,
-            };
+                ..MemPlace::at(MemBase::Frame(off), ty, true)
+            });
             self.write_place(env, p, v, s, s)?;
         }
         let dst = self.fb(env).reg();

@@ -274,13 +274,13 @@ impl Sema {
             let p = self.place(env, base);
             env.comptime = saved;
             match p? {
-                super::eval::Place::Mem {
+                super::eval::Place::Mem(super::eval::MemPlace {
                     base: super::eval::MemBase::Global(g),
                     off,
                     dyn_off: None,
                     ty,
                     mutable,
-                } => {
+                }) => {
                     let pty = self.types.ptr(ty, !mutable);
                     Ok(Value::GlobalPtr {
                         global: g,

@@ -127,19 +127,9 @@ impl Sema {
 
     /// `@get_xdsr(n)`.
     pub fn b_get_xdsr(&mut self, env: &mut Env, args: &[ExprId]) -> R<Val> {
-        let n = self.eval_int(env, args[0])?;
         // One extended DSR per microthread.
-        let uts = csl_arch::fabric::MICROTHREADS;
-        if !(0..i128::from(uts)).contains(&n) {
-            let s = self.span(env, args[0]);
-            return Err(self.err(
-                codes::TASK_ID_RANGE,
-                format!("extended DSR {n} does not exist"),
-                s,
-                format!("xdsrs are 0 to {}", uts - 1),
-            ));
-        }
-        Ok(Val::Ct(Value::Xdsr(n as u8)))
+        let n = self.microthread_arg(env, args[0], "extended DSR", "xdsrs")?;
+        Ok(Val::Ct(Value::Xdsr(n)))
     }
 
     /// `@load_to_dsr(dsr, dsd[, config])`: in a top-level comptime block the DSR's initial
@@ -158,8 +148,7 @@ impl Sema {
         );
         let (kind, n) = self.comptime_arg(env, args[0], dsr, what)?;
         let vspan = self.span(env, args[1]);
-        let v = self.expr(env, args[1])?;
-        let vt = self.val_ty(&v);
+        let (v, vt) = self.expr_typed(env, args[1])?;
         if !self.types.get(vt).is_dsd() {
             return Err(
                 self.err_ty(codes::BUILTIN_ARGS, vt, vspan, "not a DSD", |d| {

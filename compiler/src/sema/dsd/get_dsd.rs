@@ -560,8 +560,7 @@ impl Sema {
 
     /// `@set_dsd_base_addr`, `@increment_dsd_offset`, `@set_dsd_length`, `@set_dsd_stride`.
     pub fn b_dsd_modify(&mut self, env: &mut Env, n: &str, args: &[ExprId], _span: Span) -> R<Val> {
-        let dv = self.expr(env, args[0])?;
-        let dty = self.val_ty(&dv);
+        let (dv, dty) = self.expr_typed(env, args[0])?;
         let dspan = self.span(env, args[0]);
         if !self.types.get(dty).is_dsd() {
             return Err(self.err_with_type(
@@ -674,13 +673,13 @@ impl Sema {
         (env.comptime, env.ctx) = saved;
         let bspan = self.span(env, args[0]);
         let (g, off, ty) = match place? {
-            crate::sema::eval::Place::Mem {
+            crate::sema::eval::Place::Mem(crate::sema::eval::MemPlace {
                 base: crate::sema::eval::MemBase::Global(g),
                 off,
                 dyn_off: None,
                 ty,
                 ..
-            } => (g, off, ty),
+            }) => (g, off, ty),
             _ => {
                 return Err(self.err(
                     codes::BUILTIN_ARGS,

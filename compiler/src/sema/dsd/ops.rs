@@ -637,8 +637,7 @@ impl Sema {
     pub(super) fn b_dfilt(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         let ast = env.ast.clone();
         let aspan = self.span(env, args[0]);
-        let v = self.expr(env, args[0])?;
-        let vt = self.val_ty(&v);
+        let (v, vt) = self.expr_typed(env, args[0])?;
         let input = matches!(
             self.types.get(vt),
             Type::FabinDsd | Type::Dsr(2) | Type::Dsr(4)

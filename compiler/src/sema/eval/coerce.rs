@@ -57,6 +57,13 @@ impl Sema {
         self.report(dg.with_help(int_range_help(&self.types, ty)))
     }
 
+    /// Evaluates `e`: its value and that value's type.
+    pub fn expr_typed(&mut self, env: &mut Env, e: ExprId) -> R<(Val, TypeId)> {
+        let v = self.expr(env, e)?;
+        let ty = self.val_ty(&v);
+        Ok((v, ty))
+    }
+
     /// Puts a scalar value into a register.
     pub fn materialize(&mut self, env: &mut Env, v: Val, span: Span) -> R<VReg> {
         let v = match v {

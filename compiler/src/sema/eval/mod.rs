@@ -236,18 +236,43 @@ pub enum Place {
         mutable: bool,
     },
     /// Memory.
-    Mem {
-        /// Base.
-        base: MemBase,
-        /// Constant byte offset.
-        off: u32,
-        /// Dynamic byte offset.
-        dyn_off: Option<VReg>,
-        /// Type of the designated object.
-        ty: TypeId,
-        /// Assignable.
-        mutable: bool,
-    },
+    Mem(MemPlace),
+}
+
+/// An object in memory: its address is `base` plus a constant and an optional dynamic
+/// byte offset.
+#[derive(Clone, Copy, Debug)]
+pub struct MemPlace {
+    /// Base.
+    pub base: MemBase,
+    /// Constant byte offset.
+    pub off: u32,
+    /// Dynamic byte offset.
+    pub dyn_off: Option<VReg>,
+    /// Type of the designated object.
+    pub ty: TypeId,
+    /// Assignable.
+    pub mutable: bool,
+}
+
+impl MemPlace {
+    /// The object of type `ty` at `base` itself (no offset).
+    pub fn at(base: MemBase, ty: TypeId, mutable: bool) -> MemPlace {
+        MemPlace {
+            base,
+            off: 0,
+            dyn_off: None,
+            ty,
+            mutable,
+        }
+    }
+}
+
+impl Place {
+    /// [`MemPlace::at`] as a place.
+    pub fn mem(base: MemBase, ty: TypeId, mutable: bool) -> Place {
+        Place::Mem(MemPlace::at(base, ty, mutable))
+    }
 }
 
 /// The base of a field access: a place, or a value when the base is not a variable.

@@ -13,8 +13,7 @@ impl Sema {
         if op == UnaryOp::AddrOf {
             return self.addr_of(env, operand, span);
         }
-        let v = self.expr(env, operand)?;
-        let ty = self.val_ty(&v);
+        let (v, ty) = self.expr_typed(env, operand)?;
         let ospan = self.span(env, operand);
         let ok = match op {
             UnaryOp::Neg => self.types.is_numeric(ty),
@@ -152,29 +151,23 @@ impl Sema {
         let p = self.place(env, operand);
         env.comptime = saved;
         match p? {
-            Place::Mem {
-                base,
-                off,
-                dyn_off,
-                ty,
-                mutable,
-            } => {
-                let pty = self.types.ptr(ty, !mutable);
-                match (base, dyn_off) {
+            Place::Mem(m) => {
+                let pty = self.types.ptr(m.ty, !m.mutable);
+                match (m.base, m.dyn_off) {
                     (MemBase::Global(g), None) => Ok(Val::Ct(Value::GlobalPtr {
                         global: g,
-                        offset: off,
+                        offset: m.off,
                         ty: pty,
                     })),
                     (MemBase::Abs(a), None) => Ok(Val::Ct(Value::AbsPtr {
-                        addr: a + off,
+                        addr: a + m.off,
                         ty: pty,
                     })),
                     _ => {
                         if env.comptime {
                             return Err(self.not_comptime(span));
                         }
-                        let r = self.place_addr(env, base, off, dyn_off, span)?;
+                        let r = self.place_addr(env, m, span)?;
                         Ok(Val::Rt { reg: r, ty: pty })
                     }
                 }
