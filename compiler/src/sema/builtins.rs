@@ -518,6 +518,18 @@ impl Sema {
         }
     }
 
+    /// BUILTIN_ARGS at `span`, labelled `label`: an argument of type `ty` that the builtin
+    /// does not take (see [`Sema::err_ty`]).
+    pub(crate) fn arg_ty_err(
+        &mut self,
+        ty: super::types::TypeId,
+        span: Span,
+        label: &str,
+        msg: impl FnOnce(&str) -> String,
+    ) -> Reported {
+        self.err_ty(codes::BUILTIN_ARGS, ty, span, label, msg)
+    }
+
     /// The function that the comptime argument `e` names; otherwise BUILTIN_ARGS `msg`.
     pub(crate) fn func_arg(
         &mut self,
@@ -650,13 +662,11 @@ impl Sema {
             Type::F16 | Type::F32 | Type::ComptimeFloat => Value::Float(0.0, t),
             Type::Bool => Value::Bool(false),
             _ => {
-                return Err(self.err_ty(
-                    codes::BUILTIN_ARGS,
-                    t,
-                    span,
-                    "needs a numeric or array type",
-                    |d| format!("@zeros cannot build a value of type {d}"),
-                ));
+                return Err(
+                    self.arg_ty_err(t, span, "needs a numeric or array type", |d| {
+                        format!("@zeros cannot build a value of type {d}")
+                    }),
+                );
             }
         })
     }

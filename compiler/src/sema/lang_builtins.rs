@@ -226,23 +226,15 @@ impl Sema {
         let elem = match self.types.get(t) {
             Type::Ptr { elem, .. } | Type::ManyPtr { elem, .. } => *elem,
             _ => {
-                return Err(self.err_ty(
-                    codes::BUILTIN_ARGS,
-                    t,
-                    tspan,
-                    "expected a pointer type",
-                    |d| format!("`@ptrcast` expects a pointer type, found the type {d}"),
-                ));
+                return Err(self.arg_ty_err(t, tspan, "expected a pointer type", |d| {
+                    format!("`@ptrcast` expects a pointer type, found the type {d}")
+                }));
             }
         };
         if self.types.is_comptime_only(elem) {
-            return Err(self.err_ty(
-                codes::BUILTIN_ARGS,
-                elem,
-                tspan,
-                "comptime-only pointee",
-                |d| format!("cannot point to the comptime-only type {d}"),
-            ));
+            return Err(self.arg_ty_err(elem, tspan, "comptime-only pointee", |d| {
+                format!("cannot point to the comptime-only type {d}")
+            }));
         }
         let (v, vt) = self.expr_typed(env, args[1])?;
         if !matches!(self.types.get(vt), Type::Ptr { .. } | Type::ManyPtr { .. }) {
@@ -337,8 +329,7 @@ impl Sema {
             other => {
                 let sp = self.span(env, e);
                 let t = self.val_ty(&other);
-                Err(self.err_ty(
-                    codes::BUILTIN_ARGS,
+                Err(self.arg_ty_err(
                     t,
                     sp,
                     "expected a color, task id, queue, enum or integer",

@@ -275,6 +275,18 @@ impl Sema {
         self.err(codes::NOT_COMPTIME, msg, span, label)
     }
 
+    /// ARCH_FEATURE: `what` needs architecture `arch`, not the one being compiled for.
+    pub fn needs_arch(
+        &self,
+        what: &str,
+        arch: csl_arch::Arch,
+        span: Span,
+        label: &str,
+    ) -> Diagnostic {
+        let msg = format!("{what} needs {arch}, not {}", self.opts.arch);
+        Diagnostic::error(codes::ARCH_FEATURE, msg, span, label)
+    }
+
     /// The PE program being built; outside one (in a layout file) a BUILTIN_CONTEXT error
     /// `msg` at `span`, labelled `label`.
     pub fn pe_prog(&mut self, msg: &str, span: Span, label: &str) -> R<&mut Program> {
@@ -417,15 +429,8 @@ impl Sema {
             if let Some(arch) = crate::stdlib::required_arch(lib)
                 && arch != self.opts.arch
             {
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::ARCH_FEATURE,
-                        format!("<{lib}> needs {arch}, not {}", self.opts.arch),
-                        span,
-                        "imported here",
-                    )
-                    .with_help(format!("compile with --arch={arch}")),
-                ));
+                let dg = self.needs_arch(&display, arch, span, "imported here");
+                return Err(self.report(dg.with_help(format!("compile with --arch={arch}"))));
             }
             if let Some(id) = self.sources.find_display(&display) {
                 return Ok(id);

@@ -202,15 +202,8 @@ impl Sema {
     }
 
     fn unknown_field(&mut self, what: &str, names: &[String], name: &str, span: Span) -> Reported {
-        let d = Diagnostic::error(
-            codes::UNKNOWN_MEMBER,
-            format!("{what} has no field `{name}`"),
-            span,
-            "unknown field",
-        )
-        .with_suggestion(name, names.iter().map(String::as_str), |s| {
-            format!("did you mean `{s}`?")
-        });
+        let msg = format!("{what} has no field `{name}`");
+        let d = unknown_member(msg, span, "unknown field", name, names, "");
         let d = if d.help.is_some() {
             d
         } else if names.is_empty() {
@@ -307,17 +300,9 @@ impl Sema {
                     }
                     let names: Vec<String> = def.members.iter().map(|(n, _)| n.clone()).collect();
                     let dname = self.types.display(t);
-                    let mut d = Diagnostic::error(
-                        codes::UNKNOWN_MEMBER,
-                        format!("enum {dname} has no member `{name}`"),
-                        nspan,
-                        "unknown member",
-                    )
-                    .with_suggestion(
-                        name,
-                        names.iter().map(String::as_str),
-                        |s| format!("did you mean `{dname}.{s}`?"),
-                    );
+                    let msg = format!("enum {dname} has no member `{name}`");
+                    let prefix = format!("{dname}.");
+                    let mut d = unknown_member(msg, nspan, "unknown member", name, &names, &prefix);
                     if d.help.is_none() {
                         d = d.with_note(format!("its members are: {}", names.join(", ")));
                     }
@@ -559,11 +544,7 @@ impl Sema {
                     let s = self.span(env, *e);
                     vals.push((self.coerce(env, v, elem, s)?, s));
                 }
-                if vals.iter().all(|(v, _)| matches!(v, Val::Ct(_))) {
-                    let out = vals
-                        .into_iter()
-                        .filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None })
-                        .collect();
+                if let Some(out) = all_ct(&vals) {
                     return Ok(Val::Ct(Value::Array(t, Rc::new(out))));
                 }
                 let esize = self.types.size_of(elem).unwrap_or(0) as u32;
@@ -621,11 +602,7 @@ impl Sema {
                 if !missing.is_empty() {
                     return Err(self.missing_fields(t, &missing, span));
                 }
-                if vals.iter().all(|(v, _)| matches!(v, Val::Ct(_))) {
-                    let out = vals
-                        .into_iter()
-                        .filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None })
-                        .collect();
+                if let Some(out) = all_ct(&vals) {
                     return Ok(Val::Ct(Value::Record(t, Rc::new(out))));
                 }
                 let offsets = self
@@ -796,9 +773,7 @@ impl Sema {
     /// The address of a read-only copy of a comptime aggregate.
     pub(crate) fn const_addr(&mut self, env: &mut Env, v: &Value, span: Span) -> R<VReg> {
         let ty = v.ty(&mut self.types);
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        self.runtime_only(env, span)?;
         let g = self.const_global(v, ty, span)?;
         Ok(self.global_addr(env, g, 0))
     }
@@ -817,4 +792,30 @@ pub(crate) fn tuple_field(i: usize) -> Symbol {
         }
         names[i]
     })
+}
+
+/// The values of `vals` when every one is known at comptime.
+fn all_ct(vals: &[(Val, Span)]) -> Option<Vec<Value>> {
+    let ct = |(v, _): &(Val, Span)| match v {
+        Val::Ct(c) => Some(c.clone()),
+        Val::Rt { .. } => None,
+    };
+    vals.iter().map(ct).collect()
+}
+
+/// UNKNOWN_MEMBER `msg` at `span`, labelled `label`, for the member `name`, with the help
+/// "did you mean `{prefix}{s}`?" when one of `names` is close to it.
+pub(super) fn unknown_member(
+    msg: String,
+    span: Span,
+    label: &str,
+    name: &str,
+    names: &[String],
+    prefix: &str,
+) -> Diagnostic {
+    Diagnostic::error(codes::UNKNOWN_MEMBER, msg, span, label).with_suggestion(
+        name,
+        names.iter().map(String::as_str),
+        |s| format!("did you mean `{prefix}{s}`?"),
+    )
 }

@@ -150,11 +150,9 @@ impl Sema {
         let vspan = self.span(env, args[1]);
         let (v, vt) = self.expr_typed(env, args[1])?;
         if !self.types.get(vt).is_dsd() {
-            return Err(
-                self.err_ty(codes::BUILTIN_ARGS, vt, vspan, "not a DSD", |d| {
-                    format!("@load_to_dsr needs a DSD, found {d}")
-                }),
-            );
+            return Err(self.arg_ty_err(vt, vspan, "not a DSD", |d| {
+                format!("@load_to_dsr needs a DSD, found {d}")
+            }));
         }
         match (kind, self.types.get(vt)) {
             (0, Type::FabinDsd) => {

@@ -25,8 +25,7 @@ impl Sema {
             Type::FabinDsd => DsdKind::FabIn,
             Type::FaboutDsd => DsdKind::FabOut,
             _ => {
-                return Err(self.err_ty(
-                    codes::BUILTIN_ARGS,
+                return Err(self.arg_ty_err(
                     kind_ty,
                     kspan,
                     "expected mem1d_dsd, mem4d_dsd, fabin_dsd or fabout_dsd",
@@ -626,9 +625,7 @@ impl Sema {
             }
             return Ok(Val::Ct(Value::Dsd(Rc::new(nd))));
         }
-        if env.comptime {
-            return Err(self.not_comptime(aspan));
-        }
+        self.runtime_only(env, aspan)?;
         let addr = self.dsd_temp_copy(env, dv, dspan, n != "increment_dsd_offset")?;
         let (field, val) = match n {
             "set_dsd_base_addr" => (DsdField::Base, arg),

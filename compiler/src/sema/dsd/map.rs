@@ -31,9 +31,7 @@ impl Sema {
             args[0],
             "the first argument of @map must be a function",
         )?;
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        self.runtime_only(env, span)?;
         let func = self.lower_fn(fd, cspan)?;
         let (ptys, ret) = self.sigs.get(&func).cloned().ok_or(Reported)?;
         let has_out = ret != self.types.common.void;
@@ -109,7 +107,7 @@ impl Sema {
                         is_const: false,
                     } if elem == ret => Some((self.materialize(env, v, ospan)?, false)),
                     _ => {
-                        return Err(self.err_ty(codes::BUILTIN_ARGS, vt, ospan, "wrong output", |d| {
+                        return Err(self.arg_ty_err(vt, ospan, "wrong output", |d| {
                             format!("the output of @map must be a mem1d_dsd or a pointer to the callback's result type, found {d}")
                         }));
                     }

@@ -151,9 +151,7 @@ impl Sema {
                 Operand::Scalar(v) => (OperandKind::Scalar, v),
                 Operand::Ptr(v) => (OperandKind::Ptr, v),
             };
-            if env.comptime {
-                return Err(self.not_comptime(aspan));
-            }
+            self.runtime_only(env, aspan)?;
             let r = self.materialize(env, val, aspan)?;
             regs[i] = (kind, Some(r));
         }
@@ -643,11 +641,9 @@ impl Sema {
             Type::FabinDsd | Type::Dsr(2) | Type::Dsr(4)
         );
         if !input {
-            return Err(
-                self.err_ty(codes::BUILTIN_ARGS, vt, aspan, "not a fabric input", |d| {
-                    format!("@dfilt filters a fabin_dsd (or a dsr_src1 holding one), found {d}")
-                }),
-            );
+            return Err(self.arg_ty_err(vt, aspan, "not a fabric input", |d| {
+                format!("@dfilt filters a fabin_dsd (or a dsr_src1 holding one), found {d}")
+            }));
         }
         let queue = match &v {
             Val::Ct(Value::Dsd(d)) => Some(d.queue),
@@ -706,9 +702,7 @@ impl Sema {
                 "add `.async = true`",
             ));
         }
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        self.runtime_only(env, span)?;
         let r = self.materialize(env, v, aspan)?;
         let ut = ut.or(queue).unwrap_or(0);
         let operands = [

@@ -70,9 +70,7 @@ impl Sema {
             Val::Rt { reg, .. } => return Ok(reg),
             Val::Ct(v) => v,
         };
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        self.runtime_only(env, span)?;
         let bits = match &v {
             Value::GlobalPtr { global, offset, .. } => {
                 return self.emit_global_addr(env, *global, *offset, span);

@@ -380,9 +380,7 @@ impl Sema {
                 ty,
             ));
         }
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        self.runtime_only(env, span)?;
         let r = self.materialize(env, v, span)?;
         let from = self.types.num_ty(ty).unwrap_or(NumTy::U16);
         if from == NumTy::U16 {

@@ -303,6 +303,15 @@ impl Sema {
         }
     }
 
+    /// Stops with [`Sema::not_comptime`] at `span` when analysing comptime code: what is
+    /// there happens only at run time.
+    pub(crate) fn runtime_only(&mut self, env: &Env, span: Span) -> R<()> {
+        if env.comptime {
+            return Err(self.not_comptime(span));
+        }
+        Ok(())
+    }
+
     pub(crate) fn not_comptime(&mut self, span: Span) -> Reported {
         self.report(
             Diagnostic::error(
@@ -550,9 +559,7 @@ impl Sema {
             return match &env.scopes[si][li].1 {
                 Local::Value(v) | Local::CtVar(v) => Ok(Val::Ct(v.clone())),
                 Local::Reg { reg, ty, .. } => {
-                    if env.comptime {
-                        return Err(self.not_comptime(span));
-                    }
+                    self.runtime_only(env, span)?;
                     Ok(Val::Rt { reg: *reg, ty: *ty })
                 }
                 Local::Frame { .. } => {
@@ -663,15 +670,8 @@ impl Sema {
         span: Span,
     ) -> Reported {
         let names = self.decl_names(m);
-        let d = Diagnostic::error(
-            codes::UNKNOWN_MEMBER,
-            format!("module has no member `{name}`"),
-            span,
-            "unknown member",
-        )
-        .with_suggestion(name, names.iter().map(String::as_str), |s| {
-            format!("did you mean `{s}`?")
-        });
+        let msg = format!("module has no member `{name}`");
+        let d = super::structs::unknown_member(msg, span, "unknown member", name, &names, "");
         self.report(d)
     }
 

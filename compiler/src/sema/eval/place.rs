@@ -253,9 +253,7 @@ impl Sema {
             Place::Reg { reg, ty, .. } => Ok(Val::Rt { reg, ty }),
             Place::Mem(m) => {
                 let ty = m.ty;
-                if env.comptime {
-                    return Err(self.not_comptime(span));
-                }
+                self.runtime_only(env, span)?;
                 if self.types.is_mem_type(ty) {
                     let addr = self.place_addr(env, m, span)?;
                     return Ok(Val::Rt { reg: addr, ty });
@@ -343,9 +341,7 @@ impl Sema {
                         "this is a constant or is reached through a `*const` pointer",
                     ));
                 }
-                if env.comptime {
-                    return Err(self.not_comptime(target_span));
-                }
+                self.runtime_only(env, target_span)?;
                 let v = self.coerce(env, v, ty, span)?;
                 if self.types.is_mem_type(ty) {
                     let src = self.materialize(env, v, span)?;

@@ -164,9 +164,7 @@ impl Sema {
                         ty: pty,
                     })),
                     _ => {
-                        if env.comptime {
-                            return Err(self.not_comptime(span));
-                        }
+                        self.runtime_only(env, span)?;
                         let r = self.place_addr(env, m, span)?;
                         Ok(Val::Rt { reg: r, ty: pty })
                     }
