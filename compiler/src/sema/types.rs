@@ -292,38 +292,32 @@ impl TypeStore {
         fields: Vec<(String, TypeId)>,
         defaults: Vec<Option<Value>>,
     ) -> TypeId {
-        self.nominal_type(key, |s| {
-            let def = StructDef {
-                name: None,
-                fields,
-                defaults,
-            };
-            s.structs.push(def);
-            Type::Struct(s.structs.len() as u32 - 1)
-        })
+        if let Some(&t) = self.nominal.get(&key) {
+            return t;
+        }
+        let idx = self.structs.len() as u32;
+        self.structs.push(StructDef {
+            name: None,
+            fields,
+            defaults,
+        });
+        let t = self.types.push(Type::Struct(idx));
+        self.nominal.insert(key, t);
+        t
     }
 
     /// The enum type defined at `key` (see [`TypeStore::struct_type`]).
     pub fn enum_type(&mut self, key: String, tag: TypeId, members: Vec<(String, i128)>) -> TypeId {
-        self.nominal_type(key, |s| {
-            let def = EnumDef {
-                name: None,
-                tag,
-                members,
-            };
-            s.enums.push(def);
-            Type::Enum(s.enums.len() as u32 - 1)
-        })
-    }
-
-    /// The nominal type defined at `key`, made by `define` (which records its definition)
-    /// on first use.
-    fn nominal_type(&mut self, key: String, define: impl FnOnce(&mut Self) -> Type) -> TypeId {
         if let Some(&t) = self.nominal.get(&key) {
             return t;
         }
-        let ty = define(self);
-        let t = self.types.push(ty);
+        let idx = self.enums.len() as u32;
+        self.enums.push(EnumDef {
+            name: None,
+            tag,
+            members,
+        });
+        let t = self.types.push(Type::Enum(idx));
         self.nominal.insert(key, t);
         t
     }

@@ -311,12 +311,7 @@ impl Sema {
             BitXor => x ^ y,
             Shl | Shr => {
                 if y.sign() == Sign::Minus {
-                    return Err(self.err(
-                        codes::OUT_OF_RANGE,
-                        "negative shift amount",
-                        rspan,
-                        "must be non-negative",
-                    ));
+                    return Err(self.negative_shift(rspan));
                 }
                 let n = usize::try_from(&y)
                     .ok()
@@ -399,12 +394,7 @@ impl Sema {
                                 || (yt != self.types.common.comptime_int
                                     && !self.types.int_fits(yt, y))
                             {
-                                return Err(self.err(
-                                    codes::OUT_OF_RANGE,
-                                    "negative shift amount",
-                                    rspan,
-                                    "must be non-negative",
-                                ));
+                                return Err(self.negative_shift(rspan));
                             }
                             if let Some((_, bits)) = self.types.int_info(ty)
                                 && y >= i128::from(bits)
@@ -523,6 +513,16 @@ impl Sema {
                 })
             }
         }
+    }
+
+    /// OUT_OF_RANGE: a comptime shift amount at `span` is negative.
+    fn negative_shift(&mut self, span: Span) -> Reported {
+        self.err(
+            codes::OUT_OF_RANGE,
+            "negative shift amount",
+            span,
+            "must be non-negative",
+        )
     }
 
     // ----- fields, initialisers ----------------------------------------------------------
