@@ -518,6 +518,29 @@ impl Sema {
         }
     }
 
+    /// BUILTIN_ARGS at `span`, labelled `label`: an argument of type `ty` that the builtin
+    /// does not take (see [`Sema::err_ty`]).
+    pub(crate) fn arg_ty_err(
+        &mut self,
+        ty: super::types::TypeId,
+        span: Span,
+        label: &str,
+        msg: impl FnOnce(&str) -> String,
+    ) -> Reported {
+        self.err_ty(codes::BUILTIN_ARGS, ty, span, label, msg)
+    }
+
+    /// The function that the comptime argument `e` names; otherwise BUILTIN_ARGS `msg`.
+    pub(crate) fn func_arg(
+        &mut self,
+        env: &mut Env,
+        e: ExprId,
+        msg: &str,
+    ) -> R<super::module::DeclRef> {
+        let what = (codes::BUILTIN_ARGS, msg, "not a function");
+        self.comptime_arg(env, e, Value::into_func, what)
+    }
+
     /// Stops the analysis of a call of `bi` with `n` arguments if its arity does not accept
     /// them. The diagnostic was given when the file was parsed
     /// ([`Sema::check_builtin_arities`]); it is given here only if that one was dropped
@@ -639,13 +662,11 @@ impl Sema {
             Type::F16 | Type::F32 | Type::ComptimeFloat => Value::Float(0.0, t),
             Type::Bool => Value::Bool(false),
             _ => {
-                let d = self.types.display(t);
-                return Err(self.err(
-                    codes::BUILTIN_ARGS,
-                    format!("@zeros cannot build a value of type {d}"),
-                    span,
-                    "needs a numeric or array type",
-                ));
+                return Err(
+                    self.arg_ty_err(t, span, "needs a numeric or array type", |d| {
+                        format!("@zeros cannot build a value of type {d}")
+                    }),
+                );
             }
         })
     }
@@ -675,13 +696,7 @@ impl Sema {
                         Value::Bool(b.sign() != num_bigint::Sign::NoSign)
                     }
                     (Value::BigInt(b), Type::Int { .. }) => {
-                        let d = self.types.display(t);
-                        return Err(self.err(
-                            codes::OUT_OF_RANGE,
-                            format!("{b} does not fit in {d}"),
-                            vspan,
-                            "out of range",
-                        ));
+                        return Err(self.does_not_fit(b, t, vspan));
                     }
                     (Value::BigInt(b), _) => Value::Float(
                         self.round_checked(super::eval::bigint_to_f64(&b), t, vspan)?,
@@ -689,13 +704,7 @@ impl Sema {
                     ),
                     (Value::Int(i, _), Type::Int { .. }) => {
                         if !self.types.int_fits(t, i) {
-                            let d = self.types.display(t);
-                            return Err(self.err(
-                                codes::OUT_OF_RANGE,
-                                format!("{i} does not fit in {d}"),
-                                vspan,
-                                "out of range",
-                            ));
+                            return Err(self.does_not_fit(i, t, vspan));
                         }
                         Value::Int(i, t)
                     }
@@ -715,18 +724,12 @@ impl Sema {
                             // Exact: every finite f64 is an integer times a power of two.
                             Value::comptime_int(b, t)
                         } else if !in_i128 || !self.types.int_fits(t, i as i128) {
-                            let d = self.types.display(t);
                             let shown = if f.abs() >= 1e15 {
                                 format!("{f:e}")
                             } else {
                                 format!("{f}")
                             };
-                            return Err(self.err(
-                                codes::OUT_OF_RANGE,
-                                format!("{shown} does not fit in {d}"),
-                                vspan,
-                                "out of range",
-                            ));
+                            return Err(self.does_not_fit(shown, t, vspan));
                         } else {
                             Value::Int(i as i128, t)
                         }
@@ -744,13 +747,9 @@ impl Sema {
             }
             Val::Rt { reg, ty } => {
                 let (Some(to), Some(from)) = (self.types.num_ty(t), self.types.num_ty(ty)) else {
-                    let d = self.types.display(t);
-                    return Err(self.err(
-                        codes::TYPE_MISMATCH,
-                        format!("{d} has no runtime representation"),
-                        span,
-                        "here",
-                    ));
+                    return Err(self.err_ty(codes::TYPE_MISMATCH, t, span, "here", |d| {
+                        format!("{d} has no runtime representation")
+                    }));
                 };
                 if to == from {
                     return Ok(Val::Rt { reg, ty: t });
@@ -791,15 +790,13 @@ impl Sema {
                 {
                     Ok(Val::Rt { reg, ty: t })
                 }
-                _ => {
-                    let d = self.types.display(vt);
-                    Err(self.err(
-                        codes::TYPE_MISMATCH,
-                        format!("cannot bitcast {d} to a pointer"),
-                        vspan,
-                        "expected an integer address",
-                    ))
-                }
+                _ => Err(self.err_ty(
+                    codes::TYPE_MISMATCH,
+                    vt,
+                    vspan,
+                    "expected an integer address",
+                    |d| format!("cannot bitcast {d} to a pointer"),
+                )),
             };
         }
         if tsize.is_none() || tsize != vsize {
@@ -845,10 +842,8 @@ impl Sema {
     }
 
     fn b_assert(&mut self, env: &mut Env, e: ExprId, span: Span) -> R<Val> {
-        let c = self.expr(env, e)?;
-        let sp = self.span(env, e);
         let b = self.types.common.bool_;
-        match self.coerce(env, c, b, sp)? {
+        match self.expr_as(env, e, b)? {
             Val::Ct(Value::Bool(true)) => Ok(Val::Ct(Value::Void)),
             Val::Ct(_) => {
                 if env.comptime {

@@ -83,13 +83,11 @@ impl Sema {
             }
             other => {
                 let ty = self.val_ty(&other);
-                let d = self.types.display(ty);
-                Err(self.err(
-                    codes::NOT_CALLABLE,
-                    format!("a value of type {d} cannot be called"),
-                    cspan,
-                    "not a function",
-                ))
+                Err(
+                    self.err_ty(codes::NOT_CALLABLE, ty, cspan, "not a function", |d| {
+                        format!("a value of type {d} cannot be called")
+                    }),
+                )
             }
         }
     }
@@ -119,25 +117,10 @@ impl Sema {
         };
         if ptys.len() != args.len() {
             let d = self.types.display(ty);
-            return Err(self.report(
-                Diagnostic::error(
-                    codes::ARG_COUNT,
-                    format!(
-                        "this function pointer takes {} argument{}, but {} {} given",
-                        ptys.len(),
-                        plural(ptys.len()),
-                        args.len(),
-                        was(args.len())
-                    ),
-                    span,
-                    "wrong number of arguments",
-                )
-                .with_label(cspan, format!("this has type {d}")),
-            ));
+            let dg = arg_count("this function pointer", ptys.len(), args.len(), span);
+            return Err(self.report(dg.with_label(cspan, format!("this has type {d}"))));
         }
-        if env.comptime {
-            return Err(self.not_comptime(cspan));
-        }
+        self.runtime_only(env, cspan)?;
         let mut regs = Vec::new();
         for (&a, &pt) in args.iter().zip(&ptys) {
             let v = self.expr_hint(env, a, Some(pt))?;
@@ -187,22 +170,9 @@ impl Sema {
             return Err(Reported);
         };
         if f.params.len() != args.len() {
-            return Err(self.report(
-                Diagnostic::error(
-                    codes::ARG_COUNT,
-                    format!(
-                        "`{}` takes {} argument{}, but {} {} given",
-                        f.name.name,
-                        f.params.len(),
-                        plural(f.params.len()),
-                        args.len(),
-                        was(args.len())
-                    ),
-                    span,
-                    "wrong number of arguments",
-                )
-                .with_label(f.name.span, "declared here"),
-            ));
+            let callee = format!("`{}`", f.name.name);
+            let dg = arg_count(&callee, f.params.len(), args.len(), span);
+            return Err(self.report(dg.with_label(f.name.span, "declared here")));
         }
         // Analyse the arguments in order, binding parameters in a signature environment so
         // later parameter types and the return type can refer to earlier parameters.
@@ -359,15 +329,11 @@ impl Sema {
             Flow::Return(None) | Flow::Normal if ret_ty == self.types.common.void => {
                 Ok(Val::Ct(Value::Void))
             }
-            _ => {
-                let d2 = self.types.display(ret_ty);
-                Err(self.err(
-                    codes::BAD_RETURN,
-                    format!("function returned without a value of type {d2}"),
-                    span,
-                    "in this call",
-                ))
-            }
+            _ => Err(
+                self.err_ty(codes::BAD_RETURN, ret_ty, span, "in this call", |d2| {
+                    format!("function returned without a value of type {d2}")
+                }),
+            ),
         }
     }
 
@@ -789,12 +755,12 @@ impl Sema {
             };
             let ty = self.eval_type(&mut cenv, ty)?;
             if self.types.num_ty(ty).is_none() {
-                let dsp = self.types.display(ty);
-                return Err(self.err(
+                return Err(self.err_ty(
                     codes::BAD_TASK,
-                    format!("a task parameter cannot have type {dsp}"),
+                    ty,
                     p.span,
                     "tasks receive wavelet halves: 16- or 32-bit scalars",
+                    |dsp| format!("a task parameter cannot have type {dsp}"),
                 ));
             }
             ptys.push(ty);
@@ -1134,12 +1100,19 @@ impl Sema {
     }
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
+/// `n` `noun`s: "1 argument", "2 arguments".
+pub(super) fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
-fn was(n: usize) -> &'static str {
-    if n == 1 { "was" } else { "were" }
+/// ARG_COUNT: `callee` takes `want` arguments but was given `got`.
+fn arg_count(callee: &str, want: usize, got: usize, span: Span) -> Diagnostic {
+    let was = if got == 1 { "was" } else { "were" };
+    let msg = format!(
+        "{callee} takes {}, but {got} {was} given",
+        counted(want, "argument")
+    );
+    Diagnostic::error(codes::ARG_COUNT, msg, span, "wrong number of arguments")
 }
 
 /// Names whose address is taken (`&x`, `&x.f`, `&x[i]`) anywhere in a body.

@@ -181,15 +181,10 @@ impl Sema {
         let message_passing = matches!(field(cfg, "message_passing"), Some(Value::Bool(true)));
         if message_passing {
             if !self.opts.arch.has_message_passing() {
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::ARCH_FEATURE,
-                        format!("message passing needs wse3, not {}", self.opts.arch),
-                        span,
-                        "message passing enabled here",
-                    )
-                    .with_help("compile with --arch=wse3, or route this color with .rx/.tx"),
-                ));
+                let label = "message passing enabled here";
+                let dg = self.needs_arch("message passing", csl_arch::Arch::Wse3, span, label);
+                let help = "compile with --arch=wse3, or route this color with .rx/.tx";
+                return Err(self.report(dg.with_help(help)));
             }
             if !rx.is_empty() || !tx.is_empty() || switches.is_some() || filter.is_some() {
                 return Err(self.err(
@@ -315,12 +310,7 @@ impl Sema {
     /// `@set_teardown_handler(f, color)`: `f` runs when `color` enters teardown.
     pub fn b_set_teardown_handler(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         let fspan = self.span(env, args[0]);
-        let what = (
-            codes::BUILTIN_ARGS,
-            "@set_teardown_handler needs a function",
-            "not a function",
-        );
-        let d = self.comptime_arg(env, args[0], Value::into_func, what)?;
+        let d = self.func_arg(env, args[0], "@set_teardown_handler needs a function")?;
         let c = self.color_arg(env, args[1])?;
         if let Some((_, _, prev)) = self.teardown_handlers.iter().find(|(_, col, _)| *col == c) {
             let p = *prev;

@@ -226,26 +226,17 @@ impl Sema {
         let elem = match self.types.get(t) {
             Type::Ptr { elem, .. } | Type::ManyPtr { elem, .. } => *elem,
             _ => {
-                let d = self.types.display(t);
-                return Err(self.err(
-                    codes::BUILTIN_ARGS,
-                    format!("`@ptrcast` expects a pointer type, found the type {d}"),
-                    tspan,
-                    "expected a pointer type",
-                ));
+                return Err(self.arg_ty_err(t, tspan, "expected a pointer type", |d| {
+                    format!("`@ptrcast` expects a pointer type, found the type {d}")
+                }));
             }
         };
         if self.types.is_comptime_only(elem) {
-            let d = self.types.display(elem);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                format!("cannot point to the comptime-only type {d}"),
-                tspan,
-                "comptime-only pointee",
-            ));
+            return Err(self.arg_ty_err(elem, tspan, "comptime-only pointee", |d| {
+                format!("cannot point to the comptime-only type {d}")
+            }));
         }
-        let v = self.expr(env, args[1])?;
-        let vt = self.val_ty(&v);
+        let (v, vt) = self.expr_typed(env, args[1])?;
         if !matches!(self.types.get(vt), Type::Ptr { .. } | Type::ManyPtr { .. }) {
             let d = self.types.display(vt);
             let vspan = self.span(env, args[1]);
@@ -338,12 +329,11 @@ impl Sema {
             other => {
                 let sp = self.span(env, e);
                 let t = self.val_ty(&other);
-                let d = self.types.display(t);
-                Err(self.err(
-                    codes::BUILTIN_ARGS,
-                    format!("`@get_int` does not accept {d}"),
+                Err(self.arg_ty_err(
+                    t,
                     sp,
                     "expected a color, task id, queue, enum or integer",
+                    |d| format!("`@get_int` does not accept {d}"),
                 ))
             }
         }
@@ -426,13 +416,7 @@ impl Sema {
                     )));
                 }
                 if !self.types.int_fits(t, i) {
-                    let d = self.types.display(t);
-                    return Err(self.err(
-                        codes::OUT_OF_RANGE,
-                        format!("{i} does not fit in {d}"),
-                        vspan,
-                        "out of range",
-                    ));
+                    return Err(self.does_not_fit(i, t, vspan));
                 }
                 Ok(Val::Ct(Value::Int(i, t)))
             }

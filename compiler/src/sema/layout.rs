@@ -630,12 +630,12 @@ impl Sema {
                     match self.types.num_ty(p) {
                         Some(n) => ps.push(n),
                         None => {
-                            let d = self.types.display(p);
-                            return Err(self.err(
+                            return Err(self.err_ty(
                                 codes::BAD_EXPORT,
-                                format!("parameter type {d} cannot be passed from the host"),
+                                p,
                                 tspan,
                                 "not a scalar",
+                                |d| format!("parameter type {d} cannot be passed from the host"),
                             ));
                         }
                     }
@@ -644,12 +644,12 @@ impl Sema {
             }
             super::types::Type::ManyPtr { elem, .. } | super::types::Type::Ptr { elem, .. } => {
                 let Some(e) = self.types.num_ty(elem) else {
-                    let d = self.types.display(elem);
-                    return Err(self.err(
+                    return Err(self.err_ty(
                         codes::BAD_EXPORT,
-                        format!("tensors of {d} cannot be exported"),
+                        elem,
                         tspan,
                         "not a scalar element type",
+                        |d| format!("tensors of {d} cannot be exported"),
                     ));
                 };
                 let Some(m) = args.get(2) else {
@@ -675,12 +675,12 @@ impl Sema {
                 ExportKind::Tensor { elem: e, mutable }
             }
             _ => {
-                let d = self.types.display(t);
-                return Err(self.err(
+                return Err(self.err_ty(
                     codes::BAD_EXPORT,
-                    format!("{d} cannot be exported to the host"),
+                    t,
                     tspan,
                     "expected `[*]T` or `fn(...) void`",
+                    |d| format!("{d} cannot be exported to the host"),
                 ));
             }
         };

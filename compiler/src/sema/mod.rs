@@ -230,6 +230,20 @@ impl Sema {
         self.report(Diagnostic::error(code, msg, span, label))
     }
 
+    /// Error `code` at `span` labelled `label`, whose message `msg` builds from the
+    /// displayed type `ty` (the "cannot X a value of type T" family).
+    pub fn err_ty(
+        &mut self,
+        code: &'static str,
+        ty: TypeId,
+        span: Span,
+        label: impl Into<String>,
+        msg: impl FnOnce(&str) -> String,
+    ) -> Reported {
+        let d = self.types.display(ty);
+        self.err(code, msg(&d), span, label)
+    }
+
     /// Reports error `code` at `span`, labelled with the type `ty` of what is there.
     pub fn err_with_type(
         &mut self,
@@ -259,6 +273,18 @@ impl Sema {
         let d = self.types.display(ty);
         let msg = format!("a value of type {d} exists only at comptime");
         self.err(codes::NOT_COMPTIME, msg, span, label)
+    }
+
+    /// ARCH_FEATURE: `what` needs architecture `arch`, not the one being compiled for.
+    pub fn needs_arch(
+        &self,
+        what: &str,
+        arch: csl_arch::Arch,
+        span: Span,
+        label: &str,
+    ) -> Diagnostic {
+        let msg = format!("{what} needs {arch}, not {}", self.opts.arch);
+        Diagnostic::error(codes::ARCH_FEATURE, msg, span, label)
     }
 
     /// The PE program being built; outside one (in a layout file) a BUILTIN_CONTEXT error
@@ -403,15 +429,8 @@ impl Sema {
             if let Some(arch) = crate::stdlib::required_arch(lib)
                 && arch != self.opts.arch
             {
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::ARCH_FEATURE,
-                        format!("<{lib}> needs {arch}, not {}", self.opts.arch),
-                        span,
-                        "imported here",
-                    )
-                    .with_help(format!("compile with --arch={arch}")),
-                ));
+                let dg = self.needs_arch(&display, arch, span, "imported here");
+                return Err(self.report(dg.with_help(format!("compile with --arch={arch}"))));
             }
             if let Some(id) = self.sources.find_display(&display) {
                 return Ok(id);

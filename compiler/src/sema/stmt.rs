@@ -2,7 +2,7 @@
 //! runtime environments. A comptime-known `if`/`while` condition prunes the untaken code
 //! in both.
 
-use super::eval::{Env, Local, LoopCtx, MemBase, Place, Val};
+use super::eval::{Env, Local, LoopCtx, MemBase, MemPlace, Place, Val};
 use super::types::{Type, TypeId};
 use super::value::Value;
 use super::{R, Reported, Sema};
@@ -161,7 +161,15 @@ impl Sema {
                 capture,
                 index,
                 body,
-            } => self.for_stmt(env, label.as_ref(), *iter, capture, index.as_ref(), body),
+            } => {
+                let f = ForParts {
+                    label: label.as_ref(),
+                    capture,
+                    index: index.as_ref(),
+                    body,
+                };
+                self.for_stmt(env, *iter, f)
+            }
             StmtKind::Break { label, value } => {
                 self.break_stmt(env, label.as_ref(), *value, s.span)
             }
@@ -326,13 +334,7 @@ impl Sema {
         let size = self.types.size_of(ty).unwrap_or(0) as u32;
         let align = self.types.align_of(ty).unwrap_or(1) as u32;
         let off = self.fb(env).frame_slot(size, align);
-        let place = Place::Mem {
-            base: MemBase::Frame(off),
-            off: 0,
-            dyn_off: None,
-            ty,
-            mutable: true,
-        };
+        let place = Place::mem(MemBase::Frame(off), ty, true);
         match init {
             Some((val, s)) => self.write_place(env, place, val, s, v.name.span)?,
             None if !self.types.is_mem_type(ty) => {
@@ -364,7 +366,9 @@ impl Sema {
         let vspan = self.span(env, value);
         let place = self.place(env, target)?;
         let hint = match &place {
-            Place::Ct { ty, .. } | Place::Reg { ty, .. } | Place::Mem { ty, .. } => Some(*ty),
+            Place::Ct { ty, .. } | Place::Reg { ty, .. } | Place::Mem(MemPlace { ty, .. }) => {
+                Some(*ty)
+            }
         };
         let v = self.expr_hint(env, value, hint)?;
         let v = match op {
@@ -378,10 +382,8 @@ impl Sema {
     }
 
     fn cond(&mut self, env: &mut Env, cond: ExprId) -> R<Val> {
-        let c = self.expr(env, cond)?;
-        let s = self.span(env, cond);
         let b = self.types.common.bool_;
-        self.coerce(env, c, b, s)
+        self.expr_as(env, cond, b)
     }
 
     fn if_stmt(
@@ -514,21 +516,7 @@ impl Sema {
         Ok(Flow::Normal)
     }
 
-    fn for_stmt(
-        &mut self,
-        env: &mut Env,
-        label: Option<&Ident>,
-        iter: ExprId,
-        capture: &Ident,
-        index: Option<&Ident>,
-        body: &Block,
-    ) -> R<Flow> {
-        let f = ForParts {
-            label,
-            capture,
-            index,
-            body,
-        };
+    fn for_stmt(&mut self, env: &mut Env, iter: ExprId, f: ForParts<'_>) -> R<Flow> {
         let ispan = self.span(env, iter);
         // A runtime `@range` with runtime bounds is lowered as a counting loop.
         if !env.comptime
@@ -547,12 +535,7 @@ impl Sema {
             }) => {
                 let n = range_len(start, stop, step);
                 if !env.comptime && n > MAX_UNROLL as u128 {
-                    return Err(self.err(
-                        codes::UNSUPPORTED,
-                        "this loop is too long to unroll",
-                        ispan,
-                        "use a typed `@range(T, ...)`",
-                    ));
+                    return Err(self.too_long_to_unroll(ispan, "use a typed `@range(T, ...)`"));
                 }
                 // Generated lazily: a comptime loop runs every iteration (or stops with the
                 // fuel diagnostic), never a silently truncated prefix.
@@ -564,36 +547,22 @@ impl Sema {
             }
             Val::Ct(Value::Array(_, elems)) => elems.to_vec(),
             Val::Ct(Value::Struct(fields)) => fields.iter().map(|(_, v)| v.clone()).collect(),
-            Val::Ct(other) => {
-                let t = other.ty(&mut self.types);
-                let d = self.types.display(t);
-                return Err(self.err(
-                    codes::TYPE_MISMATCH,
-                    format!("cannot iterate over a value of type {d}"),
-                    ispan,
-                    "expected an array or a @range",
-                ));
-            }
             Val::Rt { reg, ty } if matches!(self.types.get(ty), Type::Array { .. }) => {
                 return self.for_array_runtime(env, f, reg, ty);
             }
-            Val::Rt { ty, .. } => {
-                let d = self.types.display(ty);
-                return Err(self.err(
+            other => {
+                let t = self.val_ty(&other);
+                return Err(self.err_ty(
                     codes::TYPE_MISMATCH,
-                    format!("cannot iterate over a value of type {d}"),
+                    t,
                     ispan,
                     "expected an array or a @range",
+                    |d| format!("cannot iterate over a value of type {d}"),
                 ));
             }
         };
         if !env.comptime && items.len() > MAX_UNROLL {
-            return Err(self.err(
-                codes::UNSUPPORTED,
-                "this loop is too long to unroll",
-                ispan,
-                "iterate over a typed @range instead",
-            ));
+            return Err(self.too_long_to_unroll(ispan, "iterate over a typed @range instead"));
         }
         if !env.comptime {
             // A comptime sequence in runtime code: unrolled, each copy with its own
@@ -618,27 +587,21 @@ impl Sema {
         f: ForParts<'_>,
         items: impl Iterator<Item = Value>,
     ) -> R<Flow> {
-        let ForParts {
-            label,
-            capture,
-            index,
-            body,
-        } = f;
-        env.ct_loops.push(label.map(|l| l.name));
+        env.ct_loops.push(f.label.map(|l| l.name));
         let result = (|| {
             for (i, item) in items.enumerate() {
-                self.burn(body.span)?;
+                self.burn(f.body.span)?;
                 env.scopes.push(Vec::new());
-                env.bind(capture.name, Local::Value(item));
-                if let Some(ix) = index {
+                env.bind(f.capture.name, Local::Value(item));
+                if let Some(ix) = f.index {
                     env.bind(
                         ix.name,
                         Local::Value(Value::Int(i as i128, self.types.common.comptime_int)),
                     );
                 }
-                let flow = self.exec_block(env, body);
+                let flow = self.exec_block(env, f.body);
                 env.scopes.pop();
-                let (stop, out) = Self::loop_flow(label, flow?);
+                let (stop, out) = Self::loop_flow(f.label, flow?);
                 if stop {
                     return Ok(out.unwrap_or(Flow::Normal));
                 }
@@ -656,12 +619,6 @@ impl Sema {
         args: &[ExprId],
         span: Span,
     ) -> R<Flow> {
-        let ForParts {
-            label,
-            capture,
-            index,
-            body,
-        } = f;
         // Not analysed through `Sema::builtin`: the table's arity check applies here too.
         let bi = super::builtins::info("range").ok_or(Reported)?;
         self.check_arity(bi, args.len(), span)?;
@@ -672,7 +629,9 @@ impl Sema {
             let it = self.expr(env, args[0]);
             env.comptime = saved;
             it?;
-            return self.for_unrolled_range(env, f, args, span);
+            let ints = args[1..].iter().map(|&a| self.eval_int(env, a));
+            let ints = ints.collect::<R<Vec<i128>>>()?;
+            return self.for_unrolled_range(env, f, &ints, span);
         }
         let Some(nt) = self
             .types
@@ -716,7 +675,7 @@ impl Sema {
         });
         let stop_r = self.materialize(env, stop.0, stop.1)?;
         let step_r = self.materialize(env, step, span)?;
-        let idx = index.map(|_| self.fb(env).reg());
+        let idx = f.index.map(|_| self.fb(env).reg());
         if let Some(ix) = idx {
             self.fb(env).emit(Inst::Imm { dst: ix, imm: 0 });
         }
@@ -731,12 +690,12 @@ impl Sema {
         env.scopes.push(Vec::new());
         // The capture is a copy, so the body cannot disturb the counter.
         let cap = self.fb(env).copy(counter);
-        env.bind(capture.name, Local::value(cap, elem));
-        if let (Some(ix), Some(ident)) = (idx, index) {
+        env.bind(f.capture.name, Local::value(cap, elem));
+        if let (Some(ix), Some(ident)) = (idx, f.index) {
             let u16t = self.types.common.u16;
             env.bind(ident.name, Local::value(ix, u16t));
         }
-        self.loop_body(env, label, exit, cont_b, body);
+        self.loop_body(env, f.label, exit, cont_b, f.body);
         env.scopes.pop();
         self.fb(env).switch_to(cont_b);
         self.fb(env).mark(span);
@@ -749,63 +708,56 @@ impl Sema {
         Ok(Flow::Normal)
     }
 
+    /// A runtime `for` over a `comptime_int` `@range(start, stop, step)` given as `ints`:
+    /// unrolled.
     fn for_unrolled_range(
         &mut self,
         env: &mut Env,
-        f: ForParts<'_>,
-        args: &[ExprId],
+        f: ForParts,
+        ints: &[i128],
         span: Span,
     ) -> R<Flow> {
-        let mut ints = Vec::new();
-        for &a in &args[1..] {
-            ints.push(self.eval_int(env, a)?);
-        }
-        let (start, stop, step) = self.range_bounds(&ints, span, "here")?;
+        let (start, stop, step) = self.range_bounds(ints, span, "here")?;
         if range_len(start, stop, step) > MAX_UNROLL as u128 {
-            return Err(self.err(
-                codes::UNSUPPORTED,
-                "this loop is too long to unroll",
-                span,
-                "use a typed `@range(T, ...)`",
-            ));
+            return Err(self.too_long_to_unroll(span, "use a typed `@range(T, ...)`"));
         }
         let ci = self.types.common.comptime_int;
-        let mut i = start;
-        let mut n = 0;
-        let mut vals = Vec::new();
-        while (step > 0 && i < stop) || (step < 0 && i > stop) {
-            vals.push((Value::Int(i, ci), Value::Int(n, ci)));
-            i += step;
-            n += 1;
-        }
+        let vals = range_values(start, stop, step)
+            .zip(0..)
+            .map(|(i, n)| (Value::Int(i, ci), Value::Int(n, ci)))
+            .collect();
         self.unroll_runtime(env, f, vals);
         Ok(Flow::Normal)
     }
 
+    /// UNSUPPORTED: a runtime `for` at `span` would unroll more than [`MAX_UNROLL`] copies.
+    fn too_long_to_unroll(&mut self, span: Span, label: &str) -> Reported {
+        self.err(
+            codes::UNSUPPORTED,
+            "this loop is too long to unroll",
+            span,
+            label,
+        )
+    }
+
     /// Lowers one copy of a loop body per (capture, index) pair.
     fn unroll_runtime(&mut self, env: &mut Env, f: ForParts<'_>, vals: Vec<(Value, Value)>) {
-        let ForParts {
-            label,
-            capture,
-            index,
-            body,
-        } = f;
         let exit = self.fb(env).block();
         for (item, i) in vals {
             let cont = self.fb(env).block();
             env.loops.push(LoopCtx {
-                label: label.map(|l| l.name),
+                label: f.label.map(|l| l.name),
                 exit,
                 cont,
                 breaks: None,
                 hint: None,
             });
             env.scopes.push(Vec::new());
-            env.bind(capture.name, Local::Value(item));
-            if let Some(ix) = index {
+            env.bind(f.capture.name, Local::Value(item));
+            if let Some(ix) = f.index {
                 env.bind(ix.name, Local::Value(i));
             }
-            let _ = self.exec_block(env, body);
+            let _ = self.exec_block(env, f.body);
             env.scopes.pop();
             env.loops.pop();
             self.fb(env).jump_to(cont);
@@ -823,12 +775,6 @@ impl Sema {
         base: crate::ir::VReg,
         ty: TypeId,
     ) -> R<Flow> {
-        let ForParts {
-            label,
-            capture,
-            index,
-            body,
-        } = f;
         let Type::Array { elem, dims } = self.types.get(ty).clone() else {
             return Err(Reported);
         };
@@ -843,29 +789,23 @@ impl Sema {
         let exit = self.fb(env).block();
         let test = (CmpOp::Lt, NumTy::U16, counter, end);
         self.fb(env).loop_header(header, body_b, exit, test);
-        self.fb(env).mark(body.span);
+        self.fb(env).mark(f.body.span);
         env.scopes.push(Vec::new());
         let k = self.imm(env, esize);
         let scaled = self.emit_bin(env, BinOp::Mul, NumTy::U16, counter, k);
         let addr = self.emit_bin(env, BinOp::Add, NumTy::U16, base, scaled);
-        let place = Place::Mem {
-            base: MemBase::Reg(addr),
-            off: 0,
-            dyn_off: None,
-            ty: elem,
-            mutable: false,
-        };
-        let sp = capture.span;
+        let place = Place::mem(MemBase::Reg(addr), elem, false);
+        let sp = f.capture.span;
         let cap = self.read_place(env, place, sp)?;
         let Val::Rt { reg: cap, .. } = cap else {
             return Err(Reported);
         };
-        env.bind(capture.name, Local::value(cap, elem));
-        if let Some(ident) = index {
+        env.bind(f.capture.name, Local::value(cap, elem));
+        if let Some(ident) = f.index {
             let ix = self.fb(env).copy(counter);
             env.bind(ident.name, Local::value(ix, u16t));
         }
-        self.loop_body(env, label, exit, cont_b, body);
+        self.loop_body(env, f.label, exit, cont_b, f.body);
         env.scopes.pop();
         self.fb(env).switch_to(cont_b);
         let one = self.imm(env, 1);
@@ -971,13 +911,11 @@ impl Sema {
                 ))
             }
             (None, false) => {
-                let d = self.types.display(ret);
-                Err(self.err(
-                    codes::BAD_RETURN,
-                    format!("missing return value of type {d}"),
-                    span,
-                    "returns nothing",
-                ))
+                Err(
+                    self.err_ty(codes::BAD_RETURN, ret, span, "returns nothing", |d| {
+                        format!("missing return value of type {d}")
+                    }),
+                )
             }
             (None, true) => self.finish_return(env, None, span),
             (Some(e), false) => {

@@ -14,7 +14,7 @@
 //!   and is handled through its address, like arrays (see
 //!   [`TypeStore::is_mem_type`](super::types::TypeStore::is_mem_type)).
 
-use super::eval::{Env, FieldBase, MemBase, Place, Val};
+use super::eval::{Env, FieldBase, MemBase, MemPlace, Place, Val};
 use super::types::{Type, TypeId};
 use super::value::Value;
 use super::{R, Reported, Sema};
@@ -162,13 +162,10 @@ impl Sema {
                     }
                     used.insert(next);
                     if !self.types.int_fits(tag_ty, next) {
-                        let d = self.types.display(tag_ty);
-                        return Err(self.err(
-                            codes::OUT_OF_RANGE,
-                            format!("enum member `{}` would get the value {next}, which does not fit in {d}", m.name.name),
-                            m.name.span,
-                            "no value left for this member",
-                        ));
+                        let (name, sp) = (m.name.name, m.name.span);
+                        return Err(self.err_ty(codes::OUT_OF_RANGE, tag_ty, sp, "no value left for this member", |d| {
+                            format!("enum member `{name}` would get the value {next}, which does not fit in {d}")
+                        }));
                     }
                     next
                 }
@@ -205,15 +202,8 @@ impl Sema {
     }
 
     fn unknown_field(&mut self, what: &str, names: &[String], name: &str, span: Span) -> Reported {
-        let d = Diagnostic::error(
-            codes::UNKNOWN_MEMBER,
-            format!("{what} has no field `{name}`"),
-            span,
-            "unknown field",
-        )
-        .with_suggestion(name, names.iter().map(String::as_str), |s| {
-            format!("did you mean `{s}`?")
-        });
+        let msg = format!("{what} has no field `{name}`");
+        let d = unknown_member(msg, span, "unknown field", name, names, "");
         let d = if d.help.is_some() {
             d
         } else if names.is_empty() {
@@ -310,29 +300,19 @@ impl Sema {
                     }
                     let names: Vec<String> = def.members.iter().map(|(n, _)| n.clone()).collect();
                     let dname = self.types.display(t);
-                    let mut d = Diagnostic::error(
-                        codes::UNKNOWN_MEMBER,
-                        format!("enum {dname} has no member `{name}`"),
-                        nspan,
-                        "unknown member",
-                    )
-                    .with_suggestion(
-                        name,
-                        names.iter().map(String::as_str),
-                        |s| format!("did you mean `{dname}.{s}`?"),
-                    );
+                    let msg = format!("enum {dname} has no member `{name}`");
+                    let prefix = format!("{dname}.");
+                    let mut d = unknown_member(msg, nspan, "unknown member", name, &names, &prefix);
                     if d.help.is_none() {
                         d = d.with_note(format!("its members are: {}", names.join(", ")));
                     }
                     return Err(self.report(d));
                 }
-                let d = self.types.display(t);
-                Err(self.err(
-                    codes::UNKNOWN_MEMBER,
-                    format!("type {d} has no member `{name}`"),
-                    nspan,
-                    "unknown member",
-                ))
+                Err(
+                    self.err_ty(codes::UNKNOWN_MEMBER, t, nspan, "unknown member", |d| {
+                        format!("type {d} has no member `{name}`")
+                    }),
+                )
             }
             other => {
                 let p =
@@ -374,13 +354,7 @@ impl Sema {
             FieldBase::Place(p) => p,
             FieldBase::Val(v) => match v {
                 Val::Rt { reg, ty } if matches!(self.types.get(ty), Type::Struct(_)) => {
-                    Place::Mem {
-                        base: MemBase::Reg(reg),
-                        off: 0,
-                        dyn_off: None,
-                        ty,
-                        mutable: false,
-                    }
+                    Place::mem(MemBase::Reg(reg), ty, false)
                 }
                 Val::Rt { ty, .. }
                 | Val::Ct(Value::GlobalPtr { ty, .. })
@@ -391,13 +365,7 @@ impl Sema {
                         return Err(Reported);
                     };
                     let base = self.ptr_base(env, v, bspan)?;
-                    Place::Mem {
-                        base,
-                        off: 0,
-                        dyn_off: None,
-                        ty: elem,
-                        mutable: !is_const,
-                    }
+                    Place::mem(base, elem, !is_const)
                 }
                 Val::Ct(c @ (Value::Record(..) | Value::Struct(_))) => {
                     // A constant: only reading is possible, and `field_of_val` does that.
@@ -424,47 +392,29 @@ impl Sema {
             },
         };
         match place {
-            Place::Mem {
-                base,
-                off,
-                dyn_off,
-                ty,
-                mutable,
-            } => match self.types.get(ty).clone() {
+            Place::Mem(m) => match self.types.get(m.ty).clone() {
                 Type::Struct(_) => {
-                    let Some((i, fty)) = self.field_index(ty, name) else {
-                        let names = self.struct_field_names(ty);
-                        let what = format!("struct {}", self.types.display(ty));
+                    let Some((i, fty)) = self.field_index(m.ty, name) else {
+                        let names = self.struct_field_names(m.ty);
+                        let what = format!("struct {}", self.types.display(m.ty));
                         return Err(self.unknown_field(&what, &names, name, nspan));
                     };
                     let offset = self
                         .types
-                        .struct_layout(ty)
+                        .struct_layout(m.ty)
                         .and_then(|l| l.offsets.get(i).copied())
                         .unwrap_or(0) as u32;
-                    Ok(Place::Mem {
-                        base,
-                        off: off + offset,
-                        dyn_off,
+                    Ok(Place::Mem(MemPlace {
+                        off: m.off + offset,
                         ty: fty,
-                        mutable,
-                    })
+                        ..m
+                    }))
                 }
                 Type::Ptr { elem, .. } if matches!(self.types.get(elem), Type::Struct(_)) => {
-                    let pv = self.read_place(
-                        env,
-                        Place::Mem {
-                            base,
-                            off,
-                            dyn_off,
-                            ty,
-                            mutable,
-                        },
-                        bspan,
-                    )?;
+                    let pv = self.read_place(env, Place::Mem(m), bspan)?;
                     self.field_place_in(env, FieldBase::Val(pv), bspan, name, nspan, span)
                 }
-                _ => Err(self.no_fields(ty, bspan)),
+                _ => Err(self.no_fields(m.ty, bspan)),
             },
             Place::Reg { reg, ty, .. } => {
                 if matches!(self.types.get(ty), Type::Ptr { elem, .. } if matches!(self.types.get(*elem), Type::Struct(_)))
@@ -594,11 +544,7 @@ impl Sema {
                     let s = self.span(env, *e);
                     vals.push((self.coerce(env, v, elem, s)?, s));
                 }
-                if vals.iter().all(|(v, _)| matches!(v, Val::Ct(_))) {
-                    let out = vals
-                        .into_iter()
-                        .filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None })
-                        .collect();
+                if let Some(out) = all_ct(&vals) {
                     return Ok(Val::Ct(Value::Array(t, Rc::new(out))));
                 }
                 let esize = self.types.size_of(elem).unwrap_or(0) as u32;
@@ -656,11 +602,7 @@ impl Sema {
                 if !missing.is_empty() {
                     return Err(self.missing_fields(t, &missing, span));
                 }
-                if vals.iter().all(|(v, _)| matches!(v, Val::Ct(_))) {
-                    let out = vals
-                        .into_iter()
-                        .filter_map(|(v, _)| if let Val::Ct(c) = v { Some(c) } else { None })
-                        .collect();
+                if let Some(out) = all_ct(&vals) {
                     return Ok(Val::Ct(Value::Record(t, Rc::new(out))));
                 }
                 let offsets = self
@@ -749,13 +691,10 @@ impl Sema {
         let align = self.types.align_of(t).unwrap_or(1) as u32;
         let off = self.fb(env).frame_slot(size, align);
         for (o, ty, v, s) in items {
-            let p = Place::Mem {
-                base: MemBase::Frame(off),
+            let p = Place::Mem(MemPlace {
                 off: o,
-                dyn_off: None,
-                ty,
-                mutable: true,
-            };
+                ..MemPlace::at(MemBase::Frame(off), ty, true)
+            });
             self.write_place(env, p, v, s, s)?;
         }
         let dst = self.fb(env).reg();
@@ -834,17 +773,9 @@ impl Sema {
     /// The address of a read-only copy of a comptime aggregate.
     pub(crate) fn const_addr(&mut self, env: &mut Env, v: &Value, span: Span) -> R<VReg> {
         let ty = v.ty(&mut self.types);
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        self.runtime_only(env, span)?;
         let g = self.const_global(v, ty, span)?;
-        let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::GlobalAddr {
-            dst,
-            global: g,
-            offset: 0,
-        });
-        Ok(dst)
+        Ok(self.global_addr(env, g, 0))
     }
 }
 
@@ -861,4 +792,30 @@ pub(crate) fn tuple_field(i: usize) -> Symbol {
         }
         names[i]
     })
+}
+
+/// The values of `vals` when every one is known at comptime.
+fn all_ct(vals: &[(Val, Span)]) -> Option<Vec<Value>> {
+    let ct = |(v, _): &(Val, Span)| match v {
+        Val::Ct(c) => Some(c.clone()),
+        Val::Rt { .. } => None,
+    };
+    vals.iter().map(ct).collect()
+}
+
+/// UNKNOWN_MEMBER `msg` at `span`, labelled `label`, for the member `name`, with the help
+/// "did you mean `{prefix}{s}`?" when one of `names` is close to it.
+pub(super) fn unknown_member(
+    msg: String,
+    span: Span,
+    label: &str,
+    name: &str,
+    names: &[String],
+    prefix: &str,
+) -> Diagnostic {
+    Diagnostic::error(codes::UNKNOWN_MEMBER, msg, span, label).with_suggestion(
+        name,
+        names.iter().map(String::as_str),
+        |s| format!("did you mean `{prefix}{s}`?"),
+    )
 }

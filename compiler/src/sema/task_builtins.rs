@@ -139,20 +139,35 @@ impl Sema {
         Ok(Val::Ct(Value::Queue(input, i as u8)))
     }
 
+    /// The comptime index `e` of a per-microthread resource (a `thing`; `things` in the
+    /// label): TASK_ID_RANGE unless it names one of the microthreads.
+    pub(super) fn microthread_arg(
+        &mut self,
+        env: &mut Env,
+        e: ExprId,
+        thing: &str,
+        things: &str,
+    ) -> R<u8> {
+        let n = self.eval_int(env, e)?;
+        let uts = csl_arch::fabric::MICROTHREADS;
+        match u8::try_from(n) {
+            Ok(i) if i < uts => Ok(i),
+            _ => {
+                let sp = self.span(env, e);
+                let label = format!("{things} are 0 to {}", uts - 1);
+                Err(self.err(
+                    codes::TASK_ID_RANGE,
+                    format!("{thing} {n} does not exist"),
+                    sp,
+                    label,
+                ))
+            }
+        }
+    }
+
     /// `@get_ut_id`.
     pub(super) fn b_get_ut_id(&mut self, env: &mut Env, c: &Call<'_>) -> R<Val> {
-        let args = c.args;
-        let i = self.eval_int(env, args[0])?;
-        let uts = csl_arch::fabric::MICROTHREADS;
-        if !(0..i128::from(uts)).contains(&i) {
-            let sp = self.span(env, args[0]);
-            return Err(self.err(
-                codes::TASK_ID_RANGE,
-                format!("microthread {i} does not exist"),
-                sp,
-                format!("microthreads are 0 to {}", uts - 1),
-            ));
-        }
+        let i = i128::from(self.microthread_arg(env, c.args[0], "microthread", "microthreads")?);
         let ci = self.types.common.comptime_int;
         Ok(Val::Ct(Value::Struct(Rc::new(vec![(
             "ut".into(),
@@ -179,11 +194,8 @@ impl Sema {
         e: ExprId,
         ty: super::types::TypeId,
     ) -> R<Val> {
-        let v = self.expr(env, e)?;
-        let sp = self.span(env, e);
         let u16t = self.types.common.u16;
-        let v = self.coerce(env, v, u16t, sp)?;
-        match v {
+        match self.expr_as(env, e, u16t)? {
             Val::Rt { reg, .. } => Ok(Val::Rt { reg, ty }),
             Val::Ct(_) => Err(Reported),
         }
@@ -485,13 +497,11 @@ impl Sema {
                         | Type::InputQueue
                 );
                 if !ok {
-                    let d = self.types.display(ty);
-                    return Err(self.err(
-                        codes::TYPE_MISMATCH,
-                        format!("@{n} needs a task id, found {d}"),
-                        sp,
-                        "not a task id",
-                    ));
+                    return Err(
+                        self.err_ty(codes::TYPE_MISMATCH, ty, sp, "not a task id", |d| {
+                            format!("@{n} needs a task id, found {d}")
+                        }),
+                    );
                 }
                 reg
             }

@@ -18,6 +18,7 @@
 //! after every inner variable wrapped around, so `|i, j|{5, 5} -> A[2*i + j]` has
 //! `.stride = .{ 1, -2 }`. With one variable, `.stride = .{ a }`.
 
+use super::call::counted;
 use super::eval::{Env, Local};
 use super::types::Type;
 use super::value::Value;
@@ -39,20 +40,18 @@ impl Sema {
         span: Span,
     ) -> R<Value> {
         if vars.len() != extents.len() {
+            let (v, e) = (
+                counted(vars.len(), "index variable"),
+                counted(extents.len(), "extent"),
+            );
+            let dg = Diagnostic::error(
+                codes::BAD_TENSOR_ACCESS,
+                format!("{v} but {e}"),
+                span,
+                "every variable needs one extent",
+            );
             return Err(self.report(
-                Diagnostic::error(
-                    codes::BAD_TENSOR_ACCESS,
-                    format!(
-                        "{} index variable{} but {} extent{}",
-                        vars.len(),
-                        plural(vars.len()),
-                        extents.len(),
-                        plural(extents.len())
-                    ),
-                    span,
-                    "every variable needs one extent",
-                )
-                .with_help("write one extent per variable, e.g. `|i, j|{M, N} -> A[i, j]`"),
+                dg.with_help("write one extent per variable, e.g. `|i, j|{M, N} -> A[i, j]`"),
             ));
         }
         if vars.is_empty() || vars.len() > 4 {
@@ -121,20 +120,23 @@ impl Sema {
             return Err(self.err_with_type(codes::BAD_TENSOR_ACCESS, msg, bspan, arr_ty));
         };
         if indices.len() != dims.len() {
-            return Err(self.report(
-                Diagnostic::error(
-                    codes::BAD_TENSOR_ACCESS,
-                    format!(
-                        "array of rank {} indexed with {} ind{}",
-                        dims.len(),
-                        indices.len(),
-                        if indices.len() == 1 { "ex" } else { "ices" }
-                    ),
-                    aspan,
-                    "wrong number of indices",
-                )
-                .with_help("give one index per dimension of the array"),
-            ));
+            let ind = if indices.len() == 1 {
+                "index"
+            } else {
+                "indices"
+            };
+            let msg = format!(
+                "array of rank {} indexed with {} {ind}",
+                dims.len(),
+                indices.len()
+            );
+            let dg = Diagnostic::error(
+                codes::BAD_TENSOR_ACCESS,
+                msg,
+                aspan,
+                "wrong number of indices",
+            );
+            return Err(self.report(dg.with_help("give one index per dimension of the array")));
         }
         // Each index as an affine function c + Σ a_v·v, checked at the corners of the box.
         let n = vars.len();
@@ -274,13 +276,13 @@ impl Sema {
             let p = self.place(env, base);
             env.comptime = saved;
             match p? {
-                super::eval::Place::Mem {
+                super::eval::Place::Mem(super::eval::MemPlace {
                     base: super::eval::MemBase::Global(g),
                     off,
                     dyn_off: None,
                     ty,
                     mutable,
-                } => {
+                }) => {
                     let pty = self.types.ptr(ty, !mutable);
                     Ok(Value::GlobalPtr {
                         global: g,
@@ -345,8 +347,4 @@ impl Sema {
         env.scopes.pop();
         r
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

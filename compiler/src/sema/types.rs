@@ -593,21 +593,7 @@ impl TypeStore {
                 format!("fn({}) {}", p.join(", "), self.display(*ret))
             }
             Type::AnonStruct(fields) => {
-                let tuple = !fields.is_empty()
-                    && fields
-                        .iter()
-                        .enumerate()
-                        .all(|(i, (n, _))| *n == i.to_string());
-                let f: Vec<String> = fields
-                    .iter()
-                    .map(|(n, t)| {
-                        if tuple {
-                            self.display(*t)
-                        } else {
-                            format!("{n}: {}", self.display(*t))
-                        }
-                    })
-                    .collect();
+                let f = show_fields(fields, |t| self.display(*t), |n, t| format!("{n}: {t}"));
                 format!("struct {{ {} }}", f.join(", "))
             }
             Type::Module => "imported_module".into(),
@@ -659,4 +645,20 @@ impl TypeStore {
             None => true,
         }
     }
+}
+
+/// The entries of a struct's fields, each shown by `show`: bare for a tuple (fields named
+/// `0`, `1`, ...), otherwise as `named(name, shown)`.
+pub(crate) fn show_fields<T>(
+    fields: &[(crate::symbol::Symbol, T)],
+    show: impl Fn(&T) -> String,
+    named: impl Fn(&crate::symbol::Symbol, String) -> String,
+) -> Vec<String> {
+    let tuple = fields
+        .iter()
+        .enumerate()
+        .all(|(i, (n, _))| *n == i.to_string());
+    let entry =
+        |(n, v): &(crate::symbol::Symbol, T)| if tuple { show(v) } else { named(n, show(v)) };
+    fields.iter().map(entry).collect()
 }

@@ -271,20 +271,8 @@ impl Value {
                 format!("{}{{ {} }}", types.display(*t), f.join(", "))
             }
             Value::Struct(fields) => {
-                let tuple = fields
-                    .iter()
-                    .enumerate()
-                    .all(|(i, (n, _))| *n == i.to_string());
-                let f: Vec<String> = fields
-                    .iter()
-                    .map(|(n, v)| {
-                        if tuple {
-                            v.describe(types)
-                        } else {
-                            format!(".{n} = {}", v.describe(types))
-                        }
-                    })
-                    .collect();
+                let show = |v: &Value| v.describe(types);
+                let f = super::types::show_fields(fields, show, |n, v| format!(".{n} = {v}"));
                 if f.is_empty() {
                     ".{}".to_string()
                 } else {

@@ -127,19 +127,9 @@ impl Sema {
 
     /// `@get_xdsr(n)`.
     pub fn b_get_xdsr(&mut self, env: &mut Env, args: &[ExprId]) -> R<Val> {
-        let n = self.eval_int(env, args[0])?;
         // One extended DSR per microthread.
-        let uts = csl_arch::fabric::MICROTHREADS;
-        if !(0..i128::from(uts)).contains(&n) {
-            let s = self.span(env, args[0]);
-            return Err(self.err(
-                codes::TASK_ID_RANGE,
-                format!("extended DSR {n} does not exist"),
-                s,
-                format!("xdsrs are 0 to {}", uts - 1),
-            ));
-        }
-        Ok(Val::Ct(Value::Xdsr(n as u8)))
+        let n = self.microthread_arg(env, args[0], "extended DSR", "xdsrs")?;
+        Ok(Val::Ct(Value::Xdsr(n)))
     }
 
     /// `@load_to_dsr(dsr, dsd[, config])`: in a top-level comptime block the DSR's initial
@@ -158,16 +148,11 @@ impl Sema {
         );
         let (kind, n) = self.comptime_arg(env, args[0], dsr, what)?;
         let vspan = self.span(env, args[1]);
-        let v = self.expr(env, args[1])?;
-        let vt = self.val_ty(&v);
+        let (v, vt) = self.expr_typed(env, args[1])?;
         if !self.types.get(vt).is_dsd() {
-            let d = self.types.display(vt);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                format!("@load_to_dsr needs a DSD, found {d}"),
-                vspan,
-                "not a DSD",
-            ));
+            return Err(self.arg_ty_err(vt, vspan, "not a DSD", |d| {
+                format!("@load_to_dsr needs a DSD, found {d}")
+            }));
         }
         match (kind, self.types.get(vt)) {
             (0, Type::FabinDsd) => {
@@ -261,12 +246,7 @@ impl Sema {
             (v, _) => v,
         };
         let src = self.materialize(env, v, vspan)?;
-        let dst = self.fb(env).reg();
-        self.fb(env).emit(Inst::GlobalAddr {
-            dst,
-            global: g,
-            offset: 0,
-        });
+        let dst = self.global_addr(env, g, 0);
         self.fb(env).emit(Inst::Copy {
             dst,
             src,

@@ -25,12 +25,11 @@ impl Sema {
             Type::FabinDsd => DsdKind::FabIn,
             Type::FaboutDsd => DsdKind::FabOut,
             _ => {
-                let d = self.types.display(kind_ty);
-                return Err(self.err(
-                    codes::BUILTIN_ARGS,
-                    format!("@get_dsd cannot build a {d}"),
+                return Err(self.arg_ty_err(
+                    kind_ty,
                     kspan,
                     "expected mem1d_dsd, mem4d_dsd, fabin_dsd or fabout_dsd",
+                    |d| format!("@get_dsd cannot build a {d}"),
                 ));
             }
         };
@@ -388,12 +387,7 @@ impl Sema {
             && !env.comptime
         {
             let g = self.dsd_global(d, span, false)?;
-            let dst = self.fb(env).reg();
-            self.fb(env).emit(Inst::GlobalAddr {
-                dst,
-                global: g,
-                offset: 0,
-            });
+            let dst = self.global_addr(env, g, 0);
             self.fb(env).fresh.insert(dst, None);
             return Ok(dst);
         }
@@ -565,8 +559,7 @@ impl Sema {
 
     /// `@set_dsd_base_addr`, `@increment_dsd_offset`, `@set_dsd_length`, `@set_dsd_stride`.
     pub fn b_dsd_modify(&mut self, env: &mut Env, n: &str, args: &[ExprId], _span: Span) -> R<Val> {
-        let dv = self.expr(env, args[0])?;
-        let dty = self.val_ty(&dv);
+        let (dv, dty) = self.expr_typed(env, args[0])?;
         let dspan = self.span(env, args[0]);
         if !self.types.get(dty).is_dsd() {
             return Err(self.err_with_type(
@@ -632,9 +625,7 @@ impl Sema {
             }
             return Ok(Val::Ct(Value::Dsd(Rc::new(nd))));
         }
-        if env.comptime {
-            return Err(self.not_comptime(aspan));
-        }
+        self.runtime_only(env, aspan)?;
         let addr = self.dsd_temp_copy(env, dv, dspan, n != "increment_dsd_offset")?;
         let (field, val) = match n {
             "set_dsd_base_addr" => (DsdField::Base, arg),
@@ -679,13 +670,13 @@ impl Sema {
         (env.comptime, env.ctx) = saved;
         let bspan = self.span(env, args[0]);
         let (g, off, ty) = match place? {
-            crate::sema::eval::Place::Mem {
+            crate::sema::eval::Place::Mem(crate::sema::eval::MemPlace {
                 base: crate::sema::eval::MemBase::Global(g),
                 off,
                 dyn_off: None,
                 ty,
                 ..
-            } => (g, off, ty),
+            }) => (g, off, ty),
             _ => {
                 return Err(self.err(
                     codes::BUILTIN_ARGS,

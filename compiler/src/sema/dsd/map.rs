@@ -9,22 +9,29 @@ use crate::sema::{R, Reported, Sema};
 use crate::source::Span;
 use crate::syntax::ast::ExprId;
 use csl_arch::dsd::field;
+use csl_arch::isa::{BinOp, CmpOp, NumTy, Width};
 
 impl Sema {
+    /// The descriptor address of the mem1d DSD operand `v` of `@map`; the first one sets
+    /// the loop's length `len`.
+    fn map_dsd(&mut self, env: &mut Env, v: Val, span: Span, len: &mut Option<VReg>) -> R<VReg> {
+        let addr = self.materialize(env, v, span)?;
+        if len.is_none() {
+            *len = Some(self.load_desc_field(env, addr, field::LENGTH));
+        }
+        Ok(addr)
+    }
+
     /// `@map(callback, inputs..., [output])` over memory DSDs: lowered to a loop that loads
     /// one element of every DSD input, calls `callback`, and stores its result.
     pub fn b_map(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
-        use csl_arch::isa::{BinOp, CmpOp, NumTy};
         let cspan = self.span(env, args[0]);
-        let what = (
-            codes::BUILTIN_ARGS,
+        let fd = self.func_arg(
+            env,
+            args[0],
             "the first argument of @map must be a function",
-            "not a function",
-        );
-        let fd = self.comptime_arg(env, args[0], Value::into_func, what)?;
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        )?;
+        self.runtime_only(env, span)?;
         let func = self.lower_fn(fd, cspan)?;
         let (ptys, ret) = self.sigs.get(&func).cloned().ok_or(Reported)?;
         let has_out = ret != self.types.common.void;
@@ -66,14 +73,10 @@ impl Sema {
         let mut len: Option<VReg> = None;
         for (&a, &pty) in inputs.iter().zip(&ptys) {
             let aspan = self.span(env, a);
-            let v = self.expr(env, a)?;
-            let vt = self.val_ty(&v);
+            let (v, vt) = self.expr_typed(env, a)?;
             match self.types.get(vt).clone() {
                 Type::Mem1dDsd => {
-                    let addr = self.materialize(env, v, aspan)?;
-                    if len.is_none() {
-                        len = Some(self.load_desc_field(env, addr, field::LENGTH));
-                    }
+                    let addr = self.map_dsd(env, v, aspan, &mut len)?;
                     let esize = self.types.size_of(pty).unwrap_or(4) as u32;
                     ins.push(In::Dsd(addr, esize));
                 }
@@ -94,16 +97,9 @@ impl Sema {
         let out = match output {
             Some(o) => {
                 let ospan = self.span(env, o);
-                let v = self.expr(env, o)?;
-                let vt = self.val_ty(&v);
+                let (v, vt) = self.expr_typed(env, o)?;
                 match self.types.get(vt).clone() {
-                    Type::Mem1dDsd => {
-                        let addr = self.materialize(env, v, ospan)?;
-                        if len.is_none() {
-                            len = Some(self.load_desc_field(env, addr, field::LENGTH));
-                        }
-                        Some((addr, true))
-                    }
+                    Type::Mem1dDsd => Some((self.map_dsd(env, v, ospan, &mut len)?, true)),
                     // A pointer output receives every result (the last one wins; with the
                     // same pointer as an input this is a reduction).
                     Type::Ptr {
@@ -111,15 +107,9 @@ impl Sema {
                         is_const: false,
                     } if elem == ret => Some((self.materialize(env, v, ospan)?, false)),
                     _ => {
-                        let d = self.types.display(vt);
-                        return Err(self.err(
-                            codes::BUILTIN_ARGS,
-                            format!(
-                                "the output of @map must be a mem1d_dsd or a pointer to the callback's result type, found {d}"
-                            ),
-                            ospan,
-                            "wrong output",
-                        ));
+                        return Err(self.arg_ty_err(vt, ospan, "wrong output", |d| {
+                            format!("the output of @map must be a mem1d_dsd or a pointer to the callback's result type, found {d}")
+                        }));
                     }
                 }
             }
@@ -164,10 +154,7 @@ impl Sema {
                 In::Dsd(..) => {
                     let (ptr, _) = cursors[ci];
                     ci += 1;
-                    let w = self
-                        .types
-                        .num_ty(pty)
-                        .map_or(csl_arch::isa::Width::W32, |n| n.width());
+                    let w = self.types.num_ty(pty).map_or(Width::W32, |n| n.width());
                     let dst = self.fb(env).reg();
                     self.fb(env).emit(Inst::Load { w, dst, addr: ptr });
                     call_args.push(dst);
@@ -185,10 +172,7 @@ impl Sema {
             dst: result,
         });
         if let (Some(ptr), Some(r)) = (out_cursor.map(|(p, _)| p).or(out_ptr), result) {
-            let w = self
-                .types
-                .num_ty(ret)
-                .map_or(csl_arch::isa::Width::W32, |n| n.width());
+            let w = self.types.num_ty(ret).map_or(Width::W32, |n| n.width());
             self.fb(env).emit(Inst::Store {
                 w,
                 addr: ptr,
@@ -205,16 +189,10 @@ impl Sema {
 
     pub(super) fn load_desc_field(&mut self, env: &mut Env, desc: VReg, off: u32) -> VReg {
         let o = self.imm(env, off);
-        let a = self.emit_bin(
-            env,
-            csl_arch::isa::BinOp::Add,
-            csl_arch::isa::NumTy::U16,
-            desc,
-            o,
-        );
+        let a = self.emit_bin(env, BinOp::Add, NumTy::U16, desc, o);
         let dst = self.fb(env).reg();
         self.fb(env).emit(Inst::Load {
-            w: csl_arch::isa::Width::W16,
+            w: Width::W16,
             dst,
             addr: a,
         });
@@ -227,13 +205,7 @@ impl Sema {
         let ptr = self.fb(env).copy(base);
         let stride = self.load_desc_field(env, desc, field::STRIDE);
         let e = self.imm(env, esize);
-        let step = self.emit_bin(
-            env,
-            csl_arch::isa::BinOp::Mul,
-            csl_arch::isa::NumTy::U16,
-            stride,
-            e,
-        );
+        let step = self.emit_bin(env, BinOp::Mul, NumTy::U16, stride, e);
         (ptr, step)
     }
 }

@@ -151,9 +151,7 @@ impl Sema {
                 Operand::Scalar(v) => (OperandKind::Scalar, v),
                 Operand::Ptr(v) => (OperandKind::Ptr, v),
             };
-            if env.comptime {
-                return Err(self.not_comptime(aspan));
-            }
+            self.runtime_only(env, aspan)?;
             let r = self.materialize(env, val, aspan)?;
             regs[i] = (kind, Some(r));
         }
@@ -404,14 +402,9 @@ impl Sema {
         let ok_int = matches!(elem, Elem::I16 | Elem::W32) && self.types.is_int(ty);
         let ok_float = matches!(elem, Elem::F16 | Elem::F32) && self.types.is_float(ty);
         if !(ok_int || ok_float) {
-            let d = self.types.display(ty);
-            let w = self.types.display(want);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                format!("expected a DSD or a {w} scalar, found {d}"),
-                span,
-                "wrong operand",
-            ));
+            let (d, w) = (self.types.display(ty), self.types.display(want));
+            let msg = format!("expected a DSD or a {w} scalar, found {d}");
+            return Err(self.err(codes::BUILTIN_ARGS, msg, span, "wrong operand"));
         }
         match v {
             Val::Ct(c) => Ok(Operand::Scalar(Val::Ct(self.coerce_value(c, want, span)?))),
@@ -423,14 +416,9 @@ impl Sema {
                 {
                     Ok(Operand::Scalar(v))
                 } else {
-                    let d = self.types.display(ty);
-                    let w = self.types.display(want);
-                    Err(self.err(
-                        codes::BUILTIN_ARGS,
-                        format!("expected a {w} scalar, found {d}"),
-                        span,
-                        "convert it with @as",
-                    ))
+                    let (d, w) = (self.types.display(ty), self.types.display(want));
+                    let msg = format!("expected a {w} scalar, found {d}");
+                    Err(self.err(codes::BUILTIN_ARGS, msg, span, "convert it with @as"))
                 }
             }
         }
@@ -647,20 +635,15 @@ impl Sema {
     pub(super) fn b_dfilt(&mut self, env: &mut Env, args: &[ExprId], span: Span) -> R<Val> {
         let ast = env.ast.clone();
         let aspan = self.span(env, args[0]);
-        let v = self.expr(env, args[0])?;
-        let vt = self.val_ty(&v);
+        let (v, vt) = self.expr_typed(env, args[0])?;
         let input = matches!(
             self.types.get(vt),
             Type::FabinDsd | Type::Dsr(2) | Type::Dsr(4)
         );
         if !input {
-            let d = self.types.display(vt);
-            return Err(self.err(
-                codes::BUILTIN_ARGS,
-                format!("@dfilt filters a fabin_dsd (or a dsr_src1 holding one), found {d}"),
-                aspan,
-                "not a fabric input",
-            ));
+            return Err(self.arg_ty_err(vt, aspan, "not a fabric input", |d| {
+                format!("@dfilt filters a fabin_dsd (or a dsr_src1 holding one), found {d}")
+            }));
         }
         let queue = match &v {
             Val::Ct(Value::Dsd(d)) => Some(d.queue),
@@ -719,9 +702,7 @@ impl Sema {
                 "add `.async = true`",
             ));
         }
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        self.runtime_only(env, span)?;
         let r = self.materialize(env, v, aspan)?;
         let ut = ut.or(queue).unwrap_or(0);
         let operands = [

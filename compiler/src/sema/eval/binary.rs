@@ -111,16 +111,10 @@ impl Sema {
                 let a = self.materialize(env, lv, lspan)?;
                 let b = self.materialize(env, rv, rspan)?;
                 let Some(nt) = self.types.num_ty(ty) else {
-                    let d = self.types.display(ty);
-                    return Err(self.err(
-                        codes::BAD_OPERAND,
-                        format!(
-                            "operator `{}` is not available at runtime for {d}",
-                            op.symbol()
-                        ),
-                        span,
-                        "here",
-                    ));
+                    let sym = op.symbol();
+                    return Err(self.err_ty(codes::BAD_OPERAND, ty, span, "here", |d| {
+                        format!("operator `{sym}` is not available at runtime for {d}")
+                    }));
                 };
                 let dst = self.fb(env).reg();
                 if is_cmp {
@@ -317,25 +311,18 @@ impl Sema {
             BitXor => x ^ y,
             Shl | Shr => {
                 if y.sign() == Sign::Minus {
-                    return Err(self.err(
-                        codes::OUT_OF_RANGE,
-                        "negative shift amount",
-                        rspan,
-                        "must be non-negative",
-                    ));
+                    return Err(self.negative_shift(rspan));
                 }
                 let n = usize::try_from(&y)
                     .ok()
                     .filter(|n| *n <= MAX_COMPTIME_INT_BITS as usize);
                 if op == Shl && ty != self.types.common.comptime_int {
                     // A fixed-width left operand with a huge comptime amount.
-                    let d = self.types.display(ty);
-                    return Err(self.err(
-                        codes::OUT_OF_RANGE,
-                        format!("shift amount {y} is too large for {d}"),
-                        rspan,
-                        "too large",
-                    ));
+                    return Err(
+                        self.err_ty(codes::OUT_OF_RANGE, ty, rspan, "too large", |d| {
+                            format!("shift amount {y} is too large for {d}")
+                        }),
+                    );
                 }
                 match (op, n) {
                     // Shifting right by more than the width leaves the sign.
@@ -407,12 +394,7 @@ impl Sema {
                                 || (yt != self.types.common.comptime_int
                                     && !self.types.int_fits(yt, y))
                             {
-                                return Err(self.err(
-                                    codes::OUT_OF_RANGE,
-                                    "negative shift amount",
-                                    rspan,
-                                    "must be non-negative",
-                                ));
+                                return Err(self.negative_shift(rspan));
                             }
                             if let Some((_, bits)) = self.types.int_info(ty)
                                 && y >= i128::from(bits)
@@ -450,10 +432,9 @@ impl Sema {
                             return self.fold_big(op, &a, &b, ty, span, rspan);
                         }
                         _ => {
-                            let d = self.types.display(ty);
-                            return Err(self.err(
-                                codes::OUT_OF_RANGE,
-                                format!("comptime arithmetic overflows {d}"),
+                            return Err(self.overflows(
+                                "comptime arithmetic",
+                                ty,
                                 span,
                                 "overflows",
                             ));
@@ -497,19 +478,14 @@ impl Sema {
         rhs: ExprId,
         span: Span,
     ) -> R<Val> {
-        let l = self.expr(env, lhs)?;
-        let lspan = self.span(env, lhs);
         let bool_ = self.types.common.bool_;
-        let l = self.coerce(env, l, bool_, lspan)?;
-        match l {
+        match self.expr_as(env, lhs, bool_)? {
             Val::Ct(Value::Bool(b)) => {
                 // The skipped operand is not even analysed.
                 if (op == BinaryOp::And && !b) || (op == BinaryOp::Or && b) {
                     return Ok(Val::Ct(Value::Bool(b)));
                 }
-                let r = self.expr(env, rhs)?;
-                let rspan = self.span(env, rhs);
-                self.coerce(env, r, bool_, rspan)
+                self.expr_as(env, rhs, bool_)
             }
             Val::Ct(_) => Err(Reported),
             Val::Rt { reg, .. } => {
@@ -524,9 +500,7 @@ impl Sema {
                 };
                 self.fb(env).branch(reg, then, otherwise);
                 self.fb(env).switch_to(rhs_b);
-                let r = self.expr(env, rhs)?;
-                let rspan = self.span(env, rhs);
-                let r = self.coerce(env, r, bool_, rspan)?;
+                let r = self.expr_as(env, rhs, bool_)?;
                 let rr = self.materialize(env, r, span)?;
                 self.fb(env).emit(Inst::Mov {
                     dst: result,
@@ -539,6 +513,16 @@ impl Sema {
                 })
             }
         }
+    }
+
+    /// OUT_OF_RANGE: a comptime shift amount at `span` is negative.
+    fn negative_shift(&mut self, span: Span) -> Reported {
+        self.err(
+            codes::OUT_OF_RANGE,
+            "negative shift amount",
+            span,
+            "must be non-negative",
+        )
     }
 
     // ----- fields, initialisers ----------------------------------------------------------

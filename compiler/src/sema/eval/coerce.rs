@@ -12,15 +12,65 @@ impl Sema {
         }
     }
 
+    /// Evaluates `e` and coerces it to `ty` (reported at `e`'s span).
+    pub fn expr_as(&mut self, env: &mut Env, e: ExprId, ty: TypeId) -> R<Val> {
+        let v = self.expr(env, e)?;
+        let s = self.span(env, e);
+        self.coerce(env, v, ty, s)
+    }
+
+    /// OUT_OF_RANGE: the value `shown` does not fit in type `ty` (an explicit conversion).
+    pub fn does_not_fit(
+        &mut self,
+        shown: impl std::fmt::Display,
+        ty: TypeId,
+        span: Span,
+    ) -> Reported {
+        self.err_ty(codes::OUT_OF_RANGE, ty, span, "out of range", |d| {
+            format!("{shown} does not fit in {d}")
+        })
+    }
+
+    /// OUT_OF_RANGE: the comptime result of `what` overflows type `ty`.
+    pub fn overflows(&mut self, what: &str, ty: TypeId, span: Span, label: &str) -> Reported {
+        self.err_ty(codes::OUT_OF_RANGE, ty, span, label, |d| {
+            format!("{what} overflows {d}")
+        })
+    }
+
+    /// OUT_OF_RANGE: the integer `shown` does not fit in type `ty` (an implicit coercion),
+    /// with the type's range as help.
+    fn int_out_of_range(
+        &mut self,
+        shown: impl std::fmt::Display,
+        ty: TypeId,
+        span: Span,
+    ) -> Reported {
+        let d = self.types.display(ty);
+        let msg = format!("integer {shown} does not fit in {d}");
+        let dg = Diagnostic::error(
+            codes::OUT_OF_RANGE,
+            msg,
+            span,
+            format!("out of range for {d}"),
+        );
+        self.report(dg.with_help(int_range_help(&self.types, ty)))
+    }
+
+    /// Evaluates `e`: its value and that value's type.
+    pub fn expr_typed(&mut self, env: &mut Env, e: ExprId) -> R<(Val, TypeId)> {
+        let v = self.expr(env, e)?;
+        let ty = self.val_ty(&v);
+        Ok((v, ty))
+    }
+
     /// Puts a scalar value into a register.
     pub fn materialize(&mut self, env: &mut Env, v: Val, span: Span) -> R<VReg> {
         let v = match v {
             Val::Rt { reg, .. } => return Ok(reg),
             Val::Ct(v) => v,
         };
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        self.runtime_only(env, span)?;
         let bits = match &v {
             Value::GlobalPtr { global, offset, .. } => {
                 return self.emit_global_addr(env, *global, *offset, span);
@@ -31,13 +81,7 @@ impl Sema {
             }
             Value::Dsr(k, n) => {
                 let g = self.dsr_slot(*k, *n, span)?;
-                let dst = self.fb(env).reg();
-                self.fb(env).emit(Inst::GlobalAddr {
-                    dst,
-                    global: g,
-                    offset: 0,
-                });
-                return Ok(dst);
+                return Ok(self.global_addr(env, g, 0));
             }
             Value::Func(d) => {
                 let f = self.lower_fn(*d, span)?;
@@ -143,31 +187,13 @@ impl Sema {
             }
             (Value::Int(i, _), Type::Int { .. }) => {
                 if !self.types.int_fits(ty, *i) {
-                    let d = self.types.display(ty);
-                    return Err(self.report(
-                        Diagnostic::error(
-                            codes::OUT_OF_RANGE,
-                            format!("integer {i} does not fit in {d}"),
-                            span,
-                            format!("out of range for {d}"),
-                        )
-                        .with_help(int_range_help(&self.types, ty)),
-                    ));
+                    return Err(self.int_out_of_range(i, ty, span));
                 }
                 Some(Value::Int(*i, ty))
             }
             (Value::Int(i, _), Type::ComptimeInt) => Some(Value::Int(*i, ty)),
             (Value::BigInt(b), Type::Int { .. }) => {
-                let d = self.types.display(ty);
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::OUT_OF_RANGE,
-                        format!("integer {b} does not fit in {d}"),
-                        span,
-                        format!("out of range for {d}"),
-                    )
-                    .with_help(int_range_help(&self.types, ty)),
-                ));
+                return Err(self.int_out_of_range(b, ty, span));
             }
             (Value::BigInt(b), Type::F16 | Type::F32 | Type::ComptimeFloat) => {
                 let f = bigint_to_f64(b);

@@ -20,14 +20,8 @@ impl Sema {
             None
         };
         let (mbase, off, dyn_off, arr_ty, mutable) = match base_place {
-            Some(Place::Mem {
-                base,
-                off,
-                dyn_off,
-                ty,
-                mutable,
-            }) if matches!(self.types.get(ty), Type::Array { .. }) => {
-                (base, off, dyn_off, ty, mutable)
+            Some(Place::Mem(m)) if matches!(self.types.get(m.ty), Type::Array { .. }) => {
+                (m.base, m.off, m.dyn_off, m.ty, m.mutable)
             }
             Some(Place::Ct {
                 scope,
@@ -68,13 +62,13 @@ impl Sema {
                             ));
                         }
                         let (coff, dreg) = self.scaled_index(env, indices[0], esize)?;
-                        return Ok(Place::Mem {
+                        return Ok(Place::Mem(MemPlace {
                             base: mb,
                             off: coff,
                             dyn_off: dreg,
                             ty: elem,
                             mutable: !is_const,
-                        });
+                        }));
                     }
                     Type::Ptr { elem, is_const }
                         if matches!(self.types.get(elem), Type::Array { .. }) =>
@@ -149,13 +143,13 @@ impl Sema {
             (Some(a), Some(b)) => Some(self.emit_bin(env, BinOp::Add, NumTy::U16, a, b)),
             (a, b) => a.or(b),
         };
-        Ok(Place::Mem {
+        Ok(Place::Mem(MemPlace {
             base: mbase,
             off: off + const_part as u32,
             dyn_off,
             ty: elem,
             mutable,
-        })
+        }))
     }
 
     pub(super) fn scaled_index(
@@ -386,9 +380,7 @@ impl Sema {
                 ty,
             ));
         }
-        if env.comptime {
-            return Err(self.not_comptime(span));
-        }
+        self.runtime_only(env, span)?;
         let r = self.materialize(env, v, span)?;
         let from = self.types.num_ty(ty).unwrap_or(NumTy::U16);
         if from == NumTy::U16 {

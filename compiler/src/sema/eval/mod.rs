@@ -236,18 +236,43 @@ pub enum Place {
         mutable: bool,
     },
     /// Memory.
-    Mem {
-        /// Base.
-        base: MemBase,
-        /// Constant byte offset.
-        off: u32,
-        /// Dynamic byte offset.
-        dyn_off: Option<VReg>,
-        /// Type of the designated object.
-        ty: TypeId,
-        /// Assignable.
-        mutable: bool,
-    },
+    Mem(MemPlace),
+}
+
+/// An object in memory: its address is `base` plus a constant and an optional dynamic
+/// byte offset.
+#[derive(Clone, Copy, Debug)]
+pub struct MemPlace {
+    /// Base.
+    pub base: MemBase,
+    /// Constant byte offset.
+    pub off: u32,
+    /// Dynamic byte offset.
+    pub dyn_off: Option<VReg>,
+    /// Type of the designated object.
+    pub ty: TypeId,
+    /// Assignable.
+    pub mutable: bool,
+}
+
+impl MemPlace {
+    /// The object of type `ty` at `base` itself (no offset).
+    pub fn at(base: MemBase, ty: TypeId, mutable: bool) -> MemPlace {
+        MemPlace {
+            base,
+            off: 0,
+            dyn_off: None,
+            ty,
+            mutable,
+        }
+    }
+}
+
+impl Place {
+    /// [`MemPlace::at`] as a place.
+    pub fn mem(base: MemBase, ty: TypeId, mutable: bool) -> Place {
+        Place::Mem(MemPlace::at(base, ty, mutable))
+    }
 }
 
 /// The base of a field access: a place, or a value when the base is not a variable.
@@ -276,6 +301,15 @@ impl Sema {
                 Err(self.not_comptime(span))
             }
         }
+    }
+
+    /// Stops with [`Sema::not_comptime`] at `span` when analysing comptime code: what is
+    /// there happens only at run time.
+    pub(crate) fn runtime_only(&mut self, env: &Env, span: Span) -> R<()> {
+        if env.comptime {
+            return Err(self.not_comptime(span));
+        }
+        Ok(())
     }
 
     pub(crate) fn not_comptime(&mut self, span: Span) -> Reported {
@@ -343,7 +377,7 @@ impl Sema {
         } else {
             let span = self.span(env, e);
             match self.stack_guard(span, "expressions") {
-                Ok(()) => self.expr_node(env, e),
+                Ok(()) => self.expr_node(env, e, None),
                 Err(r) => Err(r),
             }
         };
@@ -351,7 +385,9 @@ impl Sema {
         r
     }
 
-    fn expr_node(&mut self, env: &mut Env, e: ExprId) -> R<Val> {
+    /// Analyses expression `e`; `hint` is the type the arms of an `if`, `switch` or
+    /// labelled block should take (see [`Sema::expr_hint`]).
+    fn expr_node(&mut self, env: &mut Env, e: ExprId, hint: Option<TypeId>) -> R<Val> {
         let ast = env.ast.clone();
         let node = &ast.exprs[e];
         let span = node.span;
@@ -386,11 +422,11 @@ impl Sema {
                 cond,
                 then,
                 otherwise,
-            } => self.if_expr(env, *cond, *then, *otherwise, span, None),
+            } => self.if_expr(env, *cond, *then, *otherwise, span, hint),
             ExprKind::Switch { scrutinee, cases } => {
-                self.switch(env, *scrutinee, cases, span, true, None)
+                self.switch(env, *scrutinee, cases, span, true, hint)
             }
-            ExprKind::Block(block) => self.block_expr(env, block, span, None),
+            ExprKind::Block(block) => self.block_expr(env, block, span, hint),
             ExprKind::Comptime(inner) => Ok(Val::Ct(self.eval_comptime(env, *inner)?)),
             ExprKind::ArrayType { dims, elem } => {
                 let mut ds = Vec::new();
@@ -487,15 +523,9 @@ impl Sema {
         let node = &ast.exprs[e];
         let span = node.span;
         match &node.kind {
-            ExprKind::If {
-                cond,
-                then,
-                otherwise,
-            } => self.if_expr(env, *cond, *then, *otherwise, span, hint),
-            ExprKind::Switch { scrutinee, cases } => {
-                self.switch(env, *scrutinee, cases, span, true, hint)
+            ExprKind::If { .. } | ExprKind::Switch { .. } | ExprKind::Block(_) => {
+                self.expr_node(env, e, hint)
             }
-            ExprKind::Block(block) => self.block_expr(env, block, span, hint),
             ExprKind::AnonInit(list)
                 if matches!(self.types.get(h), Type::Struct(_) | Type::Array { .. }) =>
             {
@@ -529,9 +559,7 @@ impl Sema {
             return match &env.scopes[si][li].1 {
                 Local::Value(v) | Local::CtVar(v) => Ok(Val::Ct(v.clone())),
                 Local::Reg { reg, ty, .. } => {
-                    if env.comptime {
-                        return Err(self.not_comptime(span));
-                    }
+                    self.runtime_only(env, span)?;
                     Ok(Val::Rt { reg: *reg, ty: *ty })
                 }
                 Local::Frame { .. } => {
@@ -642,15 +670,8 @@ impl Sema {
         span: Span,
     ) -> Reported {
         let names = self.decl_names(m);
-        let d = Diagnostic::error(
-            codes::UNKNOWN_MEMBER,
-            format!("module has no member `{name}`"),
-            span,
-            "unknown member",
-        )
-        .with_suggestion(name, names.iter().map(String::as_str), |s| {
-            format!("did you mean `{s}`?")
-        });
+        let msg = format!("module has no member `{name}`");
+        let d = super::structs::unknown_member(msg, span, "unknown member", name, &names, "");
         self.report(d)
     }
 
@@ -665,11 +686,8 @@ impl Sema {
         span: Span,
         hint: Option<TypeId>,
     ) -> R<Val> {
-        let c = self.expr(env, cond)?;
-        let cspan = self.span(env, cond);
         let bool_ = self.types.common.bool_;
-        let c = self.coerce(env, c, bool_, cspan)?;
-        match c {
+        match self.expr_as(env, cond, bool_)? {
             Val::Ct(Value::Bool(b)) => self.expr_hint(env, if b { then } else { otherwise }, hint),
             Val::Ct(_) => Err(Reported),
             Val::Rt { reg, .. } => {

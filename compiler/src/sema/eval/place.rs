@@ -10,13 +10,7 @@ impl Sema {
         }
         let g = self.global_of(d, span)?;
         let ty = self.global_type(g);
-        Ok(Place::Mem {
-            base: MemBase::Global(g),
-            off: 0,
-            dyn_off: None,
-            ty,
-            mutable: true,
-        })
+        Ok(Place::mem(MemBase::Global(g), ty, true))
     }
 
     pub(super) fn ident_place(&mut self, env: &mut Env, name: Symbol, span: Span) -> R<Place> {
@@ -25,7 +19,9 @@ impl Sema {
             && let Ok(p) = &r
         {
             let ty = match p {
-                Place::Ct { ty, .. } | Place::Reg { ty, .. } | Place::Mem { ty, .. } => *ty,
+                Place::Ct { ty, .. } | Place::Reg { ty, .. } | Place::Mem(MemPlace { ty, .. }) => {
+                    *ty
+                }
             };
             let def = match env.find(name) {
                 Some(_) => None,
@@ -53,25 +49,17 @@ impl Sema {
                     })
                 }
                 // A runtime aggregate held by address (a capture or a parameter).
-                Local::Reg { reg, ty, mutable } if self.types.is_mem_type(*ty) => Ok(Place::Mem {
-                    base: MemBase::Reg(*reg),
-                    off: 0,
-                    dyn_off: None,
-                    ty: *ty,
-                    mutable: *mutable,
-                }),
+                Local::Reg { reg, ty, mutable } if self.types.is_mem_type(*ty) => {
+                    Ok(Place::mem(MemBase::Reg(*reg), *ty, *mutable))
+                }
                 Local::Reg { reg, ty, mutable } => Ok(Place::Reg {
                     reg: *reg,
                     ty: *ty,
                     mutable: *mutable,
                 }),
-                Local::Frame { off, ty, mutable } => Ok(Place::Mem {
-                    base: MemBase::Frame(*off),
-                    off: 0,
-                    dyn_off: None,
-                    ty: *ty,
-                    mutable: *mutable,
-                }),
+                Local::Frame { off, ty, mutable } => {
+                    Ok(Place::mem(MemBase::Frame(*off), *ty, *mutable))
+                }
                 Local::Poison => Err(Reported),
             };
         }
@@ -151,13 +139,7 @@ impl Sema {
                     }
                 };
                 let base = self.ptr_base(env, pv, pspan)?;
-                Ok(Place::Mem {
-                    base,
-                    off: 0,
-                    dyn_off: None,
-                    ty: elem,
-                    mutable: !is_const,
-                })
+                Ok(Place::mem(base, elem, !is_const))
             }
             _ => Err(self.err(
                 codes::BAD_OPERAND,
@@ -269,30 +251,23 @@ impl Sema {
                 Ok(Val::Ct(v))
             }
             Place::Reg { reg, ty, .. } => Ok(Val::Rt { reg, ty }),
-            Place::Mem {
-                base,
-                off,
-                dyn_off,
-                ty,
-                ..
-            } => {
-                if env.comptime {
-                    return Err(self.not_comptime(span));
-                }
+            Place::Mem(m) => {
+                let ty = m.ty;
+                self.runtime_only(env, span)?;
                 if self.types.is_mem_type(ty) {
-                    let addr = self.place_addr(env, base, off, dyn_off, span)?;
+                    let addr = self.place_addr(env, m, span)?;
                     return Ok(Val::Rt { reg: addr, ty });
                 }
                 let Some(nt) = self.types.num_ty(ty) else {
-                    let d = self.types.display(ty);
-                    return Err(self.err(
+                    return Err(self.err_ty(
                         codes::UNSUPPORTED,
-                        format!("a value of type {d} cannot be loaded into a register"),
+                        ty,
                         span,
                         "index it, or take its address with `&`",
+                        |d| format!("a value of type {d} cannot be loaded into a register"),
                     ));
                 };
-                let addr = self.place_addr(env, base, off, dyn_off, span)?;
+                let addr = self.place_addr(env, m, span)?;
                 let dst = self.fb(env).reg();
                 self.fb(env).emit(Inst::Load {
                     w: nt.width(),
@@ -356,14 +331,9 @@ impl Sema {
                 self.fb(env).emit(Inst::Mov { dst: reg, src });
                 Ok(())
             }
-            Place::Mem {
-                base,
-                off,
-                dyn_off,
-                ty,
-                mutable,
-            } => {
-                if !mutable {
+            Place::Mem(m) => {
+                let ty = m.ty;
+                if !m.mutable {
                     return Err(self.err(
                         codes::ASSIGN_TO_CONST,
                         "cannot assign to a read-only location",
@@ -371,13 +341,11 @@ impl Sema {
                         "this is a constant or is reached through a `*const` pointer",
                     ));
                 }
-                if env.comptime {
-                    return Err(self.not_comptime(target_span));
-                }
+                self.runtime_only(env, target_span)?;
                 let v = self.coerce(env, v, ty, span)?;
                 if self.types.is_mem_type(ty) {
                     let src = self.materialize(env, v, span)?;
-                    let dst = self.place_addr(env, base, off, dyn_off, span)?;
+                    let dst = self.place_addr(env, m, span)?;
                     self.emit_copy(env, dst, src, ty);
                     return Ok(());
                 }
@@ -385,7 +353,7 @@ impl Sema {
                     return Err(self.comptime_only(ty, target_span, "cannot be stored in memory"));
                 };
                 let src = self.materialize(env, v, span)?;
-                let addr = self.place_addr(env, base, off, dyn_off, span)?;
+                let addr = self.place_addr(env, m, span)?;
                 self.fb(env).emit(Inst::Store {
                     w: nt.width(),
                     addr,
@@ -406,14 +374,11 @@ impl Sema {
         self.fb(env).emit(Inst::Copy { dst, src, bytes });
     }
 
-    pub(crate) fn place_addr(
-        &mut self,
-        env: &mut Env,
-        base: MemBase,
-        off: u32,
-        dyn_off: Option<VReg>,
-        span: Span,
-    ) -> R<VReg> {
+    /// The address of memory place `m` in a register.
+    pub(crate) fn place_addr(&mut self, env: &mut Env, m: MemPlace, span: Span) -> R<VReg> {
+        let MemPlace {
+            base, off, dyn_off, ..
+        } = m;
         let b = match base {
             MemBase::Global(g) => self.emit_global_addr(env, g, off, span)?,
             MemBase::Frame(f) => {
@@ -447,13 +412,23 @@ impl Sema {
         if env.comptime && env.ctx != Ctx::TopComptime {
             return Err(self.not_comptime(span));
         }
+        Ok(self.global_addr(env, global, offset))
+    }
+
+    /// Emits the address of byte `offset` of global `global` into a new register.
+    pub(crate) fn global_addr(
+        &mut self,
+        env: &mut Env,
+        global: crate::ir::GlobalId,
+        offset: u32,
+    ) -> VReg {
         let dst = self.fb(env).reg();
         self.fb(env).emit(Inst::GlobalAddr {
             dst,
             global,
             offset,
         });
-        Ok(dst)
+        dst
     }
 }
 

@@ -13,8 +13,7 @@ impl Sema {
         if op == UnaryOp::AddrOf {
             return self.addr_of(env, operand, span);
         }
-        let v = self.expr(env, operand)?;
-        let ty = self.val_ty(&v);
+        let (v, ty) = self.expr_typed(env, operand)?;
         let ospan = self.span(env, operand);
         let ok = match op {
             UnaryOp::Neg => self.types.is_numeric(ty),
@@ -50,13 +49,7 @@ impl Sema {
                         )));
                     };
                     if !self.types.int_fits(t, r) {
-                        let d = self.types.display(t);
-                        return Err(self.err(
-                            codes::OUT_OF_RANGE,
-                            format!("negation overflows {d}"),
-                            span,
-                            "result out of range",
-                        ));
+                        return Err(self.overflows("negation", t, span, "result out of range"));
                     }
                     Value::Int(r, t)
                 }
@@ -118,14 +111,16 @@ impl Sema {
                 Val::Ct(c) if named => {
                     let ty = c.ty(&mut self.types);
                     if self.types.size_of(ty).is_none() || self.types.is_comptime_only(ty) {
-                        let d = self.types.display(ty);
-                        return Err(self.err(
+                        return Err(self.err_ty(
                             codes::NOT_COMPTIME,
-                            format!(
-                                "a value of type {d} exists only at comptime and has no address"
-                            ),
+                            ty,
                             ospan,
                             "comptime-only",
+                            |d| {
+                                format!(
+                                    "a value of type {d} exists only at comptime and has no address"
+                                )
+                            },
                         ));
                     }
                     let g = self.const_global(&c, ty, ospan)?;
@@ -156,29 +151,21 @@ impl Sema {
         let p = self.place(env, operand);
         env.comptime = saved;
         match p? {
-            Place::Mem {
-                base,
-                off,
-                dyn_off,
-                ty,
-                mutable,
-            } => {
-                let pty = self.types.ptr(ty, !mutable);
-                match (base, dyn_off) {
+            Place::Mem(m) => {
+                let pty = self.types.ptr(m.ty, !m.mutable);
+                match (m.base, m.dyn_off) {
                     (MemBase::Global(g), None) => Ok(Val::Ct(Value::GlobalPtr {
                         global: g,
-                        offset: off,
+                        offset: m.off,
                         ty: pty,
                     })),
                     (MemBase::Abs(a), None) => Ok(Val::Ct(Value::AbsPtr {
-                        addr: a + off,
+                        addr: a + m.off,
                         ty: pty,
                     })),
                     _ => {
-                        if env.comptime {
-                            return Err(self.not_comptime(span));
-                        }
-                        let r = self.place_addr(env, base, off, dyn_off, span)?;
+                        self.runtime_only(env, span)?;
+                        let r = self.place_addr(env, m, span)?;
                         Ok(Val::Rt { reg: r, ty: pty })
                     }
                 }
