@@ -571,119 +571,33 @@ comptime {
 
 // ---- expression shapes and precedence ----
 
+/// Every case of `parse_cases.txt` (expressions, operator precedence, literals, types,
+/// initialisers, statements with dangling `else` and loop bodies) prints the tree it lists.
 #[test]
-fn precedence() {
-    assert_eq!(expr("1 + 2 * 3"), "(+ 1 (* 2 3))");
-    assert_eq!(expr("a - b - c"), "(- (- a b) c)");
-    assert_eq!(expr("a << 1 + 2"), "(<< a (+ 1 2))");
-    // & ^ | share one level, left-associative (as in Zig).
-    assert_eq!(expr("a | b & c ^ d"), "(^ (& (| a b) c) d)");
-    assert_eq!(expr("a & b == c"), "(== (& a b) c)");
-    assert_eq!(
-        expr("a < b and c or d and e"),
-        "(or (and (< a b) c) (and d e))"
-    );
-    assert_eq!(expr("-a.b[1]()"), "(Neg (call (index (. a b) 1) ))");
-    assert_eq!(
-        expr("!a and ~b == -c"),
-        "(and (Not a) (== (BitNot b) (Neg c)))"
-    );
-    assert_eq!(expr("&a[i] * *b"), "(* (AddrOf (index a i)) (ptr b))");
-    assert_eq!(expr("comptime f(x) + 1"), "(+ (comptime (call f x)) 1)");
-    assert_eq!(expr("p.*.x"), "(. (deref p) x)");
-    assert_eq!(expr("(a + b) * c"), "(* (+ a b) c)");
-}
-
-#[test]
-fn literals() {
-    assert_eq!(expr("0x1F"), "31");
-    assert_eq!(expr("0b1_0"), "2");
-    assert_eq!(expr("0o17"), "15");
-    assert_eq!(expr("1e-5"), "1e-5");
-    assert_eq!(expr("'\\x0a'"), "10");
-    assert_eq!(expr("'\\u{3bb}'"), "955");
-    assert_eq!(expr("\"a\\tb\\u{3bb}\""), "\"a\\tbλ\"");
-    assert_eq!(expr("true"), "true");
-}
-
-#[test]
-fn types() {
-    assert_eq!(expr("[*]const f32"), "(many-ptr-const f32)");
-    assert_eq!(expr("*const [4]u8"), "(ptr-const (array [4] u8))");
-    assert_eq!(expr("[M, N]f32"), "(array [M N] f32)");
-    assert_eq!(expr("fn(x: i16) void"), "(fn-type [i16] void)");
-    assert_eq!(expr("task() void"), "(task-type [] void)");
-    assert_eq!(expr("enum { a, b }"), "(enum _ a b)");
-    assert_eq!(expr("struct {}"), "(struct )");
-    assert_eq!(
-        expr("@Vector(4, f32){ 1.0, 2.0, }"),
-        "(init (@Vector 4 f32) 1.0 2.0)"
-    );
-    // A prefix type operator binds looser than suffix operators.
-    assert_eq!(expr("*m.T"), "(ptr (. m T))");
-}
-
-#[test]
-fn initialisers() {
-    assert_eq!(expr(".{}"), "(anon )");
-    assert_eq!(expr(".{ 1, 2, }"), "(anon 1 2)");
-    assert_eq!(
-        expr(".{ .a = 1, .b = .{ .c = x } }"),
-        "(anon (.a 1) (.b (anon (.c x))))"
-    );
-    assert_eq!(expr(".{ .{1}, .{} }"), "(anon (anon 1) (anon ))");
-    assert_eq!(expr("T{}"), "(init T )");
-}
-
-#[test]
-fn block_and_if_expressions() {
-    assert_eq!(expr("{}"), "{}");
-    assert_eq!(expr("if (a) b else if (c) d else e"), "(if a b (if c d e))");
-    assert_eq!(expr("if (a) b + 1 else c * 2"), "(if a (+ b 1) (* c 2))");
-    assert_eq!(expr("blk: { break :blk 3; }"), "(blk: {(break :blk 3)})");
-    assert_eq!(
-        expr("switch (x) { 1, 2, => a, else => b = 3, }"),
-        "(switch x (1 2 => a) (else => {(= b 3)}))"
-    );
-}
-
-// ---- statements ----
-
-#[test]
-fn dangling_else_binds_to_the_nearest_if() {
-    assert_eq!(
-        body("if (a) if (b) x(); else y();"),
-        "{(if a {(if b {(call x );} else {(call y );})})}"
-    );
-    assert_eq!(
-        body("if (a) { x(); } else if (b) y(); else { z(); }"),
-        "{(if a {(call x );} else {(if b {(call y );} else {(call z );})})}"
-    );
-}
-
-#[test]
-fn loops_with_statement_bodies() {
-    assert_eq!(
-        body("while (i < 3) i += 1;"),
-        "{(while (< i 3) {(+= i 1)})}"
-    );
-    assert_eq!(
-        body("for (xs) |x| if (x) f();"),
-        "{(for xs |x| {(if x {(call f );})})}"
-    );
-    assert_eq!(body("while (a) : (f()) {}"), "{(while a : (call f ); {})}");
-    assert_eq!(
-        body("for (xs) |x| if (x) f(); else g();"),
-        "{(for xs |x| {(if x {(call f );} else {(call g );})})}"
-    );
-}
-
-#[test]
-fn switch_statement_with_and_without_semicolon() {
-    assert_eq!(
-        body("switch (x) { else => {} } switch (y) { 1 => f(), };"),
-        "{(switch x (else => {})); (switch y (1 => (call f )));}"
-    );
+fn parses_every_listed_case() {
+    let mut failures = Vec::new();
+    for (n, line) in include_str!("parse_cases.txt").lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (kind, rest) = line
+            .split_once(": ")
+            .expect("a case starts with `expr: ` or `body: `");
+        let (src, want) = rest.split_once(" ==> ").expect("a case has ` ==> `");
+        let got = match kind {
+            "expr" => expr(src),
+            "body" => body(src),
+            _ => panic!("line {}: unknown case kind {kind}", n + 1),
+        };
+        if got != want {
+            failures.push(format!(
+                "line {}: {src}\n  want {want}\n  got  {got}",
+                n + 1
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
