@@ -69,7 +69,7 @@ pub struct Capacities {
 pub const SAMPLES_PER_LAUNCH: u32 = 50;
 
 /// Words of the device's `icfg` array (see md.csl).
-const ICFG_LEN: usize = 25;
+const ICFG_LEN: usize = 26;
 
 /// Words of the device's `diag` array (see md.csl).
 pub const DIAG_LEN: usize = 32;
@@ -422,6 +422,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     // Per-PE inputs, row-major over the rectangle.
     let (nloc, nmax) = (caps.nloc as usize, caps.nmax as usize);
     let mut icfg = vec![0u32; npe * ICFG_LEN];
+    let reach = g.pair_reach(b, cfg.rcut);
     let mut fcfg = vec![0u32; npe * 21];
     let mut pos = vec![0u32; npe * 4 * nmax];
     let mut vel = vec![0u32; npe * 3 * nloc];
@@ -445,6 +446,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             ic[1] = cfg.steps;
             ic[2] = cfg.ninner;
             ic[21] = cfg.nsample;
+            ic[25] = reach;
             for ax in 0..3 {
                 ic[3 + 6 * ax..9 + 6 * ax].copy_from_slice(&rings[p][ax].words());
                 ic[22 + ax] = rings[p][ax].order_word();

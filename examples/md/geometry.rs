@@ -180,6 +180,38 @@ impl Geometry {
         Ok(())
     }
 
+    /// Which halo cells can hold a partner within the cutoff, packed for the device's
+    /// pair list (`icfg[25]`, md.csl `build_pairs`). Cells `o = (ox, oy, oz)` apart are at
+    /// least `Σ (max(|o_k| − 1, 0) · w_k)²` apart squared (every atom lies in its cell; no
+    /// axis has fewer than 2·RANGE+1 cells, so |o_k| ≤ RANGE is the minimum image). A
+    /// cell pair whose bound exceeds the cutoff by more than 1 % (far beyond f32
+    /// rounding) holds no pair, and the device skips it: the list keeps the same pairs in
+    /// the same order. For a y-line cell `d` = 0..RANGE cells from the PE's own (nibble
+    /// `d`): bits 0–1 how many x+ cells (1..kx) and bits 2–3 how many z+ x-lines
+    /// (1..kz) to search (an x-line holds cells of every x offset, so a z line counts as
+    /// x offset 0); bits 16–17: how many y+ cells the own atoms search.
+    pub fn pair_reach(&self, box_len: [f64; 3], rcut: f64) -> u32 {
+        let n = [self.nx, self.ny, self.nz()];
+        let w: [f64; 3] = std::array::from_fn(|k| box_len[k] / n[k] as f64);
+        let limit = (1.01 * rcut) * (1.01 * rcut);
+        let near = |o: [usize; 3]| {
+            let d2: f64 = (0..3)
+                .map(|k| (o[k].saturating_sub(1) as f64 * w[k]).powi(2))
+                .sum();
+            d2 <= limit
+        };
+        let reach = |f: &dyn Fn(usize) -> [usize; 3]| {
+            (1..=RANGE).take_while(|&o| near(f(o))).count() as u32
+        };
+        let mut code = 0;
+        for d in 0..=RANGE {
+            let kx = reach(&|o| [o, d, 0]);
+            let kz = reach(&|o| [0, d, o]);
+            code |= (kx | kz << 2) << (4 * d);
+        }
+        code | reach(&|o| [0, o, 0]) << 16
+    }
+
     /// The logical cell of physical PE (px, py).
     pub fn cell(&self, px: usize, py: usize) -> Cell {
         let (gx, ox) = (px / self.nzx, px % self.nzx);
@@ -278,6 +310,15 @@ mod tests {
         assert!(Geometry::new(usize::MAX, 8, 2, 4).is_err());
         let g = Geometry::new(8, 8, 4, 2).unwrap();
         assert!(g.check_cutoff([10.26; 3], 2.5).is_ok());
+        // lj108: cells 1.2825 wide, cutoff 2.5. Cells 3 apart along any axis are at least
+        // 2.565 apart; cells (1, 2, 2) apart at least 1.81: only offset 3 is skipped.
+        assert_eq!(g.pair_reach([10.2599; 3], 2.5), 0x0002_0AAA);
+        // 4,000 atoms (16 cells of 2.137): also every pair of 2-cell offsets (3.02 apart).
+        let g = Geometry::new(16, 16, 4, 4).unwrap();
+        assert_eq!(g.pair_reach([34.1995; 3], 2.5), 0x0002_05AA);
+        // A cutoff the halo just covers (3 cells of 1) skips nothing.
+        let g = Geometry::new(8, 8, 4, 2).unwrap();
+        assert_eq!(g.pair_reach([8.0; 3], 3.0), 0x0003_FFFF);
         assert!(
             Geometry::new(16, 16, 4, 4)
                 .unwrap()
