@@ -247,3 +247,33 @@ fn the_flagship_runs_identically_on_every_thread_count() {
         assert!(observe(threads) == one, "{threads} threads differ from 1");
     }
 }
+
+/// The number of program classes `cslc` makes of `layout.csl` for cells `dims` and
+/// `relay`, with the capacities of lj108.
+fn program_classes(dims: [usize; 4], relay: Relay) -> u64 {
+    let mut cfg = config(dims, 1, Arch::Wse2);
+    cfg.relay = relay;
+    let caps = device::Capacities {
+        nloc: 5,
+        nmax: 26,
+        npair: 28,
+    };
+    let out = device::compile(&cfg.geometry, caps, 2, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    out.metadata["program_classes"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no program_classes in {}", out.metadata))
+}
+
+#[test]
+fn tiles_share_program_classes_on_any_rectangle() {
+    // Only the colour parities, the relay roles of the PE's column and row, and the
+    // barrier's ends and middle make tiles differ (the coordinates are runtime data): at
+    // most 79 classes on either rectangle (15 to 79 by relay), not one per PE (512 on
+    // 32 × 16 and 4,096 on 64 × 64 when the coordinates were params).
+    for relay in [Relay::Switch, Relay::Express, Relay::Ce] {
+        for dims in [[8, 8, 4, 2], [16, 16, 4, 4]] {
+            let n = program_classes(dims, relay);
+            assert!(n <= 80, "{dims:?} {relay:?}: {n} program classes");
+        }
+    }
+}

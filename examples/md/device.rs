@@ -69,7 +69,25 @@ pub struct Capacities {
 pub const SAMPLES_PER_LAUNCH: u32 = 50;
 
 /// Words of the device's `icfg` array (see md.csl).
-const ICFG_LEN: usize = 26;
+const ICFG_LEN: usize = 27;
+
+/// The role of coordinate `c` on an axis of `n` PEs in the barrier's gather (md.csl
+/// `BAR_*`, layout.csl `bar_role`): 0 the low end, 1 the low half, 2 the middle `n / 2`,
+/// 3 the high half, 4 the high end. Runtime data (`icfg[26]`, along the row) rather than a
+/// param, so that it does not split the tiles into more program classes.
+fn bar_role(c: usize, n: usize) -> u32 {
+    if c == n / 2 {
+        2
+    } else if c == 0 {
+        0
+    } else if c == n - 1 {
+        4
+    } else if c < n / 2 {
+        1
+    } else {
+        3
+    }
+}
 
 /// Words of the device's `diag` array (see md.csl).
 pub const DIAG_LEN: usize = 32;
@@ -319,8 +337,9 @@ fn host_err(e: cslsim::host::HostError) -> String {
     e.to_string()
 }
 
-/// Compiles the device program for `g` and `caps`.
-fn compile(
+/// Compiles the device program for `g` and `caps`, with `frames` energy records per PE
+/// and `cfg`'s relay, architecture and optimisation level.
+pub fn compile(
     g: &Geometry,
     caps: Capacities,
     frames: u32,
@@ -447,6 +466,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             ic[2] = cfg.ninner;
             ic[21] = cfg.nsample;
             ic[25] = reach;
+            ic[26] = bar_role(px, w);
             for ax in 0..3 {
                 ic[3 + 6 * ax..9 + 6 * ax].copy_from_slice(&rings[p][ax].words());
                 ic[22 + ax] = rings[p][ax].order_word();
