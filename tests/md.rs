@@ -268,7 +268,7 @@ fn program_classes(dims: [usize; 4], relay: Relay) -> u64 {
 fn tiles_share_program_classes_on_any_rectangle() {
     // Only the colour parities, the relay roles of the PE's column and row, and the
     // barrier's ends and middle make tiles differ (the coordinates are runtime data): at
-    // most 79 classes on either rectangle (15 to 79 by relay), not one per PE (512 on
+    // most 73 classes on either rectangle (13 to 73 by relay), not one per PE (512 on
     // 32 × 16 and 4,096 on 64 × 64 when the coordinates were params).
     for relay in [Relay::Switch, Relay::Express, Relay::Ce] {
         for dims in [[8, 8, 4, 2], [16, 16, 4, 4]] {

@@ -73,7 +73,8 @@ const ICFG_LEN: usize = 27;
 
 /// The role of coordinate `c` on an axis of `n` PEs in the barrier's gather (md.csl
 /// `BAR_*`, layout.csl `bar_role`): 0 the low end, 1 the low half, 2 the middle `n / 2`,
-/// 3 the high half, 4 the high end. Runtime data (`icfg[26]`, along the row) rather than a
+/// 3 the high half, 4 the high end. Runtime data (`icfg[26]`: along the row, in the middle
+/// column along the column) rather than a
 /// param, so that it does not split the tiles into more program classes.
 fn bar_role(c: usize, n: usize) -> u32 {
     if c == n / 2 {
@@ -466,7 +467,11 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
             ic[2] = cfg.ninner;
             ic[21] = cfg.nsample;
             ic[25] = reach;
-            ic[26] = bar_role(px, w);
+            ic[26] = if px == w / 2 {
+                bar_role(py, h)
+            } else {
+                bar_role(px, w)
+            };
             for ax in 0..3 {
                 ic[3 + 6 * ax..9 + 6 * ax].copy_from_slice(&rings[p][ax].words());
                 ic[22 + ax] = rings[p][ax].order_word();
