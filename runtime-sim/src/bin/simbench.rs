@@ -3,7 +3,7 @@
 //! iteration; its east neighbour sums them with a data task).
 //!
 //! `cargo run --release -p cslsim --bin simbench [-- --arch wse2|wse3 --size N --iters N
-//! --threads N]`
+//! --threads N --split N]`
 //!
 //! Prints `active PE-cycles/s: N` (busy PE-cycles, i.e. cycles in which a PE executed an
 //! instruction, started a task or moved a DSD element, per second of wall time) and
@@ -34,6 +34,10 @@ struct Cli {
     /// Threads that step the fabric (default: `CSLSIM_THREADS` or the available cores).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     threads: Option<u32>,
+    /// Fewest active routers or CEs for a phase to be split among the threads (default:
+    /// `cslsim::sim::SPLIT_MIN_ACTIVE`).
+    #[arg(long)]
+    split: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -53,6 +57,9 @@ fn main() -> ExitCode {
     };
     if let Some(t) = cli.threads {
         sim.set_threads(t as usize);
+    }
+    if let Some(s) = cli.split {
+        sim.set_split_threshold(s);
     }
     let start = Instant::now();
     if let Err(e) = sim.run_until_idle(u64::MAX) {
