@@ -30,13 +30,15 @@ pub fn place(f: &mut Function, frozen: &[bool]) {
     f.nregs += max;
     let slot = |i: usize| VReg::new(base as usize + i);
     for (b, block) in f.blocks.iter_mut() {
-        if frozen.get(b.index()).copied().unwrap_or(true) {
+        if frozen.get(b.index()).copied().unwrap_or(true)
+            || !block.insts.iter().any(is_multi_arg_call)
+        {
             continue;
         }
         let mut out = Vec::with_capacity(block.insts.len());
         for mut inst in std::mem::take(&mut block.insts) {
-            if let Inst::Call { args, .. } | Inst::CallInd { args, .. } = &mut inst
-                && args.len() >= 2
+            if is_multi_arg_call(&inst)
+                && let Inst::Call { args, .. } | Inst::CallInd { args, .. } = &mut inst
             {
                 for (i, a) in args.iter_mut().enumerate() {
                     out.push(Inst::Mov {
@@ -50,4 +52,9 @@ pub fn place(f: &mut Function, frozen: &[bool]) {
         }
         block.insts = out;
     }
+}
+
+/// Whether `inst` is a call with at least two arguments (the calls `place` rewrites).
+fn is_multi_arg_call(inst: &Inst) -> bool {
+    matches!(inst, Inst::Call { args, .. } | Inst::CallInd { args, .. } if args.len() >= 2)
 }

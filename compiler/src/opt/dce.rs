@@ -5,12 +5,11 @@
 //! memory-mapped registers or fault), stores, calls, task and DSD operations stay.
 
 use super::rpo;
-use crate::ir::{Function, ImmVal, Inst, VReg};
+use crate::ir::{BlockId, Function, ImmVal, Inst, VReg};
 use cranelift_entity::EntityRef;
 use csl_arch::isa::BinOp;
 
 /// A set of registers.
-#[derive(Clone, PartialEq, Eq)]
 struct RegSet(Vec<u64>);
 
 impl RegSet {
@@ -33,8 +32,8 @@ impl RegSet {
         let i = r.index();
         self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
-    fn union_with(&mut self, o: &RegSet) {
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
+    fn union_with(&mut self, o: &[u64]) {
+        for (a, b) in self.0.iter_mut().zip(o) {
             *a |= b;
         }
     }
@@ -88,49 +87,88 @@ fn coalesce_site(before: &[Inst], v: VReg, t: VReg) -> Option<usize> {
     None
 }
 
-/// Registers live on entry to each block (indexed by block), for the reachable blocks.
-fn live_in(f: &Function) -> Vec<RegSet> {
+/// Per-block register sets in one flat buffer: block `i`'s set is the `words` words from
+/// `i * words` (one allocation for all blocks instead of one per block).
+struct BlockSets {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl BlockSets {
+    fn new(nblocks: usize, nregs: usize) -> BlockSets {
+        let words = nregs.div_ceil(64);
+        BlockSets {
+            words,
+            bits: vec![0; words * nblocks],
+        }
+    }
+    fn get(&self, b: usize) -> &[u64] {
+        &self.bits[b * self.words..(b + 1) * self.words]
+    }
+    fn get_mut(&mut self, b: usize) -> &mut [u64] {
+        &mut self.bits[b * self.words..(b + 1) * self.words]
+    }
+}
+
+fn set_insert(set: &mut [u64], r: VReg) {
+    let i = r.index();
+    if let Some(w) = set.get_mut(i / 64) {
+        *w |= 1 << (i % 64);
+    }
+}
+
+fn set_contains(set: &[u64], r: VReg) -> bool {
+    let i = r.index();
+    set.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+
+/// Registers live on entry to each block (indexed by block), for the reachable blocks of
+/// `order` (the reverse post-order).
+fn live_in(f: &Function, order: &[BlockId]) -> BlockSets {
     let n = f.nregs as usize;
-    let order = rpo(f);
     let nb = f.blocks.len();
     // use/def per block.
-    let mut gen_ = vec![RegSet::new(n); nb];
-    let mut kill = vec![RegSet::new(n); nb];
-    for &b in &order {
-        let (g, k) = (&mut gen_[b.index()], &mut kill[b.index()]);
+    let mut gen_ = BlockSets::new(nb, n);
+    let mut kill = BlockSets::new(nb, n);
+    for &b in order {
+        let (g, k) = (gen_.get_mut(b.index()), kill.get_mut(b.index()));
         let block = &f.blocks[b];
         for inst in &block.insts {
             inst.uses(|r| {
-                if !k.contains(r) {
-                    g.insert(r);
+                if !set_contains(k, r) {
+                    set_insert(g, r);
                 }
             });
             if let Some(d) = inst.def() {
-                k.insert(d);
+                set_insert(k, d);
             }
         }
         if let Some(r) = block.term.use_reg()
-            && !k.contains(r)
+            && !set_contains(k, r)
         {
-            g.insert(r);
+            set_insert(g, r);
         }
     }
-    let mut live = vec![RegSet::new(n); nb];
+    let mut live = BlockSets::new(nb, n);
+    let mut out = vec![0u64; live.words];
     let mut changed = true;
     while changed {
         changed = false;
         for &b in order.iter().rev() {
-            let mut out = RegSet::new(n);
+            out.fill(0);
             for s in f.blocks[b].term.succs() {
-                out.union_with(&live[s.index()]);
+                for (o, l) in out.iter_mut().zip(live.get(s.index())) {
+                    *o |= l;
+                }
             }
             // in = gen ∪ (out − kill)
             let i = b.index();
-            for ((o, k), g) in out.0.iter_mut().zip(&kill[i].0).zip(&gen_[i].0) {
+            for ((o, k), g) in out.iter_mut().zip(kill.get(i)).zip(gen_.get(i)) {
                 *o = (*o & !k) | g;
             }
-            if out != live[i] {
-                live[i] = out;
+            let cur = live.get_mut(i);
+            if out[..] != cur[..] {
+                cur.copy_from_slice(&out);
                 changed = true;
             }
         }
@@ -140,19 +178,23 @@ fn live_in(f: &Function) -> Vec<RegSet> {
 
 /// Removes pure instructions whose results are dead. Returns whether anything changed.
 pub fn run(f: &mut Function) -> bool {
-    let live_in = live_in(f);
+    let order = rpo(f);
+    let live_in = live_in(f, &order);
     let n = f.nregs as usize;
     let mut changed = false;
-    for b in rpo(f) {
-        let mut live = RegSet::new(n);
+    let mut live = RegSet::new(n);
+    let mut keep = Vec::new();
+    for b in order {
+        live.0.fill(0);
         for s in f.blocks[b].term.succs() {
-            live.union_with(&live_in[s.index()]);
+            live.union_with(live_in.get(s.index()));
         }
         let block = &mut f.blocks[b];
         if let Some(r) = block.term.use_reg() {
             live.insert(r);
         }
-        let mut keep = vec![true; block.insts.len()];
+        keep.clear();
+        keep.resize(block.insts.len(), true);
         for i in (0..block.insts.len()).rev() {
             // `t = ...; v = t` with `t` dead afterwards: compute into `v` directly.
             if let Inst::Mov { dst: v, src: t } = block.insts[i]

@@ -8,7 +8,7 @@ use crate::ir::{BlockId, Function, ImmVal, Inst, Term, VReg};
 use cranelift_entity::EntityRef;
 use csl_arch::alu;
 use csl_arch::isa::{BinOp, CmpOp, NumTy, UnOp};
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// What is known about a register's value.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -214,23 +214,43 @@ pub fn run(f: &mut Function) -> bool {
         }
     }
     let mut done = vec![false; n];
-    let mut out: Vec<Option<State>> = vec![None; n];
+    // The final states of the blocks a successor inherits from (sparse: most blocks have
+    // none).
+    let mut out: HashMap<usize, State> = HashMap::default();
+    // How many successors still inherit each block's final state: the last one takes it
+    // instead of copying it.
+    let mut heirs = vec![0u32; n];
+    for &b in &order {
+        for s in f.blocks[b].term.succs() {
+            if preds[s.index()] == 1 && s.index() != 0 {
+                heirs[b.index()] += 1;
+            }
+        }
+    }
     // A block starts an extended basic block unless it has exactly one predecessor (which
     // then precedes it in reverse post-order and hands it its state).
     let root: Vec<bool> = (0..n).map(|i| i == 0 || preds[i] != 1).collect();
     let mut seeds = seeds(f, &order, preds[0] == 0, &root, &pred_of);
     let mut changed = false;
+    // The instructions being rewritten, reused from block to block.
+    let mut insts: Vec<Inst> = Vec::new();
     for &b in &order {
         let i = b.index();
         let mut st = match pred_of[i] {
             Some(p) if preds[i] == 1 && i != 0 && done[p.index()] => {
-                out[p.index()].clone().unwrap_or_default()
+                let h = &mut heirs[p.index()];
+                *h = h.saturating_sub(1);
+                if *h == 0 {
+                    out.remove(&p.index()).unwrap_or_default()
+                } else {
+                    out.get(&p.index()).cloned().unwrap_or_default()
+                }
             }
-            _ => std::mem::take(&mut seeds[i]),
+            _ => seeds.remove(&i).unwrap_or_default(),
         };
         let block = &mut f.blocks[b];
         let old = std::mem::take(&mut block.insts);
-        let mut insts = Vec::with_capacity(old.len());
+        insts.reserve(old.len());
         for mut inst in old.iter().cloned() {
             match &mut inst {
                 // Several arguments stay where they are: they were placed in the argument
@@ -283,10 +303,11 @@ pub fn run(f: &mut Function) -> bool {
             _ => {}
         }
         changed |= old != insts;
-        block.insts = insts;
+        block.insts = std::mem::replace(&mut insts, old);
+        insts.clear();
         done[i] = true;
         if block.term.succs().iter().any(|s| preds[s.index()] == 1) {
-            out[i] = Some(st);
+            out.insert(i, st);
         }
     }
     changed
@@ -308,9 +329,9 @@ fn seeds(
     entry_alone: bool,
     root: &[bool],
     pred_of: &[Option<BlockId>],
-) -> Vec<State> {
+) -> HashMap<usize, State> {
     let n = f.blocks.len();
-    let mut seeds = vec![State::default(); n];
+    let mut seeds = HashMap::default();
     if !entry_alone {
         return seeds;
     }
@@ -326,8 +347,8 @@ fn seeds(
     let idom = dominators(f, order);
     // Single definitions in reverse post-order, indexed by register and by value.
     let mut single: Vec<(BlockId, VReg, Fact)> = Vec::new();
-    let mut single_of: HashMap<VReg, usize> = HashMap::new();
-    let mut by_home: HashMap<Home, Vec<usize>> = HashMap::new();
+    let mut single_of: HashMap<VReg, usize> = HashMap::default();
+    let mut by_home: HashMap<Home, Vec<usize>> = HashMap::default();
     for &b in order {
         for inst in &f.blocks[b].insts {
             let Some(d) = inst.def() else { continue };
@@ -390,8 +411,8 @@ fn seeds(
     };
     // What each extended block reads and materialises, collected at its root.
     let mut region = vec![None::<BlockId>; n];
-    let mut regs: HashMap<BlockId, Vec<VReg>> = HashMap::new();
-    let mut homes: HashMap<BlockId, Vec<Home>> = HashMap::new();
+    let mut regs: Vec<Vec<VReg>> = vec![Vec::new(); n];
+    let mut homes: Vec<Vec<Home>> = vec![Vec::new(); n];
     for &b in order {
         let r = if root[b.index()] {
             b
@@ -401,14 +422,14 @@ fn seeds(
                 .unwrap_or(b)
         };
         region[b.index()] = Some(r);
-        let rs = regs.entry(r).or_default();
+        let rs = &mut regs[r.index()];
         for inst in &f.blocks[b].insts {
             inst.uses(|u| rs.push(u));
         }
         if let Some(u) = f.blocks[b].term.use_reg() {
             rs.push(u);
         }
-        let hs = homes.entry(r).or_default();
+        let hs = &mut homes[r.index()];
         for inst in &f.blocks[b].insts {
             let h = match *inst {
                 Inst::Imm { imm, .. } => Home::Imm(ImmVal::Const(imm)),
@@ -426,8 +447,8 @@ fn seeds(
             continue;
         }
         let mut picked: Vec<usize> = Vec::new();
-        let mut want_homes: Vec<Home> = homes.remove(&b).unwrap_or_default();
-        for r in regs.remove(&b).unwrap_or_default() {
+        let mut want_homes: Vec<Home> = std::mem::take(&mut homes[b.index()]);
+        for r in std::mem::take(&mut regs[b.index()]) {
             if let Some(&k) = single_of.get(&r)
                 && strictly_dominates(single[k].0, b)
             {
@@ -435,7 +456,7 @@ fn seeds(
                 want_homes.extend(home_of_fact(single[k].2));
             }
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::default();
         want_homes.retain(|h| seen.insert(*h));
         for h in want_homes {
             if let Some(k) = by_home.get(&h).and_then(|ks| {
@@ -448,7 +469,10 @@ fn seeds(
         }
         picked.sort_unstable();
         picked.dedup();
-        let st = &mut seeds[b.index()];
+        if picked.is_empty() {
+            continue;
+        }
+        let st: &mut State = seeds.entry(b.index()).or_default();
         for k in picked {
             let (_, d, fact) = single[k];
             st.define(d, Some(fact));

@@ -62,7 +62,8 @@ pub fn optimize_function(f: &mut Function) {
 /// Which blocks the entry reaches.
 pub(crate) fn reachable(f: &Function) -> Vec<bool> {
     let mut seen = vec![false; f.blocks.len()];
-    let mut stack = vec![BlockId::new(0)];
+    let mut stack = Vec::with_capacity(f.blocks.len() + 1);
+    stack.push(BlockId::new(0));
     while let Some(b) = stack.pop() {
         if b.index() >= seen.len() || seen[b.index()] {
             continue;
@@ -79,7 +80,7 @@ pub(crate) fn rpo(f: &Function) -> Vec<BlockId> {
     let mut seen = vec![false; n];
     let mut post = Vec::with_capacity(n);
     // (block, index of the next successor to visit)
-    let mut stack: Vec<(BlockId, usize)> = Vec::new();
+    let mut stack: Vec<(BlockId, usize)> = Vec::with_capacity(n);
     if n > 0 {
         seen[0] = true;
         stack.push((BlockId::new(0), 0));
