@@ -17,10 +17,7 @@ impl RegSet {
         RegSet(vec![0; n.div_ceil(64)])
     }
     fn insert(&mut self, r: VReg) {
-        let i = r.index();
-        if let Some(w) = self.0.get_mut(i / 64) {
-            *w |= 1 << (i % 64);
-        }
+        set_insert(&mut self.0, r);
     }
     fn remove(&mut self, r: VReg) {
         let i = r.index();
@@ -29,8 +26,7 @@ impl RegSet {
         }
     }
     fn contains(&self, r: VReg) -> bool {
-        let i = r.index();
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+        set_contains(&self.0, r)
     }
     fn union_with(&mut self, o: &[u64]) {
         for (a, b) in self.0.iter_mut().zip(o) {
@@ -110,6 +106,7 @@ impl BlockSets {
     }
 }
 
+/// Adds `r` to a register bit set (one bit per register, 64 per word).
 fn set_insert(set: &mut [u64], r: VReg) {
     let i = r.index();
     if let Some(w) = set.get_mut(i / 64) {
@@ -117,6 +114,7 @@ fn set_insert(set: &mut [u64], r: VReg) {
     }
 }
 
+/// Whether `r` is in a register bit set.
 fn set_contains(set: &[u64], r: VReg) -> bool {
     let i = r.index();
     set.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
