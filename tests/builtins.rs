@@ -169,3 +169,18 @@ fn signatures_mark_optional_and_repeated_arguments() {
         assert_eq!(b.params.len(), kinds, "@{}: {:?}", b.name, b.params);
     }
 }
+
+/// `@get_rectangle` gives `u16` fields, as the SDK documents, also in its nested structs.
+#[test]
+fn get_rectangle_fields_are_u16() {
+    let text = "layout { @set_rectangle(1, 1); @set_tile_code(0, 0); \
+                const r = @get_rectangle(); \
+                @comptime_assert(@is_same_type(@type_of(r.width), u16)); \
+                @comptime_assert(@is_same_type(@type_of(r.height), u16)); \
+                @comptime_assert(@is_same_type(@type_of(r.fabric.width), u16)); \
+                @comptime_assert(@is_same_type(@type_of(r.offsets.height), u16)); \
+                @comptime_assert(r.width == 1 and r.height == 1); }\n";
+    let c = compile_text(text);
+    let rendered = cslc::diag::render_all(&c.diagnostics, &c.sources, false);
+    assert!(!c.has_errors(), "{rendered}");
+}

@@ -713,8 +713,9 @@ impl Sema {
                 "no rectangle yet",
             ));
         };
-        let ci = self.types.common.comptime_int;
-        let int = |v: u32| Value::Int(i128::from(v), ci);
+        // The SDK documents every field of the result as `u16`.
+        let u16_ty = self.types.common.u16;
+        let int = |v: u32| Value::Int(i128::from(v), u16_ty);
         let pair = |a: u32, b: u32| {
             Value::Struct(Rc::new(vec![
                 ("width".into(), int(a)),
