@@ -140,7 +140,10 @@ fn the_ce_and_express_relays_give_the_same_rows_as_the_switch_relay() {
     );
     check(&sw.energies);
     for other in [&ce, &ex, &sx] {
-        assert_eq!(format!("{:?}", other.energies), format!("{:?}", sw.energies));
+        assert_eq!(
+            format!("{:?}", other.energies),
+            format!("{:?}", sw.energies)
+        );
     }
     assert!(
         sw.cycles_per_step < sx.cycles_per_step
