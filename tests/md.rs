@@ -171,6 +171,20 @@ fn odd_axes_fold_back_over_express_turnarounds() {
 }
 
 #[test]
+fn a_y_machine_next_to_an_x_ce_ring_on_wse3() {
+    // 7 × 8 × 7 folded 1 × 7: x has fold 1 and keeps the CE ring, y's machine has 7 slots
+    // per cell (a partial segment at the column's end), and WSE-3 releases the barrier
+    // over the channels; the rows are those of the express relay, bit for bit.
+    let d = lj108();
+    let sw = run(&d, &config([7, 8, 1, 7], 2, Arch::Wse3));
+    check(&sw.energies);
+    let mut cfg = config([7, 8, 1, 7], 2, Arch::Wse3);
+    cfg.relay = Relay::Express;
+    let ex = run(&d, &cfg);
+    assert_eq!(format!("{:?}", ex.energies), format!("{:?}", sw.energies));
+}
+
+#[test]
 fn wse3_runs_the_same_program() {
     let out = run(&lj108(), &config([8, 8, 4, 2], 2, Arch::Wse3));
     check(&out.energies);
