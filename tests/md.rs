@@ -24,7 +24,7 @@ fn reference() -> Vec<EnergyRow> {
     energies::parse(&text).unwrap_or_else(|e| panic!("lj108_10.tsv: {e}"))
 }
 
-/// A run with the default relay (the switch machine along x, express links along y).
+/// A run with the default relay (the switch machine along x and y).
 fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
     Config {
         geometry: Geometry::new(dims[0], dims[1], dims[2], dims[3])
@@ -121,24 +121,37 @@ fn other_geometries_agree_with_the_reference_and_each_other() {
 
 #[test]
 fn the_ce_and_express_relays_give_the_same_rows_as_the_switch_relay() {
-    // The baseline (`mdlj --relay ce`: every PE's CE relays every block) and the express
-    // relay (`--relay express`: nzx CE hops per cell shift along x): the same halos in
-    // the same order as the switch relay, so the same sums: the rows are bit-identical,
-    // and the simulated cycles per step fall from one relay to the next.
+    // The baseline (`mdlj --relay ce`: every PE's CE relays every block), the express
+    // relay (`--relay express`: nzx CE hops per cell shift along x) and the switch
+    // machine along x only (`--relay switch-x`): the same halos in the same order as the
+    // switch relay, so the same sums: the rows are bit-identical, and the simulated
+    // cycles per step fall from one relay to the next.
     let d = lj108();
     let with = |relay: Relay| {
         let mut cfg = config([8, 8, 4, 2], 2, Arch::Wse2);
         cfg.relay = relay;
         run(&d, &cfg)
     };
-    let (ce, ex, sw) = (with(Relay::Ce), with(Relay::Express), with(Relay::Switch));
+    let (ce, ex, sx, sw) = (
+        with(Relay::Ce),
+        with(Relay::Express),
+        with(Relay::SwitchX),
+        with(Relay::Switch),
+    );
     check(&sw.energies);
-    assert_eq!(format!("{:?}", ce.energies), format!("{:?}", sw.energies));
-    assert_eq!(format!("{:?}", ex.energies), format!("{:?}", sw.energies));
+    for other in [&ce, &ex, &sx] {
+        assert_eq!(
+            format!("{:?}", other.energies),
+            format!("{:?}", sw.energies)
+        );
+    }
     assert!(
-        sw.cycles_per_step < ex.cycles_per_step && ex.cycles_per_step < ce.cycles_per_step,
-        "switch {} vs express {} vs CE {} cycles per step",
+        sw.cycles_per_step < sx.cycles_per_step
+            && sx.cycles_per_step < ex.cycles_per_step
+            && ex.cycles_per_step < ce.cycles_per_step,
+        "switch {} vs switch-x {} vs express {} vs CE {} cycles per step",
         sw.cycles_per_step,
+        sx.cycles_per_step,
         ex.cycles_per_step,
         ce.cycles_per_step
     );
@@ -148,9 +161,27 @@ fn the_ce_and_express_relays_give_the_same_rows_as_the_switch_relay() {
 fn odd_axes_fold_back_over_express_turnarounds() {
     // 7 × 7 cells with a 2 × 4 block: both rings turn round at the far end in the other
     // direction (an odd number of column and row groups): along x the east end PE is on
-    // the low lane, and its switch machine takes the high lane's colour.
-    let out = run(&lj108(), &config([7, 7, 2, 4], 2, Arch::Wse2));
-    check(&out.energies);
+    // the low lane, and its switch machine takes the high lane's colour; along y the
+    // same with the south end PE. On WSE-3 too (its barrier releases over the channels
+    // when y runs on the machine): the same rows.
+    let a = run(&lj108(), &config([7, 7, 2, 4], 2, Arch::Wse2));
+    check(&a.energies);
+    let b = run(&lj108(), &config([7, 7, 2, 4], 2, Arch::Wse3));
+    assert_eq!(format!("{:?}", a.energies), format!("{:?}", b.energies));
+}
+
+#[test]
+fn a_y_machine_next_to_an_x_ce_ring_on_wse3() {
+    // 7 × 8 × 7 folded 1 × 7: x has fold 1 and keeps the CE ring, y's machine has 7 slots
+    // per cell (a partial segment at the column's end), and WSE-3 releases the barrier
+    // over the channels; the rows are those of the express relay, bit for bit.
+    let d = lj108();
+    let sw = run(&d, &config([7, 8, 1, 7], 2, Arch::Wse3));
+    check(&sw.energies);
+    let mut cfg = config([7, 8, 1, 7], 2, Arch::Wse3);
+    cfg.relay = Relay::Express;
+    let ex = run(&d, &cfg);
+    assert_eq!(format!("{:?}", ex.energies), format!("{:?}", sw.energies));
 }
 
 #[test]
@@ -270,7 +301,7 @@ fn tiles_share_program_classes_on_any_rectangle() {
     // barrier's ends and middle make tiles differ (the coordinates are runtime data): at
     // most 73 classes on either rectangle (13 to 73 by relay), not one per PE (512 on
     // 32 × 16 and 4,096 on 64 × 64 when the coordinates were params).
-    for relay in [Relay::Switch, Relay::Express, Relay::Ce] {
+    for relay in [Relay::Switch, Relay::SwitchX, Relay::Express, Relay::Ce] {
         for dims in [[8, 8, 4, 2], [16, 16, 4, 4]] {
             let n = program_classes(dims, relay);
             assert!(n <= 80, "{dims:?} {relay:?}: {n} program classes");

@@ -359,6 +359,7 @@ pub fn compile(
         ("express_x", u32::from(cfg.relay.express_on(g, 0))),
         ("express_y", u32::from(cfg.relay.express_on(g, 1))),
         ("switch_x", u32::from(cfg.relay.switch_on(g, 0))),
+        ("switch_y", u32::from(cfg.relay.switch_on(g, 1))),
     ];
     let opts = cslc::driver::Options {
         arch: cfg.arch,
@@ -476,8 +477,10 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
                 ic[3 + 6 * ax..9 + 6 * ax].copy_from_slice(&rings[p][ax].words());
                 ic[22 + ax] = rings[p][ax].order_word();
             }
-            if cfg.relay.switch_on(g, 0) {
-                ic[22] |= super::switch::order_bits(g, &c);
+            for ax in 0..2 {
+                if cfg.relay.switch_on(g, ax) {
+                    ic[22 + ax] |= super::switch::order_bits(g, &c, ax);
+                }
             }
             let (centre, width) = cell_frame(d, g, (c.x, c.y, c.z));
             let fc = &mut fcfg[p * 21..(p + 1) * 21];

@@ -77,9 +77,9 @@ struct Cli {
     /// Simulator threads (default: the available cores; results are identical for any N).
     #[arg(long)]
     threads: Option<u64>,
-    /// How halos travel: switch (default: seed 002's switch machine along x, express
-    /// links along y), express (express links along x and y) or ce (the baseline CE
-    /// relay).
+    /// How halos travel: switch (default: seed 002's switch machine along x and y),
+    /// switch-x (the machine along x, express links along y), express (express links
+    /// along x and y) or ce (the baseline CE relay).
     #[arg(long, default_value = "switch")]
     relay: String,
     /// Print cycles per phase and the stall fraction.
@@ -167,7 +167,12 @@ fn parse_args() -> Result<Args, String> {
             "express" => Relay::Express,
             "ce" => Relay::Ce,
             "switch" => Relay::Switch,
-            v => return Err(format!("--relay: `{v}` is not express, switch or ce")),
+            "switch-x" => Relay::SwitchX,
+            v => {
+                return Err(format!(
+                    "--relay: `{v}` is not switch, switch-x, express or ce"
+                ));
+            }
         },
         threads: match c.threads {
             Some(0) => return Err("--threads: give at least one thread".into()),
@@ -328,6 +333,7 @@ fn real_main() -> Result<(), String> {
             Relay::Express => "express",
             Relay::Ce => "CE",
             Relay::Switch => "switch",
+            Relay::SwitchX => "switch-x",
         },
         a.steps * a.ninner
     );

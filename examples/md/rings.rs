@@ -46,11 +46,14 @@ pub enum Relay {
     /// through the routers only (nzx hops per cell shift, no passenger blocks). Axes whose
     /// fold is 1 (nzx = 1 or nzy = 1) keep the CE ring.
     Express,
-    /// Seed 002's switch machine along x (`switch.rs`, DESIGN.md): one send and one
-    /// receive per PE and cell shift, the block crossing nzx − 1 slots in the routers;
-    /// y uses express links. An x fold of 1 keeps the CE ring. The default.
+    /// Seed 002's switch machine along x and y (`switch.rs`, DESIGN.md): one send and
+    /// one receive per PE and cell shift, the block crossing nzx − 1 (nzy − 1) slots in
+    /// the routers. An axis whose fold is 1 keeps the CE ring. The default.
     #[default]
     Switch,
+    /// The switch machine along x only, express links along y (`--relay switch-x`, the
+    /// default before y had the machine).
+    SwitchX,
 }
 
 impl Relay {
@@ -59,14 +62,20 @@ impl Relay {
         let on = match self {
             Relay::Ce => false,
             Relay::Express => true,
-            Relay::Switch => ax == 1,
+            Relay::Switch => false,
+            Relay::SwitchX => ax == 1,
         };
         on && [g.nzx, g.nzy, 0][ax] >= 2
     }
 
     /// Whether axis `ax` of `g` uses the switch machine.
     pub fn switch_on(self, g: &Geometry, ax: usize) -> bool {
-        self == Relay::Switch && ax == 0 && g.nzx >= 2
+        let on = match self {
+            Relay::Switch => ax < 2,
+            Relay::SwitchX => ax == 0,
+            _ => false,
+        };
+        on && [g.nzx, g.nzy, 0][ax] >= 2
     }
 
     /// Whether axis `ax` has one slot per PE (the express and switch relays' rings).
@@ -352,7 +361,7 @@ mod tests {
 
     #[test]
     fn rings_shift_one_cell() {
-        for relay in [Relay::Ce, Relay::Express, Relay::Switch] {
+        for relay in [Relay::Ce, Relay::Express, Relay::Switch, Relay::SwitchX] {
             for (nx, ny, nzx, nzy) in GEOMETRIES {
                 check(&Geometry::new(nx, ny, nzx, nzy).expect("geometry"), relay);
             }

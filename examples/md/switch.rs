@@ -11,8 +11,9 @@
 //! as head when it is `f`, as forwarder otherwise, and the trailing partial segment
 //! (`s >= ⌊n/(f+1)⌋·(f+1)`) starts all heads; pop on advance, no ring mode; after its
 //! block a tail sends the CE-filtered trailers `(adv, adv, rst)` and `(adv)`. The device
-//! side (`md.csl`, `layout.csl`) puts these switches on the x lanes of every row; how the
-//! ring turns round at the row's ends without a moat is in DESIGN.md.
+//! side (`md.csl`, `layout.csl`) puts these switches on the x lanes of every row and the
+//! y lanes of every column (slot `nzy·y + izy` of the column, `f` = nzy); how the ring
+//! turns round at a line's ends without a moat is in DESIGN.md.
 
 use super::geometry::{Cell, Geometry};
 
@@ -42,12 +43,16 @@ pub fn receive_first(s: usize, n: usize, f: usize) -> bool {
     start_position(s, n, f) == 3
 }
 
-/// The switch bits of a PE's x ordering word (`icfg[22]`): bit 3 the x axis uses the
-/// switch machine, bit 4 the forward stream (blocks to x + 1, ring slots `nzx·x + izx`)
+/// The switch bits of a PE's ordering word of axis `ax` (0 = x: `icfg[22]`, 1 = y:
+/// `icfg[23]`): bit 3 the axis uses the switch machine, bit 4 the forward stream (blocks
+/// to x + 1, ring slots `nzx·x + izx` of the row; along y `nzy·y + izy` of the column)
 /// receives first, bit 5 the backward stream (slots in the reverse order) does.
-pub fn order_bits(g: &Geometry, c: &Cell) -> u32 {
-    let (n, f) = (g.width(), g.nzx);
-    let sf = f * c.x + c.izx;
+pub fn order_bits(g: &Geometry, c: &Cell, ax: usize) -> u32 {
+    let (n, f, sf) = if ax == 0 {
+        (g.width(), g.nzx, g.nzx * c.x + c.izx)
+    } else {
+        (g.height(), g.nzy, g.nzy * c.y + c.izy)
+    };
     let sb = n - 1 - sf;
     8 | (u32::from(receive_first(sf, n, f)) << 4) | (u32::from(receive_first(sb, n, f)) << 5)
 }
@@ -166,8 +171,9 @@ mod tests {
 
     #[test]
     fn one_shift_moves_every_block_one_cell_and_brings_every_switch_home() {
-        // Every x ring length the tests and benchmarks use (W = nx·nzx: 8×4, 8×2, 7×7,
-        // 7×2, 16×4), odd and even, with and without a partial segment, and more.
+        // Every x and y ring length the tests and benchmarks use (W = nx·nzx, H = ny·nzy:
+        // 8×4, 8×2, 7×7, 7×2, 16×4, 8×4 along y too), odd and even, with and without a
+        // partial segment, and more.
         for f in 2..=7 {
             for nx in 7..=17 {
                 let n = nx * f;
@@ -179,11 +185,12 @@ mod tests {
         }
     }
 
-    /// `layout.csl`'s switch roles of column `px` (a copy of its formulas): the ring slot
-    /// in the forward and backward shift, and whether the machine of each stream is on
-    /// the low lane's colour.
-    fn layout_roles(g: &Geometry, px: usize) -> ([usize; 2], [bool; 2]) {
-        let (nx, nzx, w) = (g.nx, g.nzx, g.width());
+    /// `layout.csl`'s switch roles of column `px` along a row of `nx` cells folded `nzx`
+    /// (or, the same formulas with y's names, of row `py` along a column of `ny` cells
+    /// folded `nzy`): the ring slot in the forward and backward shift, and whether the
+    /// machine of each stream is on the low lane's colour.
+    fn layout_roles(nx: usize, nzx: usize, px: usize) -> ([usize; 2], [bool; 2]) {
+        let w = nx * nzx;
         let (gx, ox) = (px / nzx, px % nzx);
         let xev = gx % 2 == 0;
         let izx = if xev { ox } else { nzx - 1 - ox };
@@ -207,12 +214,73 @@ mod tests {
         ([sf, w - 1 - sf], [m_f_lo, m_b_lo])
     }
 
+    /// Follows a burst from every PE of a line (a row: `ax` 0, or a column: `ax` 1) of `g`
+    /// through the routers `layout.csl` configures: plain forwards in the colour's flow,
+    /// the colour swap at the two end PEs, up to the first router that has its machine on
+    /// the handling colour. That must be the PE of the next ring slot, and the slots must
+    /// be the geometry's (`nzx·x + izx` along a row, `nzy·y + izy` along a column).
+    fn check_line_routes(g: &Geometry, ax: usize) {
+        let (nx, nzx) = if ax == 0 {
+            (g.nx, g.nzx)
+        } else {
+            (g.ny, g.nzy)
+        };
+        let w = nx * nzx;
+        let roles: Vec<_> = (0..w).map(|p| layout_roles(nx, nzx, p)).collect();
+        for (p, (slots, _)) in roles.iter().enumerate() {
+            let want = if ax == 0 {
+                let c = g.cell(p, 0);
+                nzx * c.x + c.izx
+            } else {
+                let c = g.cell(0, p);
+                nzx * c.y + c.izy
+            };
+            assert_eq!(slots[0], want, "axis {ax} {nx}x{nzx}: PE {p}");
+        }
+        for st in 0..2 {
+            // The low lane's colour flows east in the forward shift, west in the
+            // backward one; the high lane's the other way.
+            let lo_east = st == 0;
+            let flows_east = |lo: bool| lo == lo_east;
+            for px in 0..w {
+                let (slots, lanes) = roles[px];
+                let mut lo = lanes[st];
+                // A machine sends downstream: inward at the ends, else in its flow.
+                let mut east = if px == 0 {
+                    true
+                } else if px == w - 1 {
+                    false
+                } else {
+                    flows_east(lo)
+                };
+                let mut q = px;
+                let next = loop {
+                    q = if east { q + 1 } else { q - 1 };
+                    if q == 0 || q == w - 1 {
+                        // Both colours of the pair swap here.
+                        lo = !lo;
+                    }
+                    if roles[q].1[st] == lo {
+                        break q;
+                    }
+                    assert!(
+                        q != 0 && q != w - 1,
+                        "axis {ax} {nx}x{nzx} stream {st}: a burst from {px} dies at the end PE {q}"
+                    );
+                    east = flows_east(lo);
+                };
+                assert_eq!(
+                    roles[next].0[st],
+                    (slots[st] + 1) % w,
+                    "axis {ax} {nx}x{nzx} stream {st}: PE {px} (slot {}) reaches PE {next}",
+                    slots[st]
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_row_routes_join_every_slot_to_the_next_one() {
-        // Follow a burst from every PE of a row through the routers `layout.csl`
-        // configures: plain forwards in the colour's flow, the colour swap at the two end
-        // PEs, up to the first router that has its machine on the handling colour. That
-        // must be the PE of the next ring slot, and the slots must be the geometry's.
         for (nx, nzx, nzy) in [
             (8, 4, 2),
             (8, 2, 4),
@@ -223,54 +291,60 @@ mod tests {
             (7, 5, 2),
             (10, 6, 2),
         ] {
-            let g = Geometry::new(nx, 8, nzx, nzy).expect("geometry");
-            let w = g.width();
-            let roles: Vec<_> = (0..w).map(|px| layout_roles(&g, px)).collect();
-            for (px, (slots, _)) in roles.iter().enumerate() {
-                let c = g.cell(px, 0);
-                assert_eq!(slots[0], nzx * c.x + c.izx, "{nx}x{nzx}: column {px}");
-            }
-            for st in 0..2 {
-                // The low lane's colour flows east in the forward shift, west in the
-                // backward one; the high lane's the other way.
-                let lo_east = st == 0;
-                let flows_east = |lo: bool| lo == lo_east;
-                for px in 0..w {
-                    let (slots, lanes) = roles[px];
-                    let mut lo = lanes[st];
-                    // A machine sends downstream: inward at the ends, else in its flow.
-                    let mut east = if px == 0 {
-                        true
-                    } else if px == w - 1 {
-                        false
-                    } else {
-                        flows_east(lo)
-                    };
-                    let mut q = px;
-                    let next = loop {
-                        q = if east { q + 1 } else { q - 1 };
-                        if q == 0 || q == w - 1 {
-                            // Both colours of the pair swap here.
-                            lo = !lo;
-                        }
-                        if roles[q].1[st] == lo {
-                            break q;
-                        }
-                        assert!(
-                            q != 0 && q != w - 1,
-                            "{nx}x{nzx} stream {st}: a burst from {px} dies at the end PE {q}"
-                        );
-                        east = flows_east(lo);
-                    };
+            check_line_routes(&Geometry::new(nx, 8, nzx, nzy).expect("geometry"), 0);
+        }
+    }
+
+    #[test]
+    fn the_column_routes_join_every_slot_to_the_next_one() {
+        // The y lanes (layout.csl's y formulas are x's with ny, nzy, py): odd and even
+        // ny, folds 2 to 7, with and without a partial segment (ny·nzy mod (nzy + 1)).
+        for (ny, nzx, nzy) in [
+            (8, 4, 2),
+            (8, 2, 4),
+            (7, 1, 7),
+            (7, 4, 2),
+            (16, 4, 4),
+            (9, 4, 3),
+            (7, 2, 5),
+            (10, 2, 6),
+            (11, 4, 2),
+        ] {
+            check_line_routes(&Geometry::new(8, ny, nzx, nzy).expect("geometry"), 1);
+        }
+    }
+
+    #[test]
+    fn order_bits_follow_the_start_positions_on_both_axes() {
+        // A PE receives first exactly where its slot starts as a head, for the forward
+        // slot and for the backward (reversed) one; the bit of the other axis's geometry
+        // must not leak in (a 2 × 4 fold makes the two axes differ).
+        let g = Geometry::new(8, 8, 2, 4).expect("geometry");
+        let (w, h) = (g.width(), g.height());
+        let mut heads = [0usize; 2];
+        for py in 0..h {
+            for px in 0..w {
+                let c = g.cell(px, py);
+                for (ax, n, f, s) in [(0, w, 2, 2 * c.x + c.izx), (1, h, 4, 4 * c.y + c.izy)] {
+                    let b = order_bits(&g, &c, ax);
+                    assert_eq!(b & 8, 8);
                     assert_eq!(
-                        roles[next].0[st],
-                        (slots[st] + 1) % w,
-                        "{nx}x{nzx} stream {st}: column {px} (slot {}) reaches column {next}",
-                        slots[st]
+                        b & 16 != 0,
+                        start_position(s, n, f) == 3,
+                        "{px},{py} axis {ax}"
                     );
+                    assert_eq!(
+                        b & 32 != 0,
+                        start_position(n - 1 - s, n, f) == 3,
+                        "{px},{py} axis {ax}"
+                    );
+                    heads[ax] += usize::from(b & 16 != 0);
                 }
             }
         }
+        // Rows of 16 slots in segments of 3 (5 heads and a partial segment of 1 head),
+        // columns of 32 slots in segments of 5 (6 heads and 2 in the partial segment).
+        assert_eq!(heads, [6 * h, 8 * w]);
     }
 
     #[test]
