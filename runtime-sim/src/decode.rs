@@ -1,11 +1,12 @@
 //! Pre-decoded instructions: at load, each instruction of a class is translated once into
 //! a [`Fast`] form that the interpreter dispatches without looking at operand types. Only
 //! the hot, simple instructions get a fast form (32-bit integer arithmetic and compares,
-//! immediates, moves, branches); everything else is [`Fast::Slow`] and runs through the
-//! general `Op` interpreter in `exec`. A fast form computes exactly what
+//! immediates, moves, branches, loads); everything else is [`Fast::Slow`] and runs through
+//! the general `Op` interpreter in `exec` (so does a load from outside SRAM: a
+//! memory-mapped register or a fault). A fast form computes exactly what
 //! [`csl_arch::alu`] computes for its `Op` (checked by the tests below).
 
-use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg};
+use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg, Width};
 
 /// Whether `ty` is signed, for the two 32-bit integer types (the only ones with fast forms).
 fn signed_32(ty: NumTy) -> Option<bool> {
@@ -139,6 +140,19 @@ pub(crate) enum Fast {
         cond: u16,
         target: u32,
     },
+    /// `dst = load(addr)`: the register's value as the byte address.
+    Load {
+        w: Width,
+        dst: u16,
+        addr: u16,
+    },
+    /// `dst = load((addr + off) & 0xffff)`.
+    LoadOff {
+        w: Width,
+        dst: u16,
+        addr: u16,
+        off: u16,
+    },
 }
 
 /// The fast form of every instruction of `code`.
@@ -197,6 +211,17 @@ fn fast(op: &Op) -> Fast {
         Op::BrFalse { cond, target } => Fast::BrFalse {
             cond: cond.0,
             target,
+        },
+        Op::Load { w, dst, addr } => Fast::Load {
+            w,
+            dst: dst.0,
+            addr: addr.0,
+        },
+        Op::LoadOff { w, dst, addr, off } => Fast::LoadOff {
+            w,
+            dst: dst.0,
+            addr: addr.0,
+            off,
         },
         _ => Fast::Slow,
     }

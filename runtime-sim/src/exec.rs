@@ -46,11 +46,8 @@ pub(crate) fn step<const REC: bool>(
     let Some(&fast) = class.fast().get(pc as usize) else {
         return Err(FaultKind::PcOutOfRange { pc });
     };
-    if let Some(next) = exec_fast(pe, env, base, fast, pc) {
+    if let Some(next) = exec_fast(pe, env, base, fast, pc, true) {
         pe.cur.pc = next;
-        if env.run_ahead && !REC && !pe.traced && pe.stall == 0 {
-            run_ahead(pe, class, env);
-        }
         return Ok(true);
     }
     let Some(&op) = class.code().get(pc as usize) else {
@@ -90,9 +87,17 @@ pub(crate) fn step<const REC: bool>(
                 },
             };
             match dsd::issue(pe, &class.out_queue_color, env, &args)? {
-                Issued::Sync(exec) => {
+                Issued::Sync(mut exec) => {
                     if REC && let Some(r) = pe.perf.as_deref_mut() {
                         r.op_start(crate::perfetto::MAIN_SLOT, exec.op.name(), now);
+                    }
+                    // The setup cycles of a synchronous operation change nothing but its
+                    // counter: they become stall cycles of the PE, which can sleep
+                    // through them (busy cycles either way). Not on traced or recorded
+                    // PEs, whose every tick is seen.
+                    if env.run_ahead && !REC && !pe.traced {
+                        pe.stall += exec.setup;
+                        exec.setup = 0;
                     }
                     pe.main_op = Some(exec);
                 }
@@ -232,9 +237,18 @@ pub(crate) fn step<const REC: bool>(
 }
 
 /// Executes the fast form `fast` of the instruction at `pc` in the frame at register
-/// `base`; returns the next pc, or `None` for [`Fast::Slow`] (nothing done).
+/// `base`; returns the next pc, or `None` (nothing done) for [`Fast::Slow`], for a load
+/// outside SRAM (a memory-mapped register, or a fault: the general interpreter does it)
+/// and for any load unless `loads`.
 #[inline(always)]
-fn exec_fast(pe: &mut Pe, env: &Env, base: usize, fast: Fast, pc: u32) -> Option<u32> {
+fn exec_fast(
+    pe: &mut Pe,
+    env: &Env,
+    base: usize,
+    fast: Fast,
+    pc: u32,
+    loads: bool,
+) -> Option<u32> {
     macro_rules! f {
         ($reg:expr) => {
             pe.regs[base + usize::from($reg)]
@@ -267,32 +281,63 @@ fn exec_fast(pe: &mut Pe, env: &Env, base: usize, fast: Fast, pc: u32) -> Option
                 pe.stall += env.branch_not_taken_extra;
             }
         }
+        Fast::Load { w, dst, addr } => {
+            if !loads {
+                return None;
+            }
+            let v = sram_read(&pe.mem, f!(addr), w)?;
+            f!(dst) = v;
+        }
+        Fast::LoadOff { w, dst, addr, off } => {
+            if !loads {
+                return None;
+            }
+            let v = sram_read(&pe.mem, offset_addr(f!(addr), off), w)?;
+            f!(dst) = v;
+        }
     }
     Some(next)
+}
+
+/// A load of width `w` from SRAM address `a` (`None` outside SRAM: a memory-mapped
+/// register or a fault, left to [`load`]).
+#[inline(always)]
+fn sram_read(mem: &Mem, a: u32, w: Width) -> Option<u32> {
+    if u64::from(a) + u64::from(w.bytes()) > u64::from(PE_MEMORY_BYTES) {
+        return None;
+    }
+    mem.read(a, w)
 }
 
 /// Most instructions [`run_ahead`] executes at once.
 const RUN_AHEAD_MAX: u32 = 32;
 
 /// **Running ahead** on instructions (ours; invisible to the program and to every
-/// figure): after the instruction of this cycle, the following instructions that have a
-/// fast form (register arithmetic, compares, immediates, moves, branches, none of which
-/// touches memory, the fabric or anything but the running frame's registers and pc)
-/// execute at once, up to [`RUN_AHEAD_MAX`], and the PE stalls one cycle for each
-/// (`Pe::stall`, with `Pe::ahead` counting them so that each is counted as an executed
-/// instruction in the cycle it would have run: the busy, stalled and instruction counts
-/// of every cycle stay as they were). Nothing else reads a running task's registers: the
-/// control dispatch and microthreads that run during those cycles touch only memory,
-/// queues and task bits, and the stretch stops before any instruction without a fast form
-/// (loads, stores, DSD operations, calls, returns), so every instruction that can fault
-/// or be seen runs in its own cycle. Off when branches cost extra cycles, on traced or
-/// recorded PEs, and with `Simulator::set_run_ahead(false)`.
+/// figure): after the main thread's action of this cycle (an instruction, a task start,
+/// the completion of a synchronous DSD operation; `ce::tick` calls this when the task
+/// runs on with no stall pending), the following instructions that have a fast form
+/// (register arithmetic, compares, immediates, moves, branches, and loads from the PE's
+/// own SRAM) execute at once, up to [`RUN_AHEAD_MAX`], and the PE stalls one cycle for
+/// each (`Pe::stall`, with `Pe::ahead` counting them so that each is counted as an
+/// executed instruction in the cycle it would have run: the busy, stalled and instruction
+/// counts of every cycle stay as they were). Nothing else reads a running task's
+/// registers: the control dispatch and microthreads that run during those cycles touch
+/// only memory, queues and task bits. Loads run ahead only while no microthread runs
+/// (nothing in the stretch can start one), so nothing on the PE writes its memory before
+/// the cycle each load stands for; the host copies to a PE only once it is quiescent,
+/// which a stalled PE is not (except past the copy time-out, as for DSD operations that
+/// run ahead, `dsd::step`). The stretch stops before any instruction without a fast form
+/// (stores, memory-mapped registers, DSD operations, calls, returns, task bits) and
+/// before a load that would fault, so every instruction that can fault or be seen runs in
+/// its own cycle. Off when branches cost extra cycles, on traced or recorded PEs, and
+/// with `Simulator::set_run_ahead(false)`.
 #[inline(never)]
-fn run_ahead(pe: &mut Pe, class: &Class, env: &Env) {
+pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env) {
     if env.branch_taken_extra != 0 || env.branch_not_taken_extra != 0 {
         return;
     }
     let base = pe.cur.base as usize;
+    let loads = pe.ut_busy == 0;
     let fast = class.fast();
     let mut n = 0;
     while n < RUN_AHEAD_MAX {
@@ -300,7 +345,7 @@ fn run_ahead(pe: &mut Pe, class: &Class, env: &Env) {
         let Some(&f) = fast.get(pc as usize) else {
             break;
         };
-        let Some(next) = exec_fast(pe, env, base, f, pc) else {
+        let Some(next) = exec_fast(pe, env, base, f, pc, loads) else {
             break;
         };
         pe.cur.pc = next;
