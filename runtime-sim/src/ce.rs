@@ -164,7 +164,7 @@ pub(crate) fn tick<const REC: bool>(
         && pe.task.is_some()
         && pe.main_op.is_none()
     {
-        crate::exec::run_ahead(pe, class, env);
+        crate::exec::run_ahead(pe, class, env, now);
     }
     if out.progressed {
         pe.busy_cycles += 1;

@@ -1,9 +1,9 @@
 //! Pre-decoded instructions: at load, each instruction of a class is translated once into
 //! a [`Fast`] form that the interpreter dispatches without looking at operand types. Only
 //! the hot, simple instructions get a fast form (32-bit integer arithmetic and compares,
-//! immediates, moves, branches, loads); everything else is [`Fast::Slow`] and runs through
-//! the general `Op` interpreter in `exec` (so does a load from outside SRAM: a
-//! memory-mapped register or a fault). A fast form computes exactly what
+//! immediates, moves, branches, loads, stores, returns); everything else is [`Fast::Slow`]
+//! and runs through the general `Op` interpreter in `exec` (so does a load or store outside
+//! SRAM, a memory-mapped register or a fault, and a return outside a run-ahead stretch). A fast form computes exactly what
 //! [`csl_arch::alu`] computes for its `Op` (checked by the tests below).
 
 use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg, Width};
@@ -153,6 +153,25 @@ pub(crate) enum Fast {
         addr: u16,
         off: u16,
     },
+    /// `store(addr) = src`.
+    Store {
+        w: Width,
+        addr: u16,
+        src: u16,
+    },
+    /// `store((addr + off) & 0xffff) = src`.
+    StoreOff {
+        w: Width,
+        addr: u16,
+        off: u16,
+        src: u16,
+    },
+    /// `ret src` (run by the general interpreter except when running ahead, `exec`).
+    Ret {
+        src: u16,
+    },
+    /// `ret` without a value (likewise).
+    RetVoid,
 }
 
 /// The fast form of every instruction of `code`.
@@ -223,6 +242,19 @@ fn fast(op: &Op) -> Fast {
             addr: addr.0,
             off,
         },
+        Op::Store { w, addr, src } => Fast::Store {
+            w,
+            addr: addr.0,
+            src: src.0,
+        },
+        Op::StoreOff { w, addr, off, src } => Fast::StoreOff {
+            w,
+            addr: addr.0,
+            off,
+            src: src.0,
+        },
+        Op::Ret { src } => Fast::Ret { src: src.0 },
+        Op::RetVoid {} => Fast::RetVoid,
         _ => Fast::Slow,
     }
 }

@@ -18,7 +18,7 @@ use crate::decode::Fast;
 use crate::dsd::{self, Env, IssueArgs, Issued, Site};
 use crate::error::FaultKind;
 use crate::mem::Mem;
-use crate::pe::Pe;
+use crate::pe::{AheadStore, Pe};
 use crate::router::Router;
 use csl_arch::dsd::{DESC_BYTES, DsdField, field};
 use csl_arch::fabric::{NUM_COLORS, PE_MEMORY_BYTES, mmio};
@@ -46,7 +46,7 @@ pub(crate) fn step<const REC: bool>(
     let Some(&fast) = class.fast().get(pc as usize) else {
         return Err(FaultKind::PcOutOfRange { pc });
     };
-    if let Some(next) = exec_fast(pe, env, base, fast, pc, true) {
+    if let Some(next) = exec_fast::<false>(pe, env, base, fast, pc, true, now) {
         pe.cur.pc = next;
         return Ok(true);
     }
@@ -237,17 +237,20 @@ pub(crate) fn step<const REC: bool>(
 }
 
 /// Executes the fast form `fast` of the instruction at `pc` in the frame at register
-/// `base`; returns the next pc, or `None` (nothing done) for [`Fast::Slow`], for a load
-/// outside SRAM (a memory-mapped register, or a fault: the general interpreter does it)
-/// and for any load unless `loads`.
+/// `base`; returns the next pc, or `None` (nothing done) for [`Fast::Slow`], for a
+/// return, for a load or store outside SRAM (a memory-mapped register, or a fault: the
+/// general interpreter does them) and for any load or store unless `mem`. `AHEAD`: the
+/// instruction runs ahead for cycle `due` (`run_ahead`), and a store is logged so that it
+/// can be held back from the host (`Pe::hold_stores`).
 #[inline(always)]
-fn exec_fast(
+fn exec_fast<const AHEAD: bool>(
     pe: &mut Pe,
     env: &Env,
     base: usize,
     fast: Fast,
     pc: u32,
-    loads: bool,
+    mem: bool,
+    due: u64,
 ) -> Option<u32> {
     macro_rules! f {
         ($reg:expr) => {
@@ -256,7 +259,7 @@ fn exec_fast(
     }
     let mut next = pc.wrapping_add(1);
     match fast {
-        Fast::Slow => return None,
+        Fast::Slow | Fast::Ret { .. } | Fast::RetVoid => return None,
         Fast::Bin { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
         Fast::BinImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
         Fast::Imm { dst, imm } => f!(dst) = imm,
@@ -282,18 +285,32 @@ fn exec_fast(
             }
         }
         Fast::Load { w, dst, addr } => {
-            if !loads {
+            if !mem {
                 return None;
             }
             let v = sram_read(&pe.mem, f!(addr), w)?;
             f!(dst) = v;
         }
         Fast::LoadOff { w, dst, addr, off } => {
-            if !loads {
+            if !mem {
                 return None;
             }
             let v = sram_read(&pe.mem, offset_addr(f!(addr), off), w)?;
             f!(dst) = v;
+        }
+        Fast::Store { w, addr, src } => {
+            if !mem {
+                return None;
+            }
+            let (a, v) = (f!(addr), f!(src));
+            sram_write::<AHEAD>(pe, a, w, v, due)?;
+        }
+        Fast::StoreOff { w, addr, off, src } => {
+            if !mem {
+                return None;
+            }
+            let (a, v) = (offset_addr(f!(addr), off), f!(src));
+            sram_write::<AHEAD>(pe, a, w, v, due)?;
         }
     }
     Some(next)
@@ -309,35 +326,65 @@ fn sram_read(mem: &Mem, a: u32, w: Width) -> Option<u32> {
     mem.read(a, w)
 }
 
+/// A store of width `w` to SRAM address `a` (`None`, nothing done, outside SRAM: left to
+/// [`store`]); `AHEAD`: logged with the cycle `due` it stands for.
+#[inline(always)]
+fn sram_write<const AHEAD: bool>(pe: &mut Pe, a: u32, w: Width, v: u32, due: u64) -> Option<()> {
+    if u64::from(a) + u64::from(w.bytes()) > u64::from(PE_MEMORY_BYTES) {
+        return None;
+    }
+    if AHEAD {
+        let old = pe.mem.read(a, w)?;
+        pe.ahead_stores.push(AheadStore {
+            due,
+            addr: a,
+            w,
+            old,
+            new: v,
+        });
+    }
+    pe.mem.write(a, w, v).then_some(())
+}
+
 /// Most instructions [`run_ahead`] executes at once.
 const RUN_AHEAD_MAX: u32 = 32;
 
 /// **Running ahead** on instructions (ours; invisible to the program and to every
-/// figure): after the main thread's action of this cycle (an instruction, a task start,
+/// figure): after the main thread's action of cycle `now` (an instruction, a task start,
 /// the completion of a synchronous DSD operation; `ce::tick` calls this when the task
 /// runs on with no stall pending), the following instructions that have a fast form
-/// (register arithmetic, compares, immediates, moves, branches, and loads from the PE's
-/// own SRAM) execute at once, up to [`RUN_AHEAD_MAX`], and the PE stalls one cycle for
-/// each (`Pe::stall`, with `Pe::ahead` counting them so that each is counted as an
-/// executed instruction in the cycle it would have run: the busy, stalled and instruction
-/// counts of every cycle stay as they were). Nothing else reads a running task's
-/// registers: the control dispatch and microthreads that run during those cycles touch
-/// only memory, queues and task bits. Loads run ahead only while no microthread runs
-/// (nothing in the stretch can start one), so nothing on the PE writes its memory before
-/// the cycle each load stands for; the host copies to a PE only once it is quiescent,
-/// which a stalled PE is not (except past the copy time-out, as for DSD operations that
-/// run ahead, `dsd::step`). The stretch stops before any instruction without a fast form
-/// (stores, memory-mapped registers, DSD operations, calls, returns, task bits) and
-/// before a load that would fault, so every instruction that can fault or be seen runs in
-/// its own cycle. Off when branches cost extra cycles, on traced or recorded PEs, and
-/// with `Simulator::set_run_ahead(false)`.
+/// (register arithmetic, compares, immediates, moves, branches, loads and stores of the
+/// PE's own SRAM, returns) execute at once, up to [`RUN_AHEAD_MAX`], and the PE stalls
+/// one cycle for each (`Pe::stall`, with `Pe::ahead` counting them so that each is
+/// counted as an executed instruction in the cycle it would have run: the busy, stalled
+/// and instruction counts of every cycle stay as they were). The stretch ends after a
+/// return from the task's bottom frame (the task ends; the picker runs when the stall is
+/// over, in the cycle it would have).
+///
+/// Why nothing can tell: nothing else reads a running task's registers or frames (the
+/// control dispatch and microthreads that run during those cycles touch only memory,
+/// queues and task bits; a PE with a stall pending is not free for the host whatever its
+/// task). Loads and stores run ahead only while no microthread runs (nothing in the
+/// stretch can start one), so nothing on the PE reads or writes its memory before the
+/// cycle each access stands for. The host reads a PE's memory only between runs: every
+/// store that ran ahead for a cycle not reached yet is logged (`Pe::ahead_stores`), taken
+/// back when a run returns and made again when the next one starts
+/// (`Simulator::settle`, `Simulator::resume`). Host copies wait until a PE is quiescent,
+/// which a stalled PE is not, so a load cannot miss a host write (except past the copy
+/// time-out, as for DSD operations that run ahead, `dsd::step`). The stretch stops before
+/// any instruction without a fast form (memory-mapped registers, DSD operations, calls,
+/// task bits) and before a load, store or return that would fault, so every instruction
+/// that can fault or be seen runs in its own cycle. Off when branches cost extra cycles,
+/// on traced or recorded PEs, and with `Simulator::set_run_ahead(false)`.
 #[inline(never)]
-pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env) {
+pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
     if env.branch_taken_extra != 0 || env.branch_not_taken_extra != 0 {
         return;
     }
-    let base = pe.cur.base as usize;
-    let loads = pe.ut_busy == 0;
+    // Every store logged by an earlier stretch is in the past (no stall is pending).
+    pe.ahead_stores.clear();
+    let mut base = pe.cur.base as usize;
+    let mem = pe.ut_busy == 0;
     let fast = class.fast();
     let mut n = 0;
     while n < RUN_AHEAD_MAX {
@@ -345,7 +392,27 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env) {
         let Some(&f) = fast.get(pc as usize) else {
             break;
         };
-        let Some(next) = exec_fast(pe, env, base, f, pc, loads) else {
+        let ret = match f {
+            Fast::Ret { src } => Some(Some(pe.regs[base + usize::from(src)])),
+            Fast::RetVoid => Some(None),
+            _ => None,
+        };
+        if let Some(v) = ret {
+            // `ret` changes nothing when it faults: that cycle runs it again.
+            match pe.ret(v) {
+                Ok(ended) => {
+                    n += 1;
+                    if ended {
+                        break;
+                    }
+                    base = pe.cur.base as usize;
+                    continue;
+                }
+                Err(_) => break,
+            }
+        }
+        let due = now + 1 + u64::from(n);
+        let Some(next) = exec_fast::<true>(pe, env, base, f, pc, mem, due) else {
             break;
         };
         pe.cur.pc = next;

@@ -664,6 +664,7 @@ impl Simulator {
         cond: impl FnMut(&Simulator) -> bool,
         max_cycles: u64,
     ) -> Result<RunEnd, SimError> {
+        self.resume();
         let r = self.run_until_inner(cond, max_cycles);
         self.settle();
         r
@@ -719,6 +720,7 @@ impl Simulator {
 
     /// Lets `cycles` cycles pass: whatever has work runs; if nothing has, the clock jumps.
     pub fn advance(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
+        self.resume();
         let r = self.advance_inner(cycles, max_cycles);
         self.settle();
         r
