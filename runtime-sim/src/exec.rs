@@ -413,6 +413,10 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
         }
         let due = now + 1 + u64::from(n);
         let Some(next) = exec_fast::<true>(pe, env, base, f, pc, mem, due) else {
+            // A synchronous DSD operation ends the stretch: issued ahead if it can be.
+            if f == Fast::Slow && mem && issue_ahead(pe, class, env, base, pc) {
+                n += 1;
+            }
             break;
         };
         pe.cur.pc = next;
@@ -420,6 +424,71 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
     }
     pe.stall += n;
     pe.ahead += n;
+    if let Some(op) = pe.main_op.as_deref_mut() {
+        // Issued ahead: its setup cycles follow the instructions (as at `step`).
+        pe.stall += op.setup;
+        op.setup = 0;
+    }
+}
+
+/// Issues the synchronous DSD operation at `pc` ahead of its cycle (`run_ahead`), if it
+/// is one and neither faults nor reads the fabric; returns whether it did. Issuing reads
+/// the instruction's registers and its descriptors in the PE's memory, which nothing
+/// changes before that cycle (no microthread runs); an operation with a fabric input
+/// also reads and marks the input buffer's control-wavelet state, which the control
+/// dispatch may change meanwhile, so it is left to its cycle. Until then the operation
+/// only waits in `Pe::main_op` behind the stall (the deadlock report counts a PE with
+/// instructions pending as running them).
+fn issue_ahead(pe: &mut Pe, class: &Class, env: &Env, base: usize, pc: u32) -> bool {
+    let Some(&Op::DsdOp {
+        op,
+        kinds,
+        cfg,
+        done,
+        ut,
+        dst,
+        a,
+        b,
+        c,
+        idx,
+    }) = class.code().get(pc as usize)
+    else {
+        return false;
+    };
+    if cfg & csl_arch::dsd::cfg::ASYNC != 0 {
+        return false;
+    }
+    let regs = &pe.regs;
+    let r = |x: csl_arch::isa::Reg| regs.get(base + usize::from(x.0)).copied().unwrap_or(0);
+    let args = IssueArgs {
+        op,
+        kinds,
+        cfg,
+        done,
+        ut,
+        vals: [r(dst), r(a), r(b), r(c), r(idx)],
+        site: Site {
+            task: pe.task,
+            func: pe.cur.func,
+            pc,
+        },
+    };
+    let term_bufs = pe.term_bufs;
+    match dsd::issue(pe, &class.out_queue_color, env, &args) {
+        Ok(Issued::Sync(exec)) if !exec.reads_fabric() => {
+            pe.main_op = Some(exec);
+            pe.cur.pc = pc.wrapping_add(1);
+            true
+        }
+        Ok(Issued::Sync(exec)) => {
+            // Undone: issuing changed nothing else.
+            pe.term_bufs = term_bufs;
+            pe.recycle_op(exec);
+            false
+        }
+        // (Not asynchronous; a fault happens in the instruction's own cycle.)
+        Ok(Issued::Async | Issued::UtBusy) | Err(_) => false,
+    }
 }
 
 /// The address `addr + off` of a `load_off`/`store_off`: 16-bit arithmetic.

@@ -1127,7 +1127,26 @@ impl Simulator {
             color: None,
             queue: None,
         };
-        if let Some(op) = &pe.main_op {
+        if let Some(op) = &pe.main_op
+            && pe.ahead > 0
+        {
+            // Issued ahead (`exec::run_ahead`): in this cycle the task still runs the
+            // instructions before it, or stands at it (the case below).
+            if pe.ahead == 1
+                && let Some(Op::DsdOp { ut, .. }) = class.code().get(op.site.pc as usize)
+            {
+                out.push(Waiting {
+                    pe: pe.loc,
+                    reason: WaitReason::MicrothreadBusy {
+                        ut: ut & 7,
+                        task: op.site.task,
+                        func: name(op.site.func),
+                        pc: op.site.pc,
+                        line: class.line_at(op.site.pc),
+                    },
+                });
+            }
+        } else if let Some(op) = &pe.main_op {
             out.push(Waiting {
                 pe: pe.loc,
                 reason: WaitReason::SyncOp {
