@@ -808,8 +808,12 @@ pub(crate) fn step(
             flags: fl,
             ..
         } if sends_at(fl & flags::SIMD_MASK, k, last) => {
-            let room = router
-                .ensure_color(color)
+            // (Usually configured: `ensure_color` creates the state only when needed.)
+            let cs = match router.slot.get(usize::from(color)) {
+                Some(&s) if s != crate::router::NO_SLOT => router.color(color),
+                _ => router.ensure_color(color).map(|c| &*c),
+            };
+            let room = cs
                 .and_then(|cs| cs.rings.get(RAMP))
                 .is_some_and(|r: &Ring| r.has_room(usize::from(depth), now));
             if !room {
@@ -934,7 +938,9 @@ pub(crate) fn step(
             if last && fl & flags::ADVANCE_SWITCH != 0 {
                 wf |= wflags::ADVANCE;
             }
-            router.ensure_color(color);
+            if router.color(color).is_none() {
+                router.ensure_color(color);
+            }
             router.push(
                 color,
                 RAMP,

@@ -392,35 +392,38 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
         let Some(&f) = fast.get(pc as usize) else {
             break;
         };
-        let ret = match f {
-            Fast::Ret { src } => Some(Some(pe.regs[base + usize::from(src)])),
-            Fast::RetVoid => Some(None),
-            _ => None,
-        };
-        if let Some(v) = ret {
-            // `ret` changes nothing when it faults: that cycle runs it again.
-            match pe.ret(v) {
-                Ok(ended) => {
-                    n += 1;
-                    if ended {
-                        break;
-                    }
-                    base = pe.cur.base as usize;
-                    continue;
-                }
-                Err(_) => break,
-            }
-        }
         let due = now + 1 + u64::from(n);
-        let Some(next) = exec_fast::<true>(pe, env, base, f, pc, mem, due) else {
-            // A synchronous DSD operation ends the stretch: issued ahead if it can be.
-            if f == Fast::Slow && mem && issue_ahead(pe, class, env, base, pc) {
-                n += 1;
+        if let Some(next) = exec_fast::<true>(pe, env, base, f, pc, mem, due) {
+            pe.cur.pc = next;
+            n += 1;
+            continue;
+        }
+        // Not run by `exec_fast`: a return, or what ends the stretch.
+        let value = match f {
+            Fast::Ret { src } => Some(pe.regs[base + usize::from(src)]),
+            Fast::RetVoid => None,
+            Fast::Slow => {
+                // A synchronous DSD operation ends the stretch: issued ahead if it can be.
+                if mem && issue_ahead(pe, class, env, base, pc) {
+                    n += 1;
+                }
+                break;
             }
-            break;
+            _ => break,
         };
-        pe.cur.pc = next;
-        n += 1;
+        // `ret` changes nothing when it faults: that cycle runs it again.
+        match pe.ret(value) {
+            Ok(false) => {
+                n += 1;
+                base = pe.cur.base as usize;
+            }
+            Ok(true) => {
+                // The task ended.
+                n += 1;
+                break;
+            }
+            Err(_) => break,
+        }
     }
     pe.stall += n;
     pe.ahead += n;
