@@ -104,9 +104,15 @@ impl IntOp {
     }
 }
 
-/// The pre-decoded form of one instruction (registers are frame-relative indices).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Fast {
+/// Defines [`Fast`] with one variant per integer operation and operand form (register
+/// `R`, immediate `I`), so that the interpreter dispatches an arithmetic instruction
+/// with one jump instead of one on the form and one on the operation, and the
+/// conversions from [`IntOp`].
+macro_rules! fast_forms {
+    ($($op:ident => $r:ident, $i:ident;)*) => {
+        /// The pre-decoded form of one instruction (registers are frame-relative indices).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum Fast {
     /// Run the general interpreter on the `Op`.
     Slow,
     Imm {
@@ -116,18 +122,6 @@ pub(crate) enum Fast {
     Mov {
         dst: u16,
         src: u16,
-    },
-    Bin {
-        op: IntOp,
-        dst: u16,
-        a: u16,
-        b: u16,
-    },
-    BinImm {
-        op: IntOp,
-        dst: u16,
-        a: u16,
-        imm: u32,
     },
     Jump {
         target: u32,
@@ -172,31 +166,75 @@ pub(crate) enum Fast {
     },
     /// `ret` without a value (likewise).
     RetVoid,
+            $(
+                /// `dst = a <op> b`.
+                $r { dst: u16, a: u16, b: u16 },
+                /// `dst = a <op> imm`.
+                $i { dst: u16, a: u16, imm: u32 },
+            )*
+        }
+
+        /// The fast form `dst = a <op> b`, if `op` has one.
+        fn bin(op: Option<IntOp>, dst: Reg, a: Reg, b: Reg) -> Fast {
+            let (dst, a, b) = (dst.0, a.0, b.0);
+            match op {
+                $(Some(IntOp::$op) => Fast::$r { dst, a, b },)*
+                None => Fast::Slow,
+            }
+        }
+
+        /// The fast form `dst = a <op> imm`, if `op` has one.
+        fn bin_imm(op: Option<IntOp>, dst: Reg, a: Reg, imm: u32) -> Fast {
+            let (dst, a) = (dst.0, a.0);
+            match op {
+                $(Some(IntOp::$op) => Fast::$i { dst, a, imm },)*
+                None => Fast::Slow,
+            }
+        }
+
+        impl Fast {
+            /// For an integer operation: its destination register and its value with the
+            /// frame's registers `regs` (`None` for any other form).
+            #[inline(always)]
+            pub(crate) fn int(self, regs: &[u32]) -> Option<(u16, u32)> {
+                let r = |x: u16| regs.get(usize::from(x)).copied().unwrap_or(0);
+                match self {
+                    $(
+                        Fast::$r { dst, a, b } => Some((dst, IntOp::$op.apply(r(a), r(b)))),
+                        Fast::$i { dst, a, imm } => Some((dst, IntOp::$op.apply(r(a), imm))),
+                    )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+fast_forms! {
+    Add => AddR, AddI;
+    Sub => SubR, SubI;
+    Mul => MulR, MulI;
+    And => AndR, AndI;
+    Or => OrR, OrI;
+    Xor => XorR, XorI;
+    Shl => ShlR, ShlI;
+    ShrU => ShrUR, ShrUI;
+    ShrS => ShrSR, ShrSI;
+    Eq => EqR, EqI;
+    Ne => NeR, NeI;
+    LtU => LtUR, LtUI;
+    LeU => LeUR, LeUI;
+    GtU => GtUR, GtUI;
+    GeU => GeUR, GeUI;
+    LtS => LtSR, LtSI;
+    LeS => LeSR, LeSI;
+    GtS => GtSR, GtSI;
+    GeS => GeSR, GeSI;
 }
 
 /// The fast form of every instruction of `code`.
 pub(crate) fn predecode(code: &[Op]) -> Vec<Fast> {
     code.iter().map(fast).collect()
-}
-
-/// The fast form `dst = a <op> b`, if `op` has one.
-fn bin(op: Option<IntOp>, dst: Reg, a: Reg, b: Reg) -> Fast {
-    op.map_or(Fast::Slow, |op| Fast::Bin {
-        op,
-        dst: dst.0,
-        a: a.0,
-        b: b.0,
-    })
-}
-
-/// The fast form `dst = a <op> imm`, if `op` has one.
-fn bin_imm(op: Option<IntOp>, dst: Reg, a: Reg, imm: u32) -> Fast {
-    op.map_or(Fast::Slow, |op| Fast::BinImm {
-        op,
-        dst: dst.0,
-        a: a.0,
-        imm,
-    })
 }
 
 fn fast(op: &Op) -> Fast {

@@ -258,10 +258,13 @@ fn exec_fast<const AHEAD: bool>(
         };
     }
     let mut next = pc.wrapping_add(1);
+    if let Some((dst, v)) = fast.int(pe.regs.get(base..).unwrap_or(&[])) {
+        f!(dst) = v;
+        return Some(next);
+    }
     match fast {
+        // (Integer operations are done above.)
         Fast::Slow | Fast::Ret { .. } | Fast::RetVoid => return None,
-        Fast::Bin { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
-        Fast::BinImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
         Fast::Imm { dst, imm } => f!(dst) = imm,
         Fast::Mov { dst, src } => f!(dst) = f!(src),
         Fast::Jump { target } => {
@@ -312,6 +315,7 @@ fn exec_fast<const AHEAD: bool>(
             let (a, v) = (offset_addr(f!(addr), off), f!(src));
             sram_write::<AHEAD>(pe, a, w, v, due)?;
         }
+        _ => return None,
     }
     Some(next)
 }
