@@ -299,9 +299,9 @@ fn fast(op: &Op) -> Fast {
 
 #[cfg(test)]
 mod tests {
-    use super::IntOp;
+    use super::{Fast, IntOp, bin, bin_imm};
     use csl_arch::alu;
-    use csl_arch::isa::{BinOp, CmpOp, NumTy};
+    use csl_arch::isa::{BinOp, CmpOp, NumTy, Reg};
 
     const VALUES: [u32; 10] = [
         0,
@@ -334,6 +334,25 @@ mod tests {
             }
         }
         assert!(IntOp::of(BinOp::Add, NumTy::U16).is_none());
+    }
+
+    #[test]
+    fn every_integer_form_computes_its_operation() {
+        let (x, y) = (0xffff_fff0u32, 7u32);
+        let regs = [x, y, 0];
+        let mut ops = Vec::new();
+        for ty in [NumTy::I32, NumTy::U32] {
+            ops.extend(BinOp::ALL.iter().filter_map(|&op| IntOp::of(op, ty)));
+            ops.extend(CmpOp::ALL.iter().filter_map(|&op| IntOp::cmp(op, ty)));
+        }
+        for f in ops {
+            let r = bin(Some(f), Reg(2), Reg(0), Reg(1));
+            assert_eq!(r.int(&regs), Some((2, f.apply(x, y))), "{f:?}");
+            let i = bin_imm(Some(f), Reg(2), Reg(1), 5);
+            assert_eq!(i.int(&regs), Some((2, f.apply(y, 5))), "{f:?}");
+        }
+        assert_eq!(bin(None, Reg(0), Reg(0), Reg(0)), Fast::Slow);
+        assert_eq!(Fast::RetVoid.int(&regs), None);
         assert!(IntOp::of(BinOp::Div, NumTy::U32).is_none());
     }
 }
