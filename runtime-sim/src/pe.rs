@@ -123,9 +123,9 @@ pub struct Pe {
     /// Its timeline events (`--perfetto`), when it is recorded.
     pub(crate) perf: Option<Box<crate::perfetto::PeRecorder>>,
     pub(crate) class: usize,
-    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3); empty (no
-    /// allocation) until the first wavelet reaches the CE, so PEs that never receive one
-    /// cost nothing here.
+    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3), indexed by
+    /// buffer; allocated up to the highest buffer a wavelet has reached so far (a missing
+    /// buffer is empty), so PEs that never receive one cost nothing here.
     pub(crate) inq: Vec<Ring>,
     pub(crate) tasks_started: u64,
     /// The CE input buffer of each colour, or [`NO_QUEUE`].
@@ -402,8 +402,10 @@ impl Pe {
         let Some(&b) = self.color_inq.get(usize::from(c)) else {
             return;
         };
-        if self.inq.is_empty() {
-            self.inq = vec![Ring::default(); usize::from(self.ninq)];
+        // Buffers up to this one exist from now on (a PE receiving on a few low colours
+        // has a few small rings, close together, not one per colour).
+        if b < self.ninq && self.inq.len() <= usize::from(b) {
+            self.inq.resize(usize::from(b) + 1, Ring::default());
         }
         if let Some(ring) = self.inq.get_mut(usize::from(b)) {
             let was_empty = ring.is_empty();
