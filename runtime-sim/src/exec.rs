@@ -467,6 +467,18 @@ fn issue_ahead(pe: &mut Pe, class: &Class, env: &Env, base: usize, pc: u32) -> b
     }
     let regs = &pe.regs;
     let r = |x: csl_arch::isa::Reg| regs.get(base + usize::from(x.0)).copied().unwrap_or(0);
+    // A source descriptor of kind `fabin` (or one outside memory) leaves the operation to
+    // its own cycle: checked first, so that such an operation is not issued twice.
+    let kinds_of = csl_arch::dsd::OperandKind::unpack(kinds);
+    for (k, reg) in kinds_of.iter().skip(1).zip([a, b, c]) {
+        if *k == csl_arch::dsd::OperandKind::Desc {
+            let at = r(reg) as usize + field::KIND as usize;
+            match pe.mem.byte(at) {
+                Some(kind) if kind != csl_arch::dsd::DsdKind::FabIn as u8 => {}
+                _ => return false,
+            }
+        }
+    }
     let args = IssueArgs {
         op,
         kinds,
