@@ -363,10 +363,11 @@ impl Simulator {
         self.split_min = n;
     }
 
-    /// Lets synchronous DSD operations on memory and runs of register instructions run
-    /// ahead, and stalled PEs sleep (the default), or not. None of it changes a result,
-    /// cycle count or statistic (SIMULATOR.md §12.2); turning it off is for tests that
-    /// compare the two.
+    /// Lets synchronous DSD operations on memory and runs of instructions (register
+    /// arithmetic, SRAM loads and stores, returns, the issue of a synchronous DSD
+    /// operation) run ahead, DSD setup cycles become stall cycles, and stalled PEs sleep
+    /// (the default), or not. None of it changes a result, cycle count or statistic
+    /// (SIMULATOR.md §12.2, §12.4); turning it off is for tests that compare the two.
     pub fn set_run_ahead(&mut self, on: bool) {
         self.env.run_ahead = on;
     }
