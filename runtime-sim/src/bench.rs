@@ -354,14 +354,26 @@ mod tests {
     /// Everything a run shows: how it ended, the clock, every counter, every sum.
     type Seen = (Result<(), String>, crate::RunStats, Vec<Option<u32>>);
 
-    /// [`Seen`] and whether some PE was asleep when the run stopped.
-    fn run(arch: Arch, ahead: bool, threads: usize, limit: u64) -> (Seen, bool) {
+    /// [`Seen`], whether some PE was asleep when the run stopped, and whether some PE
+    /// had stores that ran ahead of the clock taken back.
+    /// `resume`: after stopping at `limit`, run on to the end.
+    fn run(
+        arch: Arch,
+        ahead: bool,
+        threads: usize,
+        limit: u64,
+        resume: bool,
+    ) -> (Seen, bool, bool) {
         let (w, h, iters) = (9, 3, 24);
         let mut sim = Simulator::new(&busy_grid(arch, w, h, iters)).expect("the image loads");
         sim.set_run_ahead(ahead);
         sim.set_threads(threads);
         sim.set_split_threshold(0);
-        let end = sim.run_until_idle(limit).map_err(|e| e.to_string());
+        let mut end = sim.run_until_idle(limit).map_err(|e| e.to_string());
+        if limit < u64::MAX && resume {
+            // On from the stop to the end (stores taken back at the stop are made again).
+            end = sim.run_until_idle(u64::MAX).map_err(|e| e.to_string());
+        }
         let sums = (0..h)
             .flat_map(|y| (0..w).map(move |x| (x, y)))
             .map(|(x, y)| {
@@ -370,7 +382,8 @@ mod tests {
             })
             .collect();
         let asleep = sim.pes().iter().any(|pe| pe.sleep_until != 0);
-        ((end, sim.stats(), sums), asleep)
+        let held = sim.pes().iter().any(|pe| pe.stores_held);
+        ((end, sim.stats(), sums), asleep, held)
     }
 
     /// Instructions running ahead and stalled PEs sleeping (both off with
@@ -379,7 +392,7 @@ mod tests {
     #[test]
     fn running_ahead_and_sleeping_change_no_figure() {
         for arch in [Arch::Wse2, Arch::Wse3] {
-            let (plain, _) = run(arch, false, 1, u64::MAX);
+            let (plain, _, _) = run(arch, false, 1, u64::MAX, false);
             assert_eq!(plain.0, Ok(()));
             assert_eq!(
                 plain.2.get(4).copied().flatten(),
@@ -387,22 +400,29 @@ mod tests {
             );
             for threads in [1, 2] {
                 assert_eq!(
-                    run(arch, true, threads, u64::MAX).0,
+                    run(arch, true, threads, u64::MAX, false).0,
                     plain,
                     "{arch:?} {threads}"
                 );
             }
             let cycles = plain.1.cycles;
-            let mut slept = false;
-            for limit in [cycles / 3, cycles / 2 + 7, cycles - 5] {
-                let (stopped, none) = run(arch, false, 1, limit);
+            let (mut slept, mut held) = (false, false);
+            // A few spread-out limits, and every cycle of a window longer than a loop
+            // iteration (so that some stop falls inside every kind of run-ahead stretch).
+            let window = (cycles / 2..cycles / 2 + 32).step_by(1);
+            for limit in [cycles / 3, cycles - 5].into_iter().chain(window) {
+                let (stopped, none, _) = run(arch, false, 1, limit, false);
                 assert!(stopped.0.is_err(), "the limit stops the run");
                 assert!(!none, "no PE sleeps without running ahead");
-                let (fast, asleep) = run(arch, true, 2, limit);
+                let (fast, asleep, taken_back) = run(arch, true, 2, limit, false);
                 slept |= asleep;
+                held |= taken_back;
                 assert_eq!(fast, stopped, "{arch:?} at {limit}");
+                let (resumed, _, _) = run(arch, true, 1, limit, true);
+                assert_eq!(resumed, plain, "{arch:?} on from {limit}");
             }
             assert!(slept, "PEs sleep through the instructions they ran ahead");
+            assert!(held, "stores that ran ahead are taken back at a stop");
         }
     }
 }

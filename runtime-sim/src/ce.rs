@@ -101,6 +101,9 @@ pub(crate) fn tick<const REC: bool>(
     if pe.ut_busy != 0 {
         run_microthreads::<REC>(pe, router, env, now, out)?;
     }
+    // Whether the main thread acted this cycle (not a stall cycle): the task may then
+    // run ahead (below).
+    let mut acted = false;
     if pe.stall > 0 {
         pe.stall -= 1;
         if pe.ahead > 0 {
@@ -137,6 +140,7 @@ pub(crate) fn tick<const REC: bool>(
                 }
                 dsd::complete(&op, pe);
                 pe.recycle_op(op);
+                acted = true;
             }
         }
     } else if pe.task.is_some() {
@@ -145,9 +149,22 @@ pub(crate) fn tick<const REC: bool>(
             pe.instructions += 1;
             out.progressed = true;
             out.retired = Some(pc);
+            acted = true;
         }
     } else {
         pick(pe, class, now, out)?;
+        acted = out.started.is_some();
+    }
+    // The instructions of the next cycles run now if nothing can tell (`exec::run_ahead`).
+    if acted
+        && env.run_ahead
+        && !REC
+        && !pe.traced
+        && pe.stall == 0
+        && pe.task.is_some()
+        && pe.main_op.is_none()
+    {
+        crate::exec::run_ahead(pe, class, env, now);
     }
     if out.progressed {
         pe.busy_cycles += 1;

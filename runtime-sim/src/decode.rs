@@ -1,11 +1,12 @@
 //! Pre-decoded instructions: at load, each instruction of a class is translated once into
 //! a [`Fast`] form that the interpreter dispatches without looking at operand types. Only
 //! the hot, simple instructions get a fast form (32-bit integer arithmetic and compares,
-//! immediates, moves, branches); everything else is [`Fast::Slow`] and runs through the
-//! general `Op` interpreter in `exec`. A fast form computes exactly what
+//! immediates, moves, branches, loads, stores, returns); everything else is [`Fast::Slow`]
+//! and runs through the general `Op` interpreter in `exec` (so does a load or store outside
+//! SRAM, a memory-mapped register or a fault, and a return outside a run-ahead stretch). A fast form computes exactly what
 //! [`csl_arch::alu`] computes for its `Op` (checked by the tests below).
 
-use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg};
+use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg, Width};
 
 /// Whether `ty` is signed, for the two 32-bit integer types (the only ones with fast forms).
 fn signed_32(ty: NumTy) -> Option<bool> {
@@ -103,9 +104,15 @@ impl IntOp {
     }
 }
 
-/// The pre-decoded form of one instruction (registers are frame-relative indices).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Fast {
+/// Defines [`Fast`] with one variant per integer operation and operand form (register
+/// `R`, immediate `I`), so that the interpreter dispatches an arithmetic instruction
+/// with one jump instead of one on the form and one on the operation, and the
+/// conversions from [`IntOp`].
+macro_rules! fast_forms {
+    ($($op:ident => $r:ident, $i:ident;)*) => {
+        /// The pre-decoded form of one instruction (registers are frame-relative indices).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum Fast {
     /// Run the general interpreter on the `Op`.
     Slow,
     Imm {
@@ -115,18 +122,6 @@ pub(crate) enum Fast {
     Mov {
         dst: u16,
         src: u16,
-    },
-    Bin {
-        op: IntOp,
-        dst: u16,
-        a: u16,
-        b: u16,
-    },
-    BinImm {
-        op: IntOp,
-        dst: u16,
-        a: u16,
-        imm: u32,
     },
     Jump {
         target: u32,
@@ -139,31 +134,107 @@ pub(crate) enum Fast {
         cond: u16,
         target: u32,
     },
+    /// `dst = load(addr)`: the register's value as the byte address.
+    Load {
+        w: Width,
+        dst: u16,
+        addr: u16,
+    },
+    /// `dst = load((addr + off) & 0xffff)`.
+    LoadOff {
+        w: Width,
+        dst: u16,
+        addr: u16,
+        off: u16,
+    },
+    /// `store(addr) = src`.
+    Store {
+        w: Width,
+        addr: u16,
+        src: u16,
+    },
+    /// `store((addr + off) & 0xffff) = src`.
+    StoreOff {
+        w: Width,
+        addr: u16,
+        off: u16,
+        src: u16,
+    },
+    /// `ret src` (run by the general interpreter except when running ahead, `exec`).
+    Ret {
+        src: u16,
+    },
+    /// `ret` without a value (likewise).
+    RetVoid,
+            $(
+                /// `dst = a <op> b`.
+                $r { dst: u16, a: u16, b: u16 },
+                /// `dst = a <op> imm`.
+                $i { dst: u16, a: u16, imm: u32 },
+            )*
+        }
+
+        /// The fast form `dst = a <op> b`, if `op` has one.
+        fn bin(op: Option<IntOp>, dst: Reg, a: Reg, b: Reg) -> Fast {
+            let (dst, a, b) = (dst.0, a.0, b.0);
+            match op {
+                $(Some(IntOp::$op) => Fast::$r { dst, a, b },)*
+                None => Fast::Slow,
+            }
+        }
+
+        /// The fast form `dst = a <op> imm`, if `op` has one.
+        fn bin_imm(op: Option<IntOp>, dst: Reg, a: Reg, imm: u32) -> Fast {
+            let (dst, a) = (dst.0, a.0);
+            match op {
+                $(Some(IntOp::$op) => Fast::$i { dst, a, imm },)*
+                None => Fast::Slow,
+            }
+        }
+
+        impl Fast {
+            /// For an integer operation: its destination register and its value with the
+            /// frame's registers `regs` (`None` for any other form).
+            #[inline(always)]
+            pub(crate) fn int(self, regs: &[u32]) -> Option<(u16, u32)> {
+                let r = |x: u16| regs.get(usize::from(x)).copied().unwrap_or(0);
+                match self {
+                    $(
+                        Fast::$r { dst, a, b } => Some((dst, IntOp::$op.apply(r(a), r(b)))),
+                        Fast::$i { dst, a, imm } => Some((dst, IntOp::$op.apply(r(a), imm))),
+                    )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+fast_forms! {
+    Add => AddR, AddI;
+    Sub => SubR, SubI;
+    Mul => MulR, MulI;
+    And => AndR, AndI;
+    Or => OrR, OrI;
+    Xor => XorR, XorI;
+    Shl => ShlR, ShlI;
+    ShrU => ShrUR, ShrUI;
+    ShrS => ShrSR, ShrSI;
+    Eq => EqR, EqI;
+    Ne => NeR, NeI;
+    LtU => LtUR, LtUI;
+    LeU => LeUR, LeUI;
+    GtU => GtUR, GtUI;
+    GeU => GeUR, GeUI;
+    LtS => LtSR, LtSI;
+    LeS => LeSR, LeSI;
+    GtS => GtSR, GtSI;
+    GeS => GeSR, GeSI;
 }
 
 /// The fast form of every instruction of `code`.
 pub(crate) fn predecode(code: &[Op]) -> Vec<Fast> {
     code.iter().map(fast).collect()
-}
-
-/// The fast form `dst = a <op> b`, if `op` has one.
-fn bin(op: Option<IntOp>, dst: Reg, a: Reg, b: Reg) -> Fast {
-    op.map_or(Fast::Slow, |op| Fast::Bin {
-        op,
-        dst: dst.0,
-        a: a.0,
-        b: b.0,
-    })
-}
-
-/// The fast form `dst = a <op> imm`, if `op` has one.
-fn bin_imm(op: Option<IntOp>, dst: Reg, a: Reg, imm: u32) -> Fast {
-    op.map_or(Fast::Slow, |op| Fast::BinImm {
-        op,
-        dst: dst.0,
-        a: a.0,
-        imm,
-    })
 }
 
 fn fast(op: &Op) -> Fast {
@@ -198,15 +269,39 @@ fn fast(op: &Op) -> Fast {
             cond: cond.0,
             target,
         },
+        Op::Load { w, dst, addr } => Fast::Load {
+            w,
+            dst: dst.0,
+            addr: addr.0,
+        },
+        Op::LoadOff { w, dst, addr, off } => Fast::LoadOff {
+            w,
+            dst: dst.0,
+            addr: addr.0,
+            off,
+        },
+        Op::Store { w, addr, src } => Fast::Store {
+            w,
+            addr: addr.0,
+            src: src.0,
+        },
+        Op::StoreOff { w, addr, off, src } => Fast::StoreOff {
+            w,
+            addr: addr.0,
+            off,
+            src: src.0,
+        },
+        Op::Ret { src } => Fast::Ret { src: src.0 },
+        Op::RetVoid {} => Fast::RetVoid,
         _ => Fast::Slow,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::IntOp;
+    use super::{Fast, IntOp, bin, bin_imm};
     use csl_arch::alu;
-    use csl_arch::isa::{BinOp, CmpOp, NumTy};
+    use csl_arch::isa::{BinOp, CmpOp, NumTy, Reg};
 
     const VALUES: [u32; 10] = [
         0,
@@ -239,6 +334,25 @@ mod tests {
             }
         }
         assert!(IntOp::of(BinOp::Add, NumTy::U16).is_none());
+    }
+
+    #[test]
+    fn every_integer_form_computes_its_operation() {
+        let (x, y) = (0xffff_fff0u32, 7u32);
+        let regs = [x, y, 0];
+        let mut ops = Vec::new();
+        for ty in [NumTy::I32, NumTy::U32] {
+            ops.extend(BinOp::ALL.iter().filter_map(|&op| IntOp::of(op, ty)));
+            ops.extend(CmpOp::ALL.iter().filter_map(|&op| IntOp::cmp(op, ty)));
+        }
+        for f in ops {
+            let r = bin(Some(f), Reg(2), Reg(0), Reg(1));
+            assert_eq!(r.int(&regs), Some((2, f.apply(x, y))), "{f:?}");
+            let i = bin_imm(Some(f), Reg(2), Reg(1), 5);
+            assert_eq!(i.int(&regs), Some((2, f.apply(y, 5))), "{f:?}");
+        }
+        assert_eq!(bin(None, Reg(0), Reg(0), Reg(0)), Fast::Slow);
+        assert_eq!(Fast::RetVoid.int(&regs), None);
         assert!(IntOp::of(BinOp::Div, NumTy::U32).is_none());
     }
 }

@@ -167,6 +167,41 @@ pub(crate) struct DsdExec {
     pub waiting: Option<WaitOn>,
 }
 
+impl DsdExec {
+    /// Whether a source is a fabric input (`fabin`).
+    pub(crate) fn reads_fabric(&self) -> bool {
+        self.src
+            .iter()
+            .take(self.nsrc)
+            .any(|s| matches!(s, Opnd::FabIn { .. }))
+    }
+
+    /// A state to fill in (`issue` sets every field).
+    fn blank() -> DsdExec {
+        DsdExec {
+            op: DsdOpcode::Mov32,
+            cfg: 0,
+            done: 0,
+            dst: Opnd::None,
+            src: [Opnd::None; 3],
+            nsrc: 0,
+            total: 0,
+            k: 0,
+            setup: 0,
+            busy: 0,
+            acc: None,
+            carry: 0,
+            base_ctrl: 0,
+            site: Site {
+                task: None,
+                func: 0,
+                pc: 0,
+            },
+            waiting: None,
+        }
+    }
+}
+
 /// Result of issuing a `dsd_op`.
 pub(crate) enum Issued {
     /// A synchronous operation: it holds the task until done.
@@ -418,7 +453,15 @@ pub(crate) fn issue(
     let src_elems = op.src_elems();
     let nsrc = src_elems.len().min(3);
     let index = (args.cfg & cfg::HAS_INDEX != 0).then_some(args.vals[4] as u16);
-    let dst = match kinds[0] {
+    // The state is built in the box of a finished operation (no allocation per
+    // operation), field by field: a whole `DsdExec` built on the stack and copied in cost
+    // a 288-byte copy and store-forwarding stalls on every issue.
+    let mut exec = pe
+        .spare_ops
+        .pop()
+        .unwrap_or_else(|| Box::new(DsdExec::blank()));
+    let e = &mut *exec;
+    e.dst = match kinds[0] {
         OperandKind::Desc => parse(
             pe,
             out_queue_color,
@@ -437,10 +480,10 @@ pub(crate) fn issue(
             });
         }
     };
-    let mut src = [Opnd::None; 3];
+    e.src = [Opnd::None; 3];
     for i in 0..nsrc {
         let elem = src_elems[i];
-        src[i] = match kinds[i + 1] {
+        e.src[i] = match kinds[i + 1] {
             OperandKind::None => {
                 return Err(FaultKind::BadDsdOperands {
                     why: "a source operand is missing",
@@ -459,6 +502,7 @@ pub(crate) fn issue(
             OperandKind::Ptr => Opnd::Ptr(args.vals[i + 1]),
         };
     }
+    let (dst, src) = (&e.dst, &e.src);
     // Operation length: the first DSD source with a non-zero length, else the
     // destination's length; 1 if no operand is a DSD (builtins.md §9).
     let any_dsd = dst.dsd_len().is_some() || src.iter().any(|s| s.dsd_len().is_some());
@@ -468,12 +512,12 @@ pub(crate) fn issue(
         .find_map(|s| s.dsd_len().filter(|&l| l != 0))
         .or(dst.dsd_len())
         .unwrap_or(if any_dsd { 0 } else { 1 });
-    check_memory_lengths(&dst, &src[..nsrc], total)?;
+    check_memory_lengths(dst, &src[..nsrc], total)?;
     // `*p` destination with a scalar (or pointer) first source: a reduction seeded by it.
-    let acc = match (dst, src[0]) {
-        (Opnd::Ptr(_), Opnd::Scalar(v)) if nsrc >= 2 => Some(v),
+    let acc = match (dst, &src[0]) {
+        (Opnd::Ptr(_), Opnd::Scalar(v)) if nsrc >= 2 => Some(*v),
         (Opnd::Ptr(_), Opnd::Ptr(a)) if nsrc >= 2 => {
-            Some(mem_read(&pe.mem, a, width(src_elems[0]))?)
+            Some(mem_read(&pe.mem, *a, width(src_elems[0]))?)
         }
         _ => None,
     };
@@ -484,34 +528,22 @@ pub(crate) fn issue(
             pe.term_bufs |= 1 << buf;
         }
     }
-    let state = DsdExec {
-        op,
-        cfg: args.cfg,
-        done: args.done,
-        dst,
-        src,
-        nsrc,
-        total,
-        k: 0,
-        setup: env.setup,
-        busy: 0,
-        acc,
-        carry: 0,
-        base_ctrl: match src[0] {
-            Opnd::FabIn { buf, .. } => pe.ctrl_seen.get(usize::from(buf)).copied().unwrap_or(0),
-            _ => 0,
-        },
-        site: args.site,
-        waiting: None,
+    e.base_ctrl = match src[0] {
+        Opnd::FabIn { buf, .. } => pe.ctrl_seen.get(usize::from(buf)).copied().unwrap_or(0),
+        _ => 0,
     };
-    // Reuse the box of a finished operation (no allocation per operation).
-    let exec = match pe.spare_ops.pop() {
-        Some(mut b) => {
-            *b = state;
-            b
-        }
-        None => Box::new(state),
-    };
+    e.op = op;
+    e.cfg = args.cfg;
+    e.done = args.done;
+    e.nsrc = nsrc;
+    e.total = total;
+    e.k = 0;
+    e.setup = env.setup;
+    e.busy = 0;
+    e.acc = acc;
+    e.carry = 0;
+    e.site = args.site;
+    e.waiting = None;
     if is_async {
         if let Some(slot) = pe.uts.get_mut(usize::from(ut)) {
             *slot = Some(exec);
@@ -776,8 +808,12 @@ pub(crate) fn step(
             flags: fl,
             ..
         } if sends_at(fl & flags::SIMD_MASK, k, last) => {
-            let room = router
-                .ensure_color(color)
+            // (Usually configured: `ensure_color` creates the state only when needed.)
+            let cs = match router.slot.get(usize::from(color)) {
+                Some(&s) if s != crate::router::NO_SLOT => router.color(color),
+                _ => router.ensure_color(color).map(|c| &*c),
+            };
+            let room = cs
                 .and_then(|cs| cs.rings.get(RAMP))
                 .is_some_and(|r: &Ring| r.has_room(usize::from(depth), now));
             if !room {
@@ -902,7 +938,9 @@ pub(crate) fn step(
             if last && fl & flags::ADVANCE_SWITCH != 0 {
                 wf |= wflags::ADVANCE;
             }
-            router.ensure_color(color);
+            if router.color(color).is_none() {
+                router.ensure_color(color);
+            }
             router.push(
                 color,
                 RAMP,

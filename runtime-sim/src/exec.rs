@@ -18,7 +18,7 @@ use crate::decode::Fast;
 use crate::dsd::{self, Env, IssueArgs, Issued, Site};
 use crate::error::FaultKind;
 use crate::mem::Mem;
-use crate::pe::Pe;
+use crate::pe::{AheadStore, Pe};
 use crate::router::Router;
 use csl_arch::dsd::{DESC_BYTES, DsdField, field};
 use csl_arch::fabric::{NUM_COLORS, PE_MEMORY_BYTES, mmio};
@@ -46,11 +46,8 @@ pub(crate) fn step<const REC: bool>(
     let Some(&fast) = class.fast().get(pc as usize) else {
         return Err(FaultKind::PcOutOfRange { pc });
     };
-    if let Some(next) = exec_fast(pe, env, base, fast, pc) {
+    if let Some(next) = exec_fast::<false>(pe, env, base, fast, pc, true, now) {
         pe.cur.pc = next;
-        if env.run_ahead && !REC && !pe.traced && pe.stall == 0 {
-            run_ahead(pe, class, env);
-        }
         return Ok(true);
     }
     let Some(&op) = class.code().get(pc as usize) else {
@@ -90,9 +87,17 @@ pub(crate) fn step<const REC: bool>(
                 },
             };
             match dsd::issue(pe, &class.out_queue_color, env, &args)? {
-                Issued::Sync(exec) => {
+                Issued::Sync(mut exec) => {
                     if REC && let Some(r) = pe.perf.as_deref_mut() {
                         r.op_start(crate::perfetto::MAIN_SLOT, exec.op.name(), now);
+                    }
+                    // The setup cycles of a synchronous operation change nothing but its
+                    // counter: they become stall cycles of the PE, which can sleep
+                    // through them (busy cycles either way). Not on traced or recorded
+                    // PEs, whose every tick is seen.
+                    if env.run_ahead && !REC && !pe.traced {
+                        pe.stall += exec.setup;
+                        exec.setup = 0;
                     }
                     pe.main_op = Some(exec);
                 }
@@ -232,19 +237,34 @@ pub(crate) fn step<const REC: bool>(
 }
 
 /// Executes the fast form `fast` of the instruction at `pc` in the frame at register
-/// `base`; returns the next pc, or `None` for [`Fast::Slow`] (nothing done).
+/// `base`; returns the next pc, or `None` (nothing done) for [`Fast::Slow`], for a
+/// return, for a load or store outside SRAM (a memory-mapped register, or a fault: the
+/// general interpreter does them) and for any load or store unless `mem`. `AHEAD`: the
+/// instruction runs ahead for cycle `due` (`run_ahead`), and a store is logged so that it
+/// can be held back from the host (`Pe::hold_stores`).
 #[inline(always)]
-fn exec_fast(pe: &mut Pe, env: &Env, base: usize, fast: Fast, pc: u32) -> Option<u32> {
+fn exec_fast<const AHEAD: bool>(
+    pe: &mut Pe,
+    env: &Env,
+    base: usize,
+    fast: Fast,
+    pc: u32,
+    mem: bool,
+    due: u64,
+) -> Option<u32> {
     macro_rules! f {
         ($reg:expr) => {
             pe.regs[base + usize::from($reg)]
         };
     }
     let mut next = pc.wrapping_add(1);
+    if let Some((dst, v)) = fast.int(pe.regs.get(base..).unwrap_or(&[])) {
+        f!(dst) = v;
+        return Some(next);
+    }
     match fast {
-        Fast::Slow => return None,
-        Fast::Bin { op, dst, a, b } => f!(dst) = op.apply(f!(a), f!(b)),
-        Fast::BinImm { op, dst, a, imm } => f!(dst) = op.apply(f!(a), imm),
+        // (Integer operations are done above.)
+        Fast::Slow | Fast::Ret { .. } | Fast::RetVoid => return None,
         Fast::Imm { dst, imm } => f!(dst) = imm,
         Fast::Mov { dst, src } => f!(dst) = f!(src),
         Fast::Jump { target } => {
@@ -267,32 +287,108 @@ fn exec_fast(pe: &mut Pe, env: &Env, base: usize, fast: Fast, pc: u32) -> Option
                 pe.stall += env.branch_not_taken_extra;
             }
         }
+        Fast::Load { w, dst, addr } => {
+            if !mem {
+                return None;
+            }
+            let v = sram_read(&pe.mem, f!(addr), w)?;
+            f!(dst) = v;
+        }
+        Fast::LoadOff { w, dst, addr, off } => {
+            if !mem {
+                return None;
+            }
+            let v = sram_read(&pe.mem, offset_addr(f!(addr), off), w)?;
+            f!(dst) = v;
+        }
+        Fast::Store { w, addr, src } => {
+            if !mem {
+                return None;
+            }
+            let (a, v) = (f!(addr), f!(src));
+            sram_write::<AHEAD>(pe, a, w, v, due)?;
+        }
+        Fast::StoreOff { w, addr, off, src } => {
+            if !mem {
+                return None;
+            }
+            let (a, v) = (offset_addr(f!(addr), off), f!(src));
+            sram_write::<AHEAD>(pe, a, w, v, due)?;
+        }
+        _ => return None,
     }
     Some(next)
+}
+
+/// A load of width `w` from SRAM address `a` (`None` outside SRAM: a memory-mapped
+/// register or a fault, left to [`load`]).
+#[inline(always)]
+fn sram_read(mem: &Mem, a: u32, w: Width) -> Option<u32> {
+    if u64::from(a) + u64::from(w.bytes()) > u64::from(PE_MEMORY_BYTES) {
+        return None;
+    }
+    mem.read(a, w)
+}
+
+/// A store of width `w` to SRAM address `a` (`None`, nothing done, outside SRAM: left to
+/// [`store`]); `AHEAD`: logged with the cycle `due` it stands for.
+#[inline(always)]
+fn sram_write<const AHEAD: bool>(pe: &mut Pe, a: u32, w: Width, v: u32, due: u64) -> Option<()> {
+    if u64::from(a) + u64::from(w.bytes()) > u64::from(PE_MEMORY_BYTES) {
+        return None;
+    }
+    if AHEAD {
+        let old = pe.mem.read(a, w)?;
+        pe.ahead_stores.push(AheadStore {
+            due,
+            addr: a,
+            w,
+            old,
+            new: v,
+        });
+    }
+    pe.mem.write(a, w, v).then_some(())
 }
 
 /// Most instructions [`run_ahead`] executes at once.
 const RUN_AHEAD_MAX: u32 = 32;
 
 /// **Running ahead** on instructions (ours; invisible to the program and to every
-/// figure): after the instruction of this cycle, the following instructions that have a
-/// fast form (register arithmetic, compares, immediates, moves, branches, none of which
-/// touches memory, the fabric or anything but the running frame's registers and pc)
-/// execute at once, up to [`RUN_AHEAD_MAX`], and the PE stalls one cycle for each
-/// (`Pe::stall`, with `Pe::ahead` counting them so that each is counted as an executed
-/// instruction in the cycle it would have run: the busy, stalled and instruction counts
-/// of every cycle stay as they were). Nothing else reads a running task's registers: the
+/// figure): after the main thread's action of cycle `now` (an instruction, a task start,
+/// the completion of a synchronous DSD operation; `ce::tick` calls this when the task
+/// runs on with no stall pending), the following instructions that have a fast form
+/// (register arithmetic, compares, immediates, moves, branches, loads and stores of the
+/// PE's own SRAM, returns) execute at once, up to [`RUN_AHEAD_MAX`], and the PE stalls
+/// one cycle for each (`Pe::stall`, with `Pe::ahead` counting them so that each is
+/// counted as an executed instruction in the cycle it would have run: the busy, stalled
+/// and instruction counts of every cycle stay as they were). The stretch ends after a
+/// return from the task's bottom frame (the task ends; the picker runs when the stall is
+/// over, in the cycle it would have).
+///
+/// Why nothing can tell: nothing else reads a running task's registers or frames (the
 /// control dispatch and microthreads that run during those cycles touch only memory,
-/// queues and task bits, and the stretch stops before any instruction without a fast form
-/// (loads, stores, DSD operations, calls, returns), so every instruction that can fault
-/// or be seen runs in its own cycle. Off when branches cost extra cycles, on traced or
-/// recorded PEs, and with `Simulator::set_run_ahead(false)`.
+/// queues and task bits; a PE with a stall pending is not free for the host whatever its
+/// task). Loads and stores run ahead only while no microthread runs (nothing in the
+/// stretch can start one), so nothing on the PE reads or writes its memory before the
+/// cycle each access stands for. The host reads a PE's memory only between runs: every
+/// store that ran ahead for a cycle not reached yet is logged (`Pe::ahead_stores`), taken
+/// back when a run returns and made again when the next one starts
+/// (`Simulator::settle`, `Simulator::resume`). Host copies wait until a PE is quiescent,
+/// which a stalled PE is not, so a load cannot miss a host write (except past the copy
+/// time-out, as for DSD operations that run ahead, `dsd::step`). The stretch stops before
+/// any instruction without a fast form (memory-mapped registers, DSD operations, calls,
+/// task bits) and before a load, store or return that would fault, so every instruction
+/// that can fault or be seen runs in its own cycle. Off when branches cost extra cycles,
+/// on traced or recorded PEs, and with `Simulator::set_run_ahead(false)`.
 #[inline(never)]
-fn run_ahead(pe: &mut Pe, class: &Class, env: &Env) {
+pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
     if env.branch_taken_extra != 0 || env.branch_not_taken_extra != 0 {
         return;
     }
-    let base = pe.cur.base as usize;
+    // Every store logged by an earlier stretch is in the past (no stall is pending).
+    pe.ahead_stores.clear();
+    let mut base = pe.cur.base as usize;
+    let mem = pe.ut_busy == 0;
     let fast = class.fast();
     let mut n = 0;
     while n < RUN_AHEAD_MAX {
@@ -300,14 +396,118 @@ fn run_ahead(pe: &mut Pe, class: &Class, env: &Env) {
         let Some(&f) = fast.get(pc as usize) else {
             break;
         };
-        let Some(next) = exec_fast(pe, env, base, f, pc) else {
-            break;
+        let due = now + 1 + u64::from(n);
+        if let Some(next) = exec_fast::<true>(pe, env, base, f, pc, mem, due) {
+            pe.cur.pc = next;
+            n += 1;
+            continue;
+        }
+        // Not run by `exec_fast`: a return, or what ends the stretch.
+        let value = match f {
+            Fast::Ret { src } => Some(pe.regs[base + usize::from(src)]),
+            Fast::RetVoid => None,
+            Fast::Slow => {
+                // A synchronous DSD operation ends the stretch: issued ahead if it can be.
+                if mem && issue_ahead(pe, class, env, base, pc) {
+                    n += 1;
+                }
+                break;
+            }
+            _ => break,
         };
-        pe.cur.pc = next;
-        n += 1;
+        // `ret` changes nothing when it faults: that cycle runs it again.
+        match pe.ret(value) {
+            Ok(false) => {
+                n += 1;
+                base = pe.cur.base as usize;
+            }
+            Ok(true) => {
+                // The task ended.
+                n += 1;
+                break;
+            }
+            Err(_) => break,
+        }
     }
     pe.stall += n;
     pe.ahead += n;
+    if let Some(op) = pe.main_op.as_deref_mut() {
+        // Issued ahead: its setup cycles follow the instructions (as at `step`).
+        pe.stall += op.setup;
+        op.setup = 0;
+    }
+}
+
+/// Issues the synchronous DSD operation at `pc` ahead of its cycle (`run_ahead`), if it
+/// is one and neither faults nor reads the fabric; returns whether it did. Issuing reads
+/// the instruction's registers and its descriptors in the PE's memory, which nothing
+/// changes before that cycle (no microthread runs); an operation with a fabric input
+/// also reads and marks the input buffer's control-wavelet state, which the control
+/// dispatch may change meanwhile, so it is left to its cycle. Until then the operation
+/// only waits in `Pe::main_op` behind the stall (the deadlock report counts a PE with
+/// instructions pending as running them).
+fn issue_ahead(pe: &mut Pe, class: &Class, env: &Env, base: usize, pc: u32) -> bool {
+    let Some(&Op::DsdOp {
+        op,
+        kinds,
+        cfg,
+        done,
+        ut,
+        dst,
+        a,
+        b,
+        c,
+        idx,
+    }) = class.code().get(pc as usize)
+    else {
+        return false;
+    };
+    if cfg & csl_arch::dsd::cfg::ASYNC != 0 {
+        return false;
+    }
+    let regs = &pe.regs;
+    let r = |x: csl_arch::isa::Reg| regs.get(base + usize::from(x.0)).copied().unwrap_or(0);
+    // A source descriptor of kind `fabin` (or one outside memory) leaves the operation to
+    // its own cycle: checked first, so that such an operation is not issued twice.
+    let kinds_of = csl_arch::dsd::OperandKind::unpack(kinds);
+    for (k, reg) in kinds_of.iter().skip(1).zip([a, b, c]) {
+        if *k == csl_arch::dsd::OperandKind::Desc {
+            let at = r(reg) as usize + field::KIND as usize;
+            match pe.mem.byte(at) {
+                Some(kind) if kind != csl_arch::dsd::DsdKind::FabIn as u8 => {}
+                _ => return false,
+            }
+        }
+    }
+    let args = IssueArgs {
+        op,
+        kinds,
+        cfg,
+        done,
+        ut,
+        vals: [r(dst), r(a), r(b), r(c), r(idx)],
+        site: Site {
+            task: pe.task,
+            func: pe.cur.func,
+            pc,
+        },
+    };
+    let term_bufs = pe.term_bufs;
+    match dsd::issue(pe, &class.out_queue_color, env, &args) {
+        Ok(Issued::Sync(exec)) if !exec.reads_fabric() => {
+            pe.main_op = Some(exec);
+            pe.cur.pc = pc.wrapping_add(1);
+            true
+        }
+        Ok(Issued::Sync(exec)) => {
+            // Undone: issuing changed nothing else.
+            pe.term_bufs = term_bufs;
+            pe.recycle_op(exec);
+            false
+        }
+        // (Not asynchronous; a fault happens in the instruction's own cycle.)
+        Ok(Issued::Async | Issued::UtBusy) | Err(_) => false,
+    }
 }
 
 /// The address `addr + off` of a `load_off`/`store_off`: 16-bit arithmetic.

@@ -99,7 +99,7 @@ impl Mem {
     }
 
     /// The little-endian value of width `w` at `a` (`None` if it passes the end).
-    #[inline]
+    #[inline(always)]
     pub fn read(&self, a: u32, w: Width) -> Option<u32> {
         let a = a as usize;
         match w {

@@ -17,7 +17,7 @@ use crate::mem::Mem;
 use crate::params::SimParams;
 use crate::ring::{Ring, Wavelet};
 use csl_arch::fabric::{Arch, NUM_COLORS, NUM_TASK_IDS, PE_MEMORY_BYTES, STACK_BYTES};
-use csl_arch::isa::Reg;
+use csl_arch::isa::{Reg, Width};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -123,9 +123,9 @@ pub struct Pe {
     /// Its timeline events (`--perfetto`), when it is recorded.
     pub(crate) perf: Option<Box<crate::perfetto::PeRecorder>>,
     pub(crate) class: usize,
-    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3); empty (no
-    /// allocation) until the first wavelet reaches the CE, so PEs that never receive one
-    /// cost nothing here.
+    /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3), indexed by
+    /// buffer; allocated up to the highest buffer a wavelet has reached so far (a missing
+    /// buffer is empty), so PEs that never receive one cost nothing here.
     pub(crate) inq: Vec<Ring>,
     pub(crate) tasks_started: u64,
     /// The CE input buffer of each colour, or [`NO_QUEUE`].
@@ -155,6 +155,22 @@ pub struct Pe {
     /// into `main_op` and `uts` without allocating).
     #[allow(clippy::vec_box)]
     pub(crate) spare_ops: Vec<Box<DsdExec>>,
+    /// The stores of the last run-ahead stretch (`exec::run_ahead`), oldest first.
+    pub(crate) ahead_stores: Vec<AheadStore>,
+    /// The stores of `ahead_stores` not due yet are taken back (between two runs).
+    pub(crate) stores_held: bool,
+}
+
+/// A store executed ahead of its cycle (`exec::run_ahead`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AheadStore {
+    /// The cycle it stands for.
+    pub due: u64,
+    pub addr: u32,
+    pub w: Width,
+    /// The value before it, and the one it stores.
+    pub old: u32,
+    pub new: u32,
 }
 
 impl Pe {
@@ -250,6 +266,8 @@ impl Pe {
             uts: Default::default(),
             ut_busy: 0,
             spare_ops: Vec::new(),
+            ahead_stores: Vec::new(),
+            stores_held: false,
             stalled_since: None,
             tsc_latch: 0,
             traced: false,
@@ -384,8 +402,10 @@ impl Pe {
         let Some(&b) = self.color_inq.get(usize::from(c)) else {
             return;
         };
-        if self.inq.is_empty() {
-            self.inq = vec![Ring::default(); usize::from(self.ninq)];
+        // Buffers up to this one exist from now on (a PE receiving on a few low colours
+        // has a few small rings, close together, not one per colour).
+        if b < self.ninq && self.inq.len() <= usize::from(b) {
+            self.inq.resize(usize::from(b) + 1, Ring::default());
         }
         if let Some(ring) = self.inq.get_mut(usize::from(b)) {
             let was_empty = ring.is_empty();
@@ -594,6 +614,37 @@ impl Pe {
 }
 
 impl Pe {
+    /// Takes back the stores that ran ahead for cycle `now` or later (the clock stands at
+    /// `now`: a run returns), newest first, so that the host sees the memory of cycle
+    /// `now`; [`Pe::release_stores`] makes them again.
+    pub(crate) fn hold_stores(&mut self, now: u64) {
+        if self.stores_held {
+            return;
+        }
+        for s in self.ahead_stores.iter().rev() {
+            if s.due < now {
+                break;
+            }
+            self.mem.write(s.addr, s.w, s.old);
+            self.stores_held = true;
+        }
+    }
+
+    /// Makes the stores [`Pe::hold_stores`] took back again, oldest first (a run starts
+    /// at cycle `now`); they come after anything the host wrote in between, as they would
+    /// have in their cycles.
+    pub(crate) fn release_stores(&mut self, now: u64) {
+        if !self.stores_held {
+            return;
+        }
+        self.stores_held = false;
+        for s in &self.ahead_stores {
+            if s.due >= now {
+                self.mem.write(s.addr, s.w, s.new);
+            }
+        }
+    }
+
     /// Keeps the box of a finished DSD operation for the next one (at most one per thread).
     #[inline]
     pub(crate) fn recycle_op(&mut self, op: Box<DsdExec>) {

@@ -1325,7 +1325,10 @@ fn commit_own(
     {
         trace_move(t, m, pe.loc, now);
     }
-    wake_ce
+    // A PE sleeping through a stall (`sim::ce_chunk`) does nothing with a wavelet or a
+    // freed output slot before its stall ends, when it wakes anyway; only a control
+    // wavelet, dispatched during stall cycles, needs its tick now.
+    wake_ce && (pe.sleep_until == 0 || pe.ctrl_heads != 0)
 }
 
 /// The trace line of a move.

@@ -363,10 +363,11 @@ impl Simulator {
         self.split_min = n;
     }
 
-    /// Lets synchronous DSD operations on memory and runs of register instructions run
-    /// ahead, and stalled PEs sleep (the default), or not. None of it changes a result,
-    /// cycle count or statistic (SIMULATOR.md §12.2); turning it off is for tests that
-    /// compare the two.
+    /// Lets synchronous DSD operations on memory and runs of instructions (register
+    /// arithmetic, SRAM loads and stores, returns, the issue of a synchronous DSD
+    /// operation) run ahead, DSD setup cycles become stall cycles, and stalled PEs sleep
+    /// (the default), or not. None of it changes a result, cycle count or statistic
+    /// (SIMULATOR.md §12.2, §12.4); turning it off is for tests that compare the two.
     pub fn set_run_ahead(&mut self, on: bool) {
         self.env.run_ahead = on;
     }
@@ -664,6 +665,7 @@ impl Simulator {
         cond: impl FnMut(&Simulator) -> bool,
         max_cycles: u64,
     ) -> Result<RunEnd, SimError> {
+        self.resume();
         let r = self.run_until_inner(cond, max_cycles);
         self.settle();
         r
@@ -719,6 +721,7 @@ impl Simulator {
 
     /// Lets `cycles` cycles pass: whatever has work runs; if nothing has, the clock jumps.
     pub fn advance(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
+        self.resume();
         let r = self.advance_inner(cycles, max_cycles);
         self.settle();
         r
@@ -1125,7 +1128,26 @@ impl Simulator {
             color: None,
             queue: None,
         };
-        if let Some(op) = &pe.main_op {
+        if let Some(op) = &pe.main_op
+            && pe.ahead > 0
+        {
+            // Issued ahead (`exec::run_ahead`): in this cycle the task still runs the
+            // instructions before it, or stands at it (the case below).
+            if pe.ahead == 1
+                && let Some(Op::DsdOp { ut, .. }) = class.code().get(op.site.pc as usize)
+            {
+                out.push(Waiting {
+                    pe: pe.loc,
+                    reason: WaitReason::MicrothreadBusy {
+                        ut: ut & 7,
+                        task: op.site.task,
+                        func: name(op.site.func),
+                        pc: op.site.pc,
+                        line: class.line_at(op.site.pc),
+                    },
+                });
+            }
+        } else if let Some(op) = &pe.main_op {
             out.push(Waiting {
                 pe: pe.loc,
                 reason: WaitReason::SyncOp {

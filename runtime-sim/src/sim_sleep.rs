@@ -4,6 +4,7 @@
 //! reaches it earlier (a wavelet, a host command) wakes it at once. `Pe::catch_up` counts
 //! the cycles it slept as the ticks it skipped would have (one busy cycle each), so no
 //! figure changes; a sleeping PE counts as busy in every cycle, so the clock runs on.
+//! Between runs, stores that ran ahead of the clock are taken back (`settle`, `resume`).
 
 use super::Simulator;
 
@@ -18,13 +19,29 @@ impl Simulator {
         });
     }
 
-    /// Counts the cycles sleeping PEs have passed so far (they keep sleeping), so that
-    /// their counters read as if they had been ticked.
+    /// When a run returns: counts the cycles sleeping PEs have passed so far (they keep
+    /// sleeping), so that their counters read as if they had been ticked, and takes back
+    /// the stores that ran ahead of the clock (`Pe::hold_stores`), so that the host sees
+    /// the memory of this cycle.
     pub(super) fn settle(&mut self) {
-        if self.sleeping > 0 {
-            let now = self.cycle;
-            for pe in &mut self.pes {
+        let now = self.cycle;
+        let sleeping = self.sleeping > 0;
+        for pe in &mut self.pes {
+            if sleeping {
                 pe.catch_up(now);
+            }
+            if !pe.ahead_stores.is_empty() {
+                pe.hold_stores(now);
+            }
+        }
+    }
+
+    /// When a run starts: makes the stores [`Simulator::settle`] took back again.
+    pub(super) fn resume(&mut self) {
+        let now = self.cycle;
+        for pe in &mut self.pes {
+            if pe.stores_held {
+                pe.release_stores(now);
             }
         }
     }
