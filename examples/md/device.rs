@@ -117,6 +117,17 @@ pub struct Outcome {
     /// Cycles per timestep in each phase of the device program, averaged over PEs, in the
     /// order of [`PHASES`].
     pub phase_cycles: [f64; 7],
+    /// The same per PE: the median over PEs, and the largest with its PE `(x, y)`.
+    pub phase_spread: [PhaseSpread; 7],
+}
+
+/// How one phase's cycles per timestep spread over the PEs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseSpread {
+    pub median: f64,
+    pub max: f64,
+    /// The PE with the largest count (the first in row-major order on a tie).
+    pub max_pe: (usize, usize),
 }
 
 /// The phases of the device program's cycle profile.
@@ -442,7 +453,13 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     // Per-PE inputs, row-major over the rectangle.
     let (nloc, nmax) = (caps.nloc as usize, caps.nmax as usize);
     let mut icfg = vec![0u32; npe * ICFG_LEN];
-    let reach = g.pair_reach(b, cfg.rcut);
+    // The minimum-image check pays where rows are long: at half an atom per cell or more
+    // (lj108's density, 0.2 per cell, gives rows of a few candidates, and the check would
+    // cost more than it saves).
+    let dense = 2 * d.atoms.len() >= g.nx * g.ny * g.nz();
+    let checks = if dense { g.min_image_checks() } else { 0 };
+    let reach =
+        g.pair_reach(b, cfg.rcut) | checks << 20 | u32::from(g.atom_reach(b, cfg.rcut)) << 23;
     let mut fcfg = vec![0u32; npe * 21];
     let mut pos = vec![0u32; npe * 4 * nmax];
     let mut vel = vec![0u32; npe * 3 * nloc];
@@ -651,6 +668,32 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         let sum: u64 = (0..npe).map(|p| prof_sum[p * 8 + k]).sum();
         *c = sum as f64 / npe as f64 / timesteps as f64;
     }
+    // A development aid: `MDLJ_PROFILE_PES=FILE` writes every PE's phase cycles per
+    // timestep (x, y, then the phases of PHASES) as TSV.
+    if let Ok(path) = std::env::var("MDLJ_PROFILE_PES") {
+        let mut t = String::from("x\ty\t");
+        t.push_str(&PHASES.join("\t"));
+        for p in 0..npe {
+            t.push_str(&format!("\n{}\t{}", p % w, p / w));
+            for k in 0..7 {
+                t.push_str(&format!("\t{}", prof_sum[p * 8 + k] / timesteps));
+            }
+        }
+        t.push('\n');
+        std::fs::write(&path, t).map_err(|e| format!("{path}: {e}"))?;
+    }
+    let mut phase_spread = [PhaseSpread::default(); 7];
+    for (k, sp) in phase_spread.iter_mut().enumerate() {
+        let per = |p: usize| prof_sum[p * 8 + k] as f64 / timesteps as f64;
+        let mut v: Vec<f64> = (0..npe).map(per).collect();
+        let top = (0..npe).fold(0, |b, p| if per(p) > per(b) { p } else { b });
+        v.sort_by(f64::total_cmp);
+        *sp = PhaseSpread {
+            median: v.get(npe / 2).copied().unwrap_or(0.0),
+            max: per(top),
+            max_pe: (top % w, top / w),
+        };
+    }
 
     let mut atoms = Vec::with_capacity(d.atoms.len());
     for p in 0..npe {
@@ -687,6 +730,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         pe_cycles,
         instructions: stats.instructions,
         phase_cycles,
+        phase_spread,
     })
 }
 
