@@ -307,6 +307,7 @@ fn real_main() -> Result<(), String> {
         max_cycles: a.max_cycles,
         threads: a.threads,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
+        pair_shortcuts: true,
         optimize: a.optimize,
         progress: if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             device::Progress::Terminal
