@@ -212,6 +212,31 @@ impl Geometry {
         code | reach(&|o| [0, o, 0]) << 16
     }
 
+    /// The axes along which the pair list's records can span less than half the box, so
+    /// that the device's check for whether the minimum image is needed (md.csl
+    /// `check_wrap`) can succeed: bit k of the result, placed at bits 20–22 of
+    /// `icfg[25]`. The records (x+ halo, z+ x-lines, y-line) span 2·RANGE + 1 cells along
+    /// x and y and RANGE + 1 along z; an axis is marked when twice that is less than its
+    /// cells. The device checks the positions themselves on every pass; this only spares
+    /// it a check that cannot succeed.
+    pub fn min_image_checks(&self) -> u32 {
+        let span = [2 * RANGE + 1, 2 * RANGE + 1, RANGE + 1];
+        let n = [self.nx, self.ny, self.nz()];
+        (0..3)
+            .filter(|&k| 2 * span[k] < n[k])
+            .fold(0, |code, k| code | 1 << k)
+    }
+
+    /// Whether the device should narrow each atom's search to the cells within its own
+    /// reach (md.csl `reach_of`; bit 23 of `icfg[25]`): where every cell is at least 0.6
+    /// cutoffs wide, a cell two away is out of reach of most atoms of a cell, and the
+    /// test costs less than the rows it cuts. (lj108's cells, half a cutoff wide, lose
+    /// almost nothing to it.)
+    pub fn atom_reach(&self, box_len: [f64; 3], rcut: f64) -> bool {
+        let n = [self.nx, self.ny, self.nz()];
+        (0..3).all(|k| box_len[k] / n[k] as f64 >= 0.6 * rcut)
+    }
+
     /// The logical cell of physical PE (px, py).
     pub fn cell(&self, px: usize, py: usize) -> Cell {
         let (gx, ox) = (px / self.nzx, px % self.nzx);
@@ -319,6 +344,17 @@ mod tests {
         // A cutoff the halo just covers (3 cells of 1) skips nothing.
         let g = Geometry::new(8, 8, 4, 2).unwrap();
         assert_eq!(g.pair_reach([8.0; 3], 3.0), 0x0003_FFFF);
+        // The minimum-image check: never on lj108's 8 cells, on every axis of 16.
+        assert_eq!(g.min_image_checks(), 0);
+        assert_eq!(Geometry::new(16, 16, 4, 4).unwrap().min_image_checks(), 7);
+        assert_eq!(Geometry::new(15, 14, 2, 5).unwrap().min_image_checks(), 5);
+        // The atoms' own reach: on 4,000 atoms' cells (2.14 wide), not on lj108's (1.28).
+        assert!(!g.atom_reach([10.2599; 3], 2.5));
+        assert!(
+            Geometry::new(16, 16, 4, 4)
+                .unwrap()
+                .atom_reach([34.1995; 3], 2.5)
+        );
         assert!(
             Geometry::new(16, 16, 4, 4)
                 .unwrap()

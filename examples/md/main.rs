@@ -312,6 +312,7 @@ fn real_main() -> Result<(), String> {
         max_cycles: a.max_cycles,
         threads: a.threads,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
+        pair_shortcuts: true,
         optimize: a.optimize,
         progress: if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             device::Progress::Terminal
@@ -397,9 +398,20 @@ fn real_main() -> Result<(), String> {
         // the one-line summary above, one phase a line with its share; then the share of
         // PE-cycles spent stalled inside a task (waiting on the fabric).
         let total: f64 = out.phase_cycles.iter().sum::<f64>().max(1.0);
-        println!("profile (cycles per timestep, mean over PEs):");
-        for (name, c) in device::PHASES.iter().zip(out.phase_cycles) {
-            println!("  {name:<16} {c:>10.0}  {:5.1}%", 100.0 * c / total);
+        println!("profile (cycles per timestep, mean over PEs; median; largest, on PE x,y):");
+        for ((name, c), sp) in device::PHASES
+            .iter()
+            .zip(out.phase_cycles)
+            .zip(out.phase_spread)
+        {
+            println!(
+                "  {name:<16} {c:>10.0}  {:5.1}%   median {:>7.0}   max {:>7.0} on {},{}",
+                100.0 * c / total,
+                sp.median,
+                sp.max,
+                sp.max_pe.0,
+                sp.max_pe.1
+            );
         }
         println!("  {:<16} {total:>10.0}", "sum");
         println!(
