@@ -65,19 +65,24 @@ where
 
 /// The PEs `bounds[j - 1]..bounds[j]` of chunk `j`, covering `lo..n` (a rank of a
 /// distributed run steps only its strip, `crate::dist`): one chunk for `k == 1`; else about
-/// `k` chunks with equal numbers of members of `cur` (whole 64-PE words when the
-/// rectangle has enough of them, else equal numbers of PEs).
-pub(crate) fn entity_bounds(cur: &WorkSet, lo: usize, n: usize, k: usize) -> Vec<usize> {
+/// `k` chunks with equal numbers of members of the sets `cur` together (whole 64-PE words
+/// when the rectangle has enough of them, else equal numbers of PEs).
+pub(crate) fn entity_bounds(cur: &[&WorkSet], lo: usize, n: usize, k: usize) -> Vec<usize> {
     if k <= 1 || n <= lo + 1 {
         return vec![lo, n];
     }
-    let words = cur.words();
+    let nw = cur.first().map_or(0, |s| s.words().len());
     let mut b = vec![lo];
-    if words.len() >= k {
-        let total = cur.len().max(1);
+    if nw >= k {
+        let count = |wi: usize| -> usize {
+            cur.iter()
+                .map(|s| s.words().get(wi).map_or(0, |w| w.count_ones() as usize))
+                .sum()
+        };
+        let total = cur.iter().map(|s| s.len()).sum::<usize>().max(1);
         let mut seen = 0usize;
-        for (wi, w) in words.iter().enumerate() {
-            seen += w.count_ones() as usize;
+        for wi in 0..nw {
+            seen += count(wi);
             let j = b.len();
             if j < k && seen * k >= j * total && (wi + 1) * 64 > lo {
                 b.push(((wi + 1) * 64).min(n));
@@ -115,19 +120,65 @@ pub(crate) fn for_bits(words: &[u64], lo: usize, hi: usize, mut f: impl FnMut(us
     }
 }
 
-/// Splits the rectangle into the chunks of `bounds`. With one chunk it writes the
-/// worklists directly; with several each writes its own words in `bufs` (pairs of
-/// next-router and next-CE bits from its first PE on), merged by [`merge_chunks`].
-pub(crate) fn split_chunks<'a>(
+/// The worklist words one chunk of a split phase writes (bit 0 = its first PE), kept from
+/// phase to phase.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ChunkWords {
+    /// Routers to visit next cycle.
+    router: Vec<u64>,
+    /// CEs to tick next cycle (in a router commit alone: this cycle).
+    ce: Vec<u64>,
+    /// A fused step's CEs to tick this cycle ([`FusedChunk::ce_now`]).
+    ce_now: Vec<u64>,
+}
+
+/// Zeroed words for `len` PEs in `v`.
+fn zeroed(v: &mut Vec<u64>, len: usize) -> &mut [u64] {
+    v.clear();
+    v.resize(len.div_ceil(64), 0);
+    v
+}
+
+/// Whether `bounds` is one chunk over the whole rectangle of `n` PEs (which writes the
+/// worklists directly).
+fn whole(bounds: &[usize], n: usize) -> bool {
+    bounds.len() <= 2 && bounds.first() == Some(&0) && bounds.get(1) == Some(&n)
+}
+
+/// Cuts `routers` and `pes` (from PE `bounds[0]` on) into the chunks of `bounds`.
+fn cut<'a>(
     bounds: &[usize],
     mut routers: &'a mut [Router],
     mut pes: &'a mut [Pe],
+) -> Vec<(usize, &'a mut [Router], &'a mut [Pe])> {
+    // A rank of a distributed run starts at its strip.
+    let skip = bounds.first().copied().unwrap_or(0);
+    routers = routers.get_mut(skip..).unwrap_or_default();
+    pes = pes.get_mut(skip..).unwrap_or_default();
+    let mut out = Vec::with_capacity(bounds.len());
+    for b in bounds.windows(2) {
+        let (lo, hi) = (b[0], b[1]);
+        let (r, rest) = std::mem::take(&mut routers).split_at_mut(hi - lo);
+        routers = rest;
+        let (p, rest) = std::mem::take(&mut pes).split_at_mut(hi - lo);
+        pes = rest;
+        out.push((lo, r, p));
+    }
+    out
+}
+
+/// Splits the rectangle into the chunks of `bounds`. With one chunk it writes the
+/// worklists directly; with several each writes its own words in `bufs`, merged by
+/// [`merge_chunks`].
+pub(crate) fn split_chunks<'a>(
+    bounds: &[usize],
+    routers: &'a mut [Router],
+    pes: &'a mut [Pe],
     router_next: &'a mut WorkSet,
     ce_next: &'a mut WorkSet,
-    bufs: &'a mut Vec<(Vec<u64>, Vec<u64>)>,
+    bufs: &'a mut Vec<ChunkWords>,
 ) -> Vec<Chunk<'a>> {
-    let k = bounds.len().saturating_sub(1);
-    if k <= 1 && bounds.first() == Some(&0) && bounds.get(1) == Some(&routers.len()) {
+    if whole(bounds, routers.len()) {
         return vec![Chunk {
             lo: 0,
             routers,
@@ -136,34 +187,85 @@ pub(crate) fn split_chunks<'a>(
             ce_next: ce_next.words_mut(),
         }];
     }
+    let k = bounds.len().saturating_sub(1);
     if bufs.len() < k {
         bufs.resize_with(k, Default::default);
     }
-    // A rank of a distributed run starts at its strip.
-    let skip = bounds.first().copied().unwrap_or(0);
-    routers = routers.get_mut(skip..).unwrap_or_default();
-    pes = pes.get_mut(skip..).unwrap_or_default();
-    let mut out = Vec::with_capacity(k);
-    for (j, (rb, cb)) in bufs.iter_mut().enumerate().take(k) {
-        let (lo, hi) = (bounds[j], bounds[j + 1]);
-        let nw = (hi - lo).div_ceil(64);
-        rb.clear();
-        rb.resize(nw, 0);
-        cb.clear();
-        cb.resize(nw, 0);
-        let (r, rest) = std::mem::take(&mut routers).split_at_mut(hi - lo);
-        routers = rest;
-        let (p, rest) = std::mem::take(&mut pes).split_at_mut(hi - lo);
-        pes = rest;
-        out.push(Chunk {
-            lo,
-            routers: r,
-            pes: p,
-            router_next: rb,
-            ce_next: cb,
-        });
+    cut(bounds, routers, pes)
+        .into_iter()
+        .zip(bufs.iter_mut())
+        .map(|((lo, routers, pes), b)| {
+            let n = pes.len();
+            Chunk {
+                lo,
+                routers,
+                pes,
+                router_next: zeroed(&mut b.router, n),
+                ce_next: zeroed(&mut b.ce, n),
+            }
+        })
+        .collect()
+}
+
+/// One chunk of a fused step: the chunk's router commit, then its CE ticks
+/// (`sim_step.rs`). Bit 0 of every word slice is PE `lo`.
+pub(crate) struct FusedChunk<'a> {
+    pub lo: usize,
+    pub routers: &'a mut [Router],
+    pub pes: &'a mut [Pe],
+    /// Routers to visit next cycle (the commit and the ticks set bits).
+    pub router_next: &'a mut [u64],
+    /// CEs to tick this cycle: those already due when the cycle began, to which the
+    /// commit adds the CEs it wakes.
+    pub ce_now: &'a mut [u64],
+    /// CEs to tick next cycle.
+    pub ce_next: &'a mut [u64],
+}
+
+/// Splits the rectangle into the chunks of a fused step. `ce_now` holds this cycle's CEs
+/// (empty afterwards: see [`merge_fused`]), `router_next` and `ce_next` receive the next
+/// cycle's. With one chunk the chunk writes the sets directly; with several each chunk
+/// gets its own words in `bufs` (its `ce_now` a copy of its part of the set).
+pub(crate) fn split_fused<'a>(
+    bounds: &[usize],
+    routers: &'a mut [Router],
+    pes: &'a mut [Pe],
+    sets: [&'a mut WorkSet; 3],
+    bufs: &'a mut Vec<ChunkWords>,
+) -> Vec<FusedChunk<'a>> {
+    let [router_next, ce_now, ce_next] = sets;
+    if whole(bounds, routers.len()) {
+        return vec![FusedChunk {
+            lo: 0,
+            routers,
+            pes,
+            router_next: router_next.words_mut(),
+            ce_now: ce_now.words_mut(),
+            ce_next: ce_next.words_mut(),
+        }];
     }
-    out
+    let k = bounds.len().saturating_sub(1);
+    if bufs.len() < k {
+        bufs.resize_with(k, Default::default);
+    }
+    let now: &WorkSet = ce_now;
+    cut(bounds, routers, pes)
+        .into_iter()
+        .zip(bufs.iter_mut())
+        .map(|((lo, routers, pes), b)| {
+            let n = pes.len();
+            let ce_now = zeroed(&mut b.ce_now, n);
+            now.copy_range(lo, n, ce_now);
+            FusedChunk {
+                lo,
+                routers,
+                pes,
+                router_next: zeroed(&mut b.router, n),
+                ce_now,
+                ce_next: zeroed(&mut b.ce, n),
+            }
+        })
+        .collect()
 }
 
 /// Merges the chunks' words (see [`split_chunks`]) into the worklists, or, with one chunk
@@ -171,18 +273,33 @@ pub(crate) fn split_chunks<'a>(
 pub(crate) fn merge_chunks(
     bounds: &[usize],
     n: usize,
-    bufs: &mut [(Vec<u64>, Vec<u64>)],
+    bufs: &[ChunkWords],
     router_next: &mut WorkSet,
     ce_next: &mut WorkSet,
 ) {
-    let k = bounds.len().saturating_sub(1);
-    if k <= 1 && bounds.first() == Some(&0) && bounds.get(1) == Some(&n) {
+    if whole(bounds, n) {
         router_next.recount();
         ce_next.recount();
         return;
     }
-    for (j, (rb, cb)) in bufs.iter().enumerate().take(k) {
-        router_next.or_shifted(bounds[j], rb);
-        ce_next.or_shifted(bounds[j], cb);
+    let k = bounds.len().saturating_sub(1);
+    for (&lo, b) in bounds.iter().zip(bufs).take(k) {
+        router_next.or_shifted(lo, &b.router);
+        ce_next.or_shifted(lo, &b.ce);
     }
+}
+
+/// After a fused step ([`split_fused`]): merges the next cycle's words into the
+/// worklists (or recounts them) and empties this cycle's CE set.
+pub(crate) fn merge_fused(
+    bounds: &[usize],
+    n: usize,
+    bufs: &[ChunkWords],
+    router_next: &mut WorkSet,
+    ce_now: &mut WorkSet,
+    ce_next: &mut WorkSet,
+) {
+    merge_chunks(bounds, n, bufs, router_next, ce_next);
+    // With one chunk the commit set bits in `ce_now` directly, uncounted.
+    ce_now.clear_words();
 }
