@@ -1,6 +1,6 @@
 //! Threads for the simulator's step: the default thread count, one shared `rayon` pool
-//! per thread count, and [`run`], which maps a function over a phase's chunks on the pool
-//! (or on the caller's thread) and returns the results in chunk order.
+//! of helpers per thread count, and [`run`], which maps a function over a phase's chunks
+//! on the caller's thread and the helpers and returns the results in chunk order.
 //!
 //! It also cuts a phase into chunks ([`entity_bounds`], [`split_chunks`]) and merges the
 //! chunks' worklist words afterwards ([`merge_chunks`]).
@@ -12,9 +12,10 @@
 use crate::pe::Pe;
 use crate::router::{Chunk, Router};
 use crate::worklist::WorkSet;
-use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// The environment variable that sets the default thread count (`CSLSIM_THREADS=N`).
 pub const THREADS_ENV: &str = "CSLSIM_THREADS";
@@ -29,8 +30,9 @@ pub fn default_threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// The shared pool of `threads` threads (`None` if it cannot be built: the step then runs
-/// on the caller's thread, with the same results).
+/// The shared pool of helpers for `threads` threads: `threads - 1` workers, the caller
+/// being the other (`None` if it cannot be built: the step then runs on the caller's
+/// thread, with the same results).
 pub(crate) fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     static POOLS: OnceLock<Mutex<BTreeMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
     let pools = POOLS.get_or_init(|| Mutex::new(BTreeMap::new()));
@@ -40,7 +42,7 @@ pub(crate) fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     }
     let p = Arc::new(
         rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
+            .num_threads(threads.saturating_sub(1).max(1))
             .thread_name(|i| format!("cslsim-{i}"))
             .build()
             .ok()?,
@@ -49,18 +51,82 @@ pub(crate) fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     Some(p)
 }
 
-/// `f` applied to every item, results in item order: on `pool` when there is one and more
-/// than one item, else on this thread.
-pub(crate) fn run<I, O, F>(pool: Option<&rayon::ThreadPool>, items: Vec<I>, f: F) -> Vec<O>
+/// How long the caller spins for helpers that are still working before it blocks.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// `f` applied to every item, results in item order, and whether a helper computed any
+/// of them: with a `pool` and more than one item, the caller and the pool's workers share
+/// them, else all run on this thread.
+///
+/// The hand-over is built to cost little when it happens thousands of times a second:
+/// one job per helper is spawned into an in-place scope (the caller is not a pool thread,
+/// so `install` would cost it a sleep and a wake-up per phase); every thread takes
+/// the items it prefers first (item `t * n / threads` on: the same PEs from phase to
+/// phase, which keeps them in that core's cache), then any item no one has taken, so a
+/// helper that is slow to start (a busy machine) leaves its items to the others; the
+/// caller spins on a counter of finished items while a helper works, before it falls
+/// back to the scope's blocking wait. Which thread computes an item never changes its
+/// result.
+pub(crate) fn run<I, O, F>(pool: Option<&rayon::ThreadPool>, items: Vec<I>, f: F) -> (Vec<O>, bool)
 where
     I: Send,
     O: Send,
     F: Fn(I) -> O + Sync + Send,
 {
-    match pool {
-        Some(p) if items.len() > 1 => p.install(|| items.into_par_iter().map(f).collect()),
-        _ => items.into_iter().map(f).collect(),
-    }
+    let p = match pool {
+        Some(p) if items.len() > 1 => p,
+        _ => return (items.into_iter().map(f).collect(), false),
+    };
+    let n = items.len();
+    let slots: Vec<Mutex<Option<I>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
+    let outs: Vec<Mutex<Option<O>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    // Items finished, and items finished by helpers.
+    let (done, helped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    // Helpers that started: the caller spins only while one works.
+    let started = AtomicUsize::new(0);
+    // Takes the items from `first` on (wrapping), skipping those taken or being taken.
+    let work = |first: usize, helper: bool| {
+        for j in (first..n).chain(0..first) {
+            let item = slots
+                .get(j)
+                .and_then(|s| s.try_lock().ok().and_then(|mut s| s.take()));
+            if let (Some(item), Some(out)) = (item, outs.get(j)) {
+                let o = f(item);
+                if let Ok(mut slot) = out.lock() {
+                    *slot = Some(o);
+                }
+                done.fetch_add(1, Ordering::Release);
+                if helper {
+                    helped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    };
+    let helpers = p.current_num_threads().min(n - 1);
+    p.in_place_scope(|s| {
+        for t in 1..=helpers {
+            let (work, started) = (&work, &started);
+            s.spawn(move |_| {
+                started.fetch_add(1, Ordering::Relaxed);
+                work(t * n / (helpers + 1), true);
+            });
+        }
+        work(0, false);
+        let start = Instant::now();
+        let mut spins = 0u32;
+        while done.load(Ordering::Acquire) < n && started.load(Ordering::Relaxed) > 0 {
+            std::hint::spin_loop();
+            spins += 1;
+            if spins % 64 == 0 && start.elapsed() > SPIN {
+                break;
+            }
+        }
+    });
+    let outs = outs
+        .into_iter()
+        .filter_map(|o| o.into_inner().ok().flatten())
+        .collect();
+    (outs, helped.into_inner() > 0)
 }
 
 /// The PEs `bounds[j - 1]..bounds[j]` of chunk `j`, covering `lo..n` (a rank of a
@@ -302,4 +368,42 @@ pub(crate) fn merge_fused(
     merge_chunks(bounds, n, bufs, router_next, ce_next);
     // With one chunk the commit set bits in `ce_now` directly, uncounted.
     ce_now.clear_words();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pool, run};
+
+    #[test]
+    fn every_item_runs_once_and_results_keep_item_order() {
+        for threads in [2, 3] {
+            let p = pool(threads);
+            for n in [0usize, 1, 2, 3, 8, 13] {
+                for _ in 0..50 {
+                    let items: Vec<usize> = (0..n).collect();
+                    let (out, _) = run(p.as_deref(), items, |i| i * 10 + 1);
+                    let want: Vec<usize> = (0..n).map(|i| i * 10 + 1).collect();
+                    assert_eq!(out, want, "{threads} threads, {n} items");
+                }
+            }
+        }
+        // On the caller alone (no pool): same results, no helper.
+        let (out, helped) = run(None, vec![3, 4], |i: i32| -i);
+        assert_eq!((out, helped), (vec![-3, -4], false));
+    }
+
+    #[test]
+    fn items_may_borrow_the_callers_state_mutably() {
+        let p = pool(2);
+        let mut data = vec![0u64; 1000];
+        for round in 1..=20u64 {
+            let items: Vec<&mut [u64]> = data.chunks_mut(128).collect();
+            let (sums, _) = run(p.as_deref(), items, |c: &mut [u64]| {
+                c.iter_mut().for_each(|v| *v += round);
+                c.iter().sum::<u64>()
+            });
+            let total: u64 = sums.iter().sum();
+            assert_eq!(total, 1000 * round * (round + 1) / 2);
+        }
+    }
 }

@@ -150,6 +150,8 @@ pub struct Simulator {
     /// Fewest entities with work for a phase to be split among the threads.
     split_min: usize,
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// Whether the pool's helpers are worth waking (`sim_step.rs`).
+    helpers: Helpers,
     /// PEs that stored to `HOST_CMD_UNBLOCK` since the last host call was issued.
     unblocked: usize,
     /// Host-to-device streams, oldest first (earlier ones may still be in the memcpy
@@ -286,6 +288,7 @@ impl Simulator {
             threads: par::default_threads(),
             split_min: SPLIT_MIN_ACTIVE,
             pool: None,
+            helpers: Helpers::default(),
             unblocked: 0,
             h2d: Vec::new(),
             d2h: None,
@@ -1114,7 +1117,7 @@ mod dist_ops;
 mod sleep_ops;
 #[path = "sim_step.rs"]
 mod step_ops;
-use step_ops::PlanOut;
+use step_ops::{Helpers, PlanOut};
 
 /// Lets classes with identical code share one copy of it (see [`Class::share_code`]).
 fn share_identical_code(mut classes: Vec<Class>) -> Vec<Class> {

@@ -29,6 +29,32 @@ use std::sync::Arc;
 /// Chunks per thread in a split phase (more chunks than threads balance uneven activity).
 const CHUNKS_PER_THREAD: usize = 4;
 
+/// Fewest phases a split phase runs on the caller's thread alone after a helper came too
+/// late to take any chunk (doubling while it stays late, up to [`ALONE_MAX`]).
+const ALONE_MIN: u32 = 16;
+const ALONE_MAX: u32 = 4096;
+
+/// Whether the helpers are worth waking: after a phase whose chunks the caller finished
+/// before any helper started (a busy machine, or a phase too small), the next phases keep
+/// their chunks but run them on the caller's thread alone. Only who computes a chunk
+/// depends on it, never a result.
+#[derive(Clone, Debug)]
+pub(super) struct Helpers {
+    /// Split phases left to run alone.
+    alone: u32,
+    /// How many to run alone after the next late phase.
+    backoff: u32,
+}
+
+impl Default for Helpers {
+    fn default() -> Self {
+        Helpers {
+            alone: 0,
+            backoff: ALONE_MIN,
+        }
+    }
+}
+
 /// What planning one chunk of routers produced.
 #[derive(Clone, Debug, Default)]
 pub(super) struct PlanOut {
@@ -44,12 +70,30 @@ impl Simulator {
         if self.threads <= 1 || active < self.split_min || self.trace.is_some() {
             return (1, None);
         }
+        let k = self.threads * CHUNKS_PER_THREAD;
+        if self.helpers.alone > 0 {
+            self.helpers.alone -= 1;
+            return (k, None);
+        }
         if self.pool.is_none() {
             self.pool = crate::par::pool(self.threads);
         }
         match &self.pool {
-            Some(p) => (self.threads * CHUNKS_PER_THREAD, Some(Arc::clone(p))),
+            Some(p) => (k, Some(Arc::clone(p))),
             None => (1, None),
+        }
+    }
+
+    /// Notes whether a helper took part in a phase handed to the pool (see [`Helpers`]).
+    fn helped(&mut self, pool: Option<&rayon::ThreadPool>, helped: bool) {
+        let h = &mut self.helpers;
+        match (pool, helped) {
+            (None, _) => {}
+            (Some(_), true) => h.backoff = ALONE_MIN,
+            (Some(_), false) => {
+                h.alone = h.backoff;
+                h.backoff = (h.backoff * 2).min(ALONE_MAX);
+            }
         }
     }
 
@@ -77,7 +121,7 @@ impl Simulator {
         let mut outs = Vec::new();
         if !self.router_next.is_empty() || self.dist.on() {
             std::mem::swap(&mut self.router_cur, &mut self.router_next);
-            let active = self.router_cur.len() + self.ce_next.len();
+            let active = self.router_cur.len().max(self.ce_next.len());
             let (k, pool) = self.chunks_for(active);
             let pool = pool.as_deref();
             let (plans, moves, failed) = self.plan_routers(now, lo, hi, k, pool);
@@ -146,7 +190,7 @@ impl Simulator {
         outs.resize_with(bounds.len() - 1, PlanOut::default);
         let items: Vec<(usize, &mut PlanOut)> =
             outs.iter_mut().zip(1..).map(|(o, j)| (j, o)).collect();
-        par::run(pool, items, |(j, o)| {
+        let (_, helped) = par::run(pool, items, |(j, o)| {
             o.plans.clear();
             o.moves.clear();
             o.err = None;
@@ -160,6 +204,7 @@ impl Simulator {
                 }
             });
         });
+        self.helped(pool, helped);
         let mut plans = std::mem::take(&mut self.plans);
         let mut moves = std::mem::take(&mut self.moves);
         plans.clear();
@@ -214,9 +259,10 @@ impl Simulator {
             &mut self.ce_next,
             &mut bufs,
         );
-        let outs = par::run(pool, items, |chunk| {
+        let (outs, helped) = par::run(pool, items, |chunk| {
             router::commit(chunk, plans, moves, &cenv, now)
         });
+        self.helped(pool, helped);
         self.wavelet_hops += outs.iter().map(|o| o.hops).sum::<u64>();
         let n = self.pes.len();
         merge_chunks(&bounds, n, &bufs, &mut self.router_next, &mut self.ce_next);
@@ -257,7 +303,7 @@ impl Simulator {
             [&mut self.router_next, &mut self.ce_cur, &mut self.ce_next],
             &mut bufs,
         );
-        let outs = par::run(pool, items, |c: FusedChunk<'_>| {
+        let (outs, helped) = par::run(pool, items, |c: FusedChunk<'_>| {
             let FusedChunk {
                 lo,
                 routers,
@@ -288,6 +334,7 @@ impl Simulator {
             };
             (hops, o)
         });
+        self.helped(pool, helped);
         let n = self.pes.len();
         merge_fused(
             &bounds,
@@ -329,13 +376,14 @@ impl Simulator {
         let (classes, env, trace) = (&self.classes, &self.env, self.trace.as_ref());
         let record = self.recording;
         let cur = self.ce_cur.words();
-        let outs = par::run(pool, items, |chunk| {
+        let (outs, helped) = par::run(pool, items, |chunk| {
             if record {
                 ce_chunk::<true>(chunk, cur, 0, classes, env, trace, now)
             } else {
                 ce_chunk::<false>(chunk, cur, 0, classes, env, trace, now)
             }
         });
+        self.helped(pool, helped);
         let n = self.pes.len();
         merge_chunks(&bounds, n, &bufs, &mut self.router_next, &mut self.ce_next);
         self.chunk_words = bufs;
