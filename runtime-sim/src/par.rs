@@ -54,9 +54,9 @@ pub(crate) fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
 /// How long the caller spins for helpers that are still working before it blocks.
 const SPIN: Duration = Duration::from_micros(50);
 
-/// `f` applied to every item, results in item order, and whether a helper computed any
-/// of them: with a `pool` and more than one item, the caller and the pool's workers share
-/// them, else all run on this thread.
+/// `f` applied to every item, results in item order, and, if the items were handed to
+/// helpers, whether a helper computed any of them: with a `pool` and more than one item,
+/// the caller and the pool's workers share them, else all run on this thread (`None`).
 ///
 /// The hand-over is built to cost little when it happens thousands of times a second:
 /// one job per helper is spawned into an in-place scope (the caller is not a pool thread,
@@ -67,7 +67,11 @@ const SPIN: Duration = Duration::from_micros(50);
 /// caller spins on a counter of finished items while a helper works, before it falls
 /// back to the scope's blocking wait. Which thread computes an item never changes its
 /// result.
-pub(crate) fn run<I, O, F>(pool: Option<&rayon::ThreadPool>, items: Vec<I>, f: F) -> (Vec<O>, bool)
+pub(crate) fn run<I, O, F>(
+    pool: Option<&rayon::ThreadPool>,
+    items: Vec<I>,
+    f: F,
+) -> (Vec<O>, Option<bool>)
 where
     I: Send,
     O: Send,
@@ -75,7 +79,7 @@ where
 {
     let p = match pool {
         Some(p) if items.len() > 1 => p,
-        _ => return (items.into_iter().map(f).collect(), false),
+        _ => return (items.into_iter().map(f).collect(), None),
     };
     let n = items.len();
     let slots: Vec<Mutex<Option<I>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
@@ -117,7 +121,7 @@ where
         while done.load(Ordering::Acquire) < n && started.load(Ordering::Relaxed) > 0 {
             std::hint::spin_loop();
             spins += 1;
-            if spins % 64 == 0 && start.elapsed() > SPIN {
+            if spins.is_multiple_of(64) && start.elapsed() > SPIN {
                 break;
             }
         }
@@ -126,7 +130,7 @@ where
         .into_iter()
         .filter_map(|o| o.into_inner().ok().flatten())
         .collect();
-    (outs, helped.into_inner() > 0)
+    (outs, Some(helped.into_inner() > 0))
 }
 
 /// The PEs `bounds[j - 1]..bounds[j]` of chunk `j`, covering `lo..n` (a rank of a
@@ -389,7 +393,7 @@ mod tests {
         }
         // On the caller alone (no pool): same results, no helper.
         let (out, helped) = run(None, vec![3, 4], |i: i32| -i);
-        assert_eq!((out, helped), (vec![-3, -4], false));
+        assert_eq!((out, helped), (vec![-3, -4], None));
     }
 
     #[test]

@@ -85,12 +85,12 @@ impl Simulator {
     }
 
     /// Notes whether a helper took part in a phase handed to the pool (see [`Helpers`]).
-    fn helped(&mut self, pool: Option<&rayon::ThreadPool>, helped: bool) {
+    fn helped(&mut self, helped: Option<bool>) {
         let h = &mut self.helpers;
-        match (pool, helped) {
-            (None, _) => {}
-            (Some(_), true) => h.backoff = ALONE_MIN,
-            (Some(_), false) => {
+        match helped {
+            None => {}
+            Some(true) => h.backoff = ALONE_MIN,
+            Some(false) => {
                 h.alone = h.backoff;
                 h.backoff = (h.backoff * 2).min(ALONE_MAX);
             }
@@ -204,7 +204,7 @@ impl Simulator {
                 }
             });
         });
-        self.helped(pool, helped);
+        self.helped(helped);
         let mut plans = std::mem::take(&mut self.plans);
         let mut moves = std::mem::take(&mut self.moves);
         plans.clear();
@@ -262,7 +262,7 @@ impl Simulator {
         let (outs, helped) = par::run(pool, items, |chunk| {
             router::commit(chunk, plans, moves, &cenv, now)
         });
-        self.helped(pool, helped);
+        self.helped(helped);
         self.wavelet_hops += outs.iter().map(|o| o.hops).sum::<u64>();
         let n = self.pes.len();
         merge_chunks(&bounds, n, &bufs, &mut self.router_next, &mut self.ce_next);
@@ -334,7 +334,7 @@ impl Simulator {
             };
             (hops, o)
         });
-        self.helped(pool, helped);
+        self.helped(helped);
         let n = self.pes.len();
         merge_fused(
             &bounds,
@@ -383,7 +383,7 @@ impl Simulator {
                 ce_chunk::<false>(chunk, cur, 0, classes, env, trace, now)
             }
         });
-        self.helped(pool, helped);
+        self.helped(helped);
         let n = self.pes.len();
         merge_chunks(&bounds, n, &bufs, &mut self.router_next, &mut self.ce_next);
         self.chunk_words = bufs;
