@@ -24,14 +24,12 @@ use crate::dsd::{DsdExec, Env};
 use crate::error::{
     PeLoc, RoutingError, SimError, Stuck, StuckPlace, StuckWhy, WaitOn, WaitReason, Waiting,
 };
-use crate::par::{self, entity_bounds, for_bits, merge_chunks, split_chunks};
+use crate::par::{self, ChunkWords, for_bits};
 use crate::params::SimParams;
 use crate::pe::{HostCall, NO_QUEUE, Pe};
 use crate::perfetto::{PeRecorder, PerfettoConfig, PerfettoTrace};
 use crate::ring::Wavelet;
-use crate::router::{
-    self, Chunk, CommitEnv, Geometry, Move, PlanEnv, RAMP, Router, RouterPlan, dir_of,
-};
+use crate::router::{Chunk, Geometry, Move, RAMP, Router, RouterPlan, dir_of};
 pub use crate::stats::{PeStats, RunStats};
 use crate::trace::Tracer;
 use crate::worklist::{Timers, WorkSet, set_bit};
@@ -146,12 +144,14 @@ pub struct Simulator {
     /// How many PEs sleep (each counts as busy in every cycle until it wakes).
     sleeping: usize,
     /// Reused per-chunk worklist words of a split phase.
-    chunk_words: Vec<(Vec<u64>, Vec<u64>)>,
+    chunk_words: Vec<ChunkWords>,
     /// Threads that step the fabric (1: the caller's thread only).
     threads: usize,
     /// Fewest entities with work for a phase to be split among the threads.
     split_min: usize,
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// Whether the pool's helpers are worth waking (`sim_step.rs`).
+    helpers: Helpers,
     /// PEs that stored to `HOST_CMD_UNBLOCK` since the last host call was issued.
     unblocked: usize,
     /// Host-to-device streams, oldest first (earlier ones may still be in the memcpy
@@ -288,6 +288,7 @@ impl Simulator {
             threads: par::default_threads(),
             split_min: SPLIT_MIN_ACTIVE,
             pool: None,
+            helpers: Helpers::default(),
             unblocked: 0,
             h2d: Vec::new(),
             d2h: None,
@@ -741,35 +742,6 @@ impl Simulator {
         Ok(())
     }
 
-    /// How many chunks a phase with `active` entities is split into (1: run on this
-    /// thread). The split never changes results, only who computes them.
-    fn chunks_for(&mut self, active: usize) -> (usize, Option<Arc<rayon::ThreadPool>>) {
-        if self.threads <= 1 || active < self.split_min || self.trace.is_some() {
-            return (1, None);
-        }
-        if self.pool.is_none() {
-            self.pool = crate::par::pool(self.threads);
-        }
-        match &self.pool {
-            Some(p) => (self.threads * CHUNKS_PER_THREAD, Some(Arc::clone(p))),
-            None => (1, None),
-        }
-    }
-
-    /// Merges the worklist bits the chunks of a phase set (`bufs`, from `split_chunks`)
-    /// and keeps the buffers for the next phase.
-    fn merge(&mut self, bounds: &[usize], mut bufs: Vec<(Vec<u64>, Vec<u64>)>) {
-        let n = self.pes.len();
-        merge_chunks(
-            bounds,
-            n,
-            &mut bufs,
-            &mut self.router_next,
-            &mut self.ce_next,
-        );
-        self.chunk_words = bufs;
-    }
-
     fn geometry(&self) -> Geometry {
         Geometry {
             width: self.width,
@@ -778,169 +750,6 @@ impl Simulator {
             ramp: self.env.ramp,
             depth: self.params.buffer_depth(),
         }
-    }
-
-    /// Performs one cycle; returns whether anything moved or is in flight (otherwise the
-    /// clock did not advance).
-    ///
-    /// Routers first plan every move from the state at the start of the router phase
-    /// (read only, in parallel), then each chunk of the rectangle commits its own
-    /// routers' moves and the wavelets arriving from their neighbours (in parallel over
-    /// disjoint chunks); then the CEs tick (in parallel over disjoint chunks). Every
-    /// entity's result depends only on the state at the start of its phase, so the run is
-    /// the same for every number of threads.
-    fn step_cycle(&mut self) -> Result<bool, SimError> {
-        self.step(None).map(|s| s.0)
-    }
-
-    /// [`Simulator::step_cycle`]; a rank of a distributed run also returns whether `cond`
-    /// then holds on every rank and whether any has work (one reduction for both).
-    fn step(&mut self, cond: Option<Cond<'_>>) -> Result<(bool, Option<(bool, bool)>), SimError> {
-        let now = self.cycle;
-        let mut happened = false;
-        if !self.h2d.is_empty() || self.d2h.is_some() {
-            happened |= self.stream_step(now)?;
-        }
-        let (lo, hi) = self.own_strip();
-        let mut unblocked = 0usize;
-        // Routers.
-        if !self.router_next.is_empty() || self.dist.on() {
-            std::mem::swap(&mut self.router_cur, &mut self.router_next);
-            let (k, pool) = self.chunks_for(self.router_cur.len());
-            let bounds = entity_bounds(&self.router_cur, lo, hi, k);
-            let geo = self.geometry();
-            let penv = PlanEnv {
-                routers: &self.routers,
-                pes: &self.pes,
-                geo,
-            };
-            let cur = self.router_cur.words();
-            // Each chunk plans into its own buffers, kept from cycle to cycle (no
-            // allocation once they have grown).
-            let mut outs = std::mem::take(&mut self.plan_outs);
-            outs.resize_with(bounds.len() - 1, PlanOut::default);
-            let items: Vec<(usize, &mut PlanOut)> =
-                outs.iter_mut().zip(1..).map(|(o, j)| (j, o)).collect();
-            par::run(pool.as_deref(), items, |(j, o)| {
-                o.plans.clear();
-                o.moves.clear();
-                o.err = None;
-                for_bits(cur, bounds[j - 1], bounds[j], |p| {
-                    match router::plan(p, &penv, now, &mut o.moves, &mut o.plans) {
-                        Ok(()) => true,
-                        Err(e) => {
-                            o.err = Some(e);
-                            false
-                        }
-                    }
-                });
-            });
-            // The moves of the routers up to the first failing one (in PE order) are
-            // committed, as if the routers had moved one after another.
-            let mut plans = std::mem::take(&mut self.plans);
-            let mut moves = std::mem::take(&mut self.moves);
-            plans.clear();
-            moves.clear();
-            let mut failed = None;
-            if let [o] = outs.as_mut_slice() {
-                std::mem::swap(&mut plans, &mut o.plans);
-                std::mem::swap(&mut moves, &mut o.moves);
-                failed = o.err.take();
-            } else {
-                for o in &mut outs {
-                    plans.extend_from_slice(&o.plans);
-                    moves.extend_from_slice(&o.moves);
-                    if o.err.is_some() {
-                        failed = o.err.take();
-                        break;
-                    }
-                }
-            }
-            self.plan_outs = outs;
-            happened |= !plans.is_empty();
-            self.dist
-                .with(|d| d.exchange_moves(&mut moves, &mut plans, &mut failed));
-            let cenv = CommitEnv {
-                geo,
-                classes: &self.classes,
-                trace: self.trace.as_ref(),
-                record: self.recording,
-            };
-            let mut bufs = std::mem::take(&mut self.chunk_words);
-            let items = split_chunks(
-                &bounds,
-                &mut self.routers,
-                &mut self.pes,
-                &mut self.router_next,
-                &mut self.ce_next,
-                &mut bufs,
-            );
-            let outs = par::run(pool.as_deref(), items, |chunk| {
-                router::commit(chunk, &plans, &moves, &cenv, now)
-            });
-            for o in &outs {
-                self.wavelet_hops += o.hops;
-            }
-            self.merge(&bounds, bufs);
-            self.router_cur.clear();
-            self.plans = plans;
-            self.moves = moves;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-        }
-        // Compute engines: first the sleepers whose stall ends now.
-        self.wake_due(now);
-        let mut failed = None;
-        if !self.ce_next.is_empty() {
-            std::mem::swap(&mut self.ce_cur, &mut self.ce_next);
-            let (k, pool) = self.chunks_for(self.ce_cur.len());
-            let bounds = entity_bounds(&self.ce_cur, lo, hi, k);
-            let mut bufs = std::mem::take(&mut self.chunk_words);
-            let items = split_chunks(
-                &bounds,
-                &mut self.routers,
-                &mut self.pes,
-                &mut self.router_next,
-                &mut self.ce_next,
-                &mut bufs,
-            );
-            let (classes, env, trace) = (&self.classes, &self.env, self.trace.as_ref());
-            let record = self.recording;
-            let cur = self.ce_cur.words();
-            let outs = par::run(pool.as_deref(), items, |chunk| {
-                if record {
-                    ce_chunk::<true>(chunk, cur, classes, env, trace, now)
-                } else {
-                    ce_chunk::<false>(chunk, cur, classes, env, trace, now)
-                }
-            });
-            self.merge(&bounds, bufs);
-            self.ce_cur.clear();
-            // Every CE of the cycle ticks; the first fault in PE order is reported.
-            for o in outs {
-                unblocked += o.unblocked;
-                happened |= o.happened;
-                if failed.is_none() {
-                    failed = o.err;
-                }
-                self.sleeping = (self.sleeping + o.sleeps.len()).saturating_sub(o.woke);
-                for &(wake, p) in &o.sleeps {
-                    self.sleepers.add(now, wake, p);
-                }
-            }
-        }
-        // A sleeping PE is busy (stalled) in every cycle until it wakes.
-        happened |= self.sleeping > 0;
-        self.unblocked += unblocked;
-        let known = self.end_cycle(&mut happened, &mut failed, cond);
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        if happened {
-            self.cycle += 1;
-        }
-        Ok((happened, known))
     }
 
     /// One cycle of the host streams; returns whether anything moved or waits for time.
@@ -1328,6 +1137,9 @@ impl Simulator {
 mod dist_ops;
 #[path = "sim_sleep.rs"]
 mod sleep_ops;
+#[path = "sim_step.rs"]
+mod step_ops;
+use step_ops::{Helpers, PlanOut};
 
 /// Lets classes with identical code share one copy of it (see [`Class::share_code`]).
 fn share_identical_code(mut classes: Vec<Class>) -> Vec<Class> {
@@ -1386,17 +1198,6 @@ pub const SPLIT_MIN_ACTIVE: usize = 2048;
 /// Fewest stall cycles for which a PE leaves the CE worklist (sleeps) instead of being
 /// ticked through them.
 const SLEEP_MIN_STALL: u32 = 2;
-/// Chunks per thread in a split phase (more chunks than threads balance uneven activity).
-const CHUNKS_PER_THREAD: usize = 4;
-
-/// What planning one chunk of routers produced.
-#[derive(Clone, Debug, Default)]
-struct PlanOut {
-    plans: Vec<RouterPlan>,
-    moves: Vec<Move>,
-    err: Option<SimError>,
-}
-
 /// What one chunk of CEs did in a cycle.
 #[derive(Default)]
 struct CeChunkOut {
@@ -1409,12 +1210,13 @@ struct CeChunkOut {
     woke: usize,
 }
 
-/// Ticks the CEs of `chunk` that are members of `cur` (this cycle's CE worklist), in
-/// ascending order. `REC`: some PE records a timeline (the instance without it has no
+/// Ticks the CEs of `chunk` that are members of `cur` (this cycle's CE worklist; bit 0
+/// of its words is PE `base`), in ascending order. `REC`: some PE records a timeline (the instance without it has no
 /// recording code in its loop).
 fn ce_chunk<const REC: bool>(
     chunk: Chunk<'_>,
     cur: &[u64],
+    base: usize,
     classes: &[Class],
     env: &Env,
     trace: Option<&Tracer>,
@@ -1429,7 +1231,8 @@ fn ce_chunk<const REC: bool>(
     } = chunk;
     let hi = lo + pes.len();
     let mut o = CeChunkOut::default();
-    for_bits(cur, lo, hi, |i| {
+    for_bits(cur, lo - base, hi - base, |k| {
+        let i = k + base;
         let (Some(pe), Some(router)) = (pes.get_mut(i - lo), routers.get_mut(i - lo)) else {
             return true;
         };

@@ -91,6 +91,26 @@ impl WorkSet {
         }
     }
 
+    /// Copies the members `lo..lo + n` into `out` (bit 0 = entity `lo`; at least
+    /// `n.div_ceil(64)` words, the rest left as they are), the inverse of
+    /// [`WorkSet::or_shifted`].
+    pub fn copy_range(&self, lo: usize, n: usize, out: &mut [u64]) {
+        let (w0, s) = (lo / 64, lo % 64);
+        let word = |i: usize| self.words.get(i).copied().unwrap_or(0);
+        for (j, o) in out.iter_mut().enumerate().take(n.div_ceil(64)) {
+            let mut v = if s == 0 {
+                word(w0 + j)
+            } else {
+                word(w0 + j) >> s | word(w0 + j + 1) << (64 - s)
+            };
+            let left = n - 64 * j;
+            if left < 64 {
+                v &= !(!0u64 << left);
+            }
+            *o = v;
+        }
+    }
+
     /// Removes the members outside `lo..hi` (a rank of a distributed run keeps only its
     /// own strip of the fabric: `crate::dist`).
     pub fn retain_range(&mut self, lo: usize, hi: usize) {
@@ -111,6 +131,13 @@ impl WorkSet {
             }
         }
         self.recount();
+    }
+
+    /// Empties the set, whatever its count says (after chunks wrote
+    /// [`WorkSet::words_mut`] directly).
+    pub fn clear_words(&mut self) {
+        self.words.fill(0);
+        self.len = 0;
     }
 
     /// Empties the set.
@@ -162,6 +189,25 @@ mod tests {
         set_bit(&mut w, 128, 5);
         set_bit(&mut w, 128, 128 + 64 + 3);
         assert_eq!(w, [2, 8]);
+    }
+
+    #[test]
+    fn copies_a_range_at_any_offset() {
+        let mut s = WorkSet::new(300);
+        for i in [0, 69, 70, 72, 133, 197, 198, 299] {
+            s.insert(i);
+        }
+        let mut out = [!0u64; 3];
+        s.copy_range(70, 128, &mut out);
+        assert_eq!(out, [0b101 | 1 << 63, 1 << 63, !0]);
+        let mut back = WorkSet::new(300);
+        back.or_shifted(70, &out[..2]);
+        let got: Vec<usize> = (0..300).filter(|&i| back.contains(i)).collect();
+        assert_eq!(got, vec![70, 72, 133, 197]);
+        let mut all = [0u64; 5];
+        s.copy_range(0, 300, &mut all);
+        assert_eq!(all[..2], [1, 1 << 5 | 1 << 6 | 1 << 8]);
+        assert_eq!(all[4], 1 << 43, "bit 299 kept");
     }
 
     #[test]
