@@ -186,6 +186,26 @@ fn a_y_machine_next_to_an_x_ce_ring_on_wse3() {
 }
 
 #[test]
+fn dense_cells_send_long_blocks_through_the_overlapped_streams() {
+    // An fcc lattice at density 0.8 on 7 × 7 × 8 cells (2 × 4 fold): about 2.2 atoms per
+    // cell, so a block is up to tens of words, more than a router or queue buffer holds,
+    // and a backward block issued with the forward one waits in its queue while the PE
+    // works through the forward stream ("Overlapped streams"). Nothing deadlocks, and
+    // the rows and final atoms are the express relay's (no switch machine), bit for bit,
+    // on WSE-2 and WSE-3.
+    let d = generate::fcc(6, 0.8, 1.0, 1);
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let sw = run(&d, &config([7, 7, 2, 4], 2, arch));
+        let mut cfg = config([7, 7, 2, 4], 2, arch);
+        cfg.relay = Relay::Express;
+        let ex = run(&d, &cfg);
+        assert_eq!(format!("{:?}", ex.energies), format!("{:?}", sw.energies));
+        assert_eq!(format!("{:?}", ex.atoms), format!("{:?}", sw.atoms));
+        assert!(sw.caps.nloc >= 4, "not dense enough: {:?}", sw.caps);
+    }
+}
+
+#[test]
 fn wse3_runs_the_same_program() {
     let out = run(&lj108(), &config([8, 8, 4, 2], 2, Arch::Wse3));
     check(&out.energies);
