@@ -407,6 +407,11 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
             Fast::Ret { src } => Some(pe.regs[base + usize::from(src)]),
             Fast::RetVoid => None,
             Fast::Slow => {
+                if slow_ahead(pe, class, base, pc, mem, due).is_some() {
+                    n += 1;
+                    base = pe.cur.base as usize;
+                    continue;
+                }
                 // A synchronous DSD operation ends the stretch: issued ahead if it can be.
                 if mem && issue_ahead(pe, class, env, base, pc) {
                     n += 1;
@@ -436,6 +441,85 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
         pe.stall += op.setup;
         op.setup = 0;
     }
+}
+
+/// Runs ahead (`run_ahead`, for cycle `due`) the instruction at `pc` if it has no fast
+/// form but is one of: an operation that reads and writes only registers (integer
+/// operations on 16-bit types, other compares, conversions, `FrameAddr`), a call, or,
+/// when `mem`, a descriptor field set (a 16-bit SRAM store, logged like `Store`). Each
+/// computes what `step` computes for it. `None` (nothing done but, for a call, the
+/// register file grown, as its own cycle grows it again) for anything else and on a
+/// fault, which the instruction's own cycle then reports.
+fn slow_ahead(pe: &mut Pe, class: &Class, base: usize, pc: u32, mem: bool, due: u64) -> Option<()> {
+    let op = *class.code().get(pc as usize)?;
+    let r = |pe: &Pe, x: csl_arch::isa::Reg| pe.regs.get(base + usize::from(x.0)).copied();
+    let next = pc.wrapping_add(1);
+    let (dst, v) = match op {
+        Op::Bin { op, ty, dst, a, b } => (dst, alu::bin(op, ty, r(pe, a)?, r(pe, b)?).ok()?),
+        Op::BinImm {
+            op,
+            ty,
+            dst,
+            a,
+            imm,
+        } => (dst, alu::bin(op, ty, r(pe, a)?, imm).ok()?),
+        Op::Cmp { op, ty, dst, a, b } => (dst, u32::from(alu::cmp(op, ty, r(pe, a)?, r(pe, b)?))),
+        Op::CmpImm {
+            op,
+            ty,
+            dst,
+            a,
+            imm,
+        } => (dst, u32::from(alu::cmp(op, ty, r(pe, a)?, imm))),
+        Op::Un { op, ty, dst, a } => (dst, alu::un(op, ty, r(pe, a)?)),
+        Op::Conv { to, from, dst, src } => (dst, alu::conv(to, from, r(pe, src)?)),
+        Op::ConvR {
+            mode,
+            to,
+            from,
+            dst,
+            src,
+        } => {
+            let mode = csl_arch::isa::RoundMode::from_u8(mode);
+            (dst, alu::conv_round(mode, to, from, r(pe, src)?))
+        }
+        Op::FrameAddr { dst, off } => (dst, pe.cur.sp.checked_add(u32::from(off))?),
+        Op::Call {
+            func,
+            args,
+            nargs,
+            dst,
+        } => {
+            pe.call(class, func, args, nargs, dst, next).ok()?;
+            return Some(());
+        }
+        Op::DsdSet {
+            field: f,
+            desc,
+            val,
+        } if mem => {
+            let a = dsd::check_desc(r(pe, desc)?).ok()? as u32;
+            let v = r(pe, val)?;
+            let (off, value) = match f {
+                DsdField::Base => (field::BASE, v as u16),
+                DsdField::AddBase => {
+                    let old = pe.mem.read(a + field::BASE, Width::W16).unwrap_or(0) as u16;
+                    (field::BASE, old.wrapping_add(v as u16))
+                }
+                DsdField::Length => (field::LENGTH, v as u16),
+                DsdField::Stride => (field::STRIDE, v as u16),
+                DsdField::FifoRead => (field::FIFO_READ_LEN, v as u16),
+                DsdField::FifoWrite => (field::FIFO_WRITE_LEN, v as u16),
+            };
+            sram_write::<true>(pe, a + off, Width::W16, u32::from(value), due)?;
+            pe.cur.pc = next;
+            return Some(());
+        }
+        _ => return None,
+    };
+    *pe.regs.get_mut(base + usize::from(dst.0))? = v;
+    pe.cur.pc = next;
+    Some(())
 }
 
 /// Issues the synchronous DSD operation at `pc` ahead of its cycle (`run_ahead`), if it

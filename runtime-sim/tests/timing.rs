@@ -236,5 +236,110 @@ fn running_ahead_changes_nothing() {
     }
 }
 
+/// Instructions without a fast form that touch only registers (16-bit integer operations
+/// and compares, conversions, `FrameAddr`), calls and descriptor field sets run ahead too
+/// (`exec::slow_ahead`): in a loop of them with a DSD operation that reads the descriptor
+/// they set, ending in a 16-bit division by zero, cycles, statistics, memory and the fault
+/// are those of a run without running ahead.
+#[test]
+fn running_ahead_over_16_bit_operations_calls_and_descriptor_sets_changes_nothing() {
+    use csl_arch::dsd::DsdField;
+    use csl_arch::isa::{CmpOp, Width};
+    let u16op = |op, dst, a, imm| Op::BinImm {
+        op,
+        ty: NumTy::U16,
+        dst: Reg(dst),
+        a: Reg(a),
+        imm,
+    };
+    let run = |ahead: bool| {
+        let mut a = Asm::new("t");
+        // triple(x) = 3 * x (16 bits), with a frame.
+        let triple = a.func("triple", 4, 1, 8);
+        a.op(u16op(BinOp::Mul, 1, 0, 3));
+        a.op(Op::FrameAddr {
+            dst: Reg(2),
+            off: 4,
+        });
+        a.op(Op::Ret { src: Reg(1) });
+        let f = a.func("main", 16, 0, 8);
+        a.mem1d(0x40, 0x800, 1, 1);
+        a.mem1d(0x50, 0x400, 64, 1);
+        a.imm(0, 0xfff0); // i
+        a.imm(9, 0x40);
+        a.imm(10, 0xa00); // where the results go
+        a.imm(11, 0); // iterations
+        let top = a.here();
+        a.op(u16op(BinOp::Add, 11, 11, 1));
+        a.op(u16op(BinOp::Add, 0, 0, 3)); // wraps at 16 bits
+        a.call(triple, 0, 1, 1);
+        a.bin(BinOp::Mul, NumTy::U16, 2, 1, 0);
+        a.op(Op::Conv {
+            to: NumTy::F32,
+            from: NumTy::U16,
+            dst: Reg(3),
+            src: Reg(2),
+        });
+        a.op(Op::FrameAddr {
+            dst: Reg(4),
+            off: 2,
+        });
+        a.op(u16op(BinOp::And, 5, 0, 15));
+        a.op(u16op(BinOp::Add, 5, 5, 1));
+        a.op(Op::DsdSet {
+            field: DsdField::Length,
+            desc: Reg(9),
+            val: Reg(5),
+        });
+        a.op(Op::DsdSet {
+            field: DsdField::AddBase,
+            desc: Reg(9),
+            val: Reg(5),
+        });
+        a.dsd(DsdOpcode::Mov32, X::D(0x40), &[X::D(0x50)]);
+        a.store(Width::W32, 10, 3);
+        a.op(u16op(BinOp::Add, 10, 10, 4));
+        a.store(Width::W16, 10, 4);
+        a.op(u16op(BinOp::Add, 10, 10, 2));
+        a.op(Op::CmpImm {
+            op: CmpOp::Gt,
+            ty: NumTy::U16,
+            dst: Reg(6),
+            a: Reg(11),
+            imm: 30,
+        });
+        let br = a.op(Op::BrFalse {
+            cond: Reg(6),
+            target: 0,
+        });
+        a.patch(br, top);
+        a.imm(7, 0);
+        a.bin(BinOp::Div, NumTy::U16, 8, 0, 7);
+        a.ret_void();
+        a.task(0, f, true, false);
+        let img = single(a.build());
+        let mut sim = Simulator::with_params(&img, SimParams::default()).expect("load");
+        sim.set_run_ahead(ahead);
+        let err = sim
+            .run_until_idle(1_000_000)
+            .expect_err("faults")
+            .to_string();
+        let s = sim.stats();
+        let pe = &s.pes[0];
+        (
+            err,
+            sim.cycle(),
+            (pe.busy_cycles, pe.stalled_cycles, pe.instructions),
+            sim.pe(0, 0).expect("pe").memory().to_vec(),
+        )
+    };
+    let (on, off) = (run(true), run(false));
+    assert!(on.0.contains("division by zero"), "{}", on.0);
+    assert!(on.2.2 > 500, "the loop ran: {:?}", on.2);
+    assert_eq!((&on.0, on.1, on.2), (&off.0, off.1, off.2));
+    assert!(on.3 == off.3, "the memories differ");
+    assert_ne!(on.3[0xa00..0xa80], [0u8; 0x80], "results were stored");
+}
+
 /// The end of PE memory.
 const PE_END: u32 = csl_arch::fabric::PE_MEMORY_BYTES;
