@@ -661,6 +661,11 @@ impl Simulator {
     /// Runs cycles until `cond` holds (checked before every cycle) or nothing can
     /// progress. Fails with [`SimError::CycleLimit`] if the clock reaches `max_cycles`
     /// first, or with a routing error or fault.
+    ///
+    /// `cond` should read the clock, task, queue and stream state, not PE memory: while
+    /// the run is under way a PE's memory may already hold stores that ran ahead of the
+    /// clock (SIMULATOR.md §12.4); they are taken back when the run returns, so memory
+    /// read after it is exact.
     pub fn run_until(
         &mut self,
         cond: impl FnMut(&Simulator) -> bool,
