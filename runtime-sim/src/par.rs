@@ -7,7 +7,7 @@
 //!
 //! Determinism does not rest on this module: every chunk computes from the state at the
 //! start of its phase and writes only its own PEs, routers and worklist words, and the
-//! results are merged in chunk order (`sim.rs`).
+//! results are merged in chunk order (`sim_step.rs`).
 
 use crate::pe::Pe;
 use crate::router::{Chunk, Router};
