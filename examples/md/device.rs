@@ -472,8 +472,7 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     };
     let own = cfg.pair_shortcuts && g.atom_reach(b, cfg.rcut);
     let shifts = checks & g.image_shifts();
-    let reach =
-        g.pair_reach(b, cfg.rcut) | checks << 20 | u32::from(own) << 23 | shifts << 24;
+    let reach = g.pair_reach(b, cfg.rcut) | checks << 20 | u32::from(own) << 23 | shifts << 24;
     let mut fcfg = vec![0u32; npe * 21];
     let mut pos = vec![0u32; npe * 4 * nmax];
     let mut vel = vec![0u32; npe * 3 * nloc];
