@@ -42,7 +42,7 @@ pub struct Config {
     pub samples_per_launch: u32,
     /// Let the pair list leave out the minimum image where the positions allow it and
     /// narrow each atom's search to its own reach, where the host finds that they pay
-    /// (`icfg[25]` bits 20–23). The rows are the same bits either way; `false` is for
+    /// (`icfg[25]` bits 20–26). The rows are the same bits either way; `false` is for
     /// the test that checks it.
     pub pair_shortcuts: bool,
     /// Run the compiler's IR optimiser (`-O0` turns it off).
@@ -471,7 +471,8 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
         0
     };
     let own = cfg.pair_shortcuts && g.atom_reach(b, cfg.rcut);
-    let reach = g.pair_reach(b, cfg.rcut) | checks << 20 | u32::from(own) << 23;
+    let shifts = checks & g.image_shifts();
+    let reach = g.pair_reach(b, cfg.rcut) | checks << 20 | u32::from(own) << 23 | shifts << 24;
     let mut fcfg = vec![0u32; npe * 21];
     let mut pos = vec![0u32; npe * 4 * nmax];
     let mut vel = vec![0u32; npe * 3 * nloc];

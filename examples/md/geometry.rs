@@ -227,6 +227,19 @@ impl Geometry {
             .fold(0, |code, k| code | 1 << k)
     }
 
+    /// The axes along which the device may take the minimum image from per-record image
+    /// shifts (md.csl `image_shifts`; bits 24–26 of `icfg[25]`, with the minimum-image
+    /// check's bits): every record of the pair list lies within RANGE + 1/2 cells of the
+    /// PE's cell centre, so two records of a row are within RANGE + 1 cells of each
+    /// other; where that is under half the axis (at least 2·(RANGE + 1) + 1 cells), the
+    /// minimum image of their difference is the difference of their images exactly.
+    pub fn image_shifts(&self) -> u32 {
+        let n = [self.nx, self.ny, self.nz()];
+        (0..3)
+            .filter(|&k| n[k] > 2 * (RANGE + 1))
+            .fold(0, |code, k| code | 1 << k)
+    }
+
     /// Whether the device should narrow each atom's search to the cells within its own
     /// reach (md.csl `reach_of`; bit 23 of `icfg[25]`): where every cell is at least 0.6
     /// cutoffs wide, a cell two away is out of reach of most atoms of a cell, and the
@@ -348,6 +361,10 @@ mod tests {
         assert_eq!(g.min_image_checks(), 0);
         assert_eq!(Geometry::new(16, 16, 4, 4).unwrap().min_image_checks(), 7);
         assert_eq!(Geometry::new(15, 14, 2, 5).unwrap().min_image_checks(), 5);
+        // The records' image shifts: on axes of 9 cells or more.
+        assert_eq!(g.image_shifts(), 0);
+        assert_eq!(Geometry::new(16, 16, 4, 4).unwrap().image_shifts(), 7);
+        assert_eq!(Geometry::new(9, 8, 2, 4).unwrap().image_shifts(), 1);
         // The atoms' own reach: on 4,000 atoms' cells (2.14 wide), not on lj108's (1.28).
         assert!(!g.atom_reach([10.2599; 3], 2.5));
         assert!(
