@@ -84,8 +84,19 @@ impl Simulator {
         }
     }
 
+    /// Whether a phase worth splitting should run on the caller alone (see [`Helpers`];
+    /// counts the phase).
+    pub(super) fn backing_off(&mut self) -> bool {
+        let h = &mut self.helpers;
+        if h.alone > 0 {
+            h.alone -= 1;
+            return true;
+        }
+        false
+    }
+
     /// Notes whether a helper took part in a phase handed to the pool (see [`Helpers`]).
-    fn helped(&mut self, helped: Option<bool>) {
+    pub(super) fn helped(&mut self, helped: Option<bool>) {
         let h = &mut self.helpers;
         match helped {
             None => {}
@@ -179,7 +190,9 @@ impl Simulator {
     ) -> (Vec<RouterPlan>, Vec<Move>, Option<SimError>) {
         let bounds = entity_bounds(&[&self.router_cur], lo, hi, k);
         let penv = PlanEnv {
+            lo: 0,
             routers: &self.routers,
+            others: &[],
             pes: &self.pes,
             geo: self.geometry(),
         };
@@ -260,7 +273,7 @@ impl Simulator {
             &mut bufs,
         );
         let (outs, helped) = par::run(pool, items, |chunk| {
-            router::commit(chunk, plans, moves, &cenv, now)
+            router::commit(chunk, &[plans], &[moves], &cenv, now)
         });
         self.helped(helped);
         self.wavelet_hops += outs.iter().map(|o| o.hops).sum::<u64>();
@@ -319,7 +332,7 @@ impl Simulator {
                 router_next: &mut *router_next,
                 ce_next: &mut *ce_now,
             };
-            let hops = router::commit(commit, plans, moves, &cenv, now).hops;
+            let hops = router::commit(commit, &[plans], &[moves], &cenv, now).hops;
             let tick = Chunk {
                 lo,
                 routers,
