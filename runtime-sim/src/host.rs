@@ -204,7 +204,8 @@ impl SdkRuntime {
     }
 
     /// Whether runs with several threads step their cycles in persistent batches
-    /// ([`Simulator::set_persistent`]; default on; results never depend on it).
+    /// ([`Simulator::set_persistent`]; default off unless `CSLSIM_PERSISTENT=1`; results
+    /// never depend on it).
     pub fn with_persistent(mut self, on: bool) -> Self {
         self.persistent = Some(on);
         if let Some(sim) = &mut self.sim {

@@ -291,7 +291,7 @@ impl Simulator {
             split_min: SPLIT_MIN_ACTIVE,
             pool: None,
             helpers: Helpers::default(),
-            persistent: true,
+            persistent: batch_ops::persistent_default(),
             unblocked: 0,
             h2d: Vec::new(),
             d2h: None,
@@ -1155,8 +1155,8 @@ mod dist_ops;
 mod sleep_ops;
 #[path = "sim_step.rs"]
 mod step_ops;
-pub use batch_ops::BATCH_SPLIT_MIN;
 pub(crate) use batch_ops::Until;
+pub use batch_ops::{BATCH_SPLIT_MIN, PERSISTENT_ENV};
 use step_ops::{Helpers, PlanOut};
 
 /// Lets classes with identical code share one copy of it (see [`Class::share_code`]).

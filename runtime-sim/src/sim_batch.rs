@@ -51,6 +51,67 @@ const NAP: Duration = Duration::from_micros(200);
 /// How long the caller spins on parts claimed by a helper before it yields its core.
 const WAIT_SPIN: Duration = Duration::from_micros(50);
 
+/// Cycles of a tuning epoch, and how many of them at its start run alone and then shared
+/// to measure which is faster.
+const EPOCH: u32 = 512;
+const PROBE: u32 = 16;
+
+/// Whether the cycles worth sharing are shared: from the wall time per active entity of
+/// [`PROBE`] cycles run alone and [`PROBE`] shared at the start of every [`EPOCH`], so
+/// that a busy machine (helpers descheduled, caches shared with other processes) falls
+/// back to one thread and a quiet one uses both. Only who steps a part depends on it.
+#[derive(Default)]
+struct Tuner {
+    i: u32,
+    share: bool,
+    /// Nanoseconds and active entities of the probes: alone, shared.
+    sums: [(u128, u128); 2],
+}
+
+impl Tuner {
+    /// Whether the next cycle is shared (wakes the helpers when sharing starts).
+    fn share(&self, b: &Batch<'_>) -> bool {
+        let share = match self.i {
+            i if i < PROBE => false,
+            i if i < 2 * PROBE => true,
+            _ => self.share,
+        };
+        if share && (self.i == PROBE || self.i == 2 * PROBE) {
+            b.wake();
+        }
+        share
+    }
+
+    /// Notes a cycle's wall time and active entities.
+    fn note(&mut self, share: bool, t: Duration, active: usize) {
+        if self.i < 2 * PROBE
+            && let Some(s) = self.sums.get_mut(usize::from(share))
+        {
+            s.0 += t.as_nanos();
+            s.1 += active as u128;
+        }
+        self.i += 1;
+        if self.i == 2 * PROBE {
+            let [(ta, na), (ts, ns)] = self.sums;
+            self.share = na > 0 && ns > 0 && ts * na < ta * ns;
+            self.sums = Default::default();
+        }
+        if self.i >= EPOCH {
+            self.i = 0;
+        }
+    }
+}
+
+/// The environment variable that turns persistent batches on by default
+/// (`CSLSIM_PERSISTENT=1`; SIMULATOR.md §12.7).
+pub const PERSISTENT_ENV: &str = "CSLSIM_PERSISTENT";
+
+/// Whether persistent batches are on by default: only with `CSLSIM_PERSISTENT=1` until
+/// they are measured faster on a quiet machine (SIMULATOR.md §12.7).
+pub(super) fn persistent_default() -> bool {
+    std::env::var(PERSISTENT_ENV).is_ok_and(|v| v.trim() == "1")
+}
+
 /// What a run stops at (conditions that read no PE state, so a batch can check them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Until {
@@ -147,6 +208,8 @@ struct Batch<'a> {
     /// `phase`).
     done: Padded<AtomicU64>,
     stop: AtomicBool,
+    /// The helper threads (to wake them from a nap).
+    helpers: Mutex<Vec<std::thread::Thread>>,
     threads: usize,
     n: usize,
     geo: Geometry,
@@ -374,34 +437,37 @@ impl Batch<'_> {
 
     /// The caller's side of phase `ph`: publishes it (unless `alone`), steps what it can
     /// claim and waits until every part is done.
-    /// Returns, unless `alone`, whether the helpers were worth it: they took a part and
-    /// the caller did not wait long for them.
-    fn run_phase(&self, ph: u64, kind: u8, alone: bool) -> Option<bool> {
+    fn run_phase(&self, ph: u64, kind: u8, alone: bool) {
         self.kind.store(kind, Ordering::Release);
         if !alone {
             self.phase.store(ph, Ordering::Release);
         }
-        let mine = self.work(ph, 0);
+        self.work(ph, 0);
         let target = ph * self.parts.len() as u64;
         let start = Instant::now();
         let mut spins = 0u32;
-        let mut late = false;
         while self.done.0.load(Ordering::Acquire) < target {
             spins = spins.wrapping_add(1);
             if spins.is_multiple_of(64) && start.elapsed() > WAIT_SPIN {
-                late = true;
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
             }
         }
-        (!alone).then_some(mine < self.parts.len() && !late)
+    }
+
+    /// Wakes napping helpers (before the caller shares cycles again).
+    fn wake(&self) {
+        for t in lock(&self.helpers).iter() {
+            t.unpark();
+        }
     }
 }
 
 impl Simulator {
     /// Sets whether runs with several threads step their cycles in persistent batches
-    /// (SIMULATOR.md §12.7; default on). Results never depend on it.
+    /// (SIMULATOR.md §12.7; default off unless `CSLSIM_PERSISTENT=1`). Results never
+    /// depend on it.
     pub fn set_persistent(&mut self, on: bool) {
         self.persistent = on;
     }
@@ -537,6 +603,7 @@ impl Simulator {
                 kind: AtomicU8::new(PLAN),
                 done: Padded(AtomicU64::new(0)),
                 stop: AtomicBool::new(false),
+                helpers: Mutex::default(),
                 threads: self.threads.min(nparts).max(1),
                 n,
                 geo: self.geometry(),
@@ -547,7 +614,8 @@ impl Simulator {
             let r = std::thread::scope(|s| {
                 for t in 1..batch.threads {
                     let b = &batch;
-                    s.spawn(move || b.helper(t));
+                    let h = s.spawn(move || b.helper(t));
+                    lock(&batch.helpers).push(h.thread().clone());
                 }
                 let r = body(self, &batch);
                 batch.stop.store(true, Ordering::Release);
@@ -580,6 +648,7 @@ impl Simulator {
         let end = self.cycle.saturating_add(BATCH_CYCLES);
         let mut ph = 0u64;
         let mut solo = 0u32;
+        let mut tuner = Tuner::default();
         while self.cycle < target {
             if self.cycle >= end || solo >= SOLO_END || !self.h2d.is_empty() || self.d2h.is_some() {
                 return Ok(Stop::Leave);
@@ -609,10 +678,17 @@ impl Simulator {
             let active = self.router_next.len().max(self.ce_next.len());
             let small = active < self.batch_min();
             solo = if small { solo + 1 } else { 0 };
-            // After a phase the helpers were late for (a busy machine), some cycles run
-            // on the caller alone, as `sim_step.rs`'s phases do.
-            let alone = small || self.backing_off();
-            if !self.batch_step(b, &mut ph, alone)? {
+            if small {
+                if !self.batch_step(b, &mut ph, true)? {
+                    return Ok(Stop::Idle);
+                }
+                continue;
+            }
+            let share = tuner.share(b);
+            let start = Instant::now();
+            let happened = self.batch_step(b, &mut ph, !share)?;
+            tuner.note(share, start.elapsed(), active);
+            if !happened {
                 return Ok(Stop::Idle);
             }
         }
@@ -625,12 +701,9 @@ impl Simulator {
         let now = self.cycle;
         let mut happened = false;
         self.wake_due_parts(b, now);
-        let mut worth = None;
         let mut phase = |kind: u8| {
             *ph += 1;
-            if let Some(w) = b.run_phase(*ph, kind, alone) {
-                worth = Some(worth.unwrap_or(true) && w);
-            }
+            b.run_phase(*ph, kind, alone);
         };
         let mut ticked = false;
         if !self.router_next.is_empty() {
@@ -677,7 +750,6 @@ impl Simulator {
             phase(TICK);
             ticked = true;
         }
-        self.helped(worth);
         let mut failed = None;
         if ticked {
             for o in self.merge_parts(b, true) {

@@ -84,19 +84,8 @@ impl Simulator {
         }
     }
 
-    /// Whether a phase worth splitting should run on the caller alone (see [`Helpers`];
-    /// counts the phase).
-    pub(super) fn backing_off(&mut self) -> bool {
-        let h = &mut self.helpers;
-        if h.alone > 0 {
-            h.alone -= 1;
-            return true;
-        }
-        false
-    }
-
     /// Notes whether a helper took part in a phase handed to the pool (see [`Helpers`]).
-    pub(super) fn helped(&mut self, helped: Option<bool>) {
+    fn helped(&mut self, helped: Option<bool>) {
         let h = &mut self.helpers;
         match helped {
             None => {}

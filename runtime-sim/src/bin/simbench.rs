@@ -39,9 +39,9 @@ struct Cli {
     /// batches).
     #[arg(long)]
     split: Option<usize>,
-    /// Step with a hand-over per phase instead of persistent batches (SIMULATOR.md §12.7).
+    /// Step in persistent batches (SIMULATOR.md §12.7; also on with `CSLSIM_PERSISTENT=1`).
     #[arg(long)]
-    no_persistent: bool,
+    persistent: bool,
 }
 
 fn main() -> ExitCode {
@@ -65,7 +65,9 @@ fn main() -> ExitCode {
     if let Some(s) = cli.split {
         sim.set_split_threshold(s);
     }
-    sim.set_persistent(!cli.no_persistent);
+    if cli.persistent {
+        sim.set_persistent(true);
+    }
     let start = Instant::now();
     if let Err(e) = sim.run_until_idle(u64::MAX) {
         eprintln!("simbench: {e}");
