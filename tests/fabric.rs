@@ -638,20 +638,27 @@ fn same_for_every_thread_count(
     params: &[(&str, &str)],
     script: impl Fn(&mut SdkRuntime) -> String,
 ) {
-    let run = |threads: usize| {
+    // Every phase split (threshold 0), with the persistent batches of SIMULATOR.md §12.7
+    // (the default) and with a hand-over per phase.
+    let run = |threads: usize, persistent: bool| {
         let rt = build_with(program, arch, dims, params);
-        let mut rt = rt.with_threads(threads).with_split_threshold(0);
+        let mut rt = rt
+            .with_threads(threads)
+            .with_split_threshold(0)
+            .with_persistent(persistent);
         let shown = script(&mut rt);
         let sim = rt.simulator().unwrap();
         let mems: Vec<Vec<u8>> = sim.pes().iter().map(|p| p.memory().to_vec()).collect();
         (shown, sim.cycle(), sim.stats(), mems, sim.log_lines())
     };
-    let one = run(1);
+    let one = run(1, true);
     for threads in [2, 3] {
-        assert!(
-            run(threads) == one,
-            "{program} on {arch}: {threads} threads differ from 1"
-        );
+        for persistent in [true, false] {
+            assert!(
+                run(threads, persistent) == one,
+                "{program} on {arch}: {threads} threads (persistent {persistent}) differ from 1"
+            );
+        }
     }
 }
 

@@ -65,6 +65,8 @@ pub struct SdkRuntime {
     threads: Option<usize>,
     /// See [`Simulator::set_split_threshold`].
     split_min: Option<usize>,
+    /// See [`Simulator::set_persistent`].
+    persistent: Option<bool>,
     /// Timelines to record ([`SdkRuntime::with_perfetto`]).
     perfetto: Option<PerfettoConfig>,
     /// Reads past the end of an array only warn ([`SdkRuntime::with_lenient_reads`]).
@@ -121,6 +123,7 @@ impl SdkRuntime {
             interrupt: None,
             threads: None,
             split_min: None,
+            persistent: None,
             perfetto: None,
             lenient_reads: std::env::var(MEMCPY_BOUNDS_ENV).is_ok_and(|v| v == "warn"),
         }
@@ -200,6 +203,17 @@ impl SdkRuntime {
         self
     }
 
+    /// Whether runs with several threads step their cycles in persistent batches
+    /// ([`Simulator::set_persistent`]; default off unless `CSLSIM_PERSISTENT=1`; results
+    /// never depend on it).
+    pub fn with_persistent(mut self, on: bool) -> Self {
+        self.persistent = Some(on);
+        if let Some(sim) = &mut self.sim {
+            sim.set_persistent(on);
+        }
+        self
+    }
+
     /// Bounds the simulated clock: a run reaching `n` cycles fails with
     /// [`SimError::CycleLimit`].
     pub fn with_max_cycles(mut self, n: u64) -> Self {
@@ -253,6 +267,9 @@ impl SdkRuntime {
         }
         if let Some(n) = self.split_min {
             sim.set_split_threshold(n);
+        }
+        if let Some(on) = self.persistent {
+            sim.set_persistent(on);
         }
         sim.set_trace(self.trace.clone());
         sim.set_perfetto(self.perfetto);
@@ -341,7 +358,7 @@ impl SdkRuntime {
     pub fn stream_wait(&mut self) -> Result<Vec<u32>, HostError> {
         let max = self.max_cycles;
         let sim = self.ready()?;
-        let r = match sim.run_until(Simulator::streams_done, max) {
+        let r = match sim.run_until_known(crate::sim::Until::StreamsDone, max) {
             Ok(RunEnd::Condition) => Ok(()),
             Ok(RunEnd::Idle) => Err(sim.deadlock("SdkLayout streams (send/receive)", false)),
             Err(e) => Err(e),
@@ -428,7 +445,7 @@ impl SdkRuntime {
         let max = self.max_cycles;
         let sim = self.ready()?;
         sim.issue_host_call(&funcs, words);
-        let r = match sim.run_until(Simulator::all_unblocked, max) {
+        let r = match sim.run_until_known(crate::sim::Until::AllUnblocked, max) {
             Ok(RunEnd::Condition) => Ok(()),
             Ok(RunEnd::Idle) => Err(sim.deadlock(&format!("launch `{name}`"), true)),
             Err(e) => Err(e),

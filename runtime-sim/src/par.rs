@@ -195,11 +195,11 @@ pub(crate) fn for_bits(words: &[u64], lo: usize, hi: usize, mut f: impl FnMut(us
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ChunkWords {
     /// Routers to visit next cycle.
-    router: Vec<u64>,
+    pub(crate) router: Vec<u64>,
     /// CEs to tick next cycle (in a router commit alone: this cycle).
-    ce: Vec<u64>,
+    pub(crate) ce: Vec<u64>,
     /// A fused step's CEs to tick this cycle ([`FusedChunk::ce_now`]).
-    ce_now: Vec<u64>,
+    pub(crate) ce_now: Vec<u64>,
 }
 
 /// Zeroed words for `len` PEs in `v`.

@@ -656,16 +656,52 @@ impl Geometry {
     }
 }
 
-/// What planning reads of the fabric (nothing is written while routers plan).
+/// The routers and PEs `lo..lo + routers.len()` of one part of the rectangle, as a
+/// persistent batch of cycles holds them (`sim_batch.rs`).
+pub(crate) type PartView<'a> = (usize, &'a [Router], &'a [Pe]);
+
+/// What planning reads of the fabric (nothing is written while routers plan): the
+/// routers and PEs from `lo` on (the whole rectangle with `lo == 0`, or the part being
+/// planned), and any other parts (`others`, for neighbours outside it).
 pub(crate) struct PlanEnv<'a> {
+    pub lo: usize,
     pub routers: &'a [Router],
     pub pes: &'a [Pe],
+    pub others: &'a [PartView<'a>],
     pub geo: Geometry,
 }
 
-impl PlanEnv<'_> {
+impl<'a> PlanEnv<'a> {
+    /// Router `p`.
+    #[inline(always)]
+    fn router(&self, p: usize) -> Option<&'a Router> {
+        match self.routers.get(p.wrapping_sub(self.lo)) {
+            Some(r) => Some(r),
+            None => self.far(p).map(|(r, _)| r),
+        }
+    }
+
+    /// PE `p`.
+    #[inline(always)]
+    fn pe(&self, p: usize) -> Option<&'a Pe> {
+        match self.pes.get(p.wrapping_sub(self.lo)) {
+            Some(pe) => Some(pe),
+            None => self.far(p).map(|(_, pe)| pe),
+        }
+    }
+
+    /// Router and PE `p` of another part.
+    #[cold]
+    #[inline(never)]
+    fn far(&self, p: usize) -> Option<(&'a Router, &'a Pe)> {
+        self.others.iter().find_map(|&(lo, routers, pes)| {
+            let k = p.checked_sub(lo)?;
+            Some((routers.get(k)?, pes.get(k)?))
+        })
+    }
+
     fn loc(&self, p: usize) -> PeLoc {
-        self.pes.get(p).map_or_else(PeLoc::unknown, Pe::loc)
+        self.pe(p).map_or_else(PeLoc::unknown, Pe::loc)
     }
 
     fn error(&self, p: usize, color: u8, cycle: u64, kind: RoutingError) -> SimError {
@@ -752,7 +788,7 @@ pub(crate) fn plan(
     moves: &mut Vec<Move>,
     plans: &mut Vec<RouterPlan>,
 ) -> Result<(), SimError> {
-    let Some(r) = env.routers.get(p) else {
+    let Some(r) = env.router(p) else {
         return Ok(());
     };
     let busy = r.busy;
@@ -855,7 +891,7 @@ fn plan_color(
             }
         }
         if deliver {
-            match env.pes.get(p).map(|pe| pe.ce_room(c, now)) {
+            match env.pe(p).map(|pe| pe.ce_room(c, now)) {
                 Some(Some(true)) => {}
                 Some(Some(false)) => return Ok(Plan::Blocked),
                 _ => return Err(env.error(p, c, now, RoutingError::NoInputQueue)),
@@ -873,7 +909,7 @@ fn plan_color(
             return Err(env.error(p, c, now, RoutingError::OffEdge { dir: dir_of(d) }));
         };
         let qport = opposite(d);
-        let Some(rq) = env.routers.get(q) else {
+        let Some(rq) = env.router(q) else {
             return Ok(Plan::Blocked);
         };
         let (hs, nh) = rq.handlers(c, qport);
@@ -1050,7 +1086,7 @@ fn plan_mp(
         }
         if out == RAMP {
             if !consumed {
-                match env.pes.get(p).map(|pe| pe.ce_room(c, now)) {
+                match env.pe(p).map(|pe| pe.ce_room(c, now)) {
                     Some(Some(true)) => {}
                     Some(Some(false)) => continue,
                     _ => return Err(env.error(p, c, now, RoutingError::NoInputQueue)),
@@ -1062,8 +1098,7 @@ fn plan_mp(
             };
             let qport = opposite(out);
             let Some(qcs) = env
-                .routers
-                .get(q)
+                .router(q)
                 .and_then(|r| r.color(c))
                 .filter(|s| s.configured && s.mp.is_some())
             else {
@@ -1171,8 +1206,8 @@ pub(crate) struct Chunk<'a> {
 /// commit, so chunks may run in any order or in parallel.
 pub(crate) fn commit(
     chunk: Chunk<'_>,
-    plans: &[RouterPlan],
-    moves: &[Move],
+    plans: &[&[RouterPlan]],
+    moves: &[&[Move]],
     env: &CommitEnv<'_>,
     now: u64,
 ) -> CommitOut {
@@ -1186,17 +1221,7 @@ pub(crate) fn commit(
     let hi = lo + routers.len();
     let mut out = CommitOut::default();
     let geo = env.geo;
-    let range = |s: &[RouterPlan], a: usize, b: usize| {
-        let i = s.partition_point(|x| (x.p as usize) < a);
-        let j = s.partition_point(|x| (x.p as usize) < b);
-        i..j
-    };
-    let mrange = |a: usize, b: usize| {
-        let i = moves.partition_point(|x| (x.p as usize) < a);
-        let j = moves.partition_point(|x| (x.p as usize) < b);
-        i..j
-    };
-    for rp in plans.get(range(plans, lo, hi)).unwrap_or(&[]) {
+    for rp in between(plans, |x| x.p, lo, hi) {
         let p = rp.p as usize;
         if rp.outcome != Outcome::Sleep {
             set_bit(router_next, lo, p);
@@ -1205,7 +1230,7 @@ pub(crate) fn commit(
             r.rr = rr;
         }
     }
-    for m in moves.get(mrange(lo, hi)).unwrap_or(&[]) {
+    for m in between(moves, |x| x.p, lo, hi) {
         let p = m.p as usize;
         let (Some(r), Some(pe)) = (routers.get_mut(p - lo), pes.get_mut(p - lo)) else {
             continue;
@@ -1216,8 +1241,7 @@ pub(crate) fn commit(
     }
     // Copies from neighbours and freed upstream slots: senders within one row of the chunk.
     let w = geo.width as usize;
-    let window = mrange(lo.saturating_sub(w), hi.saturating_add(w));
-    for m in moves.get(window).unwrap_or(&[]) {
+    for m in between(moves, |x| x.p, lo.saturating_sub(w), hi.saturating_add(w)) {
         let p = m.p as usize;
         let mut links = m.links;
         while links != 0 {
@@ -1253,6 +1277,22 @@ pub(crate) fn commit(
         }
     }
     out
+}
+
+/// The items of `lists` (each sorted by router, the lists in router order: the whole
+/// cycle's, or one per part of a persistent batch) whose router is in `a..b`.
+#[inline]
+fn between<'a, T>(
+    lists: &'a [&'a [T]],
+    key: impl Fn(&T) -> u32 + Copy + 'a,
+    a: usize,
+    b: usize,
+) -> impl Iterator<Item = &'a T> + 'a {
+    lists.iter().flat_map(move |s| {
+        let i = s.partition_point(|x| (key(x) as usize) < a);
+        let j = s.partition_point(|x| (key(x) as usize) < b);
+        s.get(i..j).unwrap_or(&[])
+    })
 }
 
 /// Applies move `m` to its own router and PE; returns whether the CE must be woken.

@@ -152,6 +152,8 @@ pub struct Simulator {
     pool: Option<Arc<rayon::ThreadPool>>,
     /// Whether the pool's helpers are worth waking (`sim_step.rs`).
     helpers: Helpers,
+    /// Whether runs step their cycles in persistent batches (`sim_batch.rs`).
+    persistent: bool,
     /// PEs that stored to `HOST_CMD_UNBLOCK` since the last host call was issued.
     unblocked: usize,
     /// Host-to-device streams, oldest first (earlier ones may still be in the memcpy
@@ -289,6 +291,7 @@ impl Simulator {
             split_min: SPLIT_MIN_ACTIVE,
             pool: None,
             helpers: Helpers::default(),
+            persistent: batch_ops::persistent_default(),
             unblocked: 0,
             h2d: Vec::new(),
             d2h: None,
@@ -356,10 +359,12 @@ impl Simulator {
     }
 
     /// Splits a phase (the routers' or the CEs' part of a cycle) among the threads only
-    /// when at least `n` routers or CEs have work in it (default [`SPLIT_MIN_ACTIVE`];
-    /// 0 splits every phase, as the determinism tests do). Chunks are whole 64-PE words
-    /// of the worklists, so a rectangle of at most 64 PEs always runs on one thread, and
-    /// so does a traced run (its lines come out in PE order). Results never depend on it.
+    /// when at least `n` routers or CEs have work in it (default [`SPLIT_MIN_ACTIVE`],
+    /// and for the persistent batches of [`Simulator::set_persistent`] the smaller of
+    /// `n` and [`BATCH_SPLIT_MIN`]; 0 splits every phase, as the determinism tests do).
+    /// Chunks are whole 64-PE words of the worklists when the rectangle has enough of
+    /// them; a traced run is never split (its lines come out in PE order). Results never
+    /// depend on it.
     pub fn set_split_threshold(&mut self, n: usize) {
         self.split_min = n;
     }
@@ -711,7 +716,7 @@ impl Simulator {
     /// full output, or wavelets in any buffer. (An asynchronous operation waiting for
     /// input that never comes is a normal end state.)
     pub fn run_until_idle(&mut self, max_cycles: u64) -> Result<(), SimError> {
-        self.run_until(|_| false, max_cycles)?;
+        self.run_until_known(Until::Never, max_cycles)?;
         let (waiting, stuck) = self.blocked_report(false);
         if waiting.is_empty() && stuck.is_empty() {
             Ok(())
@@ -728,7 +733,11 @@ impl Simulator {
     /// Lets `cycles` cycles pass: whatever has work runs; if nothing has, the clock jumps.
     pub fn advance(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
         self.resume();
-        let r = self.advance_inner(cycles, max_cycles);
+        let r = if self.persistent && self.threads > 1 && !self.dist.on() {
+            self.advance_batched(cycles, max_cycles)
+        } else {
+            self.advance_inner(cycles, max_cycles)
+        };
         self.settle();
         r
     }
@@ -1138,12 +1147,16 @@ impl Simulator {
     }
 }
 
+#[path = "sim_batch.rs"]
+mod batch_ops;
 #[path = "sim_dist.rs"]
 mod dist_ops;
 #[path = "sim_sleep.rs"]
 mod sleep_ops;
 #[path = "sim_step.rs"]
 mod step_ops;
+pub(crate) use batch_ops::Until;
+pub use batch_ops::{BATCH_SPLIT_MIN, PERSISTENT_ENV};
 use step_ops::{Helpers, PlanOut};
 
 /// Lets classes with identical code share one copy of it (see [`Class::share_code`]).

@@ -179,7 +179,9 @@ impl Simulator {
     ) -> (Vec<RouterPlan>, Vec<Move>, Option<SimError>) {
         let bounds = entity_bounds(&[&self.router_cur], lo, hi, k);
         let penv = PlanEnv {
+            lo: 0,
             routers: &self.routers,
+            others: &[],
             pes: &self.pes,
             geo: self.geometry(),
         };
@@ -260,7 +262,7 @@ impl Simulator {
             &mut bufs,
         );
         let (outs, helped) = par::run(pool, items, |chunk| {
-            router::commit(chunk, plans, moves, &cenv, now)
+            router::commit(chunk, &[plans], &[moves], &cenv, now)
         });
         self.helped(helped);
         self.wavelet_hops += outs.iter().map(|o| o.hops).sum::<u64>();
@@ -319,7 +321,7 @@ impl Simulator {
                 router_next: &mut *router_next,
                 ce_next: &mut *ce_now,
             };
-            let hops = router::commit(commit, plans, moves, &cenv, now).hops;
+            let hops = router::commit(commit, &[plans], &[moves], &cenv, now).hops;
             let tick = Chunk {
                 lo,
                 routers,

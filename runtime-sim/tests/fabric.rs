@@ -1749,6 +1749,7 @@ fn message_passing_routes_by_header_and_ends_by_count_or_control() {
 fn observe(
     img: &Image,
     threads: usize,
+    persistent: bool,
     max_cycles: u64,
 ) -> (
     u64,
@@ -1760,6 +1761,7 @@ fn observe(
     let mut sim = Simulator::new(img).expect("load");
     sim.set_threads(threads);
     sim.set_split_threshold(0);
+    sim.set_persistent(persistent);
     let err = sim.run_until_idle(max_cycles).err().map(|e| e.to_string());
     let mems = sim.pes().iter().map(|p| p.memory().to_vec()).collect();
     (sim.cycle(), sim.stats(), mems, sim.log_lines(), err)
@@ -1778,10 +1780,13 @@ fn runs_are_identical_for_every_thread_count() {
     ];
     for (arch, w, h, iters, max) in cases {
         let img = cslsim::bench::busy_grid(arch, w, h, iters);
-        let one = observe(&img, 1, max);
+        let one = observe(&img, 1, true, max);
+        // Persistent batches (SIMULATOR.md §12.7) and a hand-over per phase.
         for threads in [2, 3] {
-            let got = observe(&img, threads, max);
-            assert_eq!(got, one, "{arch} {w}x{h}, {threads} threads");
+            for persistent in [true, false] {
+                let got = observe(&img, threads, persistent, max);
+                assert_eq!(got, one, "{arch} {w}x{h}, {threads} threads, {persistent}");
+            }
         }
     }
 }

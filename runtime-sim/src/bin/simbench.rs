@@ -35,9 +35,13 @@ struct Cli {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     threads: Option<u32>,
     /// Fewest active routers or CEs for a phase to be split among the threads (default:
-    /// `cslsim::sim::SPLIT_MIN_ACTIVE`).
+    /// `cslsim::sim::SPLIT_MIN_ACTIVE`, and `cslsim::sim::BATCH_SPLIT_MIN` in persistent
+    /// batches).
     #[arg(long)]
     split: Option<usize>,
+    /// Step in persistent batches (SIMULATOR.md §12.7; also on with `CSLSIM_PERSISTENT=1`).
+    #[arg(long)]
+    persistent: bool,
 }
 
 fn main() -> ExitCode {
@@ -60,6 +64,9 @@ fn main() -> ExitCode {
     }
     if let Some(s) = cli.split {
         sim.set_split_threshold(s);
+    }
+    if cli.persistent {
+        sim.set_persistent(true);
     }
     let start = Instant::now();
     if let Err(e) = sim.run_until_idle(u64::MAX) {

@@ -24,7 +24,7 @@
 //! [`SimError::Deadlock`](crate::SimError::Deadlock). `data_type` is ignored.
 
 use super::{HostError, MEMCPY_BOUNDS_ENV, SdkRuntime};
-use crate::sim::{RunEnd, Simulator};
+use crate::sim::RunEnd;
 use csl_arch::fabric::{NUM_COLORS, PE_MEMORY_BYTES};
 use csl_arch::image::{ExportKind, SymbolTarget};
 use csl_arch::isa::Width;
@@ -430,7 +430,7 @@ impl SdkRuntime {
     fn finish_stream(&mut self, command: String) -> Result<(), HostError> {
         let max = self.max_cycles;
         let sim = self.ready()?;
-        let r = match sim.run_until(Simulator::streams_done, max) {
+        let r = match sim.run_until_known(crate::sim::Until::StreamsDone, max) {
             Ok(RunEnd::Condition) => Ok(()),
             Ok(RunEnd::Idle) => Err(sim.deadlock(&command, false)),
             Err(e) => Err(e),
