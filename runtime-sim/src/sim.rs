@@ -733,27 +733,10 @@ impl Simulator {
     /// Lets `cycles` cycles pass: whatever has work runs; if nothing has, the clock jumps.
     pub fn advance(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
         self.resume();
-        let r = if self.persistent && self.threads > 1 && !self.dist.on() {
-            self.advance_batched(cycles, max_cycles)
-        } else {
-            self.advance_inner(cycles, max_cycles)
-        };
+        // Without persistent batches (`batch_wanted` false) this is the plain cycle loop.
+        let r = self.advance_batched(cycles, max_cycles);
         self.settle();
         r
-    }
-
-    fn advance_inner(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
-        let target = self.cycle.saturating_add(cycles);
-        while self.cycle < target {
-            if self.cycle >= max_cycles {
-                return Err(SimError::CycleLimit { cycle: self.cycle });
-            }
-            self.interrupted()?;
-            if !self.has_work() || !self.step_cycle()? {
-                self.cycle = target.min(max_cycles);
-            }
-        }
-        Ok(())
     }
 
     fn geometry(&self) -> Geometry {
@@ -1226,6 +1209,34 @@ struct CeChunkOut {
     sleeps: Vec<(u64, u32)>,
     /// Sleeping PEs this chunk ticked (woken by their timer or early).
     woke: usize,
+}
+
+/// What ticking a chunk of CEs needs besides the chunk: [`ce_chunk`] with the recording
+/// instance picked at run time.
+#[derive(Clone, Copy)]
+struct Ticker<'a> {
+    classes: &'a [Class],
+    env: &'a Env,
+    trace: Option<&'a Tracer>,
+    record: bool,
+    now: u64,
+}
+
+impl Ticker<'_> {
+    fn tick(&self, chunk: Chunk<'_>, cur: &[u64], base: usize) -> CeChunkOut {
+        let Ticker {
+            classes,
+            env,
+            trace,
+            now,
+            ..
+        } = *self;
+        if self.record {
+            ce_chunk::<true>(chunk, cur, base, classes, env, trace, now)
+        } else {
+            ce_chunk::<false>(chunk, cur, base, classes, env, trace, now)
+        }
+    }
 }
 
 /// Ticks the CEs of `chunk` that are members of `cur` (this cycle's CE worklist; bit 0

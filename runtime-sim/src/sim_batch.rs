@@ -19,7 +19,7 @@
 //! one of [`Until`], host streams end the batch (they touch PEs), and traced or
 //! distributed runs never start one. No `unsafe`.
 
-use super::{CeChunkOut, Simulator, ce_chunk};
+use super::{CeChunkOut, Simulator, Ticker};
 use crate::class::Class;
 use crate::dsd::Env;
 use crate::error::SimError;
@@ -350,13 +350,14 @@ impl Batch<'_> {
         let router_next = zeroed(router, n);
         let ce_next = zeroed(ce, n);
         let (classes, env) = (self.classes, &self.env);
-        let tick = |chunk: Chunk<'_>, cur: &[u64], base: usize| {
-            if self.record {
-                ce_chunk::<true>(chunk, cur, base, classes, env, None, now)
-            } else {
-                ce_chunk::<false>(chunk, cur, base, classes, env, None, now)
-            }
+        let ticker = Ticker {
+            classes,
+            env,
+            trace: None,
+            record: self.record,
+            now,
         };
+        let tick = |chunk: Chunk<'_>, cur: &[u64], base: usize| ticker.tick(chunk, cur, base);
         match kind {
             FUSED => {
                 let ce_now = zeroed(ce_now, n);
@@ -378,17 +379,6 @@ impl Batch<'_> {
                 };
                 o.ce = Some(tick(chunk, ce_now, lo));
             }
-            TICK => {
-                let chunk = Chunk {
-                    lo,
-                    routers,
-                    pes,
-                    router_next,
-                    ce_next,
-                };
-                o.hops = 0;
-                o.ce = Some(tick(chunk, sh.ce_cur.words(), 0));
-            }
             _ => {
                 let chunk = Chunk {
                     lo,
@@ -397,8 +387,13 @@ impl Batch<'_> {
                     router_next,
                     ce_next,
                 };
-                o.hops = router::commit(chunk, plans, moves, &cenv, now).hops;
-                o.ce = None;
+                if kind == TICK {
+                    o.hops = 0;
+                    o.ce = Some(tick(chunk, sh.ce_cur.words(), 0));
+                } else {
+                    o.hops = router::commit(chunk, plans, moves, &cenv, now).hops;
+                    o.ce = None;
+                }
             }
         }
     }
@@ -537,7 +532,8 @@ impl Simulator {
         }
     }
 
-    /// [`Simulator::advance`]'s loop with persistent batches.
+    /// [`Simulator::advance`]'s loop: cycles with enough work (and persistent batches on)
+    /// run in persistent batches, the others one by one.
     pub(super) fn advance_batched(&mut self, cycles: u64, max_cycles: u64) -> Result<(), SimError> {
         let target = self.cycle.saturating_add(cycles);
         while self.cycle < target {
@@ -752,17 +748,8 @@ impl Simulator {
         }
         let mut failed = None;
         if ticked {
-            for o in self.merge_parts(b, true) {
-                self.unblocked += o.unblocked;
-                happened |= o.happened;
-                if failed.is_none() {
-                    failed = o.err;
-                }
-                self.sleeping = (self.sleeping + o.sleeps.len()).saturating_sub(o.woke);
-                for &(wake, p) in &o.sleeps {
-                    self.sleepers.add(now, wake, p);
-                }
-            }
+            let outs = self.merge_parts(b, true);
+            failed = self.absorb_ticks(outs, now, &mut happened);
             let mut sh = write(&b.shared);
             sh.router_cur.clear();
             sh.ce_cur.clear();

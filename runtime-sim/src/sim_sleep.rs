@@ -6,9 +6,32 @@
 //! figure changes; a sleeping PE counts as busy in every cycle, so the clock runs on.
 //! Between runs, stores that ran ahead of the clock are taken back (`settle`, `resume`).
 
-use super::Simulator;
+use super::{CeChunkOut, SimError, Simulator};
 
 impl Simulator {
+    /// Takes in what the CE chunks of cycle `now` did, in PE order: counts, the PEs that
+    /// went to sleep (and woke), whether anything happened; returns the first fault.
+    pub(super) fn absorb_ticks(
+        &mut self,
+        outs: impl IntoIterator<Item = CeChunkOut>,
+        now: u64,
+        happened: &mut bool,
+    ) -> Option<SimError> {
+        let mut failed = None;
+        for o in outs {
+            self.unblocked += o.unblocked;
+            *happened |= o.happened;
+            if failed.is_none() {
+                failed = o.err;
+            }
+            self.sleeping = (self.sleeping + o.sleeps.len()).saturating_sub(o.woke);
+            for &(wake, p) in &o.sleeps {
+                self.sleepers.add(now, wake, p);
+            }
+        }
+        failed
+    }
+
     /// Puts the sleepers whose stall ends in cycle `now` on the CE worklist.
     pub(super) fn wake_due(&mut self, now: u64) {
         let (pes, ce_next) = (&self.pes, &mut self.ce_next);

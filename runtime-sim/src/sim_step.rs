@@ -18,7 +18,7 @@
 //! A cycle whose planning failed commits the moves before the failure and ticks nothing
 //! (as before); a cycle with no router work ticks the CEs alone.
 
-use super::{CeChunkOut, Cond, Simulator, ce_chunk};
+use super::{CeChunkOut, Cond, Simulator, Ticker};
 use crate::error::SimError;
 use crate::par::{
     self, FusedChunk, entity_bounds, for_bits, merge_chunks, merge_fused, split_chunks, split_fused,
@@ -140,18 +140,7 @@ impl Simulator {
             outs = self.tick_only(now, lo, hi, k, pool.as_deref());
         }
         // Every CE of the cycle ticked; the first fault in PE order is reported.
-        let mut failed = None;
-        for o in outs {
-            self.unblocked += o.unblocked;
-            happened |= o.happened;
-            if failed.is_none() {
-                failed = o.err;
-            }
-            self.sleeping = (self.sleeping + o.sleeps.len()).saturating_sub(o.woke);
-            for &(wake, p) in &o.sleeps {
-                self.sleepers.add(now, wake, p);
-            }
-        }
+        let mut failed = self.absorb_ticks(outs, now, &mut happened);
         // A sleeping PE is busy (stalled) in every cycle until it wakes.
         happened |= self.sleeping > 0;
         let known = self.end_cycle(&mut happened, &mut failed, cond);
@@ -296,8 +285,13 @@ impl Simulator {
             trace: self.trace.as_ref(),
             record: self.recording,
         };
-        let (classes, env, trace) = (&self.classes, &self.env, self.trace.as_ref());
-        let record = self.recording;
+        let ticker = Ticker {
+            classes: &self.classes,
+            env: &self.env,
+            trace: self.trace.as_ref(),
+            record: self.recording,
+            now,
+        };
         let items = split_fused(
             &bounds,
             &mut self.routers,
@@ -329,12 +323,7 @@ impl Simulator {
                 router_next,
                 ce_next,
             };
-            let o = if record {
-                ce_chunk::<true>(tick, ce_now, lo, classes, env, trace, now)
-            } else {
-                ce_chunk::<false>(tick, ce_now, lo, classes, env, trace, now)
-            };
-            (hops, o)
+            (hops, ticker.tick(tick, ce_now, lo))
         });
         self.helped(helped);
         let n = self.pes.len();
@@ -375,16 +364,15 @@ impl Simulator {
             &mut self.ce_next,
             &mut bufs,
         );
-        let (classes, env, trace) = (&self.classes, &self.env, self.trace.as_ref());
-        let record = self.recording;
+        let ticker = Ticker {
+            classes: &self.classes,
+            env: &self.env,
+            trace: self.trace.as_ref(),
+            record: self.recording,
+            now,
+        };
         let cur = self.ce_cur.words();
-        let (outs, helped) = par::run(pool, items, |chunk| {
-            if record {
-                ce_chunk::<true>(chunk, cur, 0, classes, env, trace, now)
-            } else {
-                ce_chunk::<false>(chunk, cur, 0, classes, env, trace, now)
-            }
-        });
+        let (outs, helped) = par::run(pool, items, |chunk| ticker.tick(chunk, cur, 0));
         self.helped(helped);
         let n = self.pes.len();
         merge_chunks(&bounds, n, &bufs, &mut self.router_next, &mut self.ce_next);
