@@ -54,6 +54,11 @@ pub enum Relay {
     /// The switch machine along x only, express links along y (`--relay switch-x`, the
     /// default before y had the machine).
     SwitchX,
+    /// The switch machine along x and y, and along z too (`--relay switch-xyz`): the
+    /// three-position machine on the block's tour (`switch.rs`, DESIGN.md "The z
+    /// machine"), on WSE-2 and blocks with a closed tour; elsewhere z keeps its tour over
+    /// the channels, as with `Switch`.
+    SwitchXyz,
 }
 
 impl Relay {
@@ -62,7 +67,7 @@ impl Relay {
         let on = match self {
             Relay::Ce => false,
             Relay::Express => true,
-            Relay::Switch => false,
+            Relay::Switch | Relay::SwitchXyz => false,
             Relay::SwitchX => ax == 1,
         };
         on && [g.nzx, g.nzy, 0][ax] >= 2
@@ -71,11 +76,17 @@ impl Relay {
     /// Whether axis `ax` of `g` uses the switch machine.
     pub fn switch_on(self, g: &Geometry, ax: usize) -> bool {
         let on = match self {
-            Relay::Switch => ax < 2,
+            Relay::Switch | Relay::SwitchXyz => ax < 2,
             Relay::SwitchX => ax == 0,
             _ => false,
         };
         on && [g.nzx, g.nzy, 0][ax] >= 2
+    }
+
+    /// Whether z uses the switch machine (`SwitchXyz` on WSE-2, where the block has a
+    /// closed tour: WSE-3 has no switchable colour and no input queue left for it).
+    pub fn z_machine(self, g: &Geometry, arch: csl_arch::Arch) -> bool {
+        self == Relay::SwitchXyz && arch == csl_arch::Arch::Wse2 && g.nzx >= 2 && g.nzy >= 2
     }
 
     /// Whether axis `ax` has one slot per PE (the express and switch relays' rings).
