@@ -37,7 +37,7 @@ pub const Z_CMD2: u32 = CMD2;
 /// inject (RAMP → downstream, the "tail"), 1 loopback (RAMP → RAMP), 2 deliver (upstream
 /// → RAMP, the "head"). Slot `s` starts as tail when it is even, as head when it is odd.
 pub fn start_position_z(s: usize) -> u8 {
-    if s % 2 == 0 { 0 } else { 2 }
+    if s.is_multiple_of(2) { 0 } else { 2 }
 }
 
 /// The start position of slot `s` of a ring of `n` slots, `f` (>= 2) slots per cell.
