@@ -165,8 +165,9 @@ fn the_z_machine_gives_the_same_rows_and_atoms_as_the_tour() {
     // (the default `--relay switch`): the same blocks in the same order, so the rows and
     // final atoms are bit-identical, and the exchange oracle passes; on the seed's 4 × 2
     // block, the transposed 2 × 4 one on an odd rectangle (7 × 7 cells), and a dense
-    // input whose blocks outgrow the router buffers. WSE-3 keeps the tour (no switchable
-    // colour and no input queue left): the same run as `--relay switch`, cycle for cycle.
+    // input whose blocks outgrow the router buffers; and on WSE-3, where the block column
+    // of the barrier's middle column keeps the tour (its PEs need every channel's input
+    // queue) and the others run the machine on the north and south channels' queues.
     let with = |d: &Dump, dims: [usize; 4], arch: Arch, relay: Relay| {
         let mut cfg = config(dims, 2, arch);
         cfg.relay = relay;
@@ -191,9 +192,6 @@ fn the_z_machine_gives_the_same_rows_and_atoms_as_the_tour() {
             format!("{:?}", tour.atoms),
             "{dims:?} {arch}"
         );
-        if arch == Arch::Wse3 {
-            assert_eq!(machine.cycles_per_step, tour.cycles_per_step);
-        }
     }
 }
 

@@ -78,7 +78,7 @@ struct Cli {
     #[arg(long)]
     threads: Option<u64>,
     /// How halos travel: switch (default: seed 002's switch machine along x and y),
-    /// switch-xyz (the machine along z too, on WSE-2), switch-x (the machine along x,
+    /// switch-xyz (the machine along z too), switch-x (the machine along x,
     /// express links along y), express (express links along x and y) or ce (the
     /// baseline CE relay).
     #[arg(long, default_value = "switch")]

@@ -56,8 +56,9 @@ pub enum Relay {
     SwitchX,
     /// The switch machine along x and y, and along z too (`--relay switch-xyz`): the
     /// three-position machine on the block's tour (`switch.rs`, DESIGN.md "The z
-    /// machine"), on WSE-2 and blocks with a closed tour; elsewhere z keeps its tour over
-    /// the channels, as with `Switch`.
+    /// machine"), on blocks with a closed tour (on WSE-3 not in the block column of the
+    /// barrier's middle column); elsewhere z keeps its tour over the channels, as with
+    /// `Switch`.
     SwitchXyz,
 }
 
@@ -83,10 +84,16 @@ impl Relay {
         on && [g.nzx, g.nzy, 0][ax] >= 2
     }
 
-    /// Whether z uses the switch machine (`SwitchXyz` on WSE-2, where the block has a
-    /// closed tour: WSE-3 has no switchable colour and no input queue left for it).
-    pub fn z_machine(self, g: &Geometry, arch: csl_arch::Arch) -> bool {
-        self == Relay::SwitchXyz && arch == csl_arch::Arch::Wse2 && g.nzx >= 2 && g.nzy >= 2
+    /// Whether z uses the switch machine (`SwitchXyz`, where the block has a closed tour).
+    pub fn z_machine(self, g: &Geometry) -> bool {
+        self == Relay::SwitchXyz && g.nzx >= 2 && g.nzy >= 2
+    }
+
+    /// Whether the PEs of column `px` run the z machine: on WSE-3 not those of the block
+    /// column of the barrier's middle column (`layout.csl` `zm`), whose PEs need all four
+    /// channels' input queues.
+    pub fn z_machine_at(self, g: &Geometry, arch: csl_arch::Arch, px: usize) -> bool {
+        self.z_machine(g) && !(arch == csl_arch::Arch::Wse3 && px / g.nzx == g.width() / 2 / g.nzx)
     }
 
     /// Whether axis `ax` has one slot per PE (the express and switch relays' rings).
