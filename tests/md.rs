@@ -168,6 +168,9 @@ fn the_z_machine_gives_the_same_rows_and_atoms_as_the_tour() {
     // input whose blocks outgrow the router buffers; and on WSE-3, where the block column
     // of the barrier's middle column keeps the tour (its PEs need every channel's input
     // queue) and the others run the machine on the north and south channels' queues.
+    // The force reduction runs z's headerless path on the machine, interleaved with y's
+    // (DESIGN.md, "The z machine", "The force reduction"), the dense input's blocks
+    // outgrowing the buffers on both architectures.
     let with = |d: &Dump, dims: [usize; 4], arch: Arch, relay: Relay| {
         let mut cfg = config(dims, 2, arch);
         cfg.relay = relay;
@@ -177,8 +180,9 @@ fn the_z_machine_gives_the_same_rows_and_atoms_as_the_tour() {
     for (d, dims, arch) in [
         (lj108(), [8, 8, 4, 2], Arch::Wse2),
         (lj108(), [7, 7, 2, 4], Arch::Wse2),
-        (dense, [7, 7, 2, 4], Arch::Wse2),
+        (dense.clone(), [7, 7, 2, 4], Arch::Wse2),
         (lj108(), [8, 8, 4, 2], Arch::Wse3),
+        (dense, [7, 7, 2, 4], Arch::Wse3),
     ] {
         let tour = with(&d, dims, arch, Relay::Switch);
         let machine = with(&d, dims, arch, Relay::SwitchXyz);
