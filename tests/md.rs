@@ -159,6 +159,47 @@ fn the_ce_and_express_relays_give_the_same_rows_as_the_switch_relay() {
 }
 
 #[test]
+fn the_z_machine_gives_the_same_rows_and_atoms_as_the_tour() {
+    // Seed 002's machine along z (`--relay switch-xyz`: the three-position machine on the
+    // block's tour, trailers (adv, rst) then (adv)) against the tour over the channels
+    // (the default `--relay switch`): the same blocks in the same order, so the rows and
+    // final atoms are bit-identical, and the exchange oracle passes; on the seed's 4 × 2
+    // block, the transposed 2 × 4 one on an odd rectangle (7 × 7 cells), and a dense
+    // input whose blocks outgrow the router buffers; and on WSE-3, where the block column
+    // of the barrier's middle column keeps the tour (its PEs need every channel's input
+    // queue) and the others run the machine on the north and south channels' queues.
+    // The force reduction runs z's headerless path on the machine, interleaved with y's
+    // (DESIGN.md, "The z machine", "The force reduction"), the dense input's blocks
+    // outgrowing the buffers on both architectures.
+    let with = |d: &Dump, dims: [usize; 4], arch: Arch, relay: Relay| {
+        let mut cfg = config(dims, 2, arch);
+        cfg.relay = relay;
+        run(d, &cfg)
+    };
+    let dense = generate::fcc(6, 0.8, 1.0, 1);
+    for (d, dims, arch) in [
+        (lj108(), [8, 8, 4, 2], Arch::Wse2),
+        (lj108(), [7, 7, 2, 4], Arch::Wse2),
+        (dense.clone(), [7, 7, 2, 4], Arch::Wse2),
+        (lj108(), [8, 8, 4, 2], Arch::Wse3),
+        (dense, [7, 7, 2, 4], Arch::Wse3),
+    ] {
+        let tour = with(&d, dims, arch, Relay::Switch);
+        let machine = with(&d, dims, arch, Relay::SwitchXyz);
+        assert_eq!(
+            format!("{:?}", machine.energies),
+            format!("{:?}", tour.energies),
+            "{dims:?} {arch}"
+        );
+        assert_eq!(
+            format!("{:?}", machine.atoms),
+            format!("{:?}", tour.atoms),
+            "{dims:?} {arch}"
+        );
+    }
+}
+
+#[test]
 fn odd_axes_fold_back_over_express_turnarounds() {
     // 7 × 7 cells with a 2 × 4 block: both rings turn round at the far end in the other
     // direction (an odd number of column and row groups): along x the east end PE is on
@@ -356,7 +397,13 @@ fn tiles_share_program_classes_on_any_rectangle() {
     // barrier's ends and middle make tiles differ (the coordinates are runtime data): at
     // most 73 classes on either rectangle (13 to 73 by relay), not one per PE (512 on
     // 32 × 16 and 4,096 on 64 × 64 when the coordinates were params).
-    for relay in [Relay::Switch, Relay::SwitchX, Relay::Express, Relay::Ce] {
+    for relay in [
+        Relay::Switch,
+        Relay::SwitchXyz,
+        Relay::SwitchX,
+        Relay::Express,
+        Relay::Ce,
+    ] {
         for dims in [[8, 8, 4, 2], [16, 16, 4, 4]] {
             let n = program_classes(dims, relay);
             assert!(n <= 80, "{dims:?} {relay:?}: {n} program classes");

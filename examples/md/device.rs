@@ -376,6 +376,7 @@ pub fn compile(
         ("express_y", u32::from(cfg.relay.express_on(g, 1))),
         ("switch_x", u32::from(cfg.relay.switch_on(g, 0))),
         ("switch_y", u32::from(cfg.relay.switch_on(g, 1))),
+        ("switch_z", u32::from(cfg.relay.z_machine(g))),
     ];
     let opts = cslc::driver::Options {
         arch: cfg.arch,
@@ -510,6 +511,9 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
                 if cfg.relay.switch_on(g, ax) {
                     ic[22 + ax] |= super::switch::order_bits(g, &c, ax);
                 }
+            }
+            if cfg.relay.z_machine_at(g, cfg.arch, px) {
+                ic[24] |= super::switch::order_bits(g, &c, 2);
             }
             let (centre, width) = cell_frame(d, g, (c.x, c.y, c.z));
             let fc = &mut fcfg[p * 21..(p + 1) * 21];

@@ -78,8 +78,9 @@ struct Cli {
     #[arg(long)]
     threads: Option<u64>,
     /// How halos travel: switch (default: seed 002's switch machine along x and y),
-    /// switch-x (the machine along x, express links along y), express (express links
-    /// along x and y) or ce (the baseline CE relay).
+    /// switch-xyz (the machine along z too), switch-x (the machine along x,
+    /// express links along y), express (express links along x and y) or ce (the
+    /// baseline CE relay).
     #[arg(long, default_value = "switch")]
     relay: String,
     /// Print cycles per phase and the stall fraction.
@@ -168,9 +169,10 @@ fn parse_args() -> Result<Args, String> {
             "ce" => Relay::Ce,
             "switch" => Relay::Switch,
             "switch-x" => Relay::SwitchX,
+            "switch-xyz" => Relay::SwitchXyz,
             v => {
                 return Err(format!(
-                    "--relay: `{v}` is not switch, switch-x, express or ce"
+                    "--relay: `{v}` is not switch, switch-xyz, switch-x, express or ce"
                 ));
             }
         },
@@ -335,6 +337,7 @@ fn real_main() -> Result<(), String> {
             Relay::Ce => "CE",
             Relay::Switch => "switch",
             Relay::SwitchX => "switch-x",
+            Relay::SwitchXyz => "switch-xyz",
         },
         a.steps * a.ninner
     );

@@ -54,6 +54,12 @@ pub enum Relay {
     /// The switch machine along x only, express links along y (`--relay switch-x`, the
     /// default before y had the machine).
     SwitchX,
+    /// The switch machine along x and y, and along z too (`--relay switch-xyz`): the
+    /// three-position machine on the block's tour (`switch.rs`, DESIGN.md "The z
+    /// machine"), on blocks with a closed tour (on WSE-3 not in the block column of the
+    /// barrier's middle column); elsewhere z keeps its tour over the channels, as with
+    /// `Switch`.
+    SwitchXyz,
 }
 
 impl Relay {
@@ -62,7 +68,7 @@ impl Relay {
         let on = match self {
             Relay::Ce => false,
             Relay::Express => true,
-            Relay::Switch => false,
+            Relay::Switch | Relay::SwitchXyz => false,
             Relay::SwitchX => ax == 1,
         };
         on && [g.nzx, g.nzy, 0][ax] >= 2
@@ -71,11 +77,23 @@ impl Relay {
     /// Whether axis `ax` of `g` uses the switch machine.
     pub fn switch_on(self, g: &Geometry, ax: usize) -> bool {
         let on = match self {
-            Relay::Switch => ax < 2,
+            Relay::Switch | Relay::SwitchXyz => ax < 2,
             Relay::SwitchX => ax == 0,
             _ => false,
         };
         on && [g.nzx, g.nzy, 0][ax] >= 2
+    }
+
+    /// Whether z uses the switch machine (`SwitchXyz`, where the block has a closed tour).
+    pub fn z_machine(self, g: &Geometry) -> bool {
+        self == Relay::SwitchXyz && g.nzx >= 2 && g.nzy >= 2
+    }
+
+    /// Whether the PEs of column `px` run the z machine: on WSE-3 not those of the block
+    /// column of the barrier's middle column (`layout.csl` `zm`), whose PEs need all four
+    /// channels' input queues.
+    pub fn z_machine_at(self, g: &Geometry, arch: csl_arch::Arch, px: usize) -> bool {
+        self.z_machine(g) && !(arch == csl_arch::Arch::Wse3 && px / g.nzx == g.width() / 2 / g.nzx)
     }
 
     /// Whether axis `ax` has one slot per PE (the express and switch relays' rings).

@@ -13,7 +13,9 @@
 //! block a tail sends the CE-filtered trailers `(adv, adv, rst)` and `(adv)`. The device
 //! side (`md.csl`, `layout.csl`) puts these switches on the x lanes of every row and the
 //! y lanes of every column (slot `nzy·y + izy` of the column, `f` = nzy); how the ring
-//! turns round at a line's ends without a moat is in DESIGN.md.
+//! turns round at a line's ends without a moat is in DESIGN.md. Along z (`--relay
+//! switch-xyz`) the ring is the block's tour (`f` = 1) and the machine has three
+//! positions ([`start_position_z`], trailers [`Z_CMD1`] and [`Z_CMD2`]).
 
 use super::geometry::{Cell, Geometry};
 
@@ -21,6 +23,24 @@ use super::geometry::{Cell, Geometry};
 pub const CMD1: u32 = 0x2B40_9249;
 /// The second trailer `(adv*)`.
 pub const CMD2: u32 = 0x0940_9249;
+
+/// The z machine's first trailer `(adv*, rst*)`: command 0 `adv*` (3 bits `0b101`: opcode
+/// 1, CE filter) in bits 24:22, command 1 `rst*` (`0b110`) in bits 27:25, commands 2 to 7
+/// `nop*` (`0b100`: bit 0 and bits 29:28 for command 2, then bits 3:1, 6:4, 9:7, 12:10,
+/// 15:13), task id 0: `0b101 << 22 | 0b110 << 25 | 1 | 0x9248` = 0x0D40_9249. x's
+/// [`CMD1`] is the same with command 1 `adv*` (`0b101 << 25`) and command 2 `rst*` (bits
+/// 29:28 = `0b10`, bit 0 = 1): 0x2B40_9249; [`CMD2`] (`adv*`, then `nop*`) is
+/// 0x0940_9249, for both machines.
+pub const Z_CMD1: u32 = 0x0D40_9249;
+/// The z machine's second trailer `(adv*)`, x's [`CMD2`].
+pub const Z_CMD2: u32 = CMD2;
+
+/// The z machine's positions (f = 1: the tour of a block, one slot per PE and cell): 0
+/// inject (RAMP → downstream, the "tail"), 1 loopback (RAMP → RAMP), 2 deliver (upstream
+/// → RAMP, the "head"). Slot `s` starts as tail when it is even, as head when it is odd.
+pub fn start_position_z(s: usize) -> u8 {
+    if s.is_multiple_of(2) { 0 } else { 2 }
+}
 
 /// The start position of slot `s` of a ring of `n` slots, `f` (>= 2) slots per cell.
 pub fn start_position(s: usize, n: usize, f: usize) -> u8 {
@@ -47,7 +67,16 @@ pub fn receive_first(s: usize, n: usize, f: usize) -> bool {
 /// `icfg[23]`): bit 3 the axis uses the switch machine, bit 4 the forward stream (blocks
 /// to x + 1, ring slots `nzx·x + izx` of the row; along y `nzy·y + izy` of the column)
 /// receives first, bit 5 the backward stream (slots in the reverse order) does.
+///
+/// Along z (`ax` 2, `icfg[24]`) the ring is the block's tour, slot `z` forward and
+/// `nz − 1 − z` backward, and the machine is the three-position one of
+/// [`start_position_z`]: a slot receives first where it starts as a head (odd slots).
 pub fn order_bits(g: &Geometry, c: &Cell, ax: usize) -> u32 {
+    if ax == 2 {
+        let (sf, sb) = (c.z, g.nz() - 1 - c.z);
+        let head = |s: usize| u32::from(start_position_z(s) == 2);
+        return 8 | (head(sf) << 4) | (head(sb) << 5);
+    }
     let (n, f, sf) = if ax == 0 {
         (g.width(), g.nzx, g.nzx * c.x + c.izx)
     } else {
@@ -65,6 +94,9 @@ pub fn order_bits(g: &Geometry, c: &Cell, ax: usize) -> u32 {
 /// its receive in the order of [`receive_first`]. Returns, for every slot, the slot
 /// whose block it received, or an error naming what went wrong (a deadlock, a control
 /// wavelet reaching a CE, a switch not back at its start).
+///
+/// `f` = 1 is the z machine (the block's tour): three positions ([`start_position_z`]),
+/// trailers `(adv*, rst*)` and `(adv*)`.
 pub fn march(n: usize, f: usize) -> Result<Vec<usize>, String> {
     use std::collections::VecDeque;
     #[derive(Clone, Debug)]
@@ -73,9 +105,31 @@ pub fn march(n: usize, f: usize) -> Result<Vec<usize>, String> {
         // Remaining commands: true = advance, false = reset.
         Ctrl(Vec<bool>),
     }
-    let trailer1 = vec![true, true, false];
+    // The z machine (f = 1): 0 inject, 1 loopback, 2 deliver; else the four positions.
+    let z = f == 1;
+    let last: u8 = if z { 2 } else { 3 };
+    let trailer1 = if z {
+        vec![true, false]
+    } else {
+        vec![true, true, false]
+    };
     let trailer2 = vec![true];
-    let start: Vec<u8> = (0..n).map(|s| start_position(s, n, f)).collect();
+    let start: Vec<u8> = (0..n)
+        .map(|s| {
+            if z {
+                start_position_z(s)
+            } else {
+                start_position(s, n, f)
+            }
+        })
+        .collect();
+    let head_first = |s: usize| {
+        if z {
+            s % 2 == 1
+        } else {
+            receive_first(s, n, f)
+        }
+    };
     let mut pos = start.clone();
     let mut link: Vec<VecDeque<Wv>> = vec![VecDeque::new(); n];
     let mut ramp: Vec<VecDeque<Wv>> = vec![VecDeque::new(); n];
@@ -83,7 +137,7 @@ pub fn march(n: usize, f: usize) -> Result<Vec<usize>, String> {
     // Per CE: the events still to do, in order (true = send).
     let mut todo: Vec<VecDeque<bool>> = (0..n)
         .map(|s| {
-            if receive_first(s, n, f) {
+            if head_first(s) {
                 VecDeque::from([false, true])
             } else {
                 VecDeque::from([true, false])
@@ -113,9 +167,13 @@ pub fn march(n: usize, f: usize) -> Result<Vec<usize>, String> {
                 _ => {}
             }
             // The router: position 0 and 3 take from upstream, 1 and 2 from the RAMP;
-            // 0 and 1 send downstream, 2 and 3 to the CE.
-            let from_up = matches!(pos[i], 0 | 3);
-            let to_ce = matches!(pos[i], 2 | 3);
+            // 0 and 1 send downstream, 2 and 3 to the CE. The z machine: 2 takes from
+            // upstream, 0 and 1 from the RAMP; 0 sends downstream, 1 and 2 to the CE.
+            let (from_up, to_ce) = if z {
+                (pos[i] == 2, pos[i] >= 1)
+            } else {
+                (matches!(pos[i], 0 | 3), matches!(pos[i], 2 | 3))
+            };
             let q = if from_up { &mut link[i] } else { &mut ramp[i] };
             let Some(w) = q.pop_front() else { continue };
             progress = true;
@@ -124,7 +182,7 @@ pub fn march(n: usize, f: usize) -> Result<Vec<usize>, String> {
                 Wv::Ctrl(mut cmds) => {
                     let old = pos[i];
                     match cmds.first() {
-                        Some(true) if pos[i] < 3 => pos[i] += 1,
+                        Some(true) if pos[i] < last => pos[i] += 1,
                         Some(false) => pos[i] = 0,
                         _ => {}
                     }
@@ -181,6 +239,151 @@ mod tests {
                 for (i, &g) in got.iter().enumerate() {
                     assert_eq!(g, (i + n - f) % n, "n {n} f {f}: slot {i}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn one_z_shift_moves_every_block_one_slot_and_brings_every_switch_home() {
+        // The z machine (f = 1) on every tour length a block can have (nzx·nzy, even) and
+        // on odd rings too: every slot receives the block of the slot before it.
+        for n in 2..=40 {
+            let got = march(n, 1).unwrap_or_else(|e| panic!("{e}"));
+            for (i, &g) in got.iter().enumerate() {
+                assert_eq!(g, (i + n - 1) % n, "z ring of {n}: slot {i}");
+            }
+        }
+    }
+
+    /// A copy of `layout.csl`'s `tour_dir`: the direction (0 east, 1 west, 2 north, 3
+    /// south) from block position (izx, izy) of an nzx × nzy block on lanes (hix, hiy)
+    /// to the next (`fwd`) or previous cell of the block's tour (geometry.rs `block_tour`).
+    fn layout_tour_dir(
+        izx: usize,
+        izy: usize,
+        nzx: usize,
+        nzy: usize,
+        hix: bool,
+        hiy: bool,
+        fwd: bool,
+    ) -> u8 {
+        let tr = nzy % 2 == 1;
+        let (i, j, w, h) = if tr {
+            (izy, izx, nzy, nzx)
+        } else {
+            (izx, izy, nzx, nzy)
+        };
+        // 0 +i, 1 -i, 2 +j, 3 -j
+        let m = if fwd {
+            if i >= 1 && j % 2 == 0 {
+                if i < w - 1 { 0 } else { 2 }
+            } else if i >= 1 {
+                if i > 1 {
+                    1
+                } else if j < h - 1 {
+                    2
+                } else {
+                    1
+                }
+            } else if j > 0 {
+                3
+            } else {
+                0
+            }
+        } else if i >= 1 && j % 2 == 0 {
+            if i > 1 || j == 0 { 1 } else { 3 }
+        } else if i >= 1 {
+            if i < w - 1 { 0 } else { 3 }
+        } else if j < h - 1 {
+            2
+        } else {
+            0
+        };
+        // Along block x (izx) or block y (izy), and which way.
+        let along_x = (m < 2) != tr;
+        let plus = m % 2 == 0;
+        if along_x {
+            if plus != hix { 0 } else { 1 }
+        } else if plus != hiy {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// A copy of `layout.csl`'s `tour_z`: the z index of block position (izx, izy).
+    fn layout_tour_z(izx: usize, izy: usize, nzx: usize, nzy: usize) -> usize {
+        let (i, j, w, h) = if nzy % 2 == 1 {
+            (izy, izx, nzy, nzx)
+        } else {
+            (izx, izy, nzx, nzy)
+        };
+        if i == 0 {
+            (w - 1) * h + (h - 1 - j)
+        } else if j % 2 == 0 {
+            j * (w - 1) + i - 1
+        } else {
+            j * (w - 1) + w - 1 - i
+        }
+    }
+
+    #[test]
+    fn the_z_tour_routes_join_every_slot_to_the_next_one() {
+        // Every PE's forward machine sends toward the PE of cell z + 1 and hears the PE
+        // of z − 1 (the backward machine the reverse), on blocks of every lane (mirrored
+        // along x, y or both), transposed tours (nzy odd) and not.
+        for (nx, ny, nzx, nzy) in [
+            (8, 8, 4, 2),
+            (8, 8, 2, 4),
+            (16, 16, 4, 4),
+            (7, 7, 2, 4),
+            (7, 8, 4, 3),
+            (8, 7, 2, 5),
+            (7, 7, 6, 3),
+            (8, 8, 6, 2),
+            (7, 7, 3, 4),
+        ] {
+            let g = Geometry::new(nx, ny, nzx, nzy).expect("geometry");
+            let nz = g.nz();
+            for py in 0..g.height() {
+                for px in 0..g.width() {
+                    let c = g.cell(px, py);
+                    assert_eq!(
+                        layout_tour_z(c.izx, c.izy, nzx, nzy),
+                        c.z,
+                        "{nzx}x{nzy} ({px}, {py})"
+                    );
+                    for (fwd, z) in [(true, (c.z + 1) % nz), (false, (c.z + nz - 1) % nz)] {
+                        let d =
+                            layout_tour_dir(c.izx, c.izy, nzx, nzy, c.hix == 1, c.hiy == 1, fwd);
+                        let (qx, qy) = match d {
+                            0 => (px + 1, py),
+                            1 => (px.wrapping_sub(1), py),
+                            2 => (px, py.wrapping_sub(1)),
+                            _ => (px, py + 1),
+                        };
+                        assert_eq!(
+                            g.pe(c.x, c.y, z),
+                            (qx, qy),
+                            "{nx}x{ny} {nzx}x{nzy}: PE ({px}, {py}) cell z {} fwd {fwd}",
+                            c.z
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn z_order_bits_follow_the_start_positions() {
+        let g = Geometry::new(8, 8, 4, 2).expect("geometry");
+        for py in 0..g.height() {
+            for px in 0..g.width() {
+                let c = g.cell(px, py);
+                let b = order_bits(&g, &c, 2);
+                assert_eq!(b & 8, 8);
+                assert_eq!(b & 16 != 0, c.z % 2 == 1, "{px},{py}");
+                assert_eq!(b & 32 != 0, (g.nz() - 1 - c.z) % 2 == 1, "{px},{py}");
             }
         }
     }
@@ -358,7 +561,12 @@ mod tests {
     #[test]
     fn control_words_are_the_trailers() {
         use csl_arch::fabric::control;
-        for (w, cmds) in [(CMD1, vec![0u8, 0, 1]), (CMD2, vec![0])] {
+        for (w, cmds) in [
+            (CMD1, vec![0u8, 0, 1]),
+            (CMD2, vec![0]),
+            (Z_CMD1, vec![0, 1]),
+            (Z_CMD2, vec![0]),
+        ] {
             for (k, &c) in cmds.iter().enumerate() {
                 let want = if c == 0 {
                     control::SWITCH_ADV
@@ -369,6 +577,13 @@ mod tests {
                 assert_ne!(
                     control::command(w, k) & control::CE_FILTER,
                     0,
+                    "{w:#x} command {k}"
+                );
+            }
+            for k in cmds.len()..control::MAX_CMDS {
+                assert_eq!(
+                    control::command(w, k),
+                    control::NOP | control::CE_FILTER,
                     "{w:#x} command {k}"
                 );
             }
