@@ -24,7 +24,7 @@ fn reference() -> Vec<EnergyRow> {
     energies::parse(&text).unwrap_or_else(|e| panic!("lj108_10.tsv: {e}"))
 }
 
-/// A run with the default relay (the switch machine along x and y).
+/// A run with the default relay (the switch machine along x, y and z).
 fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
     Config {
         geometry: Geometry::new(dims[0], dims[1], dims[2], dims[3])
@@ -123,35 +123,39 @@ fn other_geometries_agree_with_the_reference_and_each_other() {
 #[test]
 fn the_ce_and_express_relays_give_the_same_rows_as_the_switch_relay() {
     // The baseline (`mdlj --relay ce`: every PE's CE relays every block), the express
-    // relay (`--relay express`: nzx CE hops per cell shift along x) and the switch
-    // machine along x only (`--relay switch-x`): the same halos in the same order as the
-    // switch relay, so the same sums: the rows are bit-identical, and the simulated
-    // cycles per step fall from one relay to the next.
+    // relay (`--relay express`: nzx CE hops per cell shift along x), the switch machine
+    // along x only (`--relay switch-x`) and along x and y (`--relay switch-xy`): the same
+    // halos in the same order as the default switch relay (the machine on every axis), so
+    // the same sums: the rows are bit-identical, and the simulated cycles per step fall
+    // from the CE relay to the machine along x and y (z's machine is compared with z's
+    // tour in the next test).
     let d = lj108();
     let with = |relay: Relay| {
         let mut cfg = config([8, 8, 4, 2], 2, Arch::Wse2);
         cfg.relay = relay;
         run(&d, &cfg)
     };
-    let (ce, ex, sx, sw) = (
+    let (ce, ex, sx, sxy, sw) = (
         with(Relay::Ce),
         with(Relay::Express),
         with(Relay::SwitchX),
+        with(Relay::SwitchXy),
         with(Relay::Switch),
     );
     check(&sw.energies);
-    for other in [&ce, &ex, &sx] {
+    for other in [&ce, &ex, &sx, &sxy] {
         assert_eq!(
             format!("{:?}", other.energies),
             format!("{:?}", sw.energies)
         );
     }
     assert!(
-        sw.cycles_per_step < sx.cycles_per_step
+        sxy.cycles_per_step < sx.cycles_per_step
             && sx.cycles_per_step < ex.cycles_per_step
             && ex.cycles_per_step < ce.cycles_per_step,
-        "switch {} vs switch-x {} vs express {} vs CE {} cycles per step",
+        "switch {} vs switch-xy {} vs switch-x {} vs express {} vs CE {} cycles per step",
         sw.cycles_per_step,
+        sxy.cycles_per_step,
         sx.cycles_per_step,
         ex.cycles_per_step,
         ce.cycles_per_step
@@ -160,9 +164,9 @@ fn the_ce_and_express_relays_give_the_same_rows_as_the_switch_relay() {
 
 #[test]
 fn the_z_machine_gives_the_same_rows_and_atoms_as_the_tour() {
-    // Seed 002's machine along z (`--relay switch-xyz`: the three-position machine on the
+    // Seed 002's machine along z (the default `--relay switch`: the three-position machine on the
     // block's tour, trailers (adv, rst) then (adv)) against the tour over the channels
-    // (the default `--relay switch`): the same blocks in the same order, so the rows and
+    // (`--relay switch-xy`): the same blocks in the same order, so the rows and
     // final atoms are bit-identical, and the exchange oracle passes; on the seed's 4 × 2
     // block, the transposed 2 × 4 one on an odd rectangle (7 × 7 cells), and a dense
     // input whose blocks outgrow the router buffers; and on WSE-3, where the block column
@@ -184,8 +188,8 @@ fn the_z_machine_gives_the_same_rows_and_atoms_as_the_tour() {
         (lj108(), [8, 8, 4, 2], Arch::Wse3),
         (dense, [7, 7, 2, 4], Arch::Wse3),
     ] {
-        let tour = with(&d, dims, arch, Relay::Switch);
-        let machine = with(&d, dims, arch, Relay::SwitchXyz);
+        let tour = with(&d, dims, arch, Relay::SwitchXy);
+        let machine = with(&d, dims, arch, Relay::Switch);
         assert_eq!(
             format!("{:?}", machine.energies),
             format!("{:?}", tour.energies),
@@ -398,8 +402,8 @@ fn tiles_share_program_classes_on_any_rectangle() {
     // most 73 classes on either rectangle (13 to 73 by relay), not one per PE (512 on
     // 32 × 16 and 4,096 on 64 × 64 when the coordinates were params).
     for relay in [
+        Relay::SwitchXy,
         Relay::Switch,
-        Relay::SwitchXyz,
         Relay::SwitchX,
         Relay::Express,
         Relay::Ce,

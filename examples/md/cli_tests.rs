@@ -97,7 +97,7 @@ fn bad_inputs_are_refused_up_front_naming_the_line_or_flag() {
         ),
         (
             vec!["--dump", d, "--relay", "moat"],
-            "--relay: `moat` is not switch, switch-xyz, switch-x, express or ce",
+            "--relay: `moat` is not switch, switch-xy, switch-x, express or ce",
         ),
     ];
     for (args, want) in cases {

@@ -77,10 +77,10 @@ struct Cli {
     /// Simulator threads (default: the available cores; results are identical for any N).
     #[arg(long)]
     threads: Option<u64>,
-    /// How halos travel: switch (default: seed 002's switch machine along x and y),
-    /// switch-xyz (the machine along z too), switch-x (the machine along x,
-    /// express links along y), express (express links along x and y) or ce (the
-    /// baseline CE relay).
+    /// How halos travel: switch (default: seed 002's switch machine along x, y and z;
+    /// `switch-xyz` is the same), switch-xy (the machine along x and y, z over the
+    /// channels), switch-x (the machine along x, express links along y), express
+    /// (express links along x and y) or ce (the baseline CE relay).
     #[arg(long, default_value = "switch")]
     relay: String,
     /// Print cycles per phase and the stall fraction.
@@ -167,12 +167,12 @@ fn parse_args() -> Result<Args, String> {
         relay: match c.relay.as_str() {
             "express" => Relay::Express,
             "ce" => Relay::Ce,
-            "switch" => Relay::Switch,
+            "switch" | "switch-xyz" => Relay::Switch,
+            "switch-xy" => Relay::SwitchXy,
             "switch-x" => Relay::SwitchX,
-            "switch-xyz" => Relay::SwitchXyz,
             v => {
                 return Err(format!(
-                    "--relay: `{v}` is not switch, switch-xyz, switch-x, express or ce"
+                    "--relay: `{v}` is not switch, switch-xy, switch-x, express or ce"
                 ));
             }
         },
@@ -336,8 +336,8 @@ fn real_main() -> Result<(), String> {
             Relay::Express => "express",
             Relay::Ce => "CE",
             Relay::Switch => "switch",
+            Relay::SwitchXy => "switch-xy",
             Relay::SwitchX => "switch-x",
-            Relay::SwitchXyz => "switch-xyz",
         },
         a.steps * a.ninner
     );

@@ -46,20 +46,20 @@ pub enum Relay {
     /// through the routers only (nzx hops per cell shift, no passenger blocks). Axes whose
     /// fold is 1 (nzx = 1 or nzy = 1) keep the CE ring.
     Express,
-    /// Seed 002's switch machine along x and y (`switch.rs`, DESIGN.md): one send and
+    /// Seed 002's switch machine on every axis (`switch.rs`, DESIGN.md): one send and
     /// one receive per PE and cell shift, the block crossing nzx − 1 (nzy − 1) slots in
-    /// the routers. An axis whose fold is 1 keeps the CE ring. The default.
+    /// the routers along x (y); along z the three-position machine on the block's tour
+    /// (DESIGN.md "The z machine") on blocks with a closed tour (not 1 × n blocks, and on
+    /// WSE-3 not the block column of the barrier's middle column, which keep the tour over
+    /// the channels). An axis whose fold is 1 keeps the CE ring. The default.
     #[default]
     Switch,
     /// The switch machine along x only, express links along y (`--relay switch-x`, the
     /// default before y had the machine).
     SwitchX,
-    /// The switch machine along x and y, and along z too (`--relay switch-xyz`): the
-    /// three-position machine on the block's tour (`switch.rs`, DESIGN.md "The z
-    /// machine"), on blocks with a closed tour (on WSE-3 not in the block column of the
-    /// barrier's middle column); elsewhere z keeps its tour over the channels, as with
-    /// `Switch`.
-    SwitchXyz,
+    /// The switch machine along x and y, z on its tour over the channels (`--relay
+    /// switch-xy`, the default before z had the machine).
+    SwitchXy,
 }
 
 impl Relay {
@@ -68,7 +68,7 @@ impl Relay {
         let on = match self {
             Relay::Ce => false,
             Relay::Express => true,
-            Relay::Switch | Relay::SwitchXyz => false,
+            Relay::SwitchXy | Relay::Switch => false,
             Relay::SwitchX => ax == 1,
         };
         on && [g.nzx, g.nzy, 0][ax] >= 2
@@ -77,16 +77,16 @@ impl Relay {
     /// Whether axis `ax` of `g` uses the switch machine.
     pub fn switch_on(self, g: &Geometry, ax: usize) -> bool {
         let on = match self {
-            Relay::Switch | Relay::SwitchXyz => ax < 2,
+            Relay::SwitchXy | Relay::Switch => ax < 2,
             Relay::SwitchX => ax == 0,
             _ => false,
         };
         on && [g.nzx, g.nzy, 0][ax] >= 2
     }
 
-    /// Whether z uses the switch machine (`SwitchXyz`, where the block has a closed tour).
+    /// Whether z uses the switch machine (`Switch`, where the block has a closed tour).
     pub fn z_machine(self, g: &Geometry) -> bool {
-        self == Relay::SwitchXyz && g.nzx >= 2 && g.nzy >= 2
+        self == Relay::Switch && g.nzx >= 2 && g.nzy >= 2
     }
 
     /// Whether the PEs of column `px` run the z machine: on WSE-3 not those of the block
@@ -379,7 +379,13 @@ mod tests {
 
     #[test]
     fn rings_shift_one_cell() {
-        for relay in [Relay::Ce, Relay::Express, Relay::Switch, Relay::SwitchX] {
+        for relay in [
+            Relay::Ce,
+            Relay::Express,
+            Relay::SwitchX,
+            Relay::SwitchXy,
+            Relay::Switch,
+        ] {
             for (nx, ny, nzx, nzy) in GEOMETRIES {
                 check(&Geometry::new(nx, ny, nzx, nzy).expect("geometry"), relay);
             }
