@@ -285,8 +285,8 @@ fn parse(
 ) -> Result<Opnd, FaultKind> {
     let a = check_desc(addr)?;
     // The whole descriptor at once (one page-aware read instead of one per field).
-    let mut d = [0u8; DESC_BYTES as usize];
-    pe.mem.read_into(a, &mut d);
+    // A fixed-size copy (not a `memcpy` call) when it lies in one page.
+    let d: [u8; DESC_BYTES as usize] = pe.mem.array(a).unwrap_or([0; DESC_BYTES as usize]);
     let byte = |off: u32| d.get(off as usize).copied().unwrap_or(0);
     let rd = |off: usize| u16::from_le_bytes([byte(off as u32), byte(off as u32 + 1)]);
     let bad = |why| FaultKind::BadDescriptor { addr, why };

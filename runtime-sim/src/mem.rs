@@ -29,14 +29,18 @@ const NPAGES: usize = MEM_BYTES / PAGE_BYTES;
 const _: () = assert!(NPAGES * PAGE_BYTES == MEM_BYTES && NPAGES < 255);
 
 /// One PE's memory (module docs).
+///
+/// `repr(C)`: the written pages' pointer and the initial data's first, next to the end of
+/// the PE record's hot cache lines (`Pe`), then the page table.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Mem {
+    /// The written pages.
+    pool: Vec<u8>,
     /// Contents of pages never written: the class's initial data, zero past its end.
     init: Arc<[u8]>,
     /// Per page: 0 if never written, else its slot in `pool` plus one.
     map: [u8; NPAGES],
-    /// The written pages.
-    pool: Vec<u8>,
     /// The whole memory as one slice, built on demand and dropped by every write.
     snapshot: OnceLock<Box<[u8]>>,
 }
@@ -110,6 +114,17 @@ impl Mem {
             }
             Width::W32 => self.bytes::<4>(a).map(u32::from_le_bytes),
         }
+    }
+
+    /// `N` bytes at `a` (`None` if they pass the end): a fixed-size copy when they lie in
+    /// one stored page.
+    #[inline(always)]
+    pub fn array<const N: usize>(&self, a: usize) -> Option<[u8; N]> {
+        if let Some(c) = self.span(a, N).and_then(|s| s.first_chunk::<N>()) {
+            return Some(*c);
+        }
+        let mut out = [0u8; N];
+        self.read_into(a, &mut out).then_some(out)
     }
 
     /// `N` bytes at `a` (`None` if they pass the end).

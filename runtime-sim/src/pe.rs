@@ -69,9 +69,10 @@ pub const MICROTHREADS: usize = csl_arch::fabric::MICROTHREADS as usize;
 /// One processing element.
 ///
 /// `repr(C)`, 64-byte aligned, with the fields a CE tick reads first: the running frame,
-/// the stall and task state, the worklist-relevant masks, the register stack and the
-/// counters lie in the first three cache lines, the memory and the rarely used state
-/// after them.
+/// the stall and task state, the worklist-relevant masks, the register stack, the class,
+/// the counters a tick updates, the CE input buffers, the run-ahead store log, the spare
+/// DSD boxes and the pending host calls lie in the first five cache lines, then the
+/// memory (its page table first), the microthreads' operations and the rarely used state.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Pe {
@@ -101,6 +102,8 @@ pub struct Pe {
     pub(crate) cmd_unblocked: bool,
     /// Number of CE input buffers (the first `ninq` entries of `inq_cap` are used).
     pub(crate) ninq: u8,
+    /// The stores of `ahead_stores` not due yet are taken back (between two runs).
+    pub(crate) stores_held: bool,
     pub(crate) active: u64,
     pub(crate) blocked: u64,
     /// Bit `i`: task id `i` has high priority (the `TASK_PRIORITY` register).
@@ -109,38 +112,46 @@ pub struct Pe {
     pub(crate) main_op: Option<Box<DsdExec>>,
     /// Register stack.
     pub(crate) regs: Vec<u32>,
-    /// Set when the PE went to sleep with work it could not progress: the cycle from
-    /// which its stalled cycles are counted lazily.
-    pub(crate) stalled_since: Option<u64>,
+    pub(crate) class: usize,
     pub(crate) busy_cycles: u64,
     /// While the PE sleeps through its stall (`sim`: it is off the CE worklist until
     /// cycle `sleep_until`, or until something wakes it): the first stall cycle not yet
     /// counted. `sleep_until` is 0 while it is awake.
     pub(crate) sleep_from: u64,
     pub(crate) sleep_until: u64,
-    pub(crate) stalled_cycles: u64,
     pub(crate) instructions: u64,
-    /// Its timeline events (`--perfetto`), when it is recorded.
-    pub(crate) perf: Option<Box<crate::perfetto::PeRecorder>>,
-    pub(crate) class: usize,
+    pub(crate) tasks_started: u64,
+    pub(crate) dsd_elements: u64,
     /// CE input buffers: one per colour (WSE-2) or per input queue (WSE-3), indexed by
     /// buffer; allocated up to the highest buffer a wavelet has reached so far (a missing
     /// buffer is empty), so PEs that never receive one cost nothing here.
     pub(crate) inq: Vec<Ring>,
-    pub(crate) tasks_started: u64,
+    /// The stores of the last run-ahead stretch (`exec::run_ahead`), oldest first.
+    pub(crate) ahead_stores: Vec<AheadStore>,
+    /// Boxes of finished operations, reused by the next ones (kept boxed: they move
+    /// into `main_op` and `uts` without allocating).
+    #[allow(clippy::vec_box)]
+    pub(crate) spare_ops: Vec<Box<DsdExec>>,
+    /// Set when the PE went to sleep with work it could not progress: the cycle from
+    /// which its stalled cycles are counted lazily.
+    pub(crate) stalled_since: Option<u64>,
+    pub(crate) stalled_cycles: u64,
+    pub(crate) host_calls: VecDeque<HostCall>,
+    /// Saved caller frames of the running task.
+    pub(crate) callers: Vec<Frame>,
     /// The CE input buffer of each colour, or [`NO_QUEUE`].
     pub(crate) color_inq: [u8; NUM_COLORS as usize],
     /// Capacity of each CE input buffer.
     pub(crate) inq_cap: [u8; NUM_COLORS as usize],
-    pub(crate) dsd_elements: u64,
-    /// The timestamp counter as latched by the last read of its low word.
-    pub(crate) tsc_latch: u64,
     /// Its memory, paged (module `mem`).
     pub(crate) mem: Mem,
+    /// Asynchronous DSD operations per microthread.
+    pub(crate) uts: [Option<Box<DsdExec>>; MICROTHREADS],
+    /// Its timeline events (`--perfetto`), when it is recorded.
+    pub(crate) perf: Option<Box<crate::perfetto::PeRecorder>>,
+    /// The timestamp counter as latched by the last read of its low word.
+    pub(crate) tsc_latch: u64,
     pub(crate) loc: PeLoc,
-    /// Saved caller frames of the running task.
-    pub(crate) callers: Vec<Frame>,
-    pub(crate) host_calls: VecDeque<HostCall>,
     /// Control wavelets taken from each CE input buffer so far (for `@dfilt`).
     pub(crate) ctrl_seen: Vec<u32>,
     /// The `<simprint>` line being built.
@@ -149,16 +160,6 @@ pub struct Pe {
     pub(crate) log: Vec<(u64, String)>,
     /// Payload of the control wavelet that last activated each control task id.
     pub(crate) ctrl_args: [u32; NUM_TASK_IDS as usize],
-    /// Asynchronous DSD operations per microthread.
-    pub(crate) uts: [Option<Box<DsdExec>>; MICROTHREADS],
-    /// Boxes of finished operations, reused by the next ones (kept boxed: they move
-    /// into `main_op` and `uts` without allocating).
-    #[allow(clippy::vec_box)]
-    pub(crate) spare_ops: Vec<Box<DsdExec>>,
-    /// The stores of the last run-ahead stretch (`exec::run_ahead`), oldest first.
-    pub(crate) ahead_stores: Vec<AheadStore>,
-    /// The stores of `ahead_stores` not due yet are taken back (between two runs).
-    pub(crate) stores_held: bool,
 }
 
 /// A store executed ahead of its cycle (`exec::run_ahead`).

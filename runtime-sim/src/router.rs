@@ -475,21 +475,27 @@ impl ColorState {
 }
 
 /// The router of one PE.
+///
+/// `repr(C)`, 64-byte aligned: what a plan reads first (the colour states' pointer, the
+/// busy mask, the round-robin colour, the colour slots) fills the first cache line, the
+/// per-port counters the second (before, a `Router` spanned two or three lines at any
+/// offset).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+#[repr(C, align(64))]
 pub struct Router {
-    /// Colour id to index in `colors`, or [`NO_SLOT`].
-    pub(crate) slot: [u8; NCOLORS],
     pub(crate) colors: Vec<ColorState>,
     /// Bit per colour: some input buffer holds a wavelet.
     pub(crate) busy: u32,
+    /// Bit per colour: in teardown mode.
+    pub(crate) teardown_pending: u32,
     /// Colour that has round-robin priority next.
     pub(crate) rr: u8,
     /// Whether any colour swaps (otherwise arrivals keep their colour).
     any_swap: bool,
+    /// Colour id to index in `colors`, or [`NO_SLOT`].
+    pub(crate) slot: [u8; NCOLORS],
     /// Wavelets forwarded per output port (RAMP = delivered to the CE).
     pub(crate) sent: [u64; 5],
-    /// Bit per colour: in teardown mode.
-    pub(crate) teardown_pending: u32,
 }
 
 impl Router {
@@ -644,13 +650,15 @@ impl Geometry {
     /// The PE next to `p` towards port `d`, if inside the rectangle.
     #[inline]
     pub(crate) fn neighbour(&self, p: usize, d: usize) -> Option<usize> {
+        // No division for north and south; a 32-bit one for east and west (this runs
+        // for every wavelet hop).
         let w = self.width as usize;
-        let (x, y) = (p % w, p / w);
+        let col = || (p as u32).checked_rem(self.width).map(|x| x as usize);
         match d {
-            0 if y > 0 => Some(p - w),
-            1 if y + 1 < self.height as usize => Some(p + w),
-            2 if x + 1 < w => Some(p + 1),
-            3 if x > 0 => Some(p - 1),
+            0 if p >= w => Some(p - w),
+            1 if p + w < w * self.height as usize => Some(p + w),
+            2 if col().is_some_and(|x| x + 1 < w) => Some(p + 1),
+            3 if col().is_some_and(|x| x > 0) => Some(p - 1),
             _ => None,
         }
     }
@@ -781,6 +789,11 @@ enum Plan {
 /// colours were visited) and, unless it sleeps, appends its plan to `plans` (pushed here
 /// rather than returned: a returned plan cost a store-forwarding stall per router). On a
 /// routing error the moves planned before it stay in `moves`.
+///
+/// Inlined into the caller up to the busy check: a router on the worklist with every
+/// buffer empty (the cycle after a move, or woken by a freed slot downstream) costs a
+/// load and a branch, not the prologue of [`plan_busy`].
+#[inline(always)]
 pub(crate) fn plan(
     p: usize,
     env: &PlanEnv<'_>,
@@ -788,13 +801,23 @@ pub(crate) fn plan(
     moves: &mut Vec<Move>,
     plans: &mut Vec<RouterPlan>,
 ) -> Result<(), SimError> {
-    let Some(r) = env.router(p) else {
-        return Ok(());
-    };
-    let busy = r.busy;
-    if busy == 0 {
-        return Ok(());
+    match env.router(p) {
+        Some(r) if r.busy != 0 => plan_busy(p, r, env, now, moves, plans),
+        _ => Ok(()),
     }
+}
+
+/// [`plan`] for a router with some input buffer holding a wavelet.
+#[inline(never)]
+fn plan_busy(
+    p: usize,
+    r: &Router,
+    env: &PlanEnv<'_>,
+    now: u64,
+    moves: &mut Vec<Move>,
+    plans: &mut Vec<RouterPlan>,
+) -> Result<(), SimError> {
+    let busy = r.busy;
     let rr = u32::from(r.rr);
     let high = busy & (!0u32 << rr);
     let low = busy & !(!0u32 << rr);
