@@ -3,7 +3,9 @@
 # feature in its own target directory, then runs, on 2 and 3 ranks of this machine
 # (loopback), a Tungsten e2e program with `simfabric`, a CSL e2e program with `cslsim`
 # (host transfers and a launch) and the MD flagship with `mdlj`,
-# and compares every output byte for byte with the single-process run of the same binary.
+# and compares every output byte for byte with the single-process run of the same binary;
+# then checks that a failure on one rank (or on all) ends the job promptly with the error
+# printed once and a non-zero status (SIMULATOR.md §15).
 # Installs OpenMPI (Debian packages) if `mpirun` is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,4 +76,46 @@ for r in 2 3; do
   cmp "$work/one.tsv" "$work/r$r.tsv"
   echo "mpi.sh: mdlj on $r ranks: energies identical to one process"
 done
-echo "mpi.sh: 6 passed, 0 failed"
+# 4. A failure on one rank must end the whole job promptly (no rank left waiting in a
+# collective operation or in MPI_Finalize), with a non-zero status and the error printed
+# once. `timeout` turns a regression (a hang) into a failure of this script.
+fails=0
+expect_failure() { # NAME PATTERN COMMAND...: status not 0 (nor timeout's 124), PATTERN once on stderr
+  local name="$1" pattern="$2" status=0 n
+  shift 2
+  SECONDS=0
+  timeout 60 "$@" >"$work/fail.out" 2>"$work/fail.err" || status=$?
+  n="$(grep -c -- "$pattern" "$work/fail.err" || true)"
+  if [ "$status" -eq 0 ] || [ "$status" -eq 124 ] || [ "$n" -ne 1 ]; then
+    echo "mpi.sh: FAIL: $name: status $status (124: timed out), \`$pattern\` printed $n time(s):"
+    cat "$work/fail.err"
+    fails=$((fails + 1))
+  else
+    echo "mpi.sh: $name: the job ended in ${SECONDS}s with status $status, the error printed once"
+  fi
+}
+(
+  cd "$work"
+  args=(bc --threads 1 --set buf=in.txt --launch go)
+  # (a) Rank 0 alone writes the --dump file, after the run: it cannot (no such directory)
+  # while rank 1 goes on to gather the final state.
+  expect_failure "cslsim, rank 0 cannot write its output" "cslsim: error: cannot write \`missing/d.txt\`" \
+    "${MPIRUN[@]}" -n 2 cslsim "${args[@]}" --dump buf=missing/d.txt
+  # (b) Rank 1 cannot read its input (it runs in a directory without the --set file, as
+  # on a node without the shared file system) while rank 0 is already in the run.
+  mkdir -p r0 r1
+  cp in.txt r0/
+  expect_failure "cslsim, rank 1 cannot read its input" "cslsim: error: cannot read \`in.txt\`" \
+    "${MPIRUN[@]}" -n 2 sh -c 'cd "r$OMPI_COMM_WORLD_RANK" && exec cslsim ../bc --threads 1 --set buf=in.txt --launch go'
+  # (c) Ranks started with different arguments (they would diverge).
+  expect_failure "cslsim, ranks with different arguments" "different arguments" \
+    "${MPIRUN[@]}" -n 1 cslsim "${args[@]}" : -n 1 cslsim "${args[@]}" --max-cycles 100000
+  # (d) An error every rank meets (a bad argument): printed once, by rank 0.
+  expect_failure "simfabric, a bad argument on every rank" "simfabric: error: missing \`cycles=N\`" \
+    "${MPIRUN[@]}" -n 2 simfabric image=exchange.img
+  # (e) A fault every rank agrees on (the cycle limit): printed once, by rank 0.
+  expect_failure "cslsim, the cycle limit on every rank" "cslsim: error: cycle limit reached" \
+    "${MPIRUN[@]}" -n 2 cslsim "${args[@]}" --max-cycles 10
+  exit "$fails"
+)
+echo "mpi.sh: 11 passed, 0 failed"

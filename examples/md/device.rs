@@ -652,10 +652,11 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let pos_out = get(&mut rt, "pos", 4 * nmax)?;
     let vel_out = get(&mut rt, "vel", 3 * nloc)?;
     rt.stop().map_err(host_err)?;
-    if let Some((path, _)) = &cfg.perfetto {
+    // In an MPI run rank 0 writes the files (the other ranks would write the same paths).
+    if let Some((path, _)) = cfg.perfetto.as_ref().filter(|_| cslsim::dist::is_root()) {
         rt.write_perfetto(Path::new(path)).map_err(host_err)?;
     }
-    if let Some(path) = &cfg.heatmap {
+    if let Some(path) = cfg.heatmap.as_ref().filter(|_| cslsim::dist::is_root()) {
         rt.write_heatmap(Path::new(path)).map_err(host_err)?;
     }
     let total_cycles = rt.cycles();

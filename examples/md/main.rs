@@ -131,9 +131,7 @@ struct Args {
 
 /// The command line, validated: every flag's range is checked here, before a run that
 /// may take minutes. `--help` and clap's own errors exit from inside.
-fn parse_args() -> Result<Args, String> {
-    use clap::Parser as _;
-    let c = Cli::parse();
+fn parse_args(c: Cli) -> Result<Args, String> {
     let caps = [
         c.nloc
             .map(|v| in_range("--nloc", v, 1, 1 << 16))
@@ -254,17 +252,23 @@ fn check_writable(flag: &str, path: &str) -> Result<(), String> {
 fn main() -> ExitCode {
     // Under `mpirun -n R` (feature `cslsim/mpi`) every rank runs; rank 0 reports.
     let _mpi = cslsim::dist::init_mpi();
-    match real_main() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
+    let cli = match <Cli as clap::Parser>::try_parse() {
+        Ok(c) => c,
+        Err(e) if e.use_stderr() && cslsim::dist::mpi_world().1 > 1 => {
+            // Every rank meets it alike: printed once (rank 0), see `exit_error`.
+            return cslsim::dist::exit_error(2, e.render().to_string().trim_end());
         }
+        Err(e) => e.exit(),
+    };
+    match real_main(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        // In a rank of an MPI run, the error ends the whole job (`exit_error`).
+        Err(e) => cslsim::dist::exit_error(1, &format!("error: {e}")),
     }
 }
 
-fn real_main() -> Result<(), String> {
-    let a = parse_args()?;
+fn real_main(cli: Cli) -> Result<(), String> {
+    let a = parse_args(cli)?;
     let text =
         std::fs::read_to_string(&a.dump).map_err(|e| format!("cannot read {}: {e}", a.dump))?;
     let d = Dump::parse(&text).map_err(|e| format!("{}: {e}", a.dump))?;

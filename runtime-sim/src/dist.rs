@@ -86,6 +86,42 @@ pub fn mpi_world() -> (usize, usize) {
     MPI_WORLD.get().copied().unwrap_or((0, 1))
 }
 
+/// Set once a distributed run returned an error that every rank returns with it (a
+/// failure the ranks agreed on in the cycle protocol: fault, routing error, cycle limit,
+/// deadlock), see [`exit_error`].
+static SHARED_FAILURE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records that the failure this rank is about to report is every rank's: the run agreed
+/// on it (`SdkRuntime`'s failed commands, `simfabric`'s failed run).
+pub(crate) fn mark_shared_failure() {
+    SHARED_FAILURE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether this process is a rank of a distributed run whose simulation failed on every
+/// rank alike (then the ranks may still take part in collective operations such as
+/// [`crate::Simulator::gather`]; after any other error they must not).
+pub fn failure_shared() -> bool {
+    SHARED_FAILURE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Ends `main` after an error: prints `message` on standard error and returns exit
+/// status `code`, as a single process always does. A rank of an MPI run (several ranks)
+/// must not simply return through `MPI_Finalize` (the other ranks may be waiting in a
+/// collective operation for it): if every other rank gets to the end of `main` too
+/// (having failed alike, or done), rank 0 prints the message once and every rank ends
+/// normally; if not (within 2 s, unless the run agreed on the failure), this rank prints
+/// its message and ends the whole job with `MPI_Abort` (SIMULATOR.md §15).
+pub fn exit_error(code: u8, message: &str) -> std::process::ExitCode {
+    #[cfg(feature = "mpi")]
+    {
+        if mpi_world().1 > 1 {
+            return crate::mpi::fail(code, message, failure_shared());
+        }
+    }
+    eprintln!("{message}");
+    std::process::ExitCode::from(code)
+}
+
 /// Whether this process writes the results: rank 0 (or the only process).
 pub fn is_root() -> bool {
     mpi_world().0 == 0

@@ -470,6 +470,14 @@ impl SdkRuntime {
     /// Remembers a simulation failure so that later commands repeat it.
     fn record(&mut self, r: Result<(), SimError>) -> Result<(), HostError> {
         r.map_err(|e| {
+            // In a distributed run every rank fails here alike (the ranks agree on faults,
+            // the clock and deadlock reports), but for an interrupt, which is this
+            // process's own.
+            if self.sim.as_ref().is_some_and(|s| s.rank().is_some())
+                && !matches!(e, SimError::Interrupted { .. })
+            {
+                crate::dist::mark_shared_failure();
+            }
             self.failed = Some(e.clone());
             HostError::Sim(e)
         })

@@ -120,6 +120,10 @@ fn main() -> ExitCode {
     let _mpi = cslsim::dist::init_mpi();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() && cslsim::dist::mpi_world().1 > 1 => {
+            // Every rank meets it alike: printed once (rank 0), see `exit_error`.
+            return cslsim::dist::exit_error(1, e.render().to_string().trim_end());
+        }
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() {
@@ -131,10 +135,8 @@ fn main() -> ExitCode {
     };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("cslsim: error: {e}");
-            ExitCode::FAILURE
-        }
+        // In a rank of an MPI run, the error ends the whole job.
+        Err(e) => cslsim::dist::exit_error(1, &format!("cslsim: error: {e}")),
     }
 }
 
@@ -195,14 +197,35 @@ fn run(cli: &Cli) -> Result<(), HostError> {
     }
     rt.load()?;
     let start = Instant::now();
-    let result = simulate(&mut rt, cli);
+    // The --dump files' text: rank 0 writes them below, after every collective operation
+    // of an MPI run, so that a failed write ends the job without a rank left waiting.
+    let mut dumps = Vec::new();
+    let result = simulate(&mut rt, cli, &mut dumps);
     let wall = start.elapsed().as_secs_f64();
     if let Some(t) = &tracer {
         t.flush();
     }
+    if result.is_err()
+        && rt.simulator().is_some_and(|s| s.rank().is_some())
+        && !cslsim::dist::failure_shared()
+    {
+        // A rank of an MPI run that failed on its own (a file it could not read or
+        // write, say): the other ranks are elsewhere, no collective operation may follow.
+        return result;
+    }
     rt.gather();
     if !cslsim::dist::is_root() {
         return result;
+    }
+    let mut result = result;
+    for (file, text) in dumps.iter().filter(|_| result.is_ok()) {
+        if let Err(source) = std::fs::write(file, text) {
+            result = Err(HostError::Write {
+                path: file.clone(),
+                source,
+            });
+            break;
+        }
     }
     let stats = rt.stats();
     if let Some(path) = &cli.stats {
@@ -269,7 +292,11 @@ fn run(cli: &Cli) -> Result<(), HostError> {
     Ok(())
 }
 
-fn simulate(rt: &mut SdkRuntime, cli: &Cli) -> Result<(), HostError> {
+fn simulate(
+    rt: &mut SdkRuntime,
+    cli: &Cli,
+    dumps: &mut Vec<(PathBuf, String)>,
+) -> Result<(), HostError> {
     rt.run()?;
     for (name, file) in &cli.set {
         set_tensor(rt, name, file)?;
@@ -279,7 +306,7 @@ fn simulate(rt: &mut SdkRuntime, cli: &Cli) -> Result<(), HostError> {
     }
     rt.run_until_idle()?;
     for (name, file) in &cli.dump {
-        dump_tensor(rt, name, file)?;
+        dumps.push((file.clone(), dump_tensor(rt, name)?));
     }
     rt.stop()
 }
@@ -325,8 +352,9 @@ fn set_tensor(rt: &mut SdkRuntime, name: &str, file: &Path) -> Result<(), HostEr
     rt.h2d(id, &words, region, how)
 }
 
-/// `--dump NAME=FILE`: the whole array on every PE (its length from PE (0,0)).
-fn dump_tensor(rt: &mut SdkRuntime, name: &str, file: &Path) -> Result<(), HostError> {
+/// `--dump NAME=FILE`: the text of the whole array on every PE (its length from PE
+/// (0,0)), for the file.
+fn dump_tensor(rt: &mut SdkRuntime, name: &str) -> Result<String, HostError> {
     let id = rt.get_id(name)?;
     let (elem, len) = rt.tensor_len(id, 0, 0)?;
     let Some(l) = len.filter(|&l| l > 0) else {
@@ -346,11 +374,5 @@ fn dump_tensor(rt: &mut SdkRuntime, name: &str, file: &Path) -> Result<(), HostE
         text.push_str(&line.join(" "));
         text.push('\n');
     }
-    if !cslsim::dist::is_root() {
-        return Ok(()); // rank 0 writes it
-    }
-    std::fs::write(file, text).map_err(|source| HostError::Io {
-        path: file.to_path_buf(),
-        source,
-    })
+    Ok(text)
 }

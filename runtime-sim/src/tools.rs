@@ -151,10 +151,8 @@ pub fn tool_main(
             run(&args)
         }
     });
-    result.unwrap_or_else(|e| {
-        eprintln!("{name}: error: {e}");
-        std::process::ExitCode::FAILURE
-    })
+    // In a rank of an MPI run, the error ends the whole job (`crate::dist::exit_error`).
+    result.unwrap_or_else(|e| crate::dist::exit_error(1, &format!("{name}: error: {e}")))
 }
 
 /// Whether the command line asks for help (`--help`, `-h` or `help`).
@@ -795,6 +793,11 @@ pub fn run_fabric_recorded(
         Err(SimError::CycleLimit { .. }) => Stop::Budget,
         Err(e) => Stop::Failed(e),
     };
+    if matches!(stop, Stop::Failed(_)) && sim.rank().is_some() {
+        // Every rank failed alike (the ranks agree on faults and routing errors; no
+        // interrupt is set here): the gather below is safe.
+        crate::dist::mark_shared_failure();
+    }
     sim.gather();
     let report = match stop {
         Stop::Failed(_) => EndReport::default(),
