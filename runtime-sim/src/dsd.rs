@@ -1115,7 +1115,7 @@ fn h(x: u32) -> f64 {
 }
 #[inline]
 fn to_h(x: f64) -> u32 {
-    u32::from(f16::from_f64(x).to_bits())
+    u32::from(csl_arch::alu::f16_from_f64(x))
 }
 #[inline]
 fn s(x: u32) -> f64 {
