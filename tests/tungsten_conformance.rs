@@ -552,3 +552,62 @@ fn implicit_conversions_follow_the_coercion_rules() {
         assert_eq!(h("a_hrnd"), 0x4000, "{what}: round(hp 1.5, 0) = 2.0");
     });
 }
+
+/// Socket reads (seed 003, "C-Style Casts" and "Wavelet Access Modes"): a cast on a read
+/// sets how the bits are read and converts nothing; a chained cast converts after the
+/// read; a 16-bit value travels in the low (data) half; a control wavelet whose command 0
+/// carries the CE filter is not delivered to the CE.
+#[test]
+fn socket_reads_and_control_wavelets() {
+    let src = r#"
+        socket s;
+        union word { u32 u; xp w[2]; };
+        sp r_sp; xp r_conv; sp r_widen; hp r_raw; xp r_data; xp r_after; u32 r_u32;
+        {
+            sp f = 2.5;
+            xp m3 = -3;
+            s[] <- f;
+            r_sp = (sp)s[];
+            s[] <- f;
+            r_conv = (xp)(sp)s[];
+            s[] <- m3;
+            r_widen = (sp)(xp)s[];
+            s[] <- m3;
+            r_raw = (hp)s[];
+            union word w;
+            w.w[0] = 0x1234; w.w[1] = 0x7777;
+            s[] <- w.u;
+            r_data = s[].data;
+            s[] <- control(0x01000000);
+            s[] <- 0x55:xp;
+            r_after <- s[];
+            s[] <- 0xDEADBEEF:u32;
+            r_u32 = (u32)s[];
+        }
+    "#;
+    one_tile(src, &[("s", 6, 6)], &[6], |what, g| {
+        assert_eq!(f32_of(&g("r_sp")), 2.5, "{what}");
+        assert_eq!(u16_of(&g("r_conv")), 2, "{what}: read as sp, then rounded");
+        assert_eq!(
+            f32_of(&g("r_widen")),
+            -3.0,
+            "{what}: read as xp, then converted"
+        );
+        assert_eq!(
+            u16_of(&g("r_raw")),
+            0xFFFD,
+            "{what}: xp -3's bits read as hp"
+        );
+        assert_eq!(
+            u16_of(&g("r_data")),
+            0x1234,
+            "{what}: .data is the low half"
+        );
+        assert_eq!(
+            u16_of(&g("r_after")),
+            0x55,
+            "{what}: the CE-filtered control wavelet is not received"
+        );
+        assert_eq!(u32_of(&g("r_u32")), 0xDEAD_BEEF, "{what}");
+    });
+}
