@@ -1115,7 +1115,7 @@ fn h(x: u32) -> f64 {
 }
 #[inline]
 fn to_h(x: f64) -> u32 {
-    u32::from(f16::from_f64(x).to_bits())
+    u32::from(csl_arch::alu::f16_from_f64(x))
 }
 #[inline]
 fn s(x: u32) -> f64 {
@@ -1221,6 +1221,19 @@ mod tests {
 
     fn hb(x: f32) -> u32 {
         u32::from(f16::from_f32(x).to_bits())
+    }
+
+    /// `fmach` rounds the exact a + b*c once to f16: this sum lies just above the tie
+    /// between 1.8740234375 and 1.875, so close that rounding to f32 first would make it
+    /// the tie and then round it to the even neighbour, 1.875 (worked out exactly with
+    /// rationals).
+    #[test]
+    fn fmach_rounds_once() {
+        let mut k = 0;
+        let (a, b, c) = (6.097555160522461e-05f32, 1.0341796875f32, 1.8125f32);
+        assert_eq!(f32::from(f16::from_f32(a)), a, "a is an f16");
+        let r = compute(DsdOpcode::Fmach, hb(a), hb(b), hb(c), &mut k);
+        assert_eq!(f16::from_bits(r as u16).to_f32(), 1.8740234375);
     }
 
     #[test]

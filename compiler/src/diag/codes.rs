@@ -212,6 +212,8 @@ codes! {
     TUNG_INIT = "E1122";
     /// Tungsten: `control(w)` anywhere but as the value of a send.
     TUNG_CONTROL = "E1123";
+    /// Tungsten: a literal whose value its type cannot hold.
+    TUNG_LITERAL_RANGE = "E1124";
     // --- Paint (`.paint`): E12xx.
     /// Paint: a character that starts no token.
     PAINT_STRAY_CHAR = "E1201";

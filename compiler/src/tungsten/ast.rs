@@ -117,6 +117,8 @@ pub enum ExprKind {
         value: f64,
         /// Written with an exponent.
         exponent: bool,
+        /// The nearest `sp`, rounded once from the text.
+        sp: u32,
     },
     /// `e:T` (only valid on a literal).
     Typed(Box<Expr>, Scalar, Span),

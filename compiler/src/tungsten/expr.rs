@@ -23,10 +23,15 @@ impl Lower<'_> {
             } else {
                 Val::Int(*n as i128)
             }),
-            ExprKind::Float { value, .. } => Ok(Val::Const {
-                bits: float_bits(*value, Scalar::Sp),
-                ty: Scalar::Sp,
-            }),
+            ExprKind::Float { value, sp, .. } => {
+                if f32::from_bits(*sp).is_infinite() {
+                    return Err(self.literal_range(e.span, *value, Scalar::Sp, true));
+                }
+                Ok(Val::Const {
+                    bits: u64::from(*sp),
+                    ty: Scalar::Sp,
+                })
+            }
             ExprKind::Typed(inner, ty, sspan) => self.typed_literal(inner, *ty, *sspan),
             ExprKind::Inf => Err(self.err(
                 codes::TUNG_SPECIAL_CONST,
@@ -226,7 +231,63 @@ impl Lower<'_> {
         }
     }
 
+    /// A literal whose value its type cannot hold (E1124).
+    fn literal_range(&mut self, span: Span, value: f64, ty: Scalar, float_lit: bool) -> Reported {
+        let int_range = |t: Scalar| match (t.is_unsigned(), t.bits()) {
+            (true, 16) => "0 to 65535",
+            (true, _) => "0 to 4294967295",
+            (false, 16) => "-32768 to 32767",
+            (false, _) => "-2147483648 to 2147483647",
+        };
+        let float_note;
+        let (range, help) = match ty {
+            _ if !ty.is_float() && float_lit => {
+                float_note = format!(
+                    "a float literal with an integer suffix is rounded to nearest even, which must lie in {}",
+                    int_range(ty)
+                );
+                (float_note.as_str(), "use a wider type")
+            }
+            Scalar::Sp => (
+                "its largest finite value is about 3.4e38",
+                "use a smaller value",
+            ),
+            Scalar::Hp => (
+                "its largest finite value is 65504 (65520 and more round to infinity)",
+                "use a smaller value, or an `sp` literal",
+            ),
+            _ if ty.is_float() => ("", ""),
+            _ => (
+                if ty.bits() == 16 {
+                    "it holds 16 bits: 0 to 0xFFFF written as a literal (a negative value is `-` applied to one)"
+                } else {
+                    "it holds 32 bits: 0 to 0xFFFFFFFF written as a literal (a negative value is `-` applied to one)"
+                },
+                "use a wider type, or an untyped literal, which wraps in its context",
+            ),
+        };
+        self.report(
+            Diagnostic::error(
+                codes::TUNG_LITERAL_RANGE,
+                format!(
+                    "the literal {} does not fit in `{}`",
+                    if value.abs() < 1e16 {
+                        format!("{value}")
+                    } else {
+                        format!("{value:e}")
+                    },
+                    ty.name()
+                ),
+                span,
+                format!("out of the range of `{}`", ty.name()),
+            )
+            .with_note(range.to_string())
+            .with_help(help.to_string()),
+        )
+    }
+
     fn typed_literal(&mut self, inner: &Expr, ty: Scalar, sspan: Span) -> R<Val> {
+        let span = inner.span.to(sspan);
         match &inner.kind {
             ExprKind::Int(n) => {
                 if ty == Scalar::U64 {
@@ -236,17 +297,25 @@ impl Lower<'_> {
                     });
                 }
                 if ty.is_float() {
-                    return Ok(Val::Const {
-                        bits: float_bits(*n as f64, ty),
-                        ty,
-                    });
+                    let bits = float_bits(*n as f64, ty);
+                    if const_float(bits, ty).is_infinite() {
+                        return Err(self.literal_range(span, *n as f64, ty, false));
+                    }
+                    return Ok(Val::Const { bits, ty });
+                }
+                if *n >> ty.bits() != 0 {
+                    return Err(self.literal_range(span, *n as f64, ty, false));
                 }
                 Ok(Val::Const {
                     bits: wrap_int(*n as i128, ty),
                     ty,
                 })
             }
-            ExprKind::Float { value, exponent } => {
+            ExprKind::Float {
+                value,
+                exponent,
+                sp,
+            } => {
                 if *exponent {
                     return Err(self.report(
                         Diagnostic::error(
@@ -263,16 +332,32 @@ impl Lower<'_> {
                     return Err(self.no_64bit(sspan, "a `u64` float literal"));
                 }
                 if ty.is_float() {
+                    let bits = if ty == Scalar::Sp {
+                        u64::from(*sp)
+                    } else {
+                        float_bits(*value, ty)
+                    };
+                    if const_float(bits, ty).is_infinite() {
+                        return Err(self.literal_range(span, *value, ty, true));
+                    }
+                    Ok(Val::Const { bits, ty })
+                } else {
+                    // An integer type: the value rounded to nearest even, which must be in
+                    // the type's range (signed or unsigned as the type is).
+                    let r = value.round_ties_even();
+                    let (lo, hi) = match (ty.is_unsigned(), ty.bits()) {
+                        (true, 16) => (0.0, 65535.0),
+                        (true, _) => (0.0, 4294967295.0),
+                        (false, 16) => (-32768.0, 32767.0),
+                        (false, _) => (-2147483648.0, 2147483647.0),
+                    };
+                    if !(lo..=hi).contains(&r) {
+                        return Err(self.literal_range(span, *value, ty, true));
+                    }
                     Ok(Val::Const {
-                        bits: float_bits(*value, ty),
+                        bits: wrap_int(r as i128, ty),
                         ty,
                     })
-                } else {
-                    let f = Val::Const {
-                        bits: float_bits(*value, Scalar::Sp),
-                        ty: Scalar::Sp,
-                    };
-                    self.convert(f, ty, sspan, "reading")
                 }
             }
             _ => Err(self.report(

@@ -122,6 +122,8 @@ pub(crate) struct LastSend {
     /// The descriptor of the send, if it is one operation.
     pub desc: Option<GlobalId>,
     pub span: Span,
+    /// For a control wavelet whose word is a compile-time constant: its command 0.
+    pub ctrl_cmd0: Option<u8>,
 }
 
 /// State of the `parallel` block being lowered.
@@ -182,8 +184,8 @@ pub(crate) fn const_float(bits: u64, ty: Scalar) -> f64 {
 /// The bits of an exact integer in type `ty` (wrapping; floats get the nearest value).
 pub(crate) fn wrap_int(n: i128, ty: Scalar) -> u64 {
     match ty {
-        Scalar::Sp => u64::from((n as f64 as f32).to_bits()),
-        Scalar::Hp => u64::from(half::f16::from_f64(n as f64).to_bits()),
+        Scalar::Sp => u64::from((n as f32).to_bits()),
+        Scalar::Hp => u64::from(alu::f16_from_f64(n as f64)),
         Scalar::Bool => u64::from(n != 0),
         Scalar::U64 => n as u64,
         _ => (n as u64) & u64::from(alu::mask(ty.nt())),
@@ -193,7 +195,7 @@ pub(crate) fn wrap_int(n: i128, ty: Scalar) -> u64 {
 /// The bits of a float value in float type `ty`.
 pub(crate) fn float_bits(v: f64, ty: Scalar) -> u64 {
     match ty {
-        Scalar::Hp => u64::from(half::f16::from_f64(v).to_bits()),
+        Scalar::Hp => u64::from(alu::f16_from_f64(v)),
         _ => u64::from((v as f32).to_bits()),
     }
 }
@@ -390,10 +392,14 @@ impl<'a> Lower<'a> {
                 "the SDR target has no instruction that converts an unsigned integer to a float \
                  (the vendor compiler says `Couldn't match the instruction!`)",
             )
-            .with_help(format!(
-                "convert through a signed integer: `({})(s32)x` is exact for u16; for u32, values of 2^31 or more come out negative",
-                to.name()
-            )),
+            .with_help(if to == Scalar::Hp {
+                "convert through a signed integer: `(hp)(s32)x` (rounded to hp's 11 significant bits; 65520 and more become infinity); for u32, values of 2^31 or more come out negative".to_string()
+            } else {
+                format!(
+                    "convert through a signed integer: `({})(s32)x` is exact for u16; for u32, values of 2^31 or more come out negative",
+                    to.name()
+                )
+            }),
         )
     }
 

@@ -388,7 +388,7 @@ impl<'a> Lower<'a> {
     }
 
     /// A constant integer, or `None` (no diagnostics).
-    fn quiet_int(&mut self, e: &Expr) -> Option<i128> {
+    pub(super) fn quiet_int(&mut self, e: &Expr) -> Option<i128> {
         self.quietly(|s| match s.expr(e)? {
             Val::Int(n) => Ok(n),
             Val::Const { bits, ty } if !ty.is_float() => Ok(super::lower::const_int(bits, ty)),

@@ -123,15 +123,20 @@ impl<'a> Lower<'a> {
                     "a send adds nothing",
                 ));
             }
-            if let ExprKind::Control(w) = &rhs.kind {
-                // A flip may only ride on a control wavelet whose command 0 is a NOP.
-                let _ = w;
-            }
+            // A flip may only ride on a control wavelet whose command 0 is a NOP: remember
+            // command 0 of a constant word for `flip` to check.
+            let ctrl_cmd0 = match &rhs.kind {
+                ExprKind::Control(w) => self
+                    .quiet_int(w)
+                    .map(|n| csl_arch::fabric::control::command(n as u32, 0)),
+                _ => None,
+            };
             let d = self.send(sk, rhs, span)?;
             *sent = Some(LastSend {
                 socket: sk,
                 desc: Some(d),
                 span,
+                ctrl_cmd0,
             });
             return Ok(());
         }
@@ -246,11 +251,14 @@ impl<'a> Lower<'a> {
     }
 
     /// `place <- place + v` with the place evaluated once.
+    /// The addition follows the coercion rules (`xp d <+- 1.5` adds in `sp`), and the sum
+    /// is converted back to the place's type as an assignment converts.
     fn accumulate(&mut self, place: &Place, v: Val, span: Span) -> R<()> {
         let cur = self.load(place, span)?;
         let ty = self.place_scalar(place).unwrap_or(Scalar::Xp);
-        let v = self.convert(v, ty, span, "adding")?;
+        let (cur, v, _) = self.coerce_pair(cur, v, span)?;
         let sum = self.arith(ast::BinOp::Add, cur, v, span)?;
+        let sum = self.convert(sum, ty, span, "assigning")?;
         self.store(place, sum, span)
     }
 
@@ -270,18 +278,34 @@ impl<'a> Lower<'a> {
     fn flip(&mut self, sock: &ast::Ident, last: Option<LastSend>, span: Span) -> R<()> {
         let s = self.socket_named(sock, "flip needs a socket")?;
         match last {
+            Some(LastSend {
+                socket,
+                ctrl_cmd0: Some(c),
+                span: prev,
+                ..
+            }) if socket == s && c & 3 != csl_arch::fabric::control::NOP => {
+                let what = ["a NOP", "a switch advance", "a switch reset", "a teardown"][usize::from(c & 3)];
+                Err(self.report(
+                    Diagnostic::error(
+                        codes::TUNG_FLIP,
+                        format!("`flip` on a control wavelet whose command 0 is {what}"),
+                        span,
+                        "this flip",
+                    )
+                    .with_label(prev, "command 0 (bits 24:22) of this word is not a NOP")
+                    .with_note("only data wavelets, or control wavelets whose command 0 is a NOP (opcode bits 23:22 = 00), can carry the flip bit"),
+                ))
+            }
             Some(LastSend { socket, desc: Some(g), .. }) if socket == s => {
+                // A control word known only at run time is not checked.
                 if let Some(gl) = self.prog.globals.get_mut(g)
                     && let Some(b) = gl.init.get_mut(csl_arch::dsd::field::FLAGS as usize)
                 {
-                    if *b & csl_arch::dsd::flags::CONTROL != 0 {
-                        // Allowed only with command 0 a NOP: checked when the word is known.
-                    }
                     *b |= csl_arch::dsd::flags::ADVANCE_SWITCH;
                 }
                 Ok(())
             }
-            Some(LastSend { socket, desc: None, span: prev }) if socket == s => Err(self.report(
+            Some(LastSend { socket, desc: None, span: prev, .. }) if socket == s => Err(self.report(
                 Diagnostic::error(
                     codes::TUNG_FLIP,
                     "`flip` after a loop of sends that is not one transfer",
@@ -398,6 +422,7 @@ impl<'a> Lower<'a> {
                     socket: sk,
                     desc: d,
                     span,
+                    ctrl_cmd0: None,
                 });
             }
             return Ok(());
@@ -447,6 +472,7 @@ impl<'a> Lower<'a> {
                 socket: sk,
                 desc: None,
                 span,
+                ctrl_cmd0: None,
             });
         }
         self.par_direct = was_direct;

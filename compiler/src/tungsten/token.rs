@@ -20,6 +20,9 @@ pub struct FloatLit {
     pub value: f64,
     /// Written with `e` or `p` (then it is always `sp` and takes no suffix).
     pub exponent: bool,
+    /// The bits of the `sp` nearest to the written value, rounded once from the text (the
+    /// f64 `value` rounded again to f32 could differ by one step).
+    pub sp: u32,
 }
 
 lexing::token_enum! {
@@ -190,12 +193,29 @@ fn lex_float<'a>(lex: &mut Lexer<'a, Token<'a>>) -> Result<FloatLit, LexError> {
         Some(_) => true,
         None => text.contains(['e', 'E']),
     };
+    if hex.map_or(text.contains('E'), |h| h.contains('P')) {
+        return Err(err(
+            lex,
+            LexErrorKind::BadNumber(
+                "exponent markers are lower case: write `e` (or `p` in a hex float)",
+            ),
+        ));
+    }
     let value = match hex {
         Some(h) => hex_float(h),
         None => text.parse::<f64>().ok(),
     };
-    match value {
-        Some(value) if value.is_finite() => Ok(FloatLit { value, exponent }),
+    let sp = match hex {
+        // A hex float's digits are exact in f64 (up to 13 of them), so one rounding.
+        Some(_) => value.map(|v| (v as f32).to_bits()),
+        None => text.parse::<f32>().ok().map(f32::to_bits),
+    };
+    match (value, sp) {
+        (Some(value), Some(sp)) if value.is_finite() => Ok(FloatLit {
+            value,
+            exponent,
+            sp,
+        }),
         _ => Err(err(
             lex,
             LexErrorKind::BadNumber("float literal is out of range"),

@@ -73,6 +73,58 @@ fn from_f32(ty: NumTy, x: f32) -> u32 {
     }
 }
 
+/// The f16 bits of `x`, rounded once to nearest even (overflow to infinity, NaN to a
+/// quiet NaN of the same sign). `half::f16::from_f64` rounds through f32 on hosts with
+/// F16C (and truncates to 32 bits without it), so it can round twice: 1 + 2^-11 + 2^-30
+/// would become 1.0 instead of 1 + 2^-10.
+pub fn f16_from_f64(x: f64) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 48) & 0x8000) as u16;
+    let exp = ((b >> 52) & 0x7ff) as i32;
+    let mant = b & ((1u64 << 52) - 1);
+    if exp == 0x7ff {
+        return if mant == 0 {
+            sign | 0x7c00
+        } else {
+            sign | 0x7e00 | ((mant >> 42) as u16 & 0x3ff)
+        };
+    }
+    if exp == 0 {
+        // An f64 subnormal is far below half of f16's smallest step.
+        return sign;
+    }
+    let e = exp - 1023;
+    if e > 15 {
+        return sign | 0x7c00;
+    }
+    // The significand with its implicit bit (53 bits), and how many of its low bits are
+    // below the f16 step: 42 for a normal result, more for a subnormal one (step 2^-24).
+    let m = (1u64 << 52) | mant;
+    let shift = 42 + (-14 - e).max(0) as u32;
+    if shift >= 64 {
+        return sign;
+    }
+    let mut q = m >> shift;
+    let rem = m & ((1u64 << shift) - 1);
+    let half = 1u64 << (shift - 1);
+    if rem > half || (rem == half && q & 1 == 1) {
+        q += 1;
+    }
+    // A normal result: q holds the implicit bit (1 << 10), which adds the 1 that takes
+    // the biased exponent from e + 14 to e + 15; a carry out of the significand moves
+    // into the exponent the same way.
+    let bits = if e >= -14 {
+        (((e + 14) as u64) << 10) + q
+    } else {
+        q
+    };
+    if bits >= 0x7c00 {
+        sign | 0x7c00
+    } else {
+        sign | bits as u16
+    }
+}
+
 /// Integer division or remainder by zero (the simulator turns it into a fault).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DivisionByZero;
@@ -308,5 +360,43 @@ mod tests {
         assert_eq!(conv(NumTy::F32, NumTy::F16, 0x3c00), f(1.0));
         assert_eq!(conv(NumTy::F16, NumTy::I32, 2049), 0x6800); // 2048: ties to even
         assert_eq!(conv(NumTy::I8, NumTy::F16, 0x5bd0), 0x7f); // 250.0 saturates
+    }
+
+    #[test]
+    fn f64_to_f16_rounds_once() {
+        // Above the tie between 1.0 and 1 + 2^-10 by 2^-30: up (f32 would make it a tie).
+        assert_eq!(f16_from_f64(1.0 + 2f64.powi(-11) + 2f64.powi(-30)), 0x3c01);
+        assert_eq!(f16_from_f64(1.0 + 2f64.powi(-11)), 0x3c00); // tie: even
+        assert_eq!(f16_from_f64(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02); // tie: even
+        assert_eq!(
+            f16_from_f64(-(1.0 + 2f64.powi(-11) + 2f64.powi(-40))),
+            0xbc01
+        );
+        assert_eq!(f16_from_f64(65504.0), 0x7bff);
+        assert_eq!(f16_from_f64(65519.99), 0x7bff);
+        assert_eq!(f16_from_f64(65520.0), 0x7c00); // the tie above the largest: even = inf
+        assert_eq!(f16_from_f64(1e300), 0x7c00);
+        assert_eq!(f16_from_f64(f64::NEG_INFINITY), 0xfc00);
+        assert_eq!(f16_from_f64(2f64.powi(-14)), 0x0400);
+        assert_eq!(f16_from_f64(2f64.powi(-14) - 2f64.powi(-25)), 0x0400); // tie: even
+        assert_eq!(f16_from_f64(2f64.powi(-24)), 0x0001);
+        assert_eq!(f16_from_f64(2f64.powi(-25)), 0x0000); // tie: even
+        assert_eq!(f16_from_f64(2f64.powi(-25) + 2f64.powi(-60)), 0x0001);
+        assert_eq!(f16_from_f64(1.5 * 2f64.powi(-24)), 0x0002);
+        assert_eq!(f16_from_f64(-0.0), 0x8000);
+        assert_eq!(f16_from_f64(1e-300), 0);
+        assert_eq!(f16_from_f64(f64::MIN_POSITIVE / 4.0), 0);
+        assert!(f16::from_bits(f16_from_f64(f64::NAN)).is_nan());
+        // Every f32 (a sample of patterns) converts as the single f32 -> f16 rounding.
+        for b in (0..=u32::MAX).step_by(9973) {
+            let x = f32::from_bits(b);
+            let want = f16::from_f32(x);
+            let got = f16::from_bits(f16_from_f64(f64::from(x)));
+            if want.is_nan() {
+                assert!(got.is_nan(), "{b:#x}");
+            } else {
+                assert_eq!(got.to_bits(), want.to_bits(), "{b:#x} = {x}");
+            }
+        }
     }
 }

@@ -133,7 +133,7 @@ impl Sema {
             }
             Value::Float(f, t) => match self.types.get(*t) {
                 Type::F32 => (*f as f32).to_bits(),
-                Type::F16 => u32::from(half::f16::from_f64(*f).to_bits()),
+                Type::F16 => u32::from(csl_arch::alu::f16_from_f64(*f)),
                 _ => {
                     return Err(self.err(
                         codes::TYPE_MISMATCH,
@@ -388,7 +388,7 @@ pub fn wrap_int(v: i128, signed: bool, bits: u8) -> i128 {
 pub fn round_to(t: &Type, v: f64) -> f64 {
     match t {
         Type::F32 => v as f32 as f64,
-        Type::F16 => half::f16::from_f64(v).to_f64(),
+        Type::F16 => half::f16::from_bits(csl_arch::alu::f16_from_f64(v)).to_f64(),
         _ => v,
     }
 }
