@@ -5,6 +5,9 @@ use csl_arch::Arch;
 use cslc::driver::{Options, compile_file};
 use std::path::{Path, PathBuf};
 
+#[path = "tungsten_util.rs"]
+pub mod tungsten;
+
 /// The `//@ key: value` lines at the top of a test case.
 #[derive(Default, Debug)]
 pub struct Header {

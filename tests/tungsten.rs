@@ -4,95 +4,17 @@
 
 use csl_arch::Arch;
 use csl_arch::fabric::Direction;
-use csl_arch::image::{ColorConfig, Image, Meta};
+use csl_arch::image::{ColorConfig, Image};
+use csl_tests::tungsten::{compile, compile_in, image, run};
+use csl_tests::tungsten::{f32_of, u16_of, u32_of};
 use cslc::diag::render_all;
-use cslc::link::{ClassProgram, FabricPlan, link};
 use cslc::source::SourceMap;
 use cslc::tungsten::{ClassSpec, SocketBinding, compile_class};
 use cslsim::sim::Simulator;
 
-/// Compiles one program (panics with the rendered diagnostics on error).
-fn compile(src: &str, spec: &ClassSpec) -> cslc::ir::Program {
-    compile_in(&mut SourceMap::new(), src, spec)
-}
-
-/// [`compile`], adding the program to `sources` as `test.w`.
-fn compile_in(sources: &mut SourceMap, src: &str, spec: &ClassSpec) -> cslc::ir::Program {
-    let file = sources.add("test.w".into(), None, src.to_string());
-    let mut diags = Vec::new();
-    let prog = compile_class(sources, file, spec, &mut diags);
-    let rendered = render_all(&diags, sources, false);
-    assert!(
-        !diags.iter().any(|d| d.is_error()),
-        "compile errors:\n{rendered}"
-    );
-    prog.expect("a program")
-}
-
-/// Links programs (one class each) placed on a `w` x `h` rectangle of a fabric of the same
-/// size; the programs were compiled into `sources` (whose spans the line tables resolve).
-#[allow(clippy::too_many_arguments)]
-fn image(
-    sources: &SourceMap,
-    arch: Arch,
-    w: u32,
-    h: u32,
-    progs: Vec<cslc::ir::Program>,
-    placement: Vec<u32>,
-    routes: Vec<ColorConfig>,
-    optimize: bool,
-) -> Image {
-    let meta = Meta {
-        fabric_width: w,
-        fabric_height: h,
-        offset_x: 0,
-        offset_y: 0,
-        ..Meta::rect(arch, w, h)
-    };
-    let classes = progs
-        .into_iter()
-        .enumerate()
-        .map(|(i, program)| ClassProgram {
-            name: format!("class{i}"),
-            program,
-        })
-        .collect();
-    link(
-        FabricPlan {
-            meta,
-            placement,
-            routes: routes.into(),
-            route_spans: Vec::new(),
-            exports: Vec::new(),
-            classes,
-            optimize,
-            host_streams: 0,
-        },
-        sources,
-        &mut Vec::new(),
-    )
-    .unwrap_or_else(|d| panic!("link failed: {}", d.message))
-}
-
-fn run(image: &Image) -> Simulator {
-    let mut sim = Simulator::new(image).expect("image loads");
-    sim.run_until_idle(2_000_000).expect("run ends cleanly");
-    sim
-}
-
 /// The bytes of global `name` on tile (x, y).
 fn global(sim: &Simulator, image: &Image, x: u32, y: u32, name: &str) -> Vec<u8> {
     csl_tests::global_bytes(sim, image, (x, y), |g| g == name)
-}
-
-fn u16_of(b: &[u8]) -> u16 {
-    u16::from_le_bytes([b[0], b[1]])
-}
-fn u32_of(b: &[u8]) -> u32 {
-    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-}
-fn f32_of(b: &[u8]) -> f32 {
-    f32::from_bits(u32_of(b))
 }
 
 /// [`one_tile`] for a tile that sends to itself through socket `s` on `color` (ramp to
@@ -114,32 +36,7 @@ fn one_tile(
     routes: &[(u8, Direction, Direction)],
     check: impl Fn(&dyn Fn(&str) -> Vec<u8>),
 ) {
-    for arch in [Arch::Wse2, Arch::Wse3] {
-        for optimize in [false, true] {
-            let mut spec = ClassSpec::new(arch);
-            for (n, rx, tx) in sockets {
-                spec.sockets
-                    .push((n.to_string(), SocketBinding { rx: *rx, tx: *tx }));
-            }
-            let prog = compile(src, &spec);
-            let rs = routes
-                .iter()
-                .map(|(c, i, o)| ColorConfig::route(0, 0, *c, vec![*i], vec![*o]))
-                .collect();
-            let img = image(
-                &SourceMap::new(),
-                arch,
-                1,
-                1,
-                vec![prog],
-                vec![0],
-                rs,
-                optimize,
-            );
-            let sim = run(&img);
-            check(&|name| global(&sim, &img, 0, 0, name));
-        }
-    }
+    csl_tests::tungsten::one_tile(src, sockets, routes, |_, g| check(g));
 }
 
 /// Tungsten code lowers through the same IR as CSL, so its image has a line table:

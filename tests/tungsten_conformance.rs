@@ -5,27 +5,8 @@
 //! stated rule, hand-worked bit patterns otherwise), never with the compiler's folder.
 //! Each program runs on both generations, optimised and not.
 
-use csl_arch::Arch;
 use csl_arch::fabric::Direction;
-use csl_arch::image::{ColorConfig, Image, Meta};
-use cslc::diag::render_all;
-use cslc::link::{ClassProgram, FabricPlan, link};
-use cslc::source::SourceMap;
-use cslc::tungsten::{ClassSpec, SocketBinding, compile_class};
-use cslsim::sim::Simulator;
-
-fn compile(src: &str, spec: &ClassSpec) -> cslc::ir::Program {
-    let mut sources = SourceMap::new();
-    let file = sources.add("test.w".into(), None, src.to_string());
-    let mut diags = Vec::new();
-    let prog = compile_class(&mut sources, file, spec, &mut diags);
-    let rendered = render_all(&diags, &sources, false);
-    assert!(
-        !diags.iter().any(|d| d.is_error()),
-        "compile errors:\n{rendered}\nin\n{src}"
-    );
-    prog.expect("a program")
-}
+use csl_tests::tungsten::{f32_of, u16_of, u32_of};
 
 /// Runs `src` on one tile (sockets bound as given, routes ramp to ramp) on both
 /// generations, optimised and not, and calls `check` with a reader of globals.
@@ -35,51 +16,11 @@ fn one_tile(
     routes: &[u8],
     check: impl Fn(&str, &dyn Fn(&str) -> Vec<u8>),
 ) {
-    for arch in [Arch::Wse2, Arch::Wse3] {
-        for optimize in [false, true] {
-            let mut spec = ClassSpec::new(arch);
-            for (n, rx, tx) in sockets {
-                spec.sockets
-                    .push((n.to_string(), SocketBinding { rx: *rx, tx: *tx }));
-            }
-            let prog = compile(src, &spec);
-            let meta = Meta {
-                fabric_width: 1,
-                fabric_height: 1,
-                offset_x: 0,
-                offset_y: 0,
-                ..Meta::rect(arch, 1, 1)
-            };
-            let routes: Vec<ColorConfig> = routes
-                .iter()
-                .map(|&c| ColorConfig::route(0, 0, c, vec![Direction::Ramp], vec![Direction::Ramp]))
-                .collect();
-            let img: Image = link(
-                FabricPlan {
-                    meta,
-                    placement: vec![0],
-                    routes: routes.into(),
-                    route_spans: Vec::new(),
-                    exports: Vec::new(),
-                    classes: vec![ClassProgram {
-                        name: "class0".into(),
-                        program: prog,
-                    }],
-                    optimize,
-                    host_streams: 0,
-                },
-                &SourceMap::new(),
-                &mut Vec::new(),
-            )
-            .unwrap_or_else(|d| panic!("link failed: {}", d.message));
-            let mut sim = Simulator::new(&img).expect("image loads");
-            sim.run_until_idle(2_000_000).expect("run ends cleanly");
-            let what = format!("{arch:?} optimize={optimize}");
-            check(&what, &|name| {
-                csl_tests::global_bytes(&sim, &img, (0, 0), |g| g == name)
-            });
-        }
-    }
+    let routes: Vec<_> = routes
+        .iter()
+        .map(|&c| (c, Direction::Ramp, Direction::Ramp))
+        .collect();
+    csl_tests::tungsten::one_tile(src, sockets, &routes, check);
 }
 
 /// The scalar types of the cast matrix.
@@ -361,16 +302,6 @@ fn cast_matrix_follows_the_reference() {
             assert!(bad.is_empty(), "{what}:\n{}", bad.join("\n"));
         });
     }
-}
-
-fn u16_of(b: &[u8]) -> u16 {
-    u16::from_le_bytes([b[0], b[1]])
-}
-fn u32_of(b: &[u8]) -> u32 {
-    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-}
-fn f32_of(b: &[u8]) -> f32 {
-    f32::from_bits(u32_of(b))
 }
 
 /// Typed literals and the folding of literal operations (seed 003, "Typed Literals"):

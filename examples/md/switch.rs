@@ -14,8 +14,9 @@
 //! side (`md.csl`, `layout.csl`) puts these switches on the x lanes of every row and the
 //! y lanes of every column (slot `nzy·y + izy` of the column, `f` = nzy); how the ring
 //! turns round at a line's ends without a moat is in DESIGN.md. Along z (the default
-//! `--relay switch`; not with `switch-xy`) the ring is the block's tour (`f` = 1) and the machine has three
-//! positions ([`start_position_z`], trailers [`Z_CMD1`] and [`Z_CMD2`]).
+//! `--relay switch`; not with `switch-xy`) the ring is the block's tour (`f` = 1) and the
+//! machine has three positions ([`start_position_z`], trailers [`Z_CMD1`] and
+//! [`Z_CMD2`]).
 
 use super::geometry::{Cell, Geometry};
 
