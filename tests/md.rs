@@ -40,6 +40,8 @@ fn config(dims: [usize; 4], steps: u32, arch: Arch) -> Config {
         npair: None,
         max_cycles: 500_000_000,
         threads: None,
+        split: None,
+        persistent: None,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         pair_shortcuts: true,
         optimize: true,
@@ -357,11 +359,14 @@ fn a_run_split_over_several_launches_continues_exactly() {
 #[test]
 fn the_flagship_runs_identically_on_every_thread_count() {
     // The seed geometry (512 PEs), 2 steps: energies, final atoms, per-PE diagnostics,
-    // cycle counts and PE-cycle statistics are bit-identical for 1, 2 and 3 threads.
+    // cycle counts and PE-cycle statistics are bit-identical for 1, 2 and 3 threads, with
+    // every phase split, in persistent batches and phase by phase.
     let d = lj108();
-    let observe = |threads: usize| {
+    let observe = |threads: usize, persistent: bool| {
         let mut cfg = config([8, 8, 4, 2], 2, Arch::Wse2);
         cfg.threads = Some(threads);
+        cfg.split = Some(0);
+        cfg.persistent = Some(persistent);
         let out = run(&d, &cfg);
         (
             format!("{:?} {:?}", out.energies, out.atoms),
@@ -373,9 +378,14 @@ fn the_flagship_runs_identically_on_every_thread_count() {
             out.phase_cycles.map(f64::to_bits),
         )
     };
-    let one = observe(1);
+    let one = observe(1, false);
     for threads in [2, 3] {
-        assert!(observe(threads) == one, "{threads} threads differ from 1");
+        for persistent in [true, false] {
+            assert!(
+                observe(threads, persistent) == one,
+                "{threads} threads (persistent {persistent}) differ from 1"
+            );
+        }
     }
 }
 

@@ -38,6 +38,12 @@ pub struct Config {
     /// Threads that step the fabric (`None`: the simulator's default; results are the
     /// same for every number).
     pub threads: Option<usize>,
+    /// Stepping knobs for the determinism tests (`None`: the simulator's defaults): the
+    /// fewest active routers or CEs for a phase to be split among the threads, and
+    /// whether cycles are stepped in persistent batches (`runtime-sim/SIMULATOR.md` §10).
+    pub split: Option<usize>,
+    /// See `split`.
+    pub persistent: Option<bool>,
     /// Samples per launch of the device program (see [`SAMPLES_PER_LAUNCH`]).
     pub samples_per_launch: u32,
     /// Let the pair list leave out the minimum image where the positions allow it and
@@ -546,6 +552,12 @@ pub fn run(d: &Dump, cfg: &Config) -> Result<Outcome, String> {
     let mut rt = SdkRuntime::from_image(out.image).with_max_cycles(cfg.max_cycles);
     if let Some(t) = cfg.threads {
         rt = rt.with_threads(t);
+    }
+    if let Some(n) = cfg.split {
+        rt = rt.with_split_threshold(n);
+    }
+    if let Some(on) = cfg.persistent {
+        rt = rt.with_persistent(on);
     }
     // A development aid: `MDLJ_TRACE=X,Y` (a PE) or `all` writes the simulator's
     // instruction and wavelet trace to `MDLJ_TRACE_FILE` (default mdlj-trace.txt).

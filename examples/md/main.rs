@@ -317,6 +317,8 @@ fn real_main(cli: Cli) -> Result<(), String> {
         npair: a.caps[2],
         max_cycles: a.max_cycles,
         threads: a.threads,
+        split: None,
+        persistent: None,
         samples_per_launch: device::SAMPLES_PER_LAUNCH,
         pair_shortcuts: true,
         optimize: a.optimize,

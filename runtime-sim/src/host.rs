@@ -204,7 +204,7 @@ impl SdkRuntime {
     }
 
     /// Whether runs with several threads step their cycles in persistent batches
-    /// ([`Simulator::set_persistent`]; default off unless `CSLSIM_PERSISTENT=1`; results
+    /// ([`Simulator::set_persistent`]; default on unless `CSLSIM_PERSISTENT=0`; results
     /// never depend on it).
     pub fn with_persistent(mut self, on: bool) -> Self {
         self.persistent = Some(on);

@@ -28,7 +28,7 @@ use crate::pe::Pe;
 use crate::router::{
     self, Chunk, CommitEnv, Geometry, Move, PartView, PlanEnv, Router, RouterPlan,
 };
-use crate::worklist::WorkSet;
+use crate::worklist::{WorkSet, set_bit};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
@@ -53,13 +53,18 @@ const WAIT_SPIN: Duration = Duration::from_micros(50);
 
 /// Cycles of a tuning epoch, and how many of them at its start run alone and then shared
 /// to measure which is faster.
-const EPOCH: u32 = 512;
-const PROBE: u32 = 16;
+const EPOCH: u32 = 4096;
+const PROBE: u32 = 48;
+/// The first cycles of each probe, not timed: they pay for moving the parts' cache lines
+/// between the cores (to the caller in the alone probe, back in the shared one), which
+/// the rest of the epoch does not.
+const WARM: u32 = 16;
 
 /// Whether the cycles worth sharing are shared: from the wall time per active entity of
-/// [`PROBE`] cycles run alone and [`PROBE`] shared at the start of every [`EPOCH`], so
-/// that a busy machine (helpers descheduled, caches shared with other processes) falls
-/// back to one thread and a quiet one uses both. Only who steps a part depends on it.
+/// [`PROBE`] cycles run alone and [`PROBE`] shared at the start of every [`EPOCH`] (the
+/// first [`WARM`] of each not timed), so that a busy machine (helpers descheduled, caches
+/// shared with other processes) falls back to one thread and a quiet one uses both. The
+/// caller goes alone only when that was at least 1.5 times faster. Only who steps a part depends on it.
 #[derive(Default)]
 struct Tuner {
     i: u32,
@@ -85,6 +90,7 @@ impl Tuner {
     /// Notes a cycle's wall time and active entities.
     fn note(&mut self, share: bool, t: Duration, active: usize) {
         if self.i < 2 * PROBE
+            && self.i % PROBE >= WARM
             && let Some(s) = self.sums.get_mut(usize::from(share))
         {
             s.0 += t.as_nanos();
@@ -93,7 +99,9 @@ impl Tuner {
         self.i += 1;
         if self.i == 2 * PROBE {
             let [(ta, na), (ts, ns)] = self.sums;
-            self.share = na > 0 && ns > 0 && ts * na < ta * ns;
+            // Alone only when clearly faster: a probe is a few milliseconds of a noisy
+            // clock, and a descheduled helper makes shared cycles many times slower.
+            self.share = na > 0 && ns > 0 && 2 * ts * na < 3 * ta * ns;
             self.sums = Default::default();
         }
         if self.i >= EPOCH {
@@ -102,14 +110,15 @@ impl Tuner {
     }
 }
 
-/// The environment variable that turns persistent batches on by default
-/// (`CSLSIM_PERSISTENT=1`; SIMULATOR.md §12.7).
+/// The environment variable that turns persistent batches off (`CSLSIM_PERSISTENT=0`;
+/// SIMULATOR.md §12.7, §12.9).
 pub const PERSISTENT_ENV: &str = "CSLSIM_PERSISTENT";
 
-/// Whether persistent batches are on by default: only with `CSLSIM_PERSISTENT=1` until
-/// they are measured faster on a quiet machine (SIMULATOR.md §12.7).
+/// Whether persistent batches are on by default: yes, unless `CSLSIM_PERSISTENT=0`
+/// (measured faster than the per-phase path with two free cores, SIMULATOR.md §12.9; on a
+/// busy machine the tuner keeps the cycles on the caller's thread).
 pub(super) fn persistent_default() -> bool {
-    std::env::var(PERSISTENT_ENV).is_ok_and(|v| v.trim() == "1")
+    !std::env::var(PERSISTENT_ENV).is_ok_and(|v| v.trim() == "0")
 }
 
 /// What a run stops at (conditions that read no PE state, so a batch can check them).
@@ -160,7 +169,9 @@ const FUSED: u8 = 1;
 const TICK: u8 = 2;
 const COMMIT: u8 = 3;
 
-/// One part: routers and PEs `lo..lo + routers.len()`.
+/// One part: routers and PEs `lo..lo + routers.len()`. This and the parts' outputs sit
+/// on cache lines of their own: neighbouring parts are written by different threads.
+#[repr(align(128))]
 struct Part<'a> {
     lo: usize,
     routers: &'a mut [Router],
@@ -170,6 +181,7 @@ struct Part<'a> {
 /// What planning a part produced (read by every part's commit: the moves are not
 /// copied into one list).
 #[derive(Default)]
+#[repr(align(128))]
 struct PlanOut {
     plans: Vec<RouterPlan>,
     moves: Vec<Move>,
@@ -178,6 +190,7 @@ struct PlanOut {
 
 /// What a part's commit and tick produced.
 #[derive(Default)]
+#[repr(align(128))]
 struct PartOut {
     words: ChunkWords,
     hops: u64,
@@ -189,6 +202,10 @@ struct Shared {
     now: u64,
     router_cur: WorkSet,
     ce_cur: WorkSet,
+    /// The sleepers due this cycle, not yet checked against their PE: each part wakes its
+    /// own ([`wake_part`]), so the caller never reads the PEs a helper steps (reading
+    /// their lines had made the helper's next writes cache misses).
+    due: WorkSet,
     /// The parts whose plans are committed (all, or up to the first that failed).
     upto: usize,
 }
@@ -233,6 +250,20 @@ fn lock<T>(l: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A value on a cache line of its own.
 #[repr(align(128))]
 struct Padded<T>(T);
+
+/// Adds to `ce_now` (bit 0 = PE `lo`) the PEs of `pes` that are in `due` and whose stall
+/// ends in cycle `now` ([`Simulator::wake_due`] for one part).
+fn wake_part(due: &WorkSet, lo: usize, pes: &[Pe], now: u64, ce_now: &mut [u64]) {
+    if due.is_empty() {
+        return;
+    }
+    for_bits(due.words(), lo, lo + pes.len(), |p| {
+        if pes.get(p - lo).is_some_and(|pe| pe.sleep_until == now) {
+            set_bit(ce_now, lo, p);
+        }
+        true
+    });
+}
 
 /// Zeroed words for `len` PEs in `v`.
 fn zeroed(v: &mut Vec<u64>, len: usize) -> &mut [u64] {
@@ -362,6 +393,7 @@ impl Batch<'_> {
             FUSED => {
                 let ce_now = zeroed(ce_now, n);
                 sh.ce_cur.copy_range(lo, n, ce_now);
+                wake_part(&sh.due, lo, pes, now, ce_now);
                 let commit = Chunk {
                     lo,
                     routers,
@@ -388,8 +420,11 @@ impl Batch<'_> {
                     ce_next,
                 };
                 if kind == TICK {
+                    let ce_now = zeroed(ce_now, n);
+                    sh.ce_cur.copy_range(lo, n, ce_now);
+                    wake_part(&sh.due, lo, chunk.pes, now, ce_now);
                     o.hops = 0;
-                    o.ce = Some(tick(chunk, sh.ce_cur.words(), 0));
+                    o.ce = Some(tick(chunk, ce_now, lo));
                 } else {
                     o.hops = router::commit(chunk, plans, moves, &cenv, now).hops;
                     o.ce = None;
@@ -461,7 +496,7 @@ impl Batch<'_> {
 
 impl Simulator {
     /// Sets whether runs with several threads step their cycles in persistent batches
-    /// (SIMULATOR.md §12.7; default off unless `CSLSIM_PERSISTENT=1`). Results never
+    /// (SIMULATOR.md §12.7; default on unless `CSLSIM_PERSISTENT=0`). Results never
     /// depend on it.
     pub fn set_persistent(&mut self, on: bool) {
         self.persistent = on;
@@ -481,7 +516,11 @@ impl Simulator {
             && !self.dist.on()
             && self.h2d.is_empty()
             && self.d2h.is_none()
-            && self.router_next.len().max(self.ce_next.len()) >= self.batch_min().max(1)
+            && self
+                .router_next
+                .len()
+                .max(self.ce_next.len() + self.sleepers.due_at(self.cycle))
+                >= self.batch_min().max(1)
     }
 
     /// [`Simulator::run_until`] with a condition that reads no PE: cycles with enough
@@ -563,7 +602,16 @@ impl Simulator {
         let classes = std::mem::take(&mut self.classes);
         let n = pes.len();
         let k = self.threads * PARTS_PER_THREAD;
-        let bounds = entity_bounds(&[&self.router_next, &self.ce_next], 0, n, k);
+        // Balanced by the PEs with work or asleep in a stall (they wake within cycles):
+        // the active sets alone miss the sleepers, which in programs whose PEs run ahead
+        // are most of the work.
+        let mut live = WorkSet::new(n);
+        for (p, pe) in pes.iter().enumerate() {
+            if pe.sleep_until != 0 {
+                live.insert(p);
+            }
+        }
+        let bounds = entity_bounds(&[&self.router_next, &self.ce_next, &live], 0, n, k);
         let mut parts = Vec::with_capacity(bounds.len());
         {
             let (mut rs, mut ps) = (routers.as_mut_slice(), pes.as_mut_slice());
@@ -586,6 +634,7 @@ impl Simulator {
             now: self.cycle,
             router_cur: std::mem::take(&mut self.router_cur),
             ce_cur: std::mem::take(&mut self.ce_cur),
+            due: WorkSet::new(n),
             upto: 0,
         };
         let (r, shared) = {
@@ -671,18 +720,21 @@ impl Simulator {
                 }
             }
             self.interrupted()?;
-            let active = self.router_next.len().max(self.ce_next.len());
+            // The sleepers due count: in programs whose PEs run ahead they are most of a
+            // cycle's work.
+            let due = self.take_due(b);
+            let active = self.router_next.len().max(self.ce_next.len() + due);
             let small = active < self.batch_min();
             solo = if small { solo + 1 } else { 0 };
             if small {
-                if !self.batch_step(b, &mut ph, true)? {
+                if !self.batch_step(b, &mut ph, true, due)? {
                     return Ok(Stop::Idle);
                 }
                 continue;
             }
             let share = tuner.share(b);
             let start = Instant::now();
-            let happened = self.batch_step(b, &mut ph, !share)?;
+            let happened = self.batch_step(b, &mut ph, !share, due)?;
             tuner.note(share, start.elapsed(), active);
             if !happened {
                 return Ok(Stop::Idle);
@@ -691,12 +743,18 @@ impl Simulator {
         Ok(Stop::Cond)
     }
 
-    /// One cycle of a batch ([`Simulator::step`] without host streams or ranks);
-    /// `alone`: the caller steps every part itself.
-    fn batch_step(&mut self, b: &Batch<'_>, ph: &mut u64, alone: bool) -> Result<bool, SimError> {
+    /// One cycle of a batch ([`Simulator::step`] without host streams or ranks), whose
+    /// `due` sleepers due are in the shared state ([`Simulator::take_due`]); `alone`: the
+    /// caller steps every part itself.
+    fn batch_step(
+        &mut self,
+        b: &Batch<'_>,
+        ph: &mut u64,
+        alone: bool,
+        due: usize,
+    ) -> Result<bool, SimError> {
         let now = self.cycle;
         let mut happened = false;
-        self.wake_due_parts(b, now);
         let mut phase = |kind: u8| {
             *ph += 1;
             b.run_phase(*ph, kind, alone);
@@ -733,11 +791,12 @@ impl Simulator {
                 phase(COMMIT);
                 self.merge_parts(b, false);
                 write(&b.shared).router_cur.clear();
+                self.wake_due_parts(b);
                 return Err(e);
             }
             phase(FUSED);
             ticked = true;
-        } else if !self.ce_next.is_empty() {
+        } else if !self.ce_next.is_empty() || due > 0 {
             {
                 let mut sh = write(&b.shared);
                 sh.now = now;
@@ -753,6 +812,7 @@ impl Simulator {
             let mut sh = write(&b.shared);
             sh.router_cur.clear();
             sh.ce_cur.clear();
+            sh.due.clear();
         }
         happened |= self.sleeping > 0;
         if let Some(e) = failed {
@@ -781,19 +841,27 @@ impl Simulator {
         outs
     }
 
-    /// [`Simulator::wake_due`] over a batch's parts.
-    fn wake_due_parts(&mut self, b: &Batch<'_>, now: u64) {
-        let mut guards = Vec::new();
-        let ce_next = &mut self.ce_next;
-        self.sleepers.due(now, |p| {
-            if guards.is_empty() {
-                guards = b.parts.iter().map(read).collect();
-            }
-            let p = p as usize;
-            let pe = guards.iter().find_map(|g| g.pes.get(p.checked_sub(g.lo)?));
-            if pe.is_some_and(|pe| pe.sleep_until == now) {
-                ce_next.insert(p);
-            }
-        });
+    /// Moves the sleepers due this cycle from the timers to the shared state, where each
+    /// part checks its own; returns how many (stale entries included).
+    fn take_due(&mut self, b: &Batch<'_>) -> usize {
+        let now = self.cycle;
+        let mut sh = write(&b.shared);
+        let due = &mut sh.due;
+        self.sleepers.due(now, |p| due.insert(p as usize));
+        due.len()
+    }
+
+    /// [`Simulator::wake_due`] by the caller for the sleepers left in the shared state
+    /// (a cycle that stopped at a routing error: they wake when the run goes on).
+    fn wake_due_parts(&mut self, b: &Batch<'_>) {
+        let mut sh = write(&b.shared);
+        let guards: Vec<_> = b.parts.iter().map(read).collect();
+        let now = self.cycle;
+        for g in &guards {
+            let mut words = vec![0u64; g.pes.len().div_ceil(64)];
+            wake_part(&sh.due, g.lo, g.pes, now, &mut words);
+            self.ce_next.or_shifted(g.lo, &words);
+        }
+        sh.due.clear();
     }
 }

@@ -252,6 +252,12 @@ impl Timers {
         }
     }
 
+    /// How many wake-ups the wheel holds for cycle `now` (stale ones included, later
+    /// ones in the heap not): a cheap estimate of the PEs that wake then.
+    pub fn due_at(&self, now: u64) -> usize {
+        self.wheel.get((now % WHEEL) as usize).map_or(0, Vec::len)
+    }
+
     /// Calls `f` on every PE due at cycle `now` (and on stale entries of earlier cycles).
     /// The clock must visit every cycle while a valid entry is pending.
     pub fn due(&mut self, now: u64, mut f: impl FnMut(u32)) {

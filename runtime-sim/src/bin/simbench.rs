@@ -3,7 +3,7 @@
 //! iteration; its east neighbour sums them with a data task).
 //!
 //! `cargo run --release -p cslsim --bin simbench [-- --arch wse2|wse3 --size N --iters N
-//! --threads N --split N]`
+//! --threads N --split N --persistent --no-persistent]`
 //!
 //! Prints `active PE-cycles/s: N` (busy PE-cycles, i.e. cycles in which a PE executed an
 //! instruction, started a task or moved a DSD element, per second of wall time) and
@@ -39,9 +39,13 @@ struct Cli {
     /// batches).
     #[arg(long)]
     split: Option<usize>,
-    /// Step in persistent batches (SIMULATOR.md §12.7; also on with `CSLSIM_PERSISTENT=1`).
-    #[arg(long)]
+    /// Step in persistent batches (SIMULATOR.md §12.7; the default unless
+    /// `CSLSIM_PERSISTENT=0`).
+    #[arg(long, conflicts_with = "no_persistent")]
     persistent: bool,
+    /// Step phase by phase instead (the path of SIMULATOR.md §12.5), for comparisons.
+    #[arg(long)]
+    no_persistent: bool,
 }
 
 fn main() -> ExitCode {
@@ -65,8 +69,8 @@ fn main() -> ExitCode {
     if let Some(s) = cli.split {
         sim.set_split_threshold(s);
     }
-    if cli.persistent {
-        sim.set_persistent(true);
+    if cli.persistent || cli.no_persistent {
+        sim.set_persistent(cli.persistent);
     }
     let start = Instant::now();
     if let Err(e) = sim.run_until_idle(u64::MAX) {
