@@ -5,8 +5,13 @@
 //! stated rule, hand-worked bit patterns otherwise), never with the compiler's folder.
 //! Each program runs on both generations, optimised and not.
 
+use csl_arch::Arch;
 use csl_arch::fabric::Direction;
-use csl_tests::tungsten::{f32_of, u16_of, u32_of};
+use csl_arch::image::ColorConfig;
+use csl_tests::tungsten::{compile_in, f32_of, image, u16_of, u32_of};
+use cslc::source::SourceMap;
+use cslc::tungsten::{ClassSpec, SocketBinding};
+use cslsim::{FaultKind, SimError, Simulator};
 
 /// Runs `src` on one tile (sockets bound as given, routes ramp to ramp) on both
 /// generations, optimised and not, and calls `check` with a reader of globals.
@@ -541,4 +546,57 @@ fn socket_reads_and_control_wavelets() {
         );
         assert_eq!(u32_of(&g("r_u32")), 0xDEAD_BEEF, "{what}");
     });
+}
+
+#[test]
+fn flip_on_a_control_word_held_in_a_variable_is_checked_when_it_is_sent() {
+    // E1113 rejects a constant control word whose command 0 is not a NOP before `flip`;
+    // a word held in a variable is checked by the simulator when the last wavelet leaves:
+    // a fault that names the word, the colour, the PE and the source line.
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        for (word, fault) in [(0x0940_9249u32, true), (0x0500_0000, false)] {
+            let src = format!(
+                "socket tx;\nu32 w = 0x{word:08X};\n{{\n    tx[] <- control(w);\n    flip tx[];\n}}\n"
+            );
+            let mut spec = ClassSpec::new(arch);
+            spec.sockets
+                .push(("tx".to_string(), SocketBinding { rx: 4, tx: 3 }));
+            let mut sources = SourceMap::new();
+            let prog = compile_in(&mut sources, &src, &spec);
+            let route = ColorConfig::route(0, 0, 3, vec![Direction::Ramp], vec![Direction::Ramp]);
+            let img = image(
+                &sources,
+                arch,
+                1,
+                1,
+                vec![prog],
+                vec![0],
+                vec![route],
+                false,
+            );
+            let mut sim = Simulator::new(&img).expect("image loads");
+            let got = sim.run_until_idle(100_000);
+            if !fault {
+                assert!(got.is_ok(), "{arch:?} 0x{word:08x}: {got:?}");
+                continue;
+            }
+            let Err(SimError::Fault { kind, line, .. }) = &got else {
+                panic!("{arch:?}: expected a fault, got {got:?}");
+            };
+            assert_eq!(
+                kind,
+                &FaultKind::FlipOnControl { color: 3, word },
+                "{arch:?}"
+            );
+            assert!(
+                line.as_deref().is_some_and(|l| l.ends_with(":4")),
+                "{arch:?}: the send's line, got {line:?}"
+            );
+            let msg = got.unwrap_err().to_string();
+            assert!(
+                msg.contains("0x09409249") && msg.contains("switch advance"),
+                "{msg}"
+            );
+        }
+    }
 }

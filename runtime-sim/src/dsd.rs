@@ -33,7 +33,7 @@ use csl_arch::dsd::{
     CONTROL_TRANSFORM_MARK, DESC_BYTES, DsdKind, DsdOpcode, Elem, OperandKind, UNBOUNDED_LENGTH,
     cfg, fab_zero, field, flags,
 };
-use csl_arch::fabric::{Arch, NUM_COLORS, PE_MEMORY_BYTES};
+use csl_arch::fabric::{Arch, NUM_COLORS, PE_MEMORY_BYTES, control};
 use csl_arch::isa::Width;
 use half::f16;
 
@@ -936,6 +936,9 @@ pub(crate) fn step(
                 wf |= wflags::CTRL;
             }
             if last && fl & flags::ADVANCE_SWITCH != 0 {
+                if wf & wflags::CTRL != 0 && control::command(data, 0) & 3 != control::NOP {
+                    return Err(FaultKind::FlipOnControl { color, word: data });
+                }
                 wf |= wflags::ADVANCE;
             }
             if router.color(color).is_none() {

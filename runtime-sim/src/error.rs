@@ -2,7 +2,7 @@
 //! complete (deadlock), and the cycle limit. A misbehaving guest program is a value of
 //! [`SimError`], never a panic of the simulator.
 
-use csl_arch::fabric::{Direction, PE_MEMORY_BYTES, PeCoord, STACK_BYTES};
+use csl_arch::fabric::{Direction, PE_MEMORY_BYTES, PeCoord, STACK_BYTES, control};
 use csl_arch::isa::TrapCode;
 use std::fmt;
 
@@ -139,6 +139,15 @@ pub enum FaultKind {
         /// The operation's length.
         total: u32,
     },
+    /// The switch-advance ("flip") bit on the last wavelet of a send that is a control
+    /// wavelet whose command 0 is not a NOP: the hardware carries the bit only on data
+    /// wavelets and on control wavelets with command 0 = NOP.
+    FlipOnControl {
+        /// The colour sent on.
+        color: u8,
+        /// The control word.
+        word: u32,
+    },
 }
 
 impl FaultKind {
@@ -232,6 +241,16 @@ impl fmt::Display for FaultKind {
                     f,
                     "fabric DSD operation of {total} elements, but {which} is a memory \
                      descriptor of {len}: it would run past its end"
+                )
+            }
+            FaultKind::FlipOnControl { color, word } => {
+                let op = ["a NOP", "a switch advance", "a switch reset", "a teardown"]
+                    [usize::from(control::command(*word, 0) & 3)];
+                write!(
+                    f,
+                    "the switch-advance (flip) bit rides on a control wavelet 0x{word:08x} on \
+                     colour {color} whose command 0 is {op}: only data wavelets and control \
+                     wavelets whose command 0 is a NOP can carry it"
                 )
             }
         }
