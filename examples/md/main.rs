@@ -258,7 +258,19 @@ fn main() -> ExitCode {
             // Every rank meets it alike: printed once (rank 0), see `exit_error`.
             return cslsim::dist::exit_error(2, e.render().to_string().trim_end());
         }
-        Err(e) => e.exit(),
+        Err(e) => {
+            // `--help`, `--version` (and usage errors without MPI): printed once, then a
+            // normal return, so the MPI session above is finalised (`e.exit()` would
+            // end the process without it).
+            if cslsim::dist::is_root() {
+                let _ = e.print();
+            }
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
     };
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
