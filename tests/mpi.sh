@@ -121,7 +121,7 @@ expect_failure() { # NAME PATTERN COMMAND...: status not 0 (nor timeout's 124), 
   # the job as failed).
   status=0
   timeout 60 "${MPIRUN[@]}" -n 2 mdlj --help >help.out 2>help.err || status=$?
-  n="$(grep -c '^Usage:' help.out || true)"
+  n="$(grep -c 'Usage:' help.out || true)"
   if [ "$status" -ne 0 ] || [ "$n" -ne 1 ] || grep -qi finaliz help.err; then
     echo "mpi.sh: FAIL: mdlj --help on 2 ranks: status $status, usage printed $n time(s):"
     cat help.out help.err
