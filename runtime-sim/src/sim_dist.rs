@@ -129,9 +129,13 @@ impl Simulator {
             let Some(i) = self.index(x, y).filter(|i| (lo..hi).contains(i)) else {
                 continue;
             };
-            let (a, b) = (addr as usize, addr as usize + len as usize);
-            if let Some(bytes) = self.pes.get(i).and_then(|pe| pe.memory().get(a..b)) {
-                mine.push((i as u32, addr, bytes.to_vec()));
+            // Only the span: `Pe::memory` would assemble all 48 KB of the PE.
+            if let Some(bytes) = self
+                .pes
+                .get(i)
+                .and_then(|pe| pe.read_memory(addr, len as usize))
+            {
+                mine.push((i as u32, addr, bytes));
             }
         }
         let all = self.dist.with(|d| d.concat(mine)).unwrap_or_default();
