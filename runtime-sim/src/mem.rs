@@ -73,6 +73,34 @@ impl Mem {
         self.pool.len()
     }
 
+    /// The pages written so far, in address order: their numbers and their bytes
+    /// ([`PAGE_BYTES`] each, one after the other). The other pages hold the initial data.
+    pub fn written_pages(&self) -> (Vec<u8>, Vec<u8>) {
+        let mut pages = Vec::new();
+        let mut bytes = Vec::with_capacity(self.pool.len());
+        for (p, &slot) in self.map.iter().enumerate() {
+            let at = usize::from(slot).wrapping_sub(1) * PAGE_BYTES;
+            if slot != 0
+                && let Some(b) = self.pool.get(at..at + PAGE_BYTES)
+            {
+                // `NPAGES < 255`: the page number fits.
+                pages.push(p as u8);
+                bytes.extend_from_slice(b);
+            }
+        }
+        (pages, bytes)
+    }
+
+    /// Writes pages as [`Mem::written_pages`] returned them (pages past the end and
+    /// missing bytes are ignored).
+    pub fn write_pages(&mut self, pages: &[u8], bytes: &[u8]) {
+        for (k, &p) in pages.iter().enumerate() {
+            if let Some(b) = bytes.get(k * PAGE_BYTES..(k + 1) * PAGE_BYTES) {
+                self.write_from(usize::from(p) * PAGE_BYTES, b);
+            }
+        }
+    }
+
     /// `n` bytes at `a` as a slice, when they lie in one page whose bytes are stored
     /// (written, or entirely inside the initial data).
     #[inline(always)]
@@ -344,5 +372,23 @@ mod tests {
         assert_eq!(m.contiguous(), r.as_slice());
         // Only written pages cost memory.
         assert!(m.allocated_bytes() <= 10 * PAGE_BYTES);
+    }
+
+    #[test]
+    fn written_pages_carry_a_memory_to_a_copy() {
+        // A copy with the same initial data that receives the written pages reads the same
+        // bytes everywhere, and allocates only those pages.
+        let init: Vec<u8> = (0..700u32).map(|i| (i * 7) as u8).collect();
+        let mut a = Mem::new(Arc::from(init.clone()));
+        a.write(10, Width::W32, 0xDEAD_BEEF);
+        a.write_from(3 * PAGE_BYTES - 2, &[1, 2, 3, 4]);
+        a.write(MEM_BYTES as u32 - 2, Width::W16, 0x1234);
+        let (pages, bytes) = a.written_pages();
+        assert_eq!(pages, vec![0, 2, 3, (MEM_BYTES / PAGE_BYTES - 1) as u8]);
+        assert_eq!(bytes.len(), 4 * PAGE_BYTES);
+        let mut b = Mem::new(Arc::from(init));
+        b.write_pages(&pages, &bytes);
+        assert_eq!(b.contiguous(), a.contiguous());
+        assert_eq!(b.allocated_bytes(), 4 * PAGE_BYTES);
     }
 }

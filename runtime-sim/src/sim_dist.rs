@@ -15,7 +15,7 @@ use std::sync::Mutex;
 /// elements), the cycle it stalled since, CE input queues, blocked-task bits and router.
 type PeState = (
     u32,
-    Vec<u8>,
+    (Vec<u8>, Vec<u8>),
     Vec<(u64, String)>,
     [u64; 5],
     Option<u64>,
@@ -165,7 +165,9 @@ impl Simulator {
         for (i, (pe, r)) in self.owned_pes() {
             mine.push((
                 i as u32,
-                pe.memory().to_vec(),
+                // The written pages only: the others hold the class's initial data on
+                // every rank, and a full copy would allocate all 48 KB of every PE.
+                pe.mem.written_pages(),
                 pe.log.clone(),
                 [
                     pe.busy_cycles,
@@ -198,7 +200,7 @@ impl Simulator {
                 continue;
             }
             if let Some(pe) = self.pes.get_mut(i) {
-                pe.write_bytes(0, &mem);
+                pe.mem.write_pages(&mem.0, &mem.1);
                 pe.log = log;
                 [
                     pe.busy_cycles,
