@@ -244,8 +244,7 @@ impl fmt::Display for FaultKind {
                 )
             }
             FaultKind::FlipOnControl { color, word } => {
-                let op = ["a NOP", "a switch advance", "a switch reset", "a teardown"]
-                    [usize::from(control::command(*word, 0) & 3)];
+                let op = control::opcode_phrase(control::command(*word, 0));
                 write!(
                     f,
                     "the switch-advance (flip) bit rides on a control wavelet 0x{word:08x} on \

@@ -307,6 +307,11 @@ impl Pe {
     pub fn read_word(&self, addr: u32, w: csl_arch::isa::Width) -> Option<u32> {
         self.mem.read(addr, w)
     }
+    /// Whether this PE sleeps in a stall that ends in cycle `now` (a timer entry that
+    /// does not pass this is stale: the PE was woken early).
+    pub(crate) fn stall_ends(&self, now: u64) -> bool {
+        self.sleep_until == now
+    }
     /// Bytes of memory pages this PE has written (the rest costs nothing).
     pub fn memory_allocated(&self) -> usize {
         self.mem.allocated_bytes()

@@ -258,7 +258,7 @@ fn wake_part(due: &WorkSet, lo: usize, pes: &[Pe], now: u64, ce_now: &mut [u64])
         return;
     }
     for_bits(due.words(), lo, lo + pes.len(), |p| {
-        if pes.get(p - lo).is_some_and(|pe| pe.sleep_until == now) {
+        if pes.get(p - lo).is_some_and(|pe| pe.stall_ends(now)) {
             set_bit(ce_now, lo, p);
         }
         true

@@ -36,7 +36,7 @@ impl Simulator {
     pub(super) fn wake_due(&mut self, now: u64) {
         let (pes, ce_next) = (&self.pes, &mut self.ce_next);
         self.sleepers.due(now, |p| {
-            if pes.get(p as usize).is_some_and(|pe| pe.sleep_until == now) {
+            if pes.get(p as usize).is_some_and(|pe| pe.stall_ends(now)) {
                 ce_next.insert(p as usize);
             }
         });

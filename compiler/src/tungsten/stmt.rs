@@ -284,7 +284,7 @@ impl<'a> Lower<'a> {
                 span: prev,
                 ..
             }) if socket == s && c & 3 != csl_arch::fabric::control::NOP => {
-                let what = ["a NOP", "a switch advance", "a switch reset", "a teardown"][usize::from(c & 3)];
+                let what = csl_arch::fabric::control::opcode_phrase(c);
                 Err(self.report(
                     Diagnostic::error(
                         codes::TUNG_FLIP,

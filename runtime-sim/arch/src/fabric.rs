@@ -253,6 +253,17 @@ pub mod control {
     pub const TEARDOWN: u8 = 3;
     /// Command bit: do not deliver the wavelet to the CE.
     pub const CE_FILTER: u8 = 4;
+
+    /// What a command's opcode (bits 1:0) does, for messages: "a NOP", "a switch
+    /// advance", "a switch reset" or "a teardown".
+    pub fn opcode_phrase(cmd: u8) -> &'static str {
+        match cmd & 3 {
+            NOP => "a NOP",
+            SWITCH_ADV => "a switch advance",
+            SWITCH_RST => "a switch reset",
+            _ => "a teardown",
+        }
+    }
     /// Number of commands in a payload.
     pub const MAX_CMDS: usize = 8;
 
