@@ -46,7 +46,9 @@ pub(crate) fn step<const REC: bool>(
     let Some(&fast) = class.fast().get(pc as usize) else {
         return Err(FaultKind::PcOutOfRange { pc });
     };
-    if let Some(next) = exec_fast::<false>(pe, env, base, fast, pc, true, now) {
+    if let Some(next) = FastState::of(pe, base)
+        .and_then(|mut st| exec_fast::<false>(&mut st, env, fast, pc, true, now))
+    {
         pe.cur.pc = next;
         return Ok(true);
     }
@@ -236,84 +238,124 @@ pub(crate) fn step<const REC: bool>(
     Ok(true)
 }
 
-/// Executes the fast form `fast` of the instruction at `pc` in the frame at register
-/// `base`; returns the next pc, or `None` (nothing done) for [`Fast::Slow`], for a
-/// return, for a load or store outside SRAM (a memory-mapped register, or a fault: the
-/// general interpreter does them) and for any load or store unless `mem`. `AHEAD`: the
+/// The parts of a PE that the fast forms touch, borrowed apart (the running frame's
+/// registers, the memory, the log of stores run ahead, the stall counter), so that a
+/// stretch of fast forms keeps them in registers instead of reloading them through the
+/// `Pe` after every write.
+pub(crate) struct FastState<'a> {
+    /// The running frame's registers (index 0 is register 0 of the frame).
+    pub regs: &'a mut [u32],
+    pub mem: &'a mut Mem,
+    pub log: &'a mut Vec<AheadStore>,
+    pub stall: &'a mut u32,
+}
+
+impl<'a> FastState<'a> {
+    /// The state of `pe` for the frame whose registers start at `base` (`None` if the
+    /// register file is shorter, which `Class::prepare` rules out).
+    #[inline(always)]
+    pub(crate) fn of(pe: &'a mut Pe, base: usize) -> Option<FastState<'a>> {
+        let Pe {
+            regs,
+            mem,
+            ahead_stores,
+            stall,
+            ..
+        } = pe;
+        Some(FastState {
+            regs: regs.get_mut(base..)?,
+            mem,
+            log: ahead_stores,
+            stall,
+        })
+    }
+
+    /// Register `r` of the frame (0 past its end, which `Class::prepare` rules out).
+    #[inline(always)]
+    fn get(&self, r: u16) -> u32 {
+        self.regs.get(usize::from(r)).copied().unwrap_or(0)
+    }
+
+    /// Sets register `r`; `None` past the frame's end (nothing written).
+    #[inline(always)]
+    fn set(&mut self, r: u16, v: u32) -> Option<()> {
+        *self.regs.get_mut(usize::from(r))? = v;
+        Some(())
+    }
+}
+
+/// Executes the fast form `fast` of the instruction at `pc` (the frame's state `st`);
+/// returns the next pc, or `None` (nothing done) for [`Fast::Slow`], for a return, for a
+/// load or store outside SRAM (a memory-mapped register, or a fault: the general
+/// interpreter does them) and for any load or store unless `mem`. `AHEAD`: the
 /// instruction runs ahead for cycle `due` (`run_ahead`), and a store is logged so that it
 /// can be held back from the host (`Pe::hold_stores`).
 #[inline(always)]
 fn exec_fast<const AHEAD: bool>(
-    pe: &mut Pe,
+    st: &mut FastState<'_>,
     env: &Env,
-    base: usize,
     fast: Fast,
     pc: u32,
     mem: bool,
     due: u64,
 ) -> Option<u32> {
-    macro_rules! f {
-        ($reg:expr) => {
-            pe.regs[base + usize::from($reg)]
-        };
-    }
     let mut next = pc.wrapping_add(1);
-    if let Some((dst, v)) = fast.int(pe.regs.get(base..).unwrap_or(&[])) {
-        f!(dst) = v;
+    if let Some((dst, v)) = fast.int(st.regs) {
+        st.set(dst, v)?;
         return Some(next);
     }
     match fast {
         // (Integer operations are done above.)
         Fast::Slow | Fast::Ret { .. } | Fast::RetVoid => return None,
-        Fast::Imm { dst, imm } => f!(dst) = imm,
-        Fast::Mov { dst, src } => f!(dst) = f!(src),
+        Fast::Imm { dst, imm } => st.set(dst, imm)?,
+        Fast::Mov { dst, src } => st.set(dst, st.get(src))?,
         Fast::Jump { target } => {
             next = target;
-            pe.stall += env.branch_taken_extra;
+            *st.stall += env.branch_taken_extra;
         }
         Fast::BrTrue { cond, target } => {
-            if f!(cond) != 0 {
+            if st.get(cond) != 0 {
                 next = target;
-                pe.stall += env.branch_taken_extra;
+                *st.stall += env.branch_taken_extra;
             } else {
-                pe.stall += env.branch_not_taken_extra;
+                *st.stall += env.branch_not_taken_extra;
             }
         }
         Fast::BrFalse { cond, target } => {
-            if f!(cond) == 0 {
+            if st.get(cond) == 0 {
                 next = target;
-                pe.stall += env.branch_taken_extra;
+                *st.stall += env.branch_taken_extra;
             } else {
-                pe.stall += env.branch_not_taken_extra;
+                *st.stall += env.branch_not_taken_extra;
             }
         }
         Fast::Load { w, dst, addr } => {
             if !mem {
                 return None;
             }
-            let v = sram_read(&pe.mem, f!(addr), w)?;
-            f!(dst) = v;
+            let v = sram_read(st.mem, st.get(addr), w)?;
+            st.set(dst, v)?;
         }
         Fast::LoadOff { w, dst, addr, off } => {
             if !mem {
                 return None;
             }
-            let v = sram_read(&pe.mem, offset_addr(f!(addr), off), w)?;
-            f!(dst) = v;
+            let v = sram_read(st.mem, offset_addr(st.get(addr), off), w)?;
+            st.set(dst, v)?;
         }
         Fast::Store { w, addr, src } => {
             if !mem {
                 return None;
             }
-            let (a, v) = (f!(addr), f!(src));
-            sram_write::<AHEAD>(pe, a, w, v, due)?;
+            let (a, v) = (st.get(addr), st.get(src));
+            sram_write::<AHEAD>(st.mem, st.log, a, w, v, due)?;
         }
         Fast::StoreOff { w, addr, off, src } => {
             if !mem {
                 return None;
             }
-            let (a, v) = (offset_addr(f!(addr), off), f!(src));
-            sram_write::<AHEAD>(pe, a, w, v, due)?;
+            let (a, v) = (offset_addr(st.get(addr), off), st.get(src));
+            sram_write::<AHEAD>(st.mem, st.log, a, w, v, due)?;
         }
         _ => return None,
     }
@@ -331,15 +373,22 @@ fn sram_read(mem: &Mem, a: u32, w: Width) -> Option<u32> {
 }
 
 /// A store of width `w` to SRAM address `a` (`None`, nothing done, outside SRAM: left to
-/// [`store`]); `AHEAD`: logged with the cycle `due` it stands for.
+/// [`store`]); `AHEAD`: logged in `log` with the cycle `due` it stands for.
 #[inline(always)]
-fn sram_write<const AHEAD: bool>(pe: &mut Pe, a: u32, w: Width, v: u32, due: u64) -> Option<()> {
+fn sram_write<const AHEAD: bool>(
+    mem: &mut Mem,
+    log: &mut Vec<AheadStore>,
+    a: u32,
+    w: Width,
+    v: u32,
+    due: u64,
+) -> Option<()> {
     if u64::from(a) + u64::from(w.bytes()) > u64::from(PE_MEMORY_BYTES) {
         return None;
     }
     if AHEAD {
-        let old = pe.mem.read(a, w)?;
-        pe.ahead_stores.push(AheadStore {
+        let old = mem.read(a, w)?;
+        log.push(AheadStore {
             due,
             addr: a,
             w,
@@ -347,7 +396,7 @@ fn sram_write<const AHEAD: bool>(pe: &mut Pe, a: u32, w: Width, v: u32, due: u64
             new: v,
         });
     }
-    pe.mem.write(a, w, v).then_some(())
+    mem.write(a, w, v).then_some(())
 }
 
 /// Most instructions [`run_ahead`] executes at once.
@@ -392,19 +441,39 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
     let fast = class.fast();
     let mut n = 0;
     while n < RUN_AHEAD_MAX {
-        let pc = pe.cur.pc;
-        let Some(&f) = fast.get(pc as usize) else {
+        // The fast forms in a row, on the frame's state borrowed once (`FastState`).
+        let mut pc = pe.cur.pc;
+        let Some(mut st) = FastState::of(pe, base) else {
             break;
         };
-        let due = now + 1 + u64::from(n);
-        if let Some(next) = exec_fast::<true>(pe, env, base, f, pc, mem, due) {
-            pe.cur.pc = next;
-            n += 1;
-            continue;
+        let mut f = Fast::Slow;
+        let mut ran_out = false;
+        while n < RUN_AHEAD_MAX {
+            let Some(&g) = fast.get(pc as usize) else {
+                ran_out = true;
+                break;
+            };
+            f = g;
+            let due = now + 1 + u64::from(n);
+            match exec_fast::<true>(&mut st, env, f, pc, mem, due) {
+                Some(next) => {
+                    pc = next;
+                    n += 1;
+                }
+                None => break,
+            }
         }
+        pe.cur.pc = pc;
+        if ran_out || n >= RUN_AHEAD_MAX {
+            break;
+        }
+        let due = now + 1 + u64::from(n);
         // Not run by `exec_fast`: a return, or what ends the stretch.
         let value = match f {
-            Fast::Ret { src } => Some(pe.regs[base + usize::from(src)]),
+            Fast::Ret { src } => match pe.regs.get(base + usize::from(src)) {
+                Some(&v) => Some(v),
+                None => break,
+            },
             Fast::RetVoid => None,
             Fast::Slow => {
                 if slow_ahead(pe, class, base, pc, mem, due).is_some() {
@@ -450,6 +519,7 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
 /// computes what `step` computes for it. `None` (nothing done but, for a call, the
 /// register file grown, as its own cycle grows it again) for anything else and on a
 /// fault, which the instruction's own cycle then reports.
+#[inline(never)]
 fn slow_ahead(pe: &mut Pe, class: &Class, base: usize, pc: u32, mem: bool, due: u64) -> Option<()> {
     let op = *class.code().get(pc as usize)?;
     let r = |pe: &Pe, x: csl_arch::isa::Reg| pe.regs.get(base + usize::from(x.0)).copied();
@@ -511,7 +581,14 @@ fn slow_ahead(pe: &mut Pe, class: &Class, base: usize, pc: u32, mem: bool, due: 
                 DsdField::FifoRead => (field::FIFO_READ_LEN, v as u16),
                 DsdField::FifoWrite => (field::FIFO_WRITE_LEN, v as u16),
             };
-            sram_write::<true>(pe, a + off, Width::W16, u32::from(value), due)?;
+            sram_write::<true>(
+                &mut pe.mem,
+                &mut pe.ahead_stores,
+                a + off,
+                Width::W16,
+                u32::from(value),
+                due,
+            )?;
             pe.cur.pc = next;
             return Some(());
         }
