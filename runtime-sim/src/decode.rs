@@ -1,12 +1,14 @@
 //! Pre-decoded instructions: at load, each instruction of a class is translated once into
-//! a [`Fast`] form that the interpreter dispatches without looking at operand types. Only
-//! the hot, simple instructions get a fast form (32-bit integer arithmetic and compares,
-//! immediates, moves, branches, loads, stores, returns); everything else is [`Fast::Slow`]
+//! a [`Fast`] form that the interpreter dispatches without the general `Op` match. Only
+//! the hot, simple instructions get a fast form (32-bit integer arithmetic and compares
+//! with one variant per operation; arithmetic, compares, unary operations and conversions
+//! of the other types through [`csl_arch::alu`]; immediates, moves, branches, loads,
+//! stores, returns); everything else is [`Fast::Slow`]
 //! and runs through the general `Op` interpreter in `exec` (so does a load or store outside
 //! SRAM, a memory-mapped register or a fault, and a return outside a run-ahead stretch). A fast form computes exactly what
 //! [`csl_arch::alu`] computes for its `Op` (checked by the tests below).
 
-use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg, Width};
+use csl_arch::isa::{BinOp, CmpOp, NumTy, Op, Reg, UnOp, Width};
 
 /// Whether `ty` is signed, for the two 32-bit integer types (the only ones with fast forms).
 fn signed_32(ty: NumTy) -> Option<bool> {
@@ -166,6 +168,53 @@ macro_rules! fast_forms {
     },
     /// `ret` without a value (likewise).
     RetVoid,
+    /// `dst = a <op> b` in any other type ([`csl_arch::alu::bin`]; an integer division
+    /// by zero is left to the general interpreter, which reports it).
+    Bin {
+        op: BinOp,
+        ty: NumTy,
+        dst: u16,
+        a: u16,
+        b: u16,
+    },
+    /// `dst = a <op> imm` likewise.
+    BinImm {
+        op: BinOp,
+        ty: NumTy,
+        dst: u16,
+        a: u16,
+        imm: u32,
+    },
+    /// `dst = (a <op> b)` compared in any other type ([`csl_arch::alu::cmp`]).
+    Cmp {
+        op: CmpOp,
+        ty: NumTy,
+        dst: u16,
+        a: u16,
+        b: u16,
+    },
+    /// `dst = (a <op> imm)` likewise.
+    CmpImm {
+        op: CmpOp,
+        ty: NumTy,
+        dst: u16,
+        a: u16,
+        imm: u32,
+    },
+    /// `dst = <op> a` ([`csl_arch::alu::un`]).
+    Un {
+        op: UnOp,
+        ty: NumTy,
+        dst: u16,
+        a: u16,
+    },
+    /// `dst = src` converted ([`csl_arch::alu::conv`]).
+    Conv {
+        to: NumTy,
+        from: NumTy,
+        dst: u16,
+        src: u16,
+    },
             $(
                 /// `dst = a <op> b`.
                 $r { dst: u16, a: u16, b: u16 },
@@ -244,22 +293,72 @@ fn fast(op: &Op) -> Fast {
             dst: dst.0,
             src: src.0,
         },
-        Op::Bin { op, ty, dst, a, b } => bin(IntOp::of(op, ty), dst, a, b),
-        Op::Cmp { op, ty, dst, a, b } => bin(IntOp::cmp(op, ty), dst, a, b),
+        // 32-bit integer operations get one variant per operation, the other types the
+        // general forms that call `alu`.
+        Op::Bin { op, ty, dst, a, b } => match IntOp::of(op, ty) {
+            Some(f) => bin(Some(f), dst, a, b),
+            None => Fast::Bin {
+                op,
+                ty,
+                dst: dst.0,
+                a: a.0,
+                b: b.0,
+            },
+        },
+        Op::Cmp { op, ty, dst, a, b } => match IntOp::cmp(op, ty) {
+            Some(f) => bin(Some(f), dst, a, b),
+            None => Fast::Cmp {
+                op,
+                ty,
+                dst: dst.0,
+                a: a.0,
+                b: b.0,
+            },
+        },
         Op::BinImm {
             op,
             ty,
             dst,
             a,
             imm,
-        } => bin_imm(IntOp::of(op, ty), dst, a, imm),
+        } => match IntOp::of(op, ty) {
+            Some(f) => bin_imm(Some(f), dst, a, imm),
+            None => Fast::BinImm {
+                op,
+                ty,
+                dst: dst.0,
+                a: a.0,
+                imm,
+            },
+        },
         Op::CmpImm {
             op,
             ty,
             dst,
             a,
             imm,
-        } => bin_imm(IntOp::cmp(op, ty), dst, a, imm),
+        } => match IntOp::cmp(op, ty) {
+            Some(f) => bin_imm(Some(f), dst, a, imm),
+            None => Fast::CmpImm {
+                op,
+                ty,
+                dst: dst.0,
+                a: a.0,
+                imm,
+            },
+        },
+        Op::Un { op, ty, dst, a } => Fast::Un {
+            op,
+            ty,
+            dst: dst.0,
+            a: a.0,
+        },
+        Op::Conv { to, from, dst, src } => Fast::Conv {
+            to,
+            from,
+            dst: dst.0,
+            src: src.0,
+        },
         Op::Jump { target } => Fast::Jump { target },
         Op::BrTrue { cond, target } => Fast::BrTrue {
             cond: cond.0,
