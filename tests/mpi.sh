@@ -116,19 +116,23 @@ expect_failure() { # NAME PATTERN COMMAND...: status not 0 (nor timeout's 124), 
   # (e) A fault every rank agrees on (the cycle limit): printed once, by rank 0.
   expect_failure "cslsim, the cycle limit on every rank" "cslsim: error: cycle limit reached" \
     "${MPIRUN[@]}" -n 2 cslsim "${args[@]}" --max-cycles 10
-  # (f) Not a failure: `mdlj --help` on every rank prints the usage once (rank 0) and
+  # (f) Not a failure: `--help` on every rank prints the usage once (rank 0), as plain
+  # text (ranks write to a pseudo-terminal, so clap used to add terminal escapes), and
   # every rank finalises MPI (clap's `exit` had skipped MPI_Finalize, so mpirun reported
   # the job as failed).
-  status=0
-  timeout 60 "${MPIRUN[@]}" -n 2 mdlj --help >help.out 2>help.err || status=$?
-  n="$(grep -c 'Usage:' help.out || true)"
-  if [ "$status" -ne 0 ] || [ "$n" -ne 1 ] || grep -qi finaliz help.err; then
-    echo "mpi.sh: FAIL: mdlj --help on 2 ranks: status $status, usage printed $n time(s):"
-    cat help.out help.err
-    fails=$((fails + 1))
-  else
-    echo "mpi.sh: mdlj --help on 2 ranks: usage printed once, status 0"
-  fi
+  for tool in mdlj cslsim; do
+    status=0
+    timeout 60 "${MPIRUN[@]}" -n 2 "$tool" --help >help.out 2>help.err || status=$?
+    n="$(grep -c '^Usage:' help.out || true)"
+    if [ "$status" -ne 0 ] || [ "$n" -ne 1 ] || grep -q $'\e' help.out ||
+      grep -qi finaliz help.err; then
+      echo "mpi.sh: FAIL: $tool --help on 2 ranks: status $status, usage printed $n time(s):"
+      cat -v help.out help.err
+      fails=$((fails + 1))
+    else
+      echo "mpi.sh: $tool --help on 2 ranks: plain usage printed once, status 0"
+    fi
+  done
   exit "$fails"
 )
-echo "mpi.sh: 12 passed, 0 failed"
+echo "mpi.sh: 13 passed, 0 failed"

@@ -252,25 +252,10 @@ fn check_writable(flag: &str, path: &str) -> Result<(), String> {
 fn main() -> ExitCode {
     // Under `mpirun -n R` (feature `cslsim/mpi`) every rank runs; rank 0 reports.
     let _mpi = cslsim::dist::init_mpi();
-    let cli = match <Cli as clap::Parser>::try_parse() {
+    // `--help`, `--version` and usage errors: printed once, also under MPI.
+    let cli = match cslsim::dist::parse_cli::<Cli>(2) {
         Ok(c) => c,
-        Err(e) if e.use_stderr() && cslsim::dist::mpi_world().1 > 1 => {
-            // Every rank meets it alike: printed once (rank 0), see `exit_error`.
-            return cslsim::dist::exit_error(2, e.render().to_string().trim_end());
-        }
-        Err(e) => {
-            // `--help`, `--version` (and usage errors without MPI): printed once, then a
-            // normal return, so the MPI session above is finalised (`e.exit()` would
-            // end the process without it).
-            if cslsim::dist::is_root() {
-                let _ = e.print();
-            }
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -122,6 +122,42 @@ pub fn exit_error(code: u8, message: &str) -> std::process::ExitCode {
     std::process::ExitCode::from(code)
 }
 
+/// Parses the command line into `C` for a tool that may run as one rank of `mpirun -n R`
+/// (after [`init_mpi`]). `--help` and `--version` are printed once, by rank 0, and give
+/// `Err(ExitCode::SUCCESS)`: a normal return, so that MPI is finalised. A usage error
+/// gives `Err` with status `usage_status`; under several ranks every rank meets it and it
+/// is reported once ([`exit_error`]). Under several ranks the text is never styled: each
+/// rank writes to a pseudo-terminal whatever `mpirun`'s own output is, so clap would add
+/// terminal escapes to output that may be going to a file or a pipe.
+#[cfg(feature = "cli")]
+pub fn parse_cli<C: clap::Parser>(usage_status: u8) -> Result<C, std::process::ExitCode> {
+    use std::process::ExitCode;
+    let ranks = mpi_world().1;
+    let mut cmd = C::command();
+    if ranks > 1 {
+        cmd = cmd.color(clap::ColorChoice::Never);
+    }
+    let parsed = cmd
+        .try_get_matches()
+        .and_then(|mut m| C::from_arg_matches_mut(&mut m).map_err(|e| e.format(&mut C::command())));
+    match parsed {
+        Ok(c) => Ok(c),
+        Err(e) if e.use_stderr() && ranks > 1 => {
+            Err(exit_error(usage_status, e.render().to_string().trim_end()))
+        }
+        Err(e) => {
+            if is_root() {
+                let _ = e.print();
+            }
+            Err(if e.use_stderr() {
+                ExitCode::from(usage_status)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
 /// Whether this process writes the results: rank 0 (or the only process).
 pub fn is_root() -> bool {
     mpi_world().0 == 0

@@ -118,20 +118,10 @@ fn parse_trace(s: &str) -> Result<TraceFilter, String> {
 fn main() -> ExitCode {
     // Under `mpirun -n R` (feature `mpi`) every rank runs; rank 0 reports.
     let _mpi = cslsim::dist::init_mpi();
-    let cli = match Cli::try_parse() {
+    // `--help`, `--version` and usage errors: printed once, also under MPI.
+    let cli = match cslsim::dist::parse_cli::<Cli>(1) {
         Ok(cli) => cli,
-        Err(e) if e.use_stderr() && cslsim::dist::mpi_world().1 > 1 => {
-            // Every rank meets it alike: printed once (rank 0), see `exit_error`.
-            return cslsim::dist::exit_error(1, e.render().to_string().trim_end());
-        }
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
