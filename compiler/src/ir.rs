@@ -141,7 +141,9 @@ pub struct Reloc {
     pub addend: u32,
 }
 
-/// A function body.
+/// A function body. (`Hash` and `Eq` compare every field: the optimiser's memo,
+/// `opt::Memo`, reuses the result for an identical body.)
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Function {
     /// Qualified name (for traces and faults).
     pub name: String,
@@ -158,6 +160,7 @@ pub struct Function {
 }
 
 /// A basic block.
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Block {
     /// Straight-line instructions.
     pub insts: Vec<Inst>,
@@ -167,7 +170,7 @@ pub struct Block {
 
 /// A straight-line instruction.
 #[allow(missing_docs)]
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Inst {
     Imm {
         dst: VReg,
@@ -468,7 +471,7 @@ impl Term {
 }
 
 /// A block terminator.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Term {
     /// Not yet terminated (only while building).
     Open,

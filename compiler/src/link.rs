@@ -121,9 +121,10 @@ pub fn link(
     // Each class's own colour configuration: (configuration number, colour, span).
     let mut local_routes: Vec<Vec<(u32, u8, Span)>> = Vec::with_capacity(programs.len());
     let mut facts = Vec::with_capacity(programs.len());
+    let mut memo = crate::opt::Memo::default();
     for mut c in programs {
         if optimize {
-            crate::opt::optimize(&mut c.program);
+            memo.optimize(&mut c.program);
         }
         facts.push(crate::fabric_check::ProgramFacts::of(&c.program, meta.arch));
         local_routes.push(

@@ -639,3 +639,35 @@ proptest! {
         prop_assert_eq!(interpret(&f, &[x], FUEL), interpret(&g, &[x], FUEL), "{}", show(&g));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    /// Programs that share function bodies (as program classes do) get from the memo
+    /// exactly what optimising each function alone gives, and each distinct body is
+    /// optimised once.
+    #[test]
+    fn the_memo_gives_what_optimising_each_function_gives(
+        a in function(),
+        b in function(),
+        picks in prop::collection::vec(prop::bool::ANY, 1..6),
+    ) {
+        let mut memo = super::Memo::default();
+        for (class, &first) in picks.iter().enumerate() {
+            let mut prog = crate::ir::Program::default();
+            // Each class holds `a` or `b`, then the other one, then `a` again.
+            let (x, y) = if first { (&a, &b) } else { (&b, &a) };
+            for blocks in [x, y, &a] {
+                prog.functions.push(func(2, NREGS as u32, blocks.clone()));
+            }
+            memo.optimize(&mut prog);
+            for (f, blocks) in prog.functions.values().zip([x, y, &a]) {
+                let mut alone = func(2, NREGS as u32, blocks.clone());
+                optimize_function(&mut alone);
+                prop_assert!(*f == alone, "class {class}:\n{}\nalone:\n{}", show(f), show(&alone));
+            }
+        }
+        let distinct = if a == b { 1 } else { 2 };
+        prop_assert_eq!(memo.len(), distinct);
+    }
+}

@@ -129,7 +129,7 @@ impl DsdKind {
 }
 
 /// How an operand register of a `dsd_op` is to be read (2 bits per operand).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum OperandKind {
     /// No operand.
@@ -342,7 +342,7 @@ impl fmt::Display for DsdOpcode {
 }
 
 /// Which field a `dsd_set` instruction changes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum DsdField {
     /// Replace the base address (`@set_dsd_base_addr`).

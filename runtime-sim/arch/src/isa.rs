@@ -337,7 +337,7 @@ impl RoundMode {
 }
 
 /// Why a [`Op::Trap`] instruction stops the PE.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[repr(u16)]
 pub enum TrapCode {
     /// `@assert` failed.
