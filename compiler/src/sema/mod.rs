@@ -136,8 +136,8 @@ pub struct Sema {
     pub phases: Vec<(&'static str, std::time::Duration)>,
     /// The rectangle (once the layout has run).
     pub rect: Option<(u32, u32)>,
-    /// Constant descriptor globals of the current program, by content.
-    pub dsd_consts: HashMap<String, crate::ir::GlobalId>,
+    /// Constant descriptor, DSR and value globals of the current program, by content.
+    pub dsd_consts: HashMap<ConstKey, crate::ir::GlobalId>,
     /// Call-site copies of constant descriptors made so far (for naming them).
     pub dsd_site_copies: usize,
     /// Configuration given to `@load_to_dsr` per DSR slot: cfg bits, task id, task,
@@ -795,3 +795,14 @@ pub fn decl_name_span(ast: &Ast, index: u32) -> Option<Span> {
 }
 
 pub use crate::suggest::did_you_mean;
+
+/// What a read-only global of a program holds, for sharing it (`Sema::dsd_consts`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum ConstKey {
+    /// A constant descriptor.
+    Dsd(dsd::DsdVal),
+    /// The slot of a DSR: its kind and number.
+    Dsr(u8, u8),
+    /// A comptime value of a type (`Value::canonical` text).
+    Value(TypeId, String),
+}

@@ -740,7 +740,7 @@ impl Sema {
     /// value and program).
     pub(crate) fn const_global(&mut self, v: &Value, ty: TypeId, span: Span) -> R<GlobalId> {
         // Keyed in `dsd_consts`, which the driver clears for every program.
-        let key = format!("const:{}:{}", ty.index(), v.canonical(&self.types));
+        let key = crate::sema::ConstKey::Value(ty, v.canonical(&self.types));
         if let Some(&g) = self.dsd_consts.get(&key) {
             return Ok(g);
         }

@@ -99,7 +99,7 @@ pub mod flags {
 pub const CONTROL_TRANSFORM_MARK: u32 = 0xc000_0000;
 
 /// What a descriptor describes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum DsdKind {
     /// A strided vector in memory.

@@ -3,11 +3,12 @@
 //! contents of a global.
 
 use crate::ir::GlobalId;
+use crate::sema::ConstKey;
 use crate::sema::types::TypeId;
 use csl_arch::dsd::{DESC_BYTES, Desc, DsdKind, field};
 
 /// Where a memory descriptor's base points.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DsdBase {
     /// Nothing (fabric DSDs).
     None,
@@ -18,7 +19,7 @@ pub enum DsdBase {
 }
 
 /// A descriptor known at comptime.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DsdVal {
     /// The CSL type (`mem1d_dsd`, ...).
     pub ty: TypeId,
@@ -128,7 +129,7 @@ impl crate::sema::Sema {
         span: crate::source::Span,
         shared: bool,
     ) -> crate::sema::R<crate::ir::GlobalId> {
-        let key = format!("{d:?}");
+        let key = ConstKey::Dsd(d.clone());
         if shared && let Some(g) = self.dsd_consts.get(&key) {
             return Ok(*g);
         }

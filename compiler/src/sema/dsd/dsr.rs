@@ -25,13 +25,13 @@ pub(super) fn dsr_key(kind: u8, n: u8) -> String {
 impl Sema {
     /// The global holding the descriptor of DSR `(kind, n)` (created on first use).
     pub fn dsr_slot(&mut self, kind: u8, n: u8, span: Span) -> R<crate::ir::GlobalId> {
-        let key = dsr_key(kind, n);
+        let key = crate::sema::ConstKey::Dsr(kind, n);
         if let Some(g) = self.dsd_consts.get(&key) {
             return Ok(*g);
         }
         let p = self.pe_prog("DSRs exist only in PE programs", span, "used here")?;
         let g = p.globals.push(crate::ir::Global {
-            name: format!("<{key}>"),
+            name: format!("<{}>", dsr_key(kind, n)),
             size: DESC_BYTES,
             align: 2,
             init: vec![0; DESC_BYTES as usize],
