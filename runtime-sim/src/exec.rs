@@ -536,8 +536,8 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
 }
 
 /// Runs ahead (`run_ahead`, for cycle `due`) the instruction at `pc` if it has no fast
-/// form but is one of: an operation that reads and writes only registers (integer
-/// operations on 16-bit types, other compares, conversions, `FrameAddr`), a call, or,
+/// form but is one of: a register-only operation without one (`ConvR`, `FrameAddr`; the
+/// arithmetic, compares and plain conversions of every type have fast forms), a call, or,
 /// when `mem`, a descriptor field set (a 16-bit SRAM store, logged like `Store`). Each
 /// computes what `step` computes for it. `None` (nothing done but, for a call, the
 /// register file grown, as its own cycle grows it again) for anything else and on a
@@ -548,24 +548,6 @@ fn slow_ahead(pe: &mut Pe, class: &Class, base: usize, pc: u32, mem: bool, due: 
     let r = |pe: &Pe, x: csl_arch::isa::Reg| pe.regs.get(base + usize::from(x.0)).copied();
     let next = pc.wrapping_add(1);
     let (dst, v) = match op {
-        Op::Bin { op, ty, dst, a, b } => (dst, alu::bin(op, ty, r(pe, a)?, r(pe, b)?).ok()?),
-        Op::BinImm {
-            op,
-            ty,
-            dst,
-            a,
-            imm,
-        } => (dst, alu::bin(op, ty, r(pe, a)?, imm).ok()?),
-        Op::Cmp { op, ty, dst, a, b } => (dst, u32::from(alu::cmp(op, ty, r(pe, a)?, r(pe, b)?))),
-        Op::CmpImm {
-            op,
-            ty,
-            dst,
-            a,
-            imm,
-        } => (dst, u32::from(alu::cmp(op, ty, r(pe, a)?, imm))),
-        Op::Un { op, ty, dst, a } => (dst, alu::un(op, ty, r(pe, a)?)),
-        Op::Conv { to, from, dst, src } => (dst, alu::conv(to, from, r(pe, src)?)),
         Op::ConvR {
             mode,
             to,
