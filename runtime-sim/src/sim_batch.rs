@@ -33,9 +33,11 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-/// Parts per thread in a batch (more parts than threads let a thread that is on time
-/// take the parts of one that is late).
-const PARTS_PER_THREAD: usize = 2;
+/// Parts per thread in a batch. One: each thread's part stays in its core's cache. With
+/// two, the thread that finished first took the other's second part in most cycles, and
+/// moving those lines between the cores cost more than the balance gained (SIMULATOR.md
+/// §12.11). A thread that is late still loses its whole part to one that is on time.
+const PARTS_PER_THREAD: usize = 1;
 /// Cycles after which a batch ends (and the next one re-balances its parts).
 const BATCH_CYCLES: u64 = 8192;
 /// Default fewest routers or CEs with work for a cycle to be shared in a batch (lower
