@@ -1224,17 +1224,23 @@ struct Ticker<'a> {
 
 impl Ticker<'_> {
     fn tick(&self, chunk: Chunk<'_>, cur: &[u64], base: usize) -> CeChunkOut {
-        let Ticker {
-            classes,
-            env,
-            trace,
-            now,
-            ..
-        } = *self;
+        self.tick_into(chunk, cur, base, Vec::new())
+    }
+
+    /// [`Ticker::tick`] that collects the sleepers in `sleeps` (cleared first): a buffer
+    /// kept from cycle to cycle allocates nothing.
+    fn tick_into(
+        &self,
+        chunk: Chunk<'_>,
+        cur: &[u64],
+        base: usize,
+        mut sleeps: Vec<(u64, u32)>,
+    ) -> CeChunkOut {
+        sleeps.clear();
         if self.record {
-            ce_chunk::<true>(chunk, cur, base, classes, env, trace, now)
+            ce_chunk::<true>(chunk, cur, base, self, sleeps)
         } else {
-            ce_chunk::<false>(chunk, cur, base, classes, env, trace, now)
+            ce_chunk::<false>(chunk, cur, base, self, sleeps)
         }
     }
 }
@@ -1246,11 +1252,16 @@ fn ce_chunk<const REC: bool>(
     chunk: Chunk<'_>,
     cur: &[u64],
     base: usize,
-    classes: &[Class],
-    env: &Env,
-    trace: Option<&Tracer>,
-    now: u64,
+    ticker: &Ticker<'_>,
+    sleeps: Vec<(u64, u32)>,
 ) -> CeChunkOut {
+    let Ticker {
+        classes,
+        env,
+        trace,
+        now,
+        ..
+    } = *ticker;
     let Chunk {
         lo,
         routers,
@@ -1259,7 +1270,10 @@ fn ce_chunk<const REC: bool>(
         ce_next,
     } = chunk;
     let hi = lo + pes.len();
-    let mut o = CeChunkOut::default();
+    let mut o = CeChunkOut {
+        sleeps,
+        ..CeChunkOut::default()
+    };
     for_bits(cur, lo - base, hi - base, |k| {
         let i = k + base;
         let (Some(pe), Some(router)) = (pes.get_mut(i - lo), routers.get_mut(i - lo)) else {

@@ -10,16 +10,20 @@
 //! parts (a plan reads its neighbours' routers); while a part commits and ticks, the
 //! thread that claimed it holds its write lock. A phase claims every part exactly once
 //! (an atomic per part holding the last phase that claimed it), so the locks are never
-//! contended: they are the safe form of "this thread may now write these PEs". Between
-//! phases the caller merges the parts' results in part order, exactly as the chunks of
-//! `sim_step.rs` are merged, so a batch gives the same cycles, statistics and results as
-//! the step-by-step path (the determinism tests run both).
+//! contended: they are the safe form of "this thread may now write these PEs". Each part
+//! also keeps its own share of the worklists and of the sleepers' timers for the whole
+//! batch, so between phases the caller only adds up a few counts per part (in part
+//! order: hops, unblocked PEs, the first error) and decides the next phase; the routers
+//! and CEs of the next cycle never leave the core that found them. The worklists and
+//! timers are bit sets and wake-up lists whose results do not depend on how they are
+//! cut, so a batch gives the same cycles, statistics and results as the step-by-step
+//! path (the determinism tests run both).
 //!
 //! Only what never reads PE memory runs between a batch's cycles: the stop condition is
 //! one of [`Until`], host streams end the batch (they touch PEs), and traced or
 //! distributed runs never start one. No `unsafe`.
 
-use super::{CeChunkOut, Simulator, Ticker};
+use super::{Simulator, Ticker};
 use crate::class::Class;
 use crate::dsd::Env;
 use crate::error::SimError;
@@ -28,7 +32,7 @@ use crate::pe::Pe;
 use crate::router::{
     self, Chunk, CommitEnv, Geometry, Move, PartView, PlanEnv, Router, RouterPlan,
 };
-use crate::worklist::{WorkSet, set_bit};
+use crate::worklist::{Timers, WorkSet, set_bit};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
@@ -53,61 +57,113 @@ const NAP: Duration = Duration::from_micros(200);
 /// How long the caller spins on parts claimed by a helper before it yields its core.
 const WAIT_SPIN: Duration = Duration::from_micros(50);
 
-/// Cycles of a tuning epoch, and how many of them at its start run alone and then shared
-/// to measure which is faster.
+/// Cycles of a tuning epoch, and how many of them at its start run under each policy
+/// ([`Policy`]) to measure which is fastest.
 const EPOCH: u32 = 4096;
 const PROBE: u32 = 48;
 /// The first cycles of each probe, not timed: they pay for moving the parts' cache lines
-/// between the cores (to the caller in the alone probe, back in the shared one), which
+/// between the cores (to the caller in the alone probe, back in the shared ones), which
 /// the rest of the epoch does not.
 const WARM: u32 = 16;
 
-/// Whether the cycles worth sharing are shared: from the wall time per active entity of
-/// [`PROBE`] cycles run alone and [`PROBE`] shared at the start of every [`EPOCH`] (the
-/// first [`WARM`] of each not timed), so that a busy machine (helpers descheduled, caches
-/// shared with other processes) falls back to one thread and a quiet one uses both. The
-/// caller goes alone only when that was at least 1.5 times faster. Only who steps a part depends on it.
-#[derive(Default)]
+/// Which cycles of a batch the helpers share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Policy {
+    /// None: the caller steps every part.
+    Alone,
+    /// Those with at least the batch threshold of active entities
+    /// ([`BATCH_SPLIT_MIN`]); the caller steps the others alone.
+    Big,
+    /// Every cycle.
+    All,
+}
+
+/// Which cycles are shared: from the wall time per active entity of [`PROBE`] cycles
+/// under each [`Policy`] at the start of every [`EPOCH`] (the first [`WARM`] of each not
+/// timed), so that a busy machine (helpers descheduled, caches shared with other
+/// processes) falls back to one thread and a quiet one uses both, and so that the small
+/// cycles are shared where that pays (`simbench`: three cycles in four have ~50 active
+/// entities, each a PE that runs ahead for several cycles) and stepped alone where it
+/// does not. The caller goes alone only when that was at least 1.5 times faster than
+/// the better way of sharing. Only who steps a part depends on it.
 struct Tuner {
     i: u32,
-    share: bool,
-    /// Nanoseconds and active entities of the probes: alone, shared.
-    sums: [(u128, u128); 2],
+    policy: Policy,
+    /// Nanoseconds and active entities of the probes, by policy.
+    sums: [(u128, u128); 3],
+}
+
+impl Default for Tuner {
+    fn default() -> Tuner {
+        Tuner {
+            i: 0,
+            policy: Policy::Big,
+            sums: [(0, 0); 3],
+        }
+    }
 }
 
 impl Tuner {
-    /// Whether the next cycle is shared (wakes the helpers when sharing starts).
-    fn share(&self, b: &Batch<'_>) -> bool {
-        let share = match self.i {
-            i if i < PROBE => false,
-            i if i < 2 * PROBE => true,
-            _ => self.share,
-        };
-        if share && (self.i == PROBE || self.i == 2 * PROBE) {
+    /// The policy of the next cycle.
+    fn policy(&self) -> Policy {
+        match self.i / PROBE {
+            0 => Policy::Alone,
+            1 => Policy::Big,
+            2 => Policy::All,
+            _ => self.policy,
+        }
+    }
+
+    /// Whether the next cycle is shared (`small`: it has fewer active entities than the
+    /// batch threshold); wakes the helpers when a sharing probe starts.
+    fn share(&self, b: &Batch<'_>, small: bool) -> bool {
+        if self.i == PROBE {
             b.wake();
         }
-        share
+        match self.policy() {
+            Policy::Alone => false,
+            Policy::Big => !small,
+            Policy::All => true,
+        }
     }
 
     /// Notes a cycle's wall time and active entities.
-    fn note(&mut self, share: bool, t: Duration, active: usize) {
-        if self.i < 2 * PROBE
-            && self.i % PROBE >= WARM
-            && let Some(s) = self.sums.get_mut(usize::from(share))
+    fn note(&mut self, t: Duration, active: usize) {
+        let k = (self.i / PROBE) as usize;
+        if self.i % PROBE >= WARM
+            && let Some(s) = self.sums.get_mut(k)
         {
             s.0 += t.as_nanos();
             s.1 += active as u128;
         }
         self.i += 1;
-        if self.i == 2 * PROBE {
-            let [(ta, na), (ts, ns)] = self.sums;
-            // Alone only when clearly faster: a probe is a few milliseconds of a noisy
-            // clock, and a descheduled helper makes shared cycles many times slower.
-            self.share = na > 0 && ns > 0 && 2 * ts * na < 3 * ta * ns;
-            self.sums = Default::default();
+        if self.i == 3 * PROBE {
+            self.policy = self.choose();
+            self.sums = [(0, 0); 3];
         }
         if self.i >= EPOCH {
             self.i = 0;
+        }
+    }
+
+    /// The policy the probes measured best.
+    fn choose(&self) -> Policy {
+        let [alone, big, all] = self.sums;
+        // `x` is faster per entity than `y` by the factor `num / den`.
+        let faster = |x: (u128, u128), y: (u128, u128), num: u128, den: u128| {
+            x.1 > 0 && y.1 > 0 && num * x.0 * y.1 < den * y.0 * x.1
+        };
+        let (shared, best) = if faster(all, big, 1, 1) {
+            (all, Policy::All)
+        } else {
+            (big, Policy::Big)
+        };
+        // Alone only when clearly faster: a probe is a few milliseconds of a noisy
+        // clock, and a descheduled helper makes shared cycles many times slower.
+        if faster(alone, shared, 3, 2) {
+            Policy::Alone
+        } else {
+            best
         }
     }
 }
@@ -171,13 +227,50 @@ const FUSED: u8 = 1;
 const TICK: u8 = 2;
 const COMMIT: u8 = 3;
 
-/// One part: routers and PEs `lo..lo + routers.len()`. This and the parts' outputs sit
-/// on cache lines of their own: neighbouring parts are written by different threads.
+/// One part: routers and PEs `lo..lo + routers.len()`, with their own worklists and
+/// sleepers for the batch. This and the parts' outputs sit on cache lines of their own:
+/// neighbouring parts are written by different threads.
 #[repr(align(128))]
 struct Part<'a> {
     lo: usize,
     routers: &'a mut [Router],
     pes: &'a mut [Pe],
+    local: Local,
+}
+
+/// A part's own worklists and sleepers during a batch (bit 0 = PE `lo`). Only the thread
+/// stepping the part touches them, so between cycles the caller merges nothing but a few
+/// counts ([`PartOut`]); the batch's end hands them back to the simulator.
+#[derive(Default)]
+struct Local {
+    /// Routers to plan this cycle.
+    router_cur: Vec<u64>,
+    /// CEs to tick this cycle (the sleepers that wake then join them).
+    ce_cur: Vec<u64>,
+    /// The next cycle's lists while a phase builds them.
+    words: ChunkWords,
+    /// The part's sleeping PEs.
+    timers: Timers,
+    /// The buffer a tick collects new sleepers in.
+    sleeps: Vec<(u64, u32)>,
+}
+
+/// Set bits of `words`.
+fn ones(words: &[u64]) -> usize {
+    words.iter().map(|w| w.count_ones() as usize).sum()
+}
+
+impl Local {
+    /// The counts the caller decides the coming cycles by (cycle `now` next).
+    fn next(&self, now: u64) -> Next {
+        let (wake, due) = self.timers.next_due(now);
+        Next {
+            routers: ones(&self.router_cur),
+            ces: ones(&self.ce_cur),
+            wake,
+            due,
+        }
+    }
 }
 
 /// What planning a part produced (read by every part's commit: the moves are not
@@ -194,23 +287,73 @@ struct PlanOut {
 #[derive(Default)]
 #[repr(align(128))]
 struct PartOut {
-    words: ChunkWords,
     hops: u64,
-    ce: Option<CeChunkOut>,
+    /// The tick's results ([`CeChunkOut`] without its sleepers, which are in the part's
+    /// timers: its buffer is freed by the thread that allocated it, since a free from
+    /// another thread contends for the allocator's lock).
+    ticked: bool,
+    unblocked: usize,
+    happened: bool,
+    err: Option<SimError>,
+    woke: usize,
+    /// PEs that went to sleep.
+    slept: usize,
+    /// [`Local::next`] for the next cycle.
+    next: Next,
 }
 
 /// What every thread reads in a phase (written by the caller between phases).
 struct Shared {
     now: u64,
-    router_cur: WorkSet,
-    ce_cur: WorkSet,
-    /// The sleepers due this cycle, not yet checked against their PE: each part wakes its
-    /// own ([`wake_part`]), so the caller never reads the PEs a helper steps (reading
-    /// their lines had made the helper's next writes cache misses).
-    due: WorkSet,
     /// The parts whose plans are committed (all, or up to the first that failed).
     upto: usize,
 }
+
+/// What the caller decides the coming cycles by: one part's ([`Local::next`]) or the
+/// batch's totals ([`Next::add`]).
+#[derive(Clone, Copy, Debug)]
+struct Next {
+    /// Routers and CEs with work in the next cycle.
+    routers: usize,
+    ces: usize,
+    /// The first cycle at which sleepers are due (`u64::MAX`: none), and how many then
+    /// (an estimate, non-zero exactly when some are).
+    wake: u64,
+    due: usize,
+}
+
+impl Default for Next {
+    fn default() -> Next {
+        Next {
+            routers: 0,
+            ces: 0,
+            wake: u64::MAX,
+            due: 0,
+        }
+    }
+}
+
+impl Next {
+    fn add(self, o: Next) -> Next {
+        Next {
+            routers: self.routers + o.routers,
+            ces: self.ces + o.ces,
+            wake: self.wake.min(o.wake),
+            due: match self.wake.cmp(&o.wake) {
+                std::cmp::Ordering::Less => self.due,
+                std::cmp::Ordering::Equal => self.due + o.due,
+                std::cmp::Ordering::Greater => o.due,
+            },
+        }
+    }
+
+    /// The sleepers due in cycle `now`.
+    fn due_at(&self, now: u64) -> usize {
+        if self.wake <= now { self.due.max(1) } else { 0 }
+    }
+}
+
+type Totals = Next;
 
 /// A batch: the parts, the per-phase state and the phase counter the helpers watch.
 struct Batch<'a> {
@@ -253,17 +396,17 @@ fn lock<T>(l: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[repr(align(128))]
 struct Padded<T>(T);
 
-/// Adds to `ce_now` (bit 0 = PE `lo`) the PEs of `pes` that are in `due` and whose stall
-/// ends in cycle `now` ([`Simulator::wake_due`] for one part).
-fn wake_part(due: &WorkSet, lo: usize, pes: &[Pe], now: u64, ce_now: &mut [u64]) {
-    if due.is_empty() {
-        return;
-    }
-    for_bits(due.words(), lo, lo + pes.len(), |p| {
-        if pes.get(p - lo).is_some_and(|pe| pe.stall_ends(now)) {
+/// Adds to `ce_now` (bit 0 = PE `lo`) the PEs of `pes` in `timers` whose stall ends in
+/// cycle `now` ([`Simulator::wake_due`] for one part).
+fn wake_part(timers: &mut Timers, lo: usize, pes: &[Pe], now: u64, ce_now: &mut [u64]) {
+    timers.due(now, |p| {
+        let p = p as usize;
+        if pes
+            .get(p.wrapping_sub(lo))
+            .is_some_and(|pe| pe.stall_ends(now))
+        {
             set_bit(ce_now, lo, p);
         }
-        true
     });
 }
 
@@ -301,9 +444,10 @@ impl Batch<'_> {
                 .iter()
                 .map(|g| (g.lo, &*g.routers, &*g.pes))
                 .collect();
-            self.plan(j0, &views, &sh);
+            let curs: Vec<&[u64]> = guards.iter().map(|g| &g.local.router_cur[..]).collect();
+            self.plan(j0, &views, &curs, &sh);
             for j in claims {
-                self.plan(j, &views, &sh);
+                self.plan(j, &views, &curs, &sh);
                 stepped += 1;
             }
         } else {
@@ -322,9 +466,12 @@ impl Batch<'_> {
         stepped
     }
 
-    /// Plans the routers of part `j`.
-    fn plan(&self, j: usize, views: &[PartView<'_>], sh: &Shared) {
-        let (Some(&(lo, routers, pes)), Some(out)) = (views.get(j), self.plans.get(j)) else {
+    /// Plans the routers of part `j` (`curs`: each part's routers with work, bit 0 = its
+    /// first).
+    fn plan(&self, j: usize, views: &[PartView<'_>], curs: &[&[u64]], sh: &Shared) {
+        let (Some(&(lo, routers, pes)), Some(cur), Some(out)) =
+            (views.get(j), curs.get(j), self.plans.get(j))
+        else {
             return;
         };
         let penv = PlanEnv {
@@ -340,22 +487,20 @@ impl Batch<'_> {
         o.moves.clear();
         o.err = None;
         let (now, err) = (sh.now, &mut o.err);
-        for_bits(
-            sh.router_cur.words(),
-            lo,
-            lo + routers.len(),
-            |p| match router::plan(p, &penv, now, &mut o.moves, &mut o.plans) {
+        for_bits(cur, 0, routers.len(), |i| {
+            match router::plan(lo + i, &penv, now, &mut o.moves, &mut o.plans) {
                 Ok(()) => true,
                 Err(e) => {
                     *err = Some(e);
                     false
                 }
-            },
-        );
+            }
+        });
     }
 
-    /// Commits and ticks part `j` (`FUSED`), ticks it (`TICK`) or commits it (`COMMIT`),
-    /// as the chunks of `sim_step.rs` do.
+    /// Commits and ticks part `j` (`FUSED`), ticks it (`TICK`) or commits it (`COMMIT`,
+    /// a cycle that stopped at a routing error), as the chunks of `sim_step.rs` do, and
+    /// keeps the next cycle's worklists and sleepers in the part.
     fn commit_tick(
         &self,
         j: usize,
@@ -368,8 +513,20 @@ impl Batch<'_> {
             return;
         };
         let mut part = write(part);
-        let Part { lo, routers, pes } = &mut *part;
+        let Part {
+            lo,
+            routers,
+            pes,
+            local,
+        } = &mut *part;
         let (lo, n) = (*lo, pes.len());
+        let Local {
+            router_cur,
+            ce_cur,
+            words,
+            timers,
+            sleeps,
+        } = &mut *local;
         let mut o = lock(out);
         let o = &mut *o;
         let now = sh.now;
@@ -379,60 +536,58 @@ impl Batch<'_> {
             trace: None,
             record: self.record,
         };
-        let ChunkWords { router, ce, ce_now } = &mut o.words;
+        let ChunkWords { router, ce, .. } = words;
         let router_next = zeroed(router, n);
         let ce_next = zeroed(ce, n);
-        let (classes, env) = (self.classes, &self.env);
-        let ticker = Ticker {
-            classes,
-            env,
-            trace: None,
-            record: self.record,
-            now,
-        };
-        let tick = |chunk: Chunk<'_>, cur: &[u64], base: usize| ticker.tick(chunk, cur, base);
-        match kind {
-            FUSED => {
-                let ce_now = zeroed(ce_now, n);
-                sh.ce_cur.copy_range(lo, n, ce_now);
-                wake_part(&sh.due, lo, pes, now, ce_now);
-                let commit = Chunk {
-                    lo,
-                    routers,
-                    pes,
-                    router_next: &mut *router_next,
-                    ce_next: &mut *ce_now,
-                };
-                o.hops = router::commit(commit, plans, moves, &cenv, now).hops;
-                let chunk = Chunk {
-                    lo,
-                    routers,
-                    pes,
-                    router_next,
-                    ce_next,
-                };
-                o.ce = Some(tick(chunk, ce_now, lo));
-            }
-            _ => {
-                let chunk = Chunk {
-                    lo,
-                    routers,
-                    pes,
-                    router_next,
-                    ce_next,
-                };
-                if kind == TICK {
-                    let ce_now = zeroed(ce_now, n);
-                    sh.ce_cur.copy_range(lo, n, ce_now);
-                    wake_part(&sh.due, lo, chunk.pes, now, ce_now);
-                    o.hops = 0;
-                    o.ce = Some(tick(chunk, ce_now, lo));
-                } else {
-                    o.hops = router::commit(chunk, plans, moves, &cenv, now).hops;
-                    o.ce = None;
-                }
-            }
+        // This cycle's CEs: the list and the sleepers whose stall ends now.
+        ce_cur.resize(n.div_ceil(64), 0);
+        wake_part(timers, lo, pes, now, ce_cur);
+        o.hops = 0;
+        o.slept = 0;
+        if kind != TICK {
+            let commit = Chunk {
+                lo,
+                routers,
+                pes,
+                router_next: &mut *router_next,
+                ce_next: &mut *ce_cur,
+            };
+            o.hops = router::commit(commit, plans, moves, &cenv, now).hops;
         }
+        if kind == COMMIT {
+            // The cycle stopped: what the commit woke waits for the next run.
+            o.ticked = false;
+            std::mem::swap(router_cur, router);
+        } else {
+            let ticker = Ticker {
+                classes: self.classes,
+                env: &self.env,
+                trace: None,
+                record: self.record,
+                now,
+            };
+            let chunk = Chunk {
+                lo,
+                routers,
+                pes,
+                router_next,
+                ce_next,
+            };
+            let c = ticker.tick_into(chunk, ce_cur, lo, std::mem::take(sleeps));
+            o.slept = c.sleeps.len();
+            for &(wake, p) in &c.sleeps {
+                timers.add(now, wake, p);
+            }
+            *sleeps = c.sleeps;
+            o.ticked = true;
+            o.unblocked = c.unblocked;
+            o.happened = c.happened;
+            o.err = c.err;
+            o.woke = c.woke;
+            std::mem::swap(router_cur, router);
+            std::mem::swap(ce_cur, ce);
+        }
+        o.next = local.next(now + 1);
     }
 
     /// A helper's life: wait for each phase, step the parts it can claim.
@@ -549,7 +704,7 @@ impl Simulator {
         use super::RunEnd;
         loop {
             if self.batch_wanted() {
-                match self.batch(|s, b| s.batch_loop(b, Some(until), u64::MAX, max_cycles))? {
+                match self.batch(|s, b, t| s.batch_loop(b, t, Some(until), u64::MAX, max_cycles))? {
                     Stop::Cond => return Ok(RunEnd::Condition),
                     Stop::Idle => return Ok(RunEnd::Idle),
                     Stop::Leave => {}
@@ -579,7 +734,7 @@ impl Simulator {
         let target = self.cycle.saturating_add(cycles);
         while self.cycle < target {
             if self.batch_wanted() {
-                match self.batch(|s, b| s.batch_loop(b, None, target, max_cycles))? {
+                match self.batch(|s, b, t| s.batch_loop(b, t, None, target, max_cycles))? {
                     Stop::Idle => self.cycle = target.min(max_cycles),
                     Stop::Cond | Stop::Leave => {}
                 }
@@ -596,9 +751,10 @@ impl Simulator {
         Ok(())
     }
 
-    /// Runs `body` with a batch: the PE and router vectors cut into parts, helper
-    /// threads that live until `body` returns; the vectors are put back afterwards.
-    fn batch<R>(&mut self, body: impl FnOnce(&mut Simulator, &Batch<'_>) -> R) -> R {
+    /// Runs `body` with a batch: the PE and router vectors cut into parts (each with its
+    /// share of the worklists and sleepers), helper threads that live until `body`
+    /// returns; everything is put back afterwards.
+    fn batch<R>(&mut self, body: impl FnOnce(&mut Simulator, &Batch<'_>, Totals) -> R) -> R {
         let mut pes = std::mem::take(&mut self.pes);
         let mut routers = std::mem::take(&mut self.routers);
         let classes = std::mem::take(&mut self.classes);
@@ -614,6 +770,7 @@ impl Simulator {
             }
         }
         let bounds = entity_bounds(&[&self.router_next, &self.ce_next, &live], 0, n, k);
+        let now = self.cycle;
         let mut parts = Vec::with_capacity(bounds.len());
         {
             let (mut rs, mut ps) = (routers.as_mut_slice(), pes.as_mut_slice());
@@ -624,22 +781,33 @@ impl Simulator {
                 rs = rest;
                 let (p, rest) = std::mem::take(&mut ps).split_at_mut(lp);
                 ps = rest;
+                let mut local = Local {
+                    router_cur: vec![0; len.div_ceil(64)],
+                    ce_cur: vec![0; len.div_ceil(64)],
+                    words: ChunkWords::default(),
+                    timers: self.sleepers.split_off(b[0] as u32, b[1] as u32),
+                    sleeps: Vec::new(),
+                };
+                self.router_next
+                    .copy_range(b[0], len, &mut local.router_cur);
+                self.ce_next.copy_range(b[0], len, &mut local.ce_cur);
                 parts.push(RwLock::new(Part {
                     lo: b[0],
                     routers: r,
                     pes: p,
+                    local,
                 }));
             }
         }
+        // The parts hold the worklists now.
+        self.router_next.clear();
+        self.ce_next.clear();
+        let totals = parts
+            .iter()
+            .fold(Next::default(), |t, p| t.add(read(p).local.next(now)));
         let nparts = parts.len();
-        let shared = Shared {
-            now: self.cycle,
-            router_cur: std::mem::take(&mut self.router_cur),
-            ce_cur: std::mem::take(&mut self.ce_cur),
-            due: WorkSet::new(n),
-            upto: 0,
-        };
-        let (r, shared) = {
+        let shared = Shared { now, upto: 0 };
+        let (r, parts) = {
             let batch = Batch {
                 parts,
                 plans: (0..nparts).map(|_| RwLock::default()).collect(),
@@ -664,18 +832,18 @@ impl Simulator {
                     let h = s.spawn(move || b.helper(t));
                     lock(&batch.helpers).push(h.thread().clone());
                 }
-                let r = body(self, &batch);
+                let r = body(self, &batch, totals);
                 batch.stop.store(true, Ordering::Release);
                 r
             });
-            let shared = batch
-                .shared
-                .into_inner()
-                .unwrap_or_else(PoisonError::into_inner);
-            (r, shared)
+            (r, batch.parts)
         };
-        self.router_cur = shared.router_cur;
-        self.ce_cur = shared.ce_cur;
+        for part in parts {
+            let part = part.into_inner().unwrap_or_else(PoisonError::into_inner);
+            self.router_next.or_shifted(part.lo, &part.local.router_cur);
+            self.ce_next.or_shifted(part.lo, &part.local.ce_cur);
+            self.sleepers.absorb(part.local.timers);
+        }
         self.pes = pes;
         self.routers = routers;
         self.classes = classes;
@@ -684,10 +852,11 @@ impl Simulator {
 
     /// The cycles of a batch: stops at `until` (a run) or at cycle `target` (`advance`),
     /// when nothing can progress, or at the batch's end (`Stop::Leave`, always at a
-    /// cycle boundary).
+    /// cycle boundary). `t`: the parts' worklist and sleeper counts for this cycle.
     fn batch_loop(
         &mut self,
         b: &Batch<'_>,
+        mut t: Totals,
         until: Option<Until>,
         target: u64,
         max_cycles: u64,
@@ -700,12 +869,14 @@ impl Simulator {
             if self.cycle >= end || solo >= SOLO_END || !self.h2d.is_empty() || self.d2h.is_some() {
                 return Ok(Stop::Leave);
             }
+            // `Simulator::local_work` over the parts (a batch has no host streams).
+            let work = t.routers > 0 || t.ces > 0 || self.sleeping > 0;
             match until {
                 Some(u) => {
                     if u.holds(self, b.n) {
                         return Ok(Stop::Cond);
                     }
-                    if !self.local_work() {
+                    if !work {
                         return Ok(Stop::Idle);
                     }
                     if self.cycle >= max_cycles {
@@ -716,7 +887,7 @@ impl Simulator {
                     if self.cycle >= max_cycles {
                         return Err(SimError::CycleLimit { cycle: self.cycle });
                     }
-                    if !self.local_work() {
+                    if !work {
                         return Ok(Stop::Idle);
                     }
                 }
@@ -724,20 +895,13 @@ impl Simulator {
             self.interrupted()?;
             // The sleepers due count: in programs whose PEs run ahead they are most of a
             // cycle's work.
-            let due = self.take_due(b);
-            let active = self.router_next.len().max(self.ce_next.len() + due);
+            let active = t.routers.max(t.ces + t.due_at(self.cycle));
             let small = active < self.batch_min();
-            solo = if small { solo + 1 } else { 0 };
-            if small {
-                if !self.batch_step(b, &mut ph, true, due)? {
-                    return Ok(Stop::Idle);
-                }
-                continue;
-            }
-            let share = tuner.share(b);
+            let share = tuner.share(b, small);
+            solo = if small && !share { solo + 1 } else { 0 };
             let start = Instant::now();
-            let happened = self.batch_step(b, &mut ph, !share, due)?;
-            tuner.note(share, start.elapsed(), active);
+            let happened = self.batch_step(b, &mut t, &mut ph, !share)?;
+            tuner.note(start.elapsed(), active);
             if !happened {
                 return Ok(Stop::Idle);
             }
@@ -745,15 +909,15 @@ impl Simulator {
         Ok(Stop::Cond)
     }
 
-    /// One cycle of a batch ([`Simulator::step`] without host streams or ranks), whose
-    /// `due` sleepers due are in the shared state ([`Simulator::take_due`]); `alone`: the
-    /// caller steps every part itself.
+    /// One cycle of a batch ([`Simulator::step`] without host streams or ranks); `t`
+    /// holds the parts' counts for this cycle and then for the next; `alone`: the caller
+    /// steps every part itself.
     fn batch_step(
         &mut self,
         b: &Batch<'_>,
+        t: &mut Totals,
         ph: &mut u64,
         alone: bool,
-        due: usize,
     ) -> Result<bool, SimError> {
         let now = self.cycle;
         let mut happened = false;
@@ -761,61 +925,55 @@ impl Simulator {
             *ph += 1;
             b.run_phase(*ph, kind, alone);
         };
-        let mut ticked = false;
-        if !self.router_next.is_empty() {
-            {
-                let mut sh = write(&b.shared);
-                sh.now = now;
-                std::mem::swap(&mut sh.router_cur, &mut self.router_next);
-            }
+        write(&b.shared).now = now;
+        let kind = if t.routers > 0 {
             phase(PLAN);
-            let failed = {
-                // The moves stay in the parts' buffers: each commit reads them there.
-                let mut failed = None;
-                let mut upto = 0;
-                for out in &b.plans {
-                    let mut o = write(out);
-                    happened |= !o.plans.is_empty();
-                    upto += 1;
-                    if o.err.is_some() {
-                        failed = o.err.take();
-                        break;
-                    }
+            let mut failed = None;
+            let mut upto = 0;
+            for out in &b.plans {
+                let mut o = write(out);
+                happened |= !o.plans.is_empty();
+                upto += 1;
+                if o.err.is_some() {
+                    failed = o.err.take();
+                    break;
                 }
-                let mut sh = write(&b.shared);
-                sh.upto = upto;
-                if failed.is_none() {
-                    std::mem::swap(&mut sh.ce_cur, &mut self.ce_next);
-                }
-                failed
-            };
+            }
+            write(&b.shared).upto = upto;
             if let Some(e) = failed {
+                // What the commit woke, and the sleepers due, wait in the parts for the
+                // next run.
                 phase(COMMIT);
-                self.merge_parts(b, false);
-                write(&b.shared).router_cur.clear();
-                self.wake_due_parts(b);
+                self.merge_hops(b);
                 return Err(e);
             }
-            phase(FUSED);
-            ticked = true;
-        } else if !self.ce_next.is_empty() || due > 0 {
-            {
-                let mut sh = write(&b.shared);
-                sh.now = now;
-                std::mem::swap(&mut sh.ce_cur, &mut self.ce_next);
+            FUSED
+        } else if t.ces > 0 || t.due_at(now) > 0 {
+            TICK
+        } else {
+            happened |= self.sleeping > 0;
+            if happened {
+                self.cycle += 1;
             }
-            phase(TICK);
-            ticked = true;
-        }
+            return Ok(happened);
+        };
+        phase(kind);
         let mut failed = None;
-        if ticked {
-            let outs = self.merge_parts(b, true);
-            failed = self.absorb_ticks(outs, now, &mut happened);
-            let mut sh = write(&b.shared);
-            sh.router_cur.clear();
-            sh.ce_cur.clear();
-            sh.due.clear();
+        let mut next = Next::default();
+        for out in &b.outs {
+            let mut o = lock(out);
+            self.wavelet_hops += o.hops;
+            next = next.add(o.next);
+            if o.ticked {
+                self.unblocked += o.unblocked;
+                happened |= o.happened;
+                if failed.is_none() {
+                    failed = o.err.take();
+                }
+                self.sleeping = (self.sleeping + o.slept).saturating_sub(o.woke);
+            }
         }
+        *t = next;
         happened |= self.sleeping > 0;
         if let Some(e) = failed {
             return Err(e);
@@ -826,44 +984,10 @@ impl Simulator {
         Ok(happened)
     }
 
-    /// Merges the parts' worklist words and hops (in part order) and takes their CE
-    /// results (with `ces`).
-    fn merge_parts(&mut self, b: &Batch<'_>, ces: bool) -> Vec<CeChunkOut> {
-        let mut outs = Vec::with_capacity(if ces { b.outs.len() } else { 0 });
-        for (part, out) in b.parts.iter().zip(&b.outs) {
-            let lo = read(part).lo;
-            let mut o = lock(out);
-            self.router_next.or_shifted(lo, &o.words.router);
-            self.ce_next.or_shifted(lo, &o.words.ce);
-            self.wavelet_hops += o.hops;
-            if ces && let Some(c) = o.ce.take() {
-                outs.push(c);
-            }
+    /// Adds the parts' wavelet hops (a cycle that stopped at a routing error).
+    fn merge_hops(&mut self, b: &Batch<'_>) {
+        for out in &b.outs {
+            self.wavelet_hops += lock(out).hops;
         }
-        outs
-    }
-
-    /// Moves the sleepers due this cycle from the timers to the shared state, where each
-    /// part checks its own; returns how many (stale entries included).
-    fn take_due(&mut self, b: &Batch<'_>) -> usize {
-        let now = self.cycle;
-        let mut sh = write(&b.shared);
-        let due = &mut sh.due;
-        self.sleepers.due(now, |p| due.insert(p as usize));
-        due.len()
-    }
-
-    /// [`Simulator::wake_due`] by the caller for the sleepers left in the shared state
-    /// (a cycle that stopped at a routing error: they wake when the run goes on).
-    fn wake_due_parts(&mut self, b: &Batch<'_>) {
-        let mut sh = write(&b.shared);
-        let guards: Vec<_> = b.parts.iter().map(read).collect();
-        let now = self.cycle;
-        for g in &guards {
-            let mut words = vec![0u64; g.pes.len().div_ceil(64)];
-            wake_part(&sh.due, g.lo, g.pes, now, &mut words);
-            self.ce_next.or_shifted(g.lo, &words);
-        }
-        sh.due.clear();
     }
 }

@@ -211,6 +211,46 @@ mod tests {
     }
 
     #[test]
+    fn timers_split_and_come_back() {
+        use super::Timers;
+        let mut t = Timers::default();
+        // Near wake-ups (wheel) and far ones (heap), for PEs on both sides of 100.
+        for (wake, p) in [
+            (12, 5),
+            (12, 150),
+            (15, 99),
+            (20, 100),
+            (500, 7),
+            (400, 120),
+        ] {
+            t.add(10, wake, p);
+        }
+        assert_eq!(t.next_due(11), (12, 2));
+        let mut hi = t.split_off(100, 200);
+        assert_eq!(t.next_due(11), (12, 1));
+        assert_eq!(hi.next_due(11), (12, 1));
+        assert_eq!(t.due_count(16), 0);
+        // Visiting the cycles with entries (as the clock does) moves the next one on.
+        let mut got = Vec::new();
+        hi.due(12, |p| got.push(p));
+        assert_eq!(hi.next_due(13), (20, 1));
+        hi.due(20, |p| got.push(p));
+        assert_eq!(hi.next_due(21), (400, 1), "the heap's first");
+        assert_eq!(got, vec![150, 100]);
+        t.add(20, 30, 100);
+        t.absorb(hi);
+        let mut all = Vec::new();
+        for now in 12..=500 {
+            t.due(now, |p| all.push((now, p)));
+        }
+        assert_eq!(
+            all,
+            vec![(12, 5), (15, 99), (30, 100), (400, 120), (500, 7)]
+        );
+        assert_eq!(t.next_due(501), (u64::MAX, 0));
+    }
+
+    #[test]
     fn keeps_a_range() {
         let mut s = WorkSet::new(300);
         for i in [0, 63, 64, 100, 130, 199, 200, 299] {
@@ -256,6 +296,67 @@ impl Timers {
     /// ones in the heap not): a cheap estimate of the PEs that wake then.
     pub fn due_at(&self, now: u64) -> usize {
         self.wheel.get((now % WHEEL) as usize).map_or(0, Vec::len)
+    }
+
+    /// Non-zero exactly when [`Timers::due`] at cycle `now` would call its function: the
+    /// wheel's entries for `now`, plus one if the heap holds any.
+    pub fn due_count(&self, now: u64) -> usize {
+        let far = self
+            .far
+            .peek()
+            .is_some_and(|std::cmp::Reverse((w, _))| *w <= now);
+        self.due_at(now) + usize::from(far)
+    }
+
+    /// The first cycle from `from` on at which [`Timers::due`] would call its function
+    /// (`u64::MAX`: never), and [`Timers::due_count`] then. Every cycle before `from`
+    /// with entries must have been visited.
+    pub fn next_due(&self, from: u64) -> (u64, usize) {
+        let far = self
+            .far
+            .peek()
+            .map_or(u64::MAX, |std::cmp::Reverse((w, _))| (*w).max(from));
+        let near = (from..from.saturating_add(WHEEL))
+            .find(|&c| self.due_at(c) > 0)
+            .unwrap_or(u64::MAX);
+        let at = near.min(far);
+        if at == u64::MAX {
+            return (at, 0);
+        }
+        (at, self.due_count(at))
+    }
+
+    /// Moves the entries of the PEs in `lo..hi` to a new set of timers (each keeps its
+    /// wake-up cycle: a wheel entry stays in the bucket of the same index).
+    pub fn split_off(&mut self, lo: u32, hi: u32) -> Timers {
+        let mut out = Timers::default();
+        let inside = |p: u32| (lo..hi).contains(&p);
+        if !self.wheel.is_empty() {
+            out.wheel = vec![Vec::new(); WHEEL as usize];
+            for (b, o) in self.wheel.iter_mut().zip(out.wheel.iter_mut()) {
+                o.extend(b.iter().copied().filter(|&p| inside(p)));
+                b.retain(|&p| !inside(p));
+            }
+        }
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.far)
+            .into_iter()
+            .partition(|std::cmp::Reverse((_, p))| inside(*p));
+        self.far = rest.into();
+        out.far = mine.into();
+        out
+    }
+
+    /// Takes back the entries of `other` (the inverse of [`Timers::split_off`]).
+    pub fn absorb(&mut self, other: Timers) {
+        if !other.wheel.is_empty() {
+            if self.wheel.is_empty() {
+                self.wheel = vec![Vec::new(); WHEEL as usize];
+            }
+            for (b, o) in self.wheel.iter_mut().zip(other.wheel) {
+                b.extend(o);
+            }
+        }
+        self.far.extend(other.far);
     }
 
     /// Calls `f` on every PE due at cycle `now` (and on stale entries of earlier cycles).
