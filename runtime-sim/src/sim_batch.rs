@@ -62,8 +62,8 @@ const WAIT_SPIN: Duration = Duration::from_micros(50);
 const EPOCH: u32 = 4096;
 const PROBE: u32 = 48;
 /// The first cycles of each probe, not timed: they pay for moving the parts' cache lines
-/// between the cores (to the caller in the alone probe, back in the shared ones), which
-/// the rest of the epoch does not.
+/// between the cores (back to the helpers in the first shared probe, to the caller in
+/// the alone one), which the rest of the epoch does not.
 const WARM: u32 = 16;
 
 /// Which cycles of a batch the helpers share.
@@ -107,17 +107,18 @@ impl Tuner {
     /// The policy of the next cycle.
     fn policy(&self) -> Policy {
         match self.i / PROBE {
-            0 => Policy::Alone,
-            1 => Policy::Big,
-            2 => Policy::All,
+            0 => Policy::Big,
+            1 => Policy::All,
+            2 => Policy::Alone,
             _ => self.policy,
         }
     }
 
     /// Whether the next cycle is shared (`small`: it has fewer active entities than the
-    /// batch threshold); wakes the helpers when a sharing probe starts.
+    /// batch threshold).
     fn share(&self, b: &Batch<'_>, small: bool) -> bool {
-        if self.i == PROBE {
+        // Napping helpers wake for the first probe and when the probes chose to share.
+        if self.i == 0 || (self.i == 3 * PROBE && self.policy != Policy::Alone) {
             b.wake();
         }
         match self.policy() {
@@ -148,7 +149,7 @@ impl Tuner {
 
     /// The policy the probes measured best.
     fn choose(&self) -> Policy {
-        let [alone, big, all] = self.sums;
+        let [big, all, alone] = self.sums;
         // `x` is faster per entity than `y` by the factor `num / den`.
         let faster = |x: (u128, u128), y: (u128, u128), num: u128, den: u128| {
             x.1 > 0 && y.1 > 0 && num * x.0 * y.1 < den * y.0 * x.1
@@ -221,10 +222,13 @@ enum Stop {
     Leave,
 }
 
-/// What a phase does.
-const PLAN: u8 = 0;
-const FUSED: u8 = 1;
-const TICK: u8 = 2;
+/// What a phase does: `ROUTE` plans the routers, waits until every part has, then
+/// commits and ticks (two claims of each part: phases `ph` and `ph + 1`); `TICK` ticks.
+const ROUTE: u8 = 0;
+const TICK: u8 = 1;
+/// What a part's second step in a `ROUTE` phase does: commit and tick, or, when some
+/// part's plan failed, commit the plans before the failure and stop.
+const FUSED: u8 = 2;
 const COMMIT: u8 = 3;
 
 /// One part: routers and PEs `lo..lo + routers.len()`, with their own worklists and
@@ -302,13 +306,6 @@ struct PartOut {
     next: Next,
 }
 
-/// What every thread reads in a phase (written by the caller between phases).
-struct Shared {
-    now: u64,
-    /// The parts whose plans are committed (all, or up to the first that failed).
-    upto: usize,
-}
-
 /// What the caller decides the coming cycles by: one part's ([`Local::next`]) or the
 /// batch's totals ([`Next::add`]).
 #[derive(Clone, Copy, Debug)]
@@ -362,8 +359,9 @@ struct Batch<'a> {
     outs: Vec<Mutex<PartOut>>,
     /// The last phase that claimed each part.
     claimed: Vec<AtomicU64>,
-    shared: RwLock<Shared>,
-    /// The phase published to the helpers, and what it does.
+    /// The cycle, the phase published to the helpers, and what it does (the cycle and
+    /// the kind are stored before the phase).
+    now: AtomicU64,
     phase: AtomicU64,
     kind: AtomicU8,
     /// Parts finished, over all phases (on its own cache line: the helpers spin on
@@ -418,57 +416,100 @@ fn zeroed(v: &mut Vec<u64>, len: usize) -> &mut [u64] {
 }
 
 impl Batch<'_> {
-    /// Steps every part of phase `ph` that no one has claimed, from part `first` on
-    /// (wrapping); returns how many this thread stepped. The locks a thread reads
-    /// through are taken at its first claim and dropped before it reports its parts
-    /// done, so the next phase never waits for them.
-    fn work(&self, ph: u64, first: usize) -> usize {
+    /// Claims the parts of phase `ph` that no one has claimed, from part `first` on
+    /// (wrapping), lazily: each as the iterator reaches it.
+    fn claims(&self, ph: u64, first: usize) -> impl Iterator<Item = usize> + '_ {
         let k = self.parts.len();
         // Only while phase `ph` is the current one can a claim succeed (every phase claims
         // every part once), so what is read after a claim is that phase's.
-        let mut claims = (first..k).chain(0..first).filter(|&j| {
+        (first..k).chain(0..first).filter(move |&j| {
             self.claimed.get(j).is_some_and(|c| {
                 c.compare_exchange(ph - 1, ph, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
             })
-        });
+        })
+    }
+
+    /// Reports `n` parts done.
+    fn report(&self, n: usize) {
+        if n > 0 {
+            self.done.0.fetch_add(n as u64, Ordering::Release);
+        }
+    }
+
+    /// Waits until the parts of phase `ph` are done.
+    fn wait(&self, ph: u64) {
+        let target = ph * self.parts.len() as u64;
+        let start = Instant::now();
+        let mut spins = 0u32;
+        while self.done.0.load(Ordering::Acquire) < target {
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(64) && start.elapsed() > WAIT_SPIN {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    /// Steps the parts of the phase published as `ph` that this thread can claim. The
+    /// locks a thread reads through are dropped before it reports its parts done, so the
+    /// next step never waits for them.
+    fn work(&self, ph: u64, first: usize) {
+        let mut claims = self.claims(ph, first);
         let Some(j0) = claims.next() else {
-            return 0;
+            // A thread that claimed no plan leaves the commits to those that did.
+            return;
         };
+        // What the phase does is read once a claim succeeded: the phase is then current.
         let kind = self.kind.load(Ordering::Acquire);
-        let sh = read(&self.shared);
-        let mut stepped = 1;
-        if kind == PLAN {
+        let now = self.now.load(Ordering::Acquire);
+        let mut n = 0;
+        if kind == TICK {
+            for j in std::iter::once(j0).chain(claims) {
+                self.commit_tick(j, TICK, now, &[], &[]);
+                n += 1;
+            }
+            self.report(n);
+            return;
+        }
+        {
             let guards: Vec<_> = self.parts.iter().map(read).collect();
             let views: Vec<PartView<'_>> = guards
                 .iter()
                 .map(|g| (g.lo, &*g.routers, &*g.pes))
                 .collect();
             let curs: Vec<&[u64]> = guards.iter().map(|g| &g.local.router_cur[..]).collect();
-            self.plan(j0, &views, &curs, &sh);
-            for j in claims {
-                self.plan(j, &views, &curs, &sh);
-                stepped += 1;
-            }
-        } else {
-            let upto = if kind == TICK { 0 } else { sh.upto };
-            let guards: Vec<_> = self.plans.iter().take(upto).map(read).collect();
-            let plans: Vec<&[RouterPlan]> = guards.iter().map(|g| &g.plans[..]).collect();
-            let moves: Vec<&[Move]> = guards.iter().map(|g| &g.moves[..]).collect();
-            self.commit_tick(j0, kind, &sh, &plans, &moves);
-            for j in claims {
-                self.commit_tick(j, kind, &sh, &plans, &moves);
-                stepped += 1;
+            for j in std::iter::once(j0).chain(claims) {
+                self.plan(j, &views, &curs, now);
+                n += 1;
             }
         }
-        drop(sh);
-        self.done.0.fetch_add(stepped as u64, Ordering::Release);
-        stepped
+        self.report(n);
+        // Every part planned, this thread claims every commit it can (also those of a
+        // thread that woke too late to plan).
+        self.wait(ph);
+        let guards: Vec<_> = self.plans.iter().map(read).collect();
+        // The plans up to the first that failed are committed, and then the cycle stops.
+        let failed = guards.iter().position(|g| g.err.is_some());
+        let live = guards
+            .get(..failed.map_or(guards.len(), |i| i + 1))
+            .unwrap_or(&[]);
+        let step = if failed.is_some() { COMMIT } else { FUSED };
+        let plans: Vec<&[RouterPlan]> = live.iter().map(|g| &g.plans[..]).collect();
+        let moves: Vec<&[Move]> = live.iter().map(|g| &g.moves[..]).collect();
+        let mut m = 0;
+        for j in self.claims(ph + 1, first) {
+            self.commit_tick(j, step, now, &plans, &moves);
+            m += 1;
+        }
+        drop(guards);
+        self.report(m);
     }
 
     /// Plans the routers of part `j` (`curs`: each part's routers with work, bit 0 = its
     /// first).
-    fn plan(&self, j: usize, views: &[PartView<'_>], curs: &[&[u64]], sh: &Shared) {
+    fn plan(&self, j: usize, views: &[PartView<'_>], curs: &[&[u64]], now: u64) {
         let (Some(&(lo, routers, pes)), Some(cur), Some(out)) =
             (views.get(j), curs.get(j), self.plans.get(j))
         else {
@@ -486,7 +527,7 @@ impl Batch<'_> {
         o.plans.clear();
         o.moves.clear();
         o.err = None;
-        let (now, err) = (sh.now, &mut o.err);
+        let err = &mut o.err;
         for_bits(cur, 0, routers.len(), |i| {
             match router::plan(lo + i, &penv, now, &mut o.moves, &mut o.plans) {
                 Ok(()) => true,
@@ -505,7 +546,7 @@ impl Batch<'_> {
         &self,
         j: usize,
         kind: u8,
-        sh: &Shared,
+        now: u64,
         plans: &[&[RouterPlan]],
         moves: &[&[Move]],
     ) {
@@ -529,7 +570,6 @@ impl Batch<'_> {
         } = &mut *local;
         let mut o = lock(out);
         let o = &mut *o;
-        let now = sh.now;
         let cenv = CommitEnv {
             geo: self.geo,
             classes: self.classes,
@@ -622,25 +662,21 @@ impl Batch<'_> {
         }
     }
 
-    /// The caller's side of phase `ph`: publishes it (unless `alone`), steps what it can
-    /// claim and waits until every part is done.
-    fn run_phase(&self, ph: u64, kind: u8, alone: bool) {
+    /// The caller's side of phase `ph` in cycle `now`: publishes it (unless `alone`),
+    /// steps what it can claim and waits until every part is done; returns the last
+    /// phase number it used.
+    fn run_phase(&self, ph: u64, kind: u8, now: u64, alone: bool) -> u64 {
         self.kind.store(kind, Ordering::Release);
+        self.now.store(now, Ordering::Release);
         if !alone {
             self.phase.store(ph, Ordering::Release);
         }
+        // A thread that planned a part goes on to claim every commit left, so the caller
+        // never waits for a helper that woke too late to plan.
         self.work(ph, 0);
-        let target = ph * self.parts.len() as u64;
-        let start = Instant::now();
-        let mut spins = 0u32;
-        while self.done.0.load(Ordering::Acquire) < target {
-            spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(64) && start.elapsed() > WAIT_SPIN {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
+        let last = if kind == ROUTE { ph + 1 } else { ph };
+        self.wait(last);
+        last
     }
 
     /// Wakes napping helpers (before the caller shares cycles again).
@@ -806,16 +842,15 @@ impl Simulator {
             .iter()
             .fold(Next::default(), |t, p| t.add(read(p).local.next(now)));
         let nparts = parts.len();
-        let shared = Shared { now, upto: 0 };
         let (r, parts) = {
             let batch = Batch {
                 parts,
                 plans: (0..nparts).map(|_| RwLock::default()).collect(),
                 outs: (0..nparts).map(|_| Mutex::default()).collect(),
                 claimed: (0..nparts).map(|_| AtomicU64::new(0)).collect(),
-                shared: RwLock::new(shared),
+                now: AtomicU64::new(now),
                 phase: AtomicU64::new(0),
-                kind: AtomicU8::new(PLAN),
+                kind: AtomicU8::new(ROUTE),
                 done: Padded(AtomicU64::new(0)),
                 stop: AtomicBool::new(false),
                 helpers: Mutex::default(),
@@ -921,33 +956,8 @@ impl Simulator {
     ) -> Result<bool, SimError> {
         let now = self.cycle;
         let mut happened = false;
-        let mut phase = |kind: u8| {
-            *ph += 1;
-            b.run_phase(*ph, kind, alone);
-        };
-        write(&b.shared).now = now;
         let kind = if t.routers > 0 {
-            phase(PLAN);
-            let mut failed = None;
-            let mut upto = 0;
-            for out in &b.plans {
-                let mut o = write(out);
-                happened |= !o.plans.is_empty();
-                upto += 1;
-                if o.err.is_some() {
-                    failed = o.err.take();
-                    break;
-                }
-            }
-            write(&b.shared).upto = upto;
-            if let Some(e) = failed {
-                // What the commit woke, and the sleepers due, wait in the parts for the
-                // next run.
-                phase(COMMIT);
-                self.merge_hops(b);
-                return Err(e);
-            }
-            FUSED
+            ROUTE
         } else if t.ces > 0 || t.due_at(now) > 0 {
             TICK
         } else {
@@ -957,7 +967,24 @@ impl Simulator {
             }
             return Ok(happened);
         };
-        phase(kind);
+        *ph = b.run_phase(*ph + 1, kind, now, alone);
+        if kind == ROUTE {
+            let mut failed = None;
+            for out in &b.plans {
+                let mut o = write(out);
+                happened |= !o.plans.is_empty();
+                if o.err.is_some() {
+                    failed = o.err.take();
+                    break;
+                }
+            }
+            if let Some(e) = failed {
+                // The parts committed the plans before the failure; what the commits
+                // woke, and the sleepers due, wait in the parts for the next run.
+                self.merge_hops(b);
+                return Err(e);
+            }
+        }
         let mut failed = None;
         let mut next = Next::default();
         for out in &b.outs {

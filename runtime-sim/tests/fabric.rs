@@ -1792,6 +1792,36 @@ fn runs_are_identical_for_every_thread_count() {
 }
 
 #[test]
+fn a_routing_error_mid_run_is_the_same_for_every_thread_count() {
+    // A busy grid whose PE (9,12) cannot receive (its colour has no route): the first
+    // wavelet to reach it stops the run while every other PE is busy, in a cycle that
+    // persistent batches split between threads (the parts before the failing one commit
+    // their plans, and the run stops there).
+    for arch in [Arch::Wse2, Arch::Wse3] {
+        let mut img = cslsim::bench::busy_grid(arch, 16, 16, 40);
+        let kept: Vec<_> = img
+            .routes
+            .iter()
+            .map(|r| r.to_config())
+            .filter(|c| !(c.x == 9 && c.y == 12 && c.rx.first() == Some(&West)))
+            .collect();
+        assert_eq!(kept.len() + 1, img.routes.iter().len(), "one route removed");
+        img.routes = kept.into();
+        let one = observe(&img, 1, true, 1_000_000);
+        let Some(err) = &one.4 else {
+            panic!("the run should fail");
+        };
+        assert!(err.contains("routing error on PE(9,12)"), "{err}");
+        for threads in [2, 3] {
+            for persistent in [true, false] {
+                let got = observe(&img, threads, persistent, 1_000_000);
+                assert_eq!(got, one, "{arch}, {threads} threads, {persistent}");
+            }
+        }
+    }
+}
+
+#[test]
 fn traces_are_identical_for_every_thread_count() {
     let img = cslsim::bench::busy_grid(Arch::Wse2, 9, 9, 8);
     let trace = |threads: usize| {
