@@ -128,10 +128,16 @@ impl Tuner {
         }
     }
 
-    /// Notes a cycle's wall time and active entities.
-    fn note(&mut self, t: Duration, active: usize) {
+    /// Whether the next cycle is part of a probe (and its wall time wanted).
+    fn probing(&self) -> bool {
+        self.i < 3 * PROBE
+    }
+
+    /// Notes a cycle's wall time (measured in probes) and active entities.
+    fn note(&mut self, t: Option<Duration>, active: usize) {
         let k = (self.i / PROBE) as usize;
         if self.i % PROBE >= WARM
+            && let Some(t) = t
             && let Some(s) = self.sums.get_mut(k)
         {
             s.0 += t.as_nanos();
@@ -302,6 +308,10 @@ struct PartOut {
     woke: usize,
     /// PEs that went to sleep.
     slept: usize,
+    /// The part's routers planned a move (a `ROUTE` phase).
+    planned: bool,
+    /// Some part's plan failed: this part committed and stopped (`COMMIT`).
+    stopped: bool,
     /// [`Local::next`] for the next cycle.
     next: Next,
 }
@@ -440,11 +450,14 @@ impl Batch<'_> {
     /// Waits until the parts of phase `ph` are done.
     fn wait(&self, ph: u64) {
         let target = ph * self.parts.len() as u64;
-        let start = Instant::now();
+        // The clock is read only once the wait is longer than a few spins.
+        let mut start = None;
         let mut spins = 0u32;
         while self.done.0.load(Ordering::Acquire) < target {
             spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(64) && start.elapsed() > WAIT_SPIN {
+            if spins.is_multiple_of(64)
+                && start.get_or_insert_with(Instant::now).elapsed() > WAIT_SPIN
+            {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
@@ -584,6 +597,8 @@ impl Batch<'_> {
         wake_part(timers, lo, pes, now, ce_cur);
         o.hops = 0;
         o.slept = 0;
+        o.planned = plans.get(j).is_some_and(|p| !p.is_empty());
+        o.stopped = kind == COMMIT;
         if kind != TICK {
             let commit = Chunk {
                 lo,
@@ -635,7 +650,8 @@ impl Batch<'_> {
         let first = t * self.parts.len() / self.threads;
         let mut seen = self.phase.load(Ordering::Acquire);
         loop {
-            let start = Instant::now();
+            // The clock is read only once the wait is longer than a few spins.
+            let mut start = None;
             let mut spins = 0u32;
             let ph = loop {
                 if self.stop.load(Ordering::Acquire) {
@@ -647,7 +663,7 @@ impl Batch<'_> {
                 }
                 spins = spins.wrapping_add(1);
                 if spins.is_multiple_of(64) {
-                    let waited = start.elapsed();
+                    let waited = start.get_or_insert_with(Instant::now).elapsed();
                     if waited > SPIN + YIELD {
                         std::thread::park_timeout(NAP);
                     } else if waited > SPIN {
@@ -934,9 +950,9 @@ impl Simulator {
             let small = active < self.batch_min();
             let share = tuner.share(b, small);
             solo = if small && !share { solo + 1 } else { 0 };
-            let start = Instant::now();
+            let start = tuner.probing().then(Instant::now);
             let happened = self.batch_step(b, &mut t, &mut ph, !share)?;
-            tuner.note(start.elapsed(), active);
+            tuner.note(start.map(|s| s.elapsed()), active);
             if !happened {
                 return Ok(Stop::Idle);
             }
@@ -968,28 +984,14 @@ impl Simulator {
             return Ok(happened);
         };
         *ph = b.run_phase(*ph + 1, kind, now, alone);
-        if kind == ROUTE {
-            let mut failed = None;
-            for out in &b.plans {
-                let mut o = write(out);
-                happened |= !o.plans.is_empty();
-                if o.err.is_some() {
-                    failed = o.err.take();
-                    break;
-                }
-            }
-            if let Some(e) = failed {
-                // The parts committed the plans before the failure; what the commits
-                // woke, and the sleepers due, wait in the parts for the next run.
-                self.merge_hops(b);
-                return Err(e);
-            }
-        }
         let mut failed = None;
+        let mut stopped = false;
         let mut next = Next::default();
         for out in &b.outs {
             let mut o = lock(out);
             self.wavelet_hops += o.hops;
+            stopped |= o.stopped;
+            happened |= o.planned;
             next = next.add(o.next);
             if o.ticked {
                 self.unblocked += o.unblocked;
@@ -998,6 +1000,14 @@ impl Simulator {
                     failed = o.err.take();
                 }
                 self.sleeping = (self.sleeping + o.slept).saturating_sub(o.woke);
+            }
+        }
+        if stopped {
+            // The parts committed the plans up to the first that failed, in part order;
+            // what the commits woke, and the sleepers due, wait in the parts for the
+            // next run.
+            if let Some(e) = b.plans.iter().find_map(|p| write(p).err.take()) {
+                return Err(e);
             }
         }
         *t = next;
@@ -1009,12 +1019,5 @@ impl Simulator {
             self.cycle += 1;
         }
         Ok(happened)
-    }
-
-    /// Adds the parts' wavelet hops (a cycle that stopped at a routing error).
-    fn merge_hops(&mut self, b: &Batch<'_>) {
-        for out in &b.outs {
-            self.wavelet_hops += lock(out).hops;
-        }
     }
 }
