@@ -203,7 +203,7 @@ impl SdkRuntime {
         self
     }
 
-    /// Whether runs with several threads step their cycles in persistent batches
+    /// Whether runs step their cycles in persistent batches
     /// ([`Simulator::set_persistent`]; default on unless `CSLSIM_PERSISTENT=0`; results
     /// never depend on it).
     pub fn with_persistent(mut self, on: bool) -> Self {

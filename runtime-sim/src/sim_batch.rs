@@ -2,7 +2,10 @@
 //! (`run_until_idle`, a launch, `advance`) steps many cycles inside one
 //! `std::thread::scope` whose helper threads live for the whole batch and wait for the
 //! next phase by spinning on an atomic, so that handing a phase to them costs well under
-//! a microsecond instead of a `rayon` scope per phase (`par::run`).
+//! a microsecond instead of a `rayon` scope per phase (`par::run`). With one thread a
+//! batch has one part and no helper, and is used for every cycle with work: its loop,
+//! with the worklists and sleepers kept in the part, is cheaper than the step-by-step
+//! path's (SIMULATOR.md §12.12).
 //!
 //! For the batch, the PE and router vectors are taken out of the [`Simulator`] and cut
 //! into a fixed set of parts (balanced by the routers and CEs with work when the batch
@@ -704,7 +707,7 @@ impl Batch<'_> {
 }
 
 impl Simulator {
-    /// Sets whether runs with several threads step their cycles in persistent batches
+    /// Sets whether runs step their cycles in persistent batches
     /// (SIMULATOR.md §12.7; default on unless `CSLSIM_PERSISTENT=0`). Results never
     /// depend on it.
     pub fn set_persistent(&mut self, on: bool) {
@@ -714,13 +717,16 @@ impl Simulator {
     /// The threshold of a batch: [`BATCH_SPLIT_MIN`], or lower if the split threshold is
     /// lower ([`Simulator::set_split_threshold`]).
     fn batch_min(&self) -> usize {
+        if self.threads <= 1 {
+            // One thread: a batch is the cheaper loop for any cycle with work.
+            return 1;
+        }
         self.split_min.min(BATCH_SPLIT_MIN)
     }
 
     /// Whether the next cycle should start a batch.
     fn batch_wanted(&self) -> bool {
         self.persistent
-            && self.threads > 1
             && self.trace.is_none()
             && !self.dist.on()
             && self.h2d.is_empty()
@@ -739,7 +745,7 @@ impl Simulator {
         until: Until,
         max_cycles: u64,
     ) -> Result<super::RunEnd, SimError> {
-        if !self.persistent || self.threads <= 1 || self.dist.on() {
+        if !self.persistent || self.dist.on() {
             return self.run_until(move |s| until.check(s), max_cycles);
         }
         self.resume();
@@ -948,11 +954,15 @@ impl Simulator {
             // cycle's work.
             let active = t.routers.max(t.ces + t.due_at(self.cycle));
             let small = active < self.batch_min();
-            let share = tuner.share(b, small);
+            // One thread has no one to share with, and nothing to tune.
+            let tune = b.threads > 1;
+            let share = tune && tuner.share(b, small);
             solo = if small && !share { solo + 1 } else { 0 };
-            let start = tuner.probing().then(Instant::now);
+            let start = (tune && tuner.probing()).then(Instant::now);
             let happened = self.batch_step(b, &mut t, &mut ph, !share)?;
-            tuner.note(start.map(|s| s.elapsed()), active);
+            if tune {
+                tuner.note(start.map(|s| s.elapsed()), active);
+            }
             if !happened {
                 return Ok(Stop::Idle);
             }
