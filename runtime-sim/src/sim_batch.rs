@@ -301,7 +301,7 @@ struct PlanOut {
 #[repr(align(128))]
 struct PartOut {
     hops: u64,
-    /// The tick's results ([`CeChunkOut`] without its sleepers, which are in the part's
+    /// The tick's results (`CeChunkOut` without its sleepers, which are in the part's
     /// timers: its buffer is freed by the thread that allocated it, since a free from
     /// another thread contends for the allocator's lock).
     ticked: bool,
@@ -362,8 +362,6 @@ impl Next {
         if self.wake <= now { self.due.max(1) } else { 0 }
     }
 }
-
-type Totals = Next;
 
 /// A batch: the parts, the per-phase state and the phase counter the helpers watch.
 struct Batch<'a> {
@@ -812,7 +810,7 @@ impl Simulator {
     /// Runs `body` with a batch: the PE and router vectors cut into parts (each with its
     /// share of the worklists and sleepers), helper threads that live until `body`
     /// returns; everything is put back afterwards.
-    fn batch<R>(&mut self, body: impl FnOnce(&mut Simulator, &Batch<'_>, Totals) -> R) -> R {
+    fn batch<R>(&mut self, body: impl FnOnce(&mut Simulator, &Batch<'_>, Next) -> R) -> R {
         let mut pes = std::mem::take(&mut self.pes);
         let mut routers = std::mem::take(&mut self.routers);
         let classes = std::mem::take(&mut self.classes);
@@ -913,7 +911,7 @@ impl Simulator {
     fn batch_loop(
         &mut self,
         b: &Batch<'_>,
-        mut t: Totals,
+        mut t: Next,
         until: Option<Until>,
         target: u64,
         max_cycles: u64,
@@ -976,7 +974,7 @@ impl Simulator {
     fn batch_step(
         &mut self,
         b: &Batch<'_>,
-        t: &mut Totals,
+        t: &mut Next,
         ph: &mut u64,
         alone: bool,
     ) -> Result<bool, SimError> {
