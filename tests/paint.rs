@@ -76,6 +76,29 @@ fn a_row_of_relays_sums_columns_through_the_colour_pair() {
 }
 
 #[test]
+fn rows_built_by_stacking_copies_of_one_tile_run_like_the_painted_row() {
+    // `hstack(rep(tile(1 1) N))` is the row `rect(1 1 N 1)`; `vstack(rep(row 2))` adds a
+    // second one below it; `split()` cuts the two apart again for `name()`.
+    for n in [1i64, 3, 6] {
+        let (image, map) = build("stacked_rows.paint", Arch::Wse3, &[("N", n)]);
+        assert_eq!((image.meta.width, image.meta.height), (n as u32 + 2, 4));
+        let text = map.to_text();
+        assert!(
+            text.contains(&format!("region top rect 1 1 {n} 1")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("region bottom rect 1 2 {n} 1")),
+            "{text}"
+        );
+        let sim = run(&image);
+        let expect: Vec<Vec<u16>> = (1..=n as u16).map(|x| vec![(1..=x).sum()]).collect();
+        assert_eq!(read_words(&sim, &map, "top.sum"), expect, "N={n}");
+        assert_eq!(read_words(&sim, &map, "bottom.sum"), expect, "N={n}");
+    }
+}
+
+#[test]
 fn the_relay_row_also_runs_on_wse2() {
     let (image, map) = build("relay_row.paint", Arch::Wse2, &[("N", 4)]);
     let sim = run(&image);

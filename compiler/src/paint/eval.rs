@@ -12,6 +12,7 @@
 
 use super::ast::{BinOp, BracketItem, Expr, ExprKind, Ident, Item};
 use super::region::{MAX_SIDE, Rect, Region, Route, Side, Sides};
+use super::stack::Axis;
 use crate::diag::{Diagnostic, codes};
 use crate::source::{FileId, SourceMap, Span};
 use crate::tungsten::ParamValue;
@@ -35,14 +36,14 @@ const MAX_CALLS: usize = 100;
 /// exponentially often without recursing).
 const FUEL: u64 = 1_000_000;
 /// The most rectangles one region may consist of.
-const MAX_RECTS: usize = 1 << 16;
+pub(super) const MAX_RECTS: usize = 1 << 16;
 
 /// The builtins that make values.
-const BUILTINS: &[&str] = &["color", "rect", "tile", "union", "ring"];
+const BUILTINS: &[&str] = &[
+    "color", "rect", "tile", "union", "ring", "hstack", "vstack", "rep", "split",
+];
 /// The actions (`R : action(...)`).
 const ACTIONS: &[&str] = &["paint", "colorpair", "code", "name", "mp", "switch"];
-/// Published keywords this compiler does not implement yet.
-const UNSUPPORTED: &[&str] = &["hstack", "vstack", "rep", "split"];
 
 /// A Paint value.
 #[derive(Clone, Debug)]
@@ -1105,15 +1106,10 @@ impl<'a> Eval<'a> {
                 ];
                 Ok(Value::Region(Rc::new(Region { rects })))
             }
-            n if UNSUPPORTED.contains(&n) => Err(self.report(
-                Diagnostic::error(
-                    codes::PAINT_UNSUPPORTED,
-                    format!("`{n}()` is not supported yet"),
-                    f.span,
-                    "not supported by this compiler",
-                )
-                .with_help("build the region from rect(), tile(), union() and ring(), with Paint functions for repeated patterns"),
-            )),
+            "hstack" => self.stack(f, args, span, Axis::Columns),
+            "vstack" => self.stack(f, args, span, Axis::Rows),
+            "rep" => Err(self.rep_alone(f)),
+            "split" => self.split(f, args, span),
             n => Err(self.report(
                 Diagnostic::error(
                     codes::PAINT_UNDEFINED,
@@ -1121,7 +1117,7 @@ impl<'a> Eval<'a> {
                     f.span,
                     "no builtin, action or `define` has this name",
                 )
-                .with_note("builtins: color, rect, tile, union, ring; actions: paint, colorpair, code, name, mp"),
+                .with_note("builtins: color, rect, tile, union, ring, hstack, vstack, rep, split; actions: paint, colorpair, code, name, mp, switch"),
             )),
         }
     }

@@ -20,6 +20,7 @@ pub mod eval;
 pub mod parser;
 pub mod plan;
 pub mod region;
+mod stack;
 pub mod token;
 
 #[cfg(test)]

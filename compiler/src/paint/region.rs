@@ -82,6 +82,52 @@ impl Region {
     }
 }
 
+impl Region {
+    /// The region moved by `dx` columns and `dy` rows (`None` if a tile would leave
+    /// `0..MAX_SIDE` on either axis).
+    pub fn translated(&self, dx: i64, dy: i64) -> Option<Region> {
+        let shift = |v: u32, d: i64, len: u32| -> Option<u32> {
+            let n = i64::from(v).checked_add(d)?;
+            let v = u32::try_from(n).ok()?;
+            (u64::from(v) + u64::from(len) <= u64::from(MAX_SIDE)).then_some(v)
+        };
+        let rects = self
+            .rects
+            .iter()
+            .map(|r| {
+                Some(Rect {
+                    x: shift(r.x, dx, r.w)?,
+                    y: shift(r.y, dy, r.h)?,
+                    w: r.w,
+                    h: r.h,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Region { rects })
+    }
+
+    /// The tiles of the region that lie in `clip`.
+    pub fn clipped(&self, clip: Rect) -> Region {
+        let rects = self
+            .rects
+            .iter()
+            .filter_map(|r| {
+                let x0 = r.x.max(clip.x);
+                let y0 = r.y.max(clip.y);
+                let x1 = (r.x + r.w).min(clip.x + clip.w);
+                let y1 = (r.y + r.h).min(clip.y + clip.h);
+                (x0 < x1 && y0 < y1).then(|| Rect {
+                    x: x0,
+                    y: y0,
+                    w: x1 - x0,
+                    h: y1 - y0,
+                })
+            })
+            .collect();
+        Region { rects }
+    }
+}
+
 /// A side of a tile as Paint's routes name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Side {

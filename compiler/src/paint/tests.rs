@@ -350,6 +350,104 @@ fn functions_rings_tiles_and_globals() {
     assert_eq!(p.in_layout, vec![true, false, false, true]);
 }
 
+/// Which tiles of the layout's rectangle are in the layout, one string per row (`#` in,
+/// `.` out).
+fn picture(src: &str) -> Vec<String> {
+    let p = plan(src, &[]);
+    p.in_layout
+        .chunks(p.width as usize)
+        .map(|row| row.iter().map(|&t| if t { '#' } else { '.' }).collect())
+        .collect()
+}
+
+#[test]
+fn stacks_place_pieces_one_after_another() {
+    // The first piece stays; the next start where the previous ends, aligned with the
+    // first piece's north edge (hstack) or west edge (vstack).
+    assert_eq!(
+        picture("hstack(rect(0 0 2 1) rect(5 3 1 2) tile(9 9))"),
+        vec!["####", "..#."]
+    );
+    assert_eq!(
+        picture("vstack(rep(rect(1 0 2 1) 2) rect(7 7 1 1))"),
+        vec![".##", ".##", ".#."]
+    );
+    // Copies of a region with a hole keep the hole.
+    assert_eq!(
+        picture("hstack(rep(union(tile(0 0) tile(1 1)) 3))"),
+        vec!["#.#.#.", ".#.#.#"]
+    );
+    // Pieces may move west or north, but the first one fixes where the stack starts.
+    assert_eq!(
+        picture("hstack(tile(1 1) rect(4 0 1 2))"),
+        vec!["...", ".##", "..#"]
+    );
+}
+
+#[test]
+fn split_cuts_the_bounding_box_into_strips() {
+    // 5 columns in 2 pieces: columns 0..2 and 2..5.
+    assert_eq!(picture("split(rect(0 0 5 2) 'h 2 0)"), vec!["##", "##"]);
+    assert_eq!(
+        picture("split(rect(0 0 5 2) 'h 2 1)"),
+        vec!["..###", "..###"]
+    );
+    assert_eq!(
+        picture("split(rect(0 1 2 3) 'v 3 2)"),
+        vec!["..", "..", "..", "##"]
+    );
+    // Only the region's own tiles are in a piece.
+    assert_eq!(
+        picture("split(union(tile(0 0) tile(2 1)) 'h 3 2)"),
+        vec!["...", "..#"]
+    );
+    // split() undoes hstack().
+    assert_eq!(
+        picture("split(hstack(rect(0 0 2 2) rect(0 0 2 2)) 'h 2 1)"),
+        picture("rect(2 0 2 2)")
+    );
+}
+
+#[test]
+fn stack_and_split_errors() {
+    assert_eq!(
+        error_codes(
+            "let r = rep(tile() 2)
+union(tile())",
+            &[]
+        ),
+        vec!["E1211"]
+    );
+    assert_eq!(error_codes("hstack()", &[]), vec!["E1211"]);
+    assert_eq!(error_codes("hstack(rep(tile() 0))", &[]), vec!["E1218"]);
+    assert_eq!(
+        error_codes("hstack(rep(rect(0 0 1000 1) 3))", &[]),
+        vec!["E1218"]
+    );
+    assert_eq!(error_codes("vstack(tile() 3)", &[]), vec!["E1210"]);
+    assert_eq!(
+        error_codes("split(rect(0 0 4 1) 'x 2 0)", &[]),
+        vec!["E1210"]
+    );
+    assert_eq!(
+        error_codes("split(rect(0 0 4 1) 'h 5 0)", &[]),
+        vec!["E1218"]
+    );
+    assert_eq!(
+        error_codes("split(rect(0 0 4 1) 'h 2 2)", &[]),
+        vec!["E1218"]
+    );
+    assert_eq!(
+        error_codes("split(union(tile(0 0) tile(0 2)) 'v 3 1)", &[]),
+        vec!["E1218"]
+    );
+    // The names are builtins.
+    assert_eq!(
+        error_codes("define split(a) = a\nunion(tile())", &[]),
+        vec!["E1209"]
+    );
+}
+
 #[test]
 fn the_last_expression_is_the_layout() {
     let c = compile("let r = rect(0 0 1 1)\n3\nunion(r)", &[]);
