@@ -376,7 +376,7 @@ impl Server {
         match doc.1 {
             Lang::Csl => {}
             Lang::Tungsten => return to_json(symbols::tungsten_symbols(&doc.0)),
-            Lang::Paint => return Ok(Value::Array(Vec::new())),
+            Lang::Paint => return to_json(symbols::paint_symbols(&doc.0)),
         }
         let mut fake = cslc::SourceMap::new();
         let file = fake.add(String::new(), None, String::new());

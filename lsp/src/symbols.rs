@@ -263,3 +263,71 @@ pub fn tungsten_symbols(text: &str) -> Vec<DocumentSymbol> {
     }
     out
 }
+
+/// The outline of a Paint file: `let` bindings, Paint functions (`define`), includes and
+/// the regions named for the map (`R : name('g)`), each with its source text as detail.
+pub fn paint_symbols(text: &str) -> Vec<DocumentSymbol> {
+    use cslc::paint::ast::{ExprKind, Item};
+    let mut probe = cslc::SourceMap::new();
+    let file = probe.add(String::new(), None, String::new());
+    let (items, _) = cslc::paint::parser::parse(file, text);
+    let ix = LineIndex::new(text);
+    let source = |sp: cslc::Span| {
+        text.get(sp.start as usize..sp.end as usize)
+            .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    let mut out = Vec::new();
+    for (item, span) in &items {
+        let span = *span;
+        match item {
+            Item::Let(name, value) => out.push(symbol(
+                &ix,
+                name.name.clone(),
+                source(value.span),
+                SymbolKind::VARIABLE,
+                span,
+                name.span,
+                Vec::new(),
+            )),
+            Item::Define { name, params, .. } => {
+                let ps: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+                out.push(symbol(
+                    &ix,
+                    name.name.clone(),
+                    Some(format!("({})", ps.join(" "))),
+                    SymbolKind::FUNCTION,
+                    span,
+                    name.span,
+                    Vec::new(),
+                ));
+            }
+            Item::Include(path, at) => out.push(symbol(
+                &ix,
+                path.clone(),
+                Some("include".into()),
+                SymbolKind::FILE,
+                span,
+                *at,
+                Vec::new(),
+            )),
+            Item::Action { region, action } => {
+                if let ExprKind::Call(f, args) = &action.kind
+                    && f.name == "name"
+                    && let Some(ExprKind::Quote(q)) = args.first().map(|a| &a.kind)
+                {
+                    out.push(symbol(
+                        &ix,
+                        q.clone(),
+                        source(region.span).map(|r| format!("name of {r}")),
+                        SymbolKind::NAMESPACE,
+                        span,
+                        action.span,
+                        Vec::new(),
+                    ));
+                }
+            }
+            Item::Expr(_) => {}
+        }
+    }
+    out
+}

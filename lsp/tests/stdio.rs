@@ -512,6 +512,14 @@ fn tungsten_and_paint_diagnostics() {
     c.open(&paint_uri, "paint", paint_bad);
     let diags = c.diagnostics(&paint_uri);
     assert!(diags.iter().any(|d| d["severity"] == 1), "{diags:?}");
+    let (names, s) = c.symbol_names(&paint_uri);
+    assert_eq!(names, ["row"], "{s}");
+    // The outline of a floorplan: lets, functions, includes and named regions.
+    let plan = "include \"lib.paint\"\ndefine frame(r c) = paint(ring(r) c [CXC])\nlet c = color()\nlet row = hstack(rep(tile(1 1) 4))\nrow : code('relay [a:c])\nrow : name('relays)\nunion(row ring(row))\n";
+    let plan_uri = uri(&dir.join("plan.paint"));
+    c.open(&plan_uri, "paint", plan);
+    let (names, s) = c.symbol_names(&plan_uri);
+    assert_eq!(names, ["lib.paint", "frame", "c", "row", "relays"], "{s}");
     c.finish();
 }
 
