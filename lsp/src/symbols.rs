@@ -1,7 +1,8 @@
 //! Document symbols (the outline) from the syntax tree. CSL: functions, tasks, params,
 //! constants, variables, struct and enum types (with their fields and members), imported
 //! modules, top-level comptime blocks and the layout block. Tungsten: sockets, params,
-//! variables, structs and unions, functions and the entry block.
+//! variables, structs and unions, functions and the entry block. Paint: `let` bindings,
+//! Paint functions, includes and named regions.
 
 use crate::convert::LineIndex;
 use cslc::source::Span;
@@ -272,7 +273,7 @@ pub fn paint_symbols(text: &str) -> Vec<DocumentSymbol> {
     let file = probe.add(String::new(), None, String::new());
     let (items, _) = cslc::paint::parser::parse(file, text);
     let ix = LineIndex::new(text);
-    let source = |sp: cslc::Span| {
+    let source = |sp: Span| {
         text.get(sp.start as usize..sp.end as usize)
             .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
     };
