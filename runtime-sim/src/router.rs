@@ -756,11 +756,13 @@ pub(crate) struct Move {
     deliver: bool,
     /// The colour enters teardown.
     teardown: bool,
-    /// The wavelet as it leaves the buffer.
-    w: Wavelet,
+    /// The wavelet's payload as it leaves the buffer.
+    data: u32,
+    /// Its [`wflags`] bits.
+    flags: u8,
     /// The payload of the copies sent on links (a popped control command, or as is).
     fwd: u32,
-    /// The colour's filter after the move.
+    /// The colour's filter after the move, if the move changed it (`None`: unchanged).
     filter: Option<Filter>,
     /// The colour's switch position after the move.
     cur: u8,
@@ -853,7 +855,7 @@ fn plan_busy(
 
 /// Plans the move of colour `c` at router `p` (`r`); `used` are the output ports already
 /// taken this cycle.
-#[inline]
+#[inline(never)]
 fn plan_color(
     p: usize,
     r: &Router,
@@ -1017,9 +1019,10 @@ fn plan_color(
         links: tx & LINKS,
         deliver,
         teardown,
-        w,
+        data: w.data,
+        flags: w.flags,
         fwd,
-        filter: new_filter.or(cs.filter),
+        filter: new_filter,
         cur,
         mp: None,
     });
@@ -1178,9 +1181,10 @@ fn plan_mp(
         links: if out == RAMP { 0 } else { 1 << out },
         deliver: out == RAMP && !consumed,
         teardown: false,
-        w,
+        data: w.data,
+        flags: w.flags,
         fwd: w.data,
-        filter: cs.filter,
+        filter: None,
         cur: cs.cur,
         mp: Some(MpMove {
             state: mp,
@@ -1279,7 +1283,7 @@ pub(crate) fn commit(
             let qport = opposite(d);
             let wavelet = Wavelet {
                 data: m.fwd,
-                flags: m.w.flags & wflags::CTRL,
+                flags: m.flags & wflags::CTRL,
                 ready: now + geo.hop,
             };
             if m.mp.is_some() {
@@ -1330,7 +1334,9 @@ fn commit_own(
     let (c, port) = (m.c, usize::from(m.port));
     r.pop(c, port, now);
     if let Some(cs) = r.color_mut(c) {
-        cs.filter = m.filter;
+        if let Some(f) = m.filter {
+            cs.filter = Some(f);
+        }
         cs.cur = m.cur;
         if m.teardown {
             cs.teardown = true;
@@ -1364,8 +1370,8 @@ fn commit_own(
         pe.ce_push(
             c,
             Wavelet {
-                data: m.w.data,
-                flags: m.w.flags & wflags::CTRL,
+                data: m.data,
+                flags: m.flags & wflags::CTRL,
                 ready: now + env.geo.ramp,
             },
         );
@@ -1404,8 +1410,12 @@ fn trace_move(t: &Tracer, m: &Move, loc: PeLoc, now: u64) {
             t.line(format_args!(
                 "@{now} {}: router colour {c} {} 0x{:08x} from {from} -> {}{}",
                 loc.rel,
-                if m.w.is_ctrl() { "control" } else { "data" },
-                m.w.data,
+                if m.flags & wflags::CTRL != 0 {
+                    "control"
+                } else {
+                    "data"
+                },
+                m.data,
                 mask_names(dests),
                 if m.teardown { " (teardown)" } else { "" }
             ));
@@ -1414,12 +1424,12 @@ fn trace_move(t: &Tracer, m: &Move, loc: PeLoc, now: u64) {
             t.line(format_args!(
                 "@{now} {}: router colour {c} message {} 0x{:08x} from {from} -> {}{}",
                 loc.rel,
-                match (mm.header, m.w.is_ctrl()) {
+                match (mm.header, m.flags & wflags::CTRL != 0) {
                     (true, _) => "header",
                     (false, true) => "control",
                     (false, false) => "data",
                 },
-                m.w.data,
+                m.data,
                 if mm.consumed {
                     "(consumed)"
                 } else {
