@@ -36,7 +36,7 @@ const MAX_CALLS: usize = 100;
 /// exponentially often without recursing).
 const FUEL: u64 = 1_000_000;
 /// The most rectangles one region may consist of.
-pub(super) const MAX_RECTS: usize = 1 << 16;
+const MAX_RECTS: usize = 1 << 16;
 
 /// The builtins that make values.
 const BUILTINS: &[&str] = &[
@@ -1051,22 +1051,14 @@ impl<'a> Eval<'a> {
                 for a in args {
                     let v = self.expr(a)?;
                     let r = self.region(&v, a.span)?;
-                    for rect in r.rects.iter() {
-                        if seen.insert(*rect) {
-                            rects.push(*rect);
-                        }
-                    }
-                    if rects.len() > MAX_RECTS {
-                        return Err(self.report(
-                            Diagnostic::error(
-                                codes::PAINT_BAD_REGION,
-                                "region too complex",
-                                span,
-                                format!("this union has more than {MAX_RECTS} rectangles"),
-                            )
-                            .with_help("build large regions from larger rectangles"),
-                        ));
-                    }
+                    self.gather(
+                        &mut rects,
+                        &mut seen,
+                        &r.rects,
+                        span,
+                        "union",
+                        "build large regions from larger rectangles",
+                    )?;
                 }
                 Ok(Value::Region(Rc::new(Region { rects })))
             }
@@ -1120,6 +1112,36 @@ impl<'a> Eval<'a> {
                 .with_note("builtins: color, rect, tile, union, ring, hstack, vstack, rep, split; actions: paint, colorpair, code, name, mp, switch"),
             )),
         }
+    }
+
+    /// Adds the rectangles of `more` not seen yet to `rects`; a region of more than
+    /// [`MAX_RECTS`] rectangles is an error at `span` (a `what`, with `help`).
+    pub(super) fn gather(
+        &mut self,
+        rects: &mut Vec<Rect>,
+        seen: &mut HashSet<Rect>,
+        more: &[Rect],
+        span: Span,
+        what: &str,
+        help: &str,
+    ) -> R<()> {
+        for rect in more {
+            if seen.insert(*rect) {
+                rects.push(*rect);
+            }
+        }
+        if rects.len() > MAX_RECTS {
+            return Err(self.report(
+                Diagnostic::error(
+                    codes::PAINT_BAD_REGION,
+                    "region too complex",
+                    span,
+                    format!("this {what} has more than {MAX_RECTS} rectangles"),
+                )
+                .with_help(help.to_string()),
+            ));
+        }
+        Ok(())
     }
 
     pub(super) fn make_rect(&mut self, n: [i64; 4], span: Span) -> R<Rect> {

@@ -113,22 +113,14 @@ impl Eval<'_> {
                 Axis::Columns => b.w,
                 Axis::Rows => b.h,
             });
-            for rect in moved.rects {
-                if seen.insert(rect) {
-                    rects.push(rect);
-                }
-            }
-            if rects.len() > MAX_RECTS {
-                return Err(self.report(
-                    Diagnostic::error(
-                        codes::PAINT_BAD_REGION,
-                        "region too complex",
-                        span,
-                        format!("this stack has more than {MAX_RECTS} rectangles"),
-                    )
-                    .with_help("stack larger pieces, or fewer of them"),
-                ));
-            }
+            self.gather(
+                &mut rects,
+                &mut seen,
+                &moved.rects,
+                span,
+                "stack",
+                "stack larger pieces, or fewer of them",
+            )?;
         }
         Ok(Value::Region(Rc::new(Region { rects })))
     }

@@ -410,42 +410,22 @@ fn split_cuts_the_bounding_box_into_strips() {
 
 #[test]
 fn stack_and_split_errors() {
-    assert_eq!(
-        error_codes(
-            "let r = rep(tile() 2)
-union(tile())",
-            &[]
-        ),
-        vec!["E1211"]
-    );
-    assert_eq!(error_codes("hstack()", &[]), vec!["E1211"]);
-    assert_eq!(error_codes("hstack(rep(tile() 0))", &[]), vec!["E1218"]);
-    assert_eq!(
-        error_codes("hstack(rep(rect(0 0 1000 1) 3))", &[]),
-        vec!["E1218"]
-    );
-    assert_eq!(error_codes("vstack(tile() 3)", &[]), vec!["E1210"]);
-    assert_eq!(
-        error_codes("split(rect(0 0 4 1) 'x 2 0)", &[]),
-        vec!["E1210"]
-    );
-    assert_eq!(
-        error_codes("split(rect(0 0 4 1) 'h 5 0)", &[]),
-        vec!["E1218"]
-    );
-    assert_eq!(
-        error_codes("split(rect(0 0 4 1) 'h 2 2)", &[]),
-        vec!["E1218"]
-    );
-    assert_eq!(
-        error_codes("split(union(tile(0 0) tile(0 2)) 'v 3 1)", &[]),
-        vec!["E1218"]
-    );
-    // The names are builtins.
-    assert_eq!(
-        error_codes("define split(a) = a\nunion(tile())", &[]),
-        vec!["E1209"]
-    );
+    let cases = [
+        ("let r = rep(tile() 2)\nunion(tile())", "E1211"),
+        ("hstack()", "E1211"),
+        ("hstack(rep(tile() 0))", "E1218"),
+        ("hstack(rep(rect(0 0 1000 1) 3))", "E1218"),
+        ("vstack(tile() 3)", "E1210"),
+        ("split(rect(0 0 4 1) 'x 2 0)", "E1210"),
+        ("split(rect(0 0 4 1) 'h 5 0)", "E1218"),
+        ("split(rect(0 0 4 1) 'h 2 2)", "E1218"),
+        ("split(union(tile(0 0) tile(0 2)) 'v 3 1)", "E1218"),
+        // The names are builtins.
+        ("define split(a) = a\nunion(tile())", "E1209"),
+    ];
+    for (src, code) in cases {
+        assert_eq!(error_codes(src, &[]), vec![code], "{src}");
+    }
 }
 
 #[test]
