@@ -510,6 +510,17 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
                 }
                 break;
             }
+            // Outside SRAM: a constant register or the task priorities run ahead.
+            Fast::Load { .. }
+            | Fast::LoadOff { .. }
+            | Fast::Store { .. }
+            | Fast::StoreOff { .. } => {
+                if slow_ahead(pe, class, base, pc, mem, due).is_some() {
+                    n += 1;
+                    continue;
+                }
+                break;
+            }
             _ => break,
         };
         // `ret` changes nothing when it faults: that cycle runs it again.
@@ -537,8 +548,10 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
 
 /// Runs ahead (`run_ahead`, for cycle `due`) the instruction at `pc` if it has no fast
 /// form but is one of: a register-only operation without one (`ConvR`, `FrameAddr`; the
-/// arithmetic, compares and plain conversions of every type have fast forms), a call, or,
-/// when `mem`, a descriptor field set (a 16-bit SRAM store, logged like `Store`). Each
+/// arithmetic, compares and plain conversions of every type have fast forms), a call, a
+/// load of a constant memory-mapped register (`constant_register`), a store to the task
+/// priorities (`set_task_priority`), or, when `mem`, a descriptor field set (a 16-bit
+/// SRAM store, logged like `Store`). Each
 /// computes what `step` computes for it. `None` (nothing done but, for a call, the
 /// register file grown, as its own cycle grows it again) for anything else and on a
 /// fault, which the instruction's own cycle then reports.
@@ -559,6 +572,23 @@ fn slow_ahead(pe: &mut Pe, class: &Class, base: usize, pc: u32, mem: bool, due: 
             (dst, alu::conv_round(mode, to, from, r(pe, src)?))
         }
         Op::FrameAddr { dst, off } => (dst, pe.cur.sp.checked_add(u32::from(off))?),
+        // A load of a constant register, a store to the task priorities: as `load` and
+        // `mmio_write` do them.
+        Op::Load { w, dst, addr } => (dst, constant_register(pe, r(pe, addr)?)? & width_mask(w)),
+        Op::LoadOff { w, dst, addr, off } => {
+            let a = offset_addr(r(pe, addr)?, off);
+            (dst, constant_register(pe, a)? & width_mask(w))
+        }
+        Op::Store { addr, src, .. } if is_task_priority(r(pe, addr)?) => {
+            set_task_priority(pe, r(pe, addr)?, r(pe, src)?);
+            pe.cur.pc = next;
+            return Some(());
+        }
+        Op::StoreOff { addr, off, src, .. } if is_task_priority(offset_addr(r(pe, addr)?, off)) => {
+            set_task_priority(pe, offset_addr(r(pe, addr)?, off), r(pe, src)?);
+            pe.cur.pc = next;
+            return Some(());
+        }
         Op::Call {
             func,
             args,
@@ -712,6 +742,30 @@ fn store(
     }
 }
 
+/// The value of a memory-mapped register that never changes and that reading has no
+/// effect on (the PE's fabric coordinates), or `None` for any other address. A load of one
+/// may run ahead (`slow_ahead`).
+fn constant_register(pe: &Pe, a: u32) -> Option<u32> {
+    match a {
+        mmio::ROW_ID => Some(pe.loc.abs.y & 0xffff),
+        mmio::COL_ID => Some(pe.loc.abs.x & 0xffff),
+        _ => None,
+    }
+}
+
+/// Whether `a` is one of the `TASK_PRIORITY` words.
+fn is_task_priority(a: u32) -> bool {
+    (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a) && a.is_multiple_of(2)
+}
+
+/// A store of `v` to the `TASK_PRIORITY` word at `a` (16 priority bits of the task ids
+/// from `8 * (a - TASK_PRIORITY)` up). Only the task picker reads them, and it runs only
+/// while no task does, so a store may run ahead (`slow_ahead`).
+fn set_task_priority(pe: &mut Pe, a: u32, v: u32) {
+    let shift = (a - mmio::TASK_PRIORITY) * 8;
+    pe.high_priority = (pe.high_priority & !(0xffff << shift)) | (u64::from(v & 0xffff) << shift);
+}
+
 /// A store to the memory-mapped register window (kept out of line: rare and large).
 #[inline(never)]
 fn mmio_write(
@@ -729,11 +783,7 @@ fn mmio_write(
                 out.unblocked = true;
             }
         }
-        a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a) && a % 2 == 0 => {
-            let shift = (a - mmio::TASK_PRIORITY) * 8;
-            pe.high_priority =
-                (pe.high_priority & !(0xffff << shift)) | (u64::from(v & 0xffff) << shift);
-        }
+        a if is_task_priority(a) => set_task_priority(pe, a, v),
         mmio::PRINT_CHAR => {
             let b = (v & 0xff) as u8;
             if b == b'\n' || pe.print_buf.len() >= PRINT_LINE_MAX {
@@ -836,7 +886,7 @@ fn mmio_read(pe: &mut Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32,
     match addr {
         mmio::TEARDOWN_PENDING => Ok(router.teardown_pending & 0xffff),
         a if a == mmio::TEARDOWN_PENDING + 2 => Ok(router.teardown_pending >> 16),
-        a if (mmio::TASK_PRIORITY..mmio::TASK_PRIORITY + 8).contains(&a) && a % 2 == 0 => {
+        a if is_task_priority(a) => {
             Ok(((pe.high_priority >> ((a - mmio::TASK_PRIORITY) * 8)) & 0xffff) as u32)
         }
         a if (mmio::COLOR_CONFIG..mmio::SWITCH_CONFIG + 2 * mmio::PER_COLOR_WORDS).contains(&a)
@@ -851,8 +901,7 @@ fn mmio_read(pe: &mut Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32,
                 }
             }))
         }
-        mmio::ROW_ID => Ok(pe.loc.abs.y & 0xffff),
-        mmio::COL_ID => Ok(pe.loc.abs.x & 0xffff),
+        mmio::ROW_ID | mmio::COL_ID => Ok(constant_register(pe, addr).unwrap_or(0)),
         // The 48-bit timestamp counter as three little-endian 16-bit words. Reading the
         // low word latches the whole counter; the other two words read the latch, so a
         // low-to-high read of the three words is consistent (SIMULATOR.md §6).

@@ -343,3 +343,95 @@ fn running_ahead_over_16_bit_operations_calls_and_descriptor_sets_changes_nothin
 
 /// The end of PE memory.
 const PE_END: u32 = csl_arch::fabric::PE_MEMORY_BYTES;
+
+/// Loads of the coordinate registers (`ROW_ID`, `COL_ID`; also through an offset) and
+/// stores to the task priorities run ahead too (`exec::slow_ahead`): a task that reads its
+/// coordinates, gives task 21 high priority through an offset store, and activates tasks
+/// 20 and 21, which log their ids in the order the picker starts them, runs in the same
+/// cycles, with the same statistics and memory, with and without running ahead; the
+/// priority decides that order (21 before 20) and the coordinates land in memory.
+#[test]
+fn running_ahead_over_coordinate_reads_and_task_priorities_changes_nothing() {
+    use csl_arch::fabric::mmio;
+    use csl_arch::isa::Width;
+    const LOG: u32 = 0xa00;
+    let run = |ahead: bool| {
+        let mut a = Asm::new("t");
+        // Each logging task appends its id: n = mem[LOG]; mem[LOG + 4 + 4n] = id; n += 1.
+        let logger = |a: &mut Asm, name: &str, id: u32| {
+            let f = a.func(name, 8, 0, 0);
+            a.imm(0, LOG);
+            a.load(Width::W32, 1, 0);
+            a.imm(2, 4);
+            a.bin(BinOp::Mul, NumTy::U32, 3, 1, 2);
+            a.bin(BinOp::Add, NumTy::U32, 3, 3, 0);
+            a.bin(BinOp::Add, NumTy::U32, 3, 3, 2);
+            a.imm(4, id);
+            a.store(Width::W32, 3, 4);
+            a.imm(5, 1);
+            a.bin(BinOp::Add, NumTy::U32, 1, 1, 5);
+            a.store(Width::W32, 0, 1);
+            a.ret_void();
+            f
+        };
+        let t20 = logger(&mut a, "t20", 20);
+        let t21 = logger(&mut a, "t21", 21);
+        let f = a.func("main", 16, 0, 0);
+        a.imm(0, mmio::TASK_PRIORITY);
+        a.imm(1, 1 << (21 - 16));
+        a.op(Op::StoreOff {
+            w: Width::W16,
+            addr: Reg(0),
+            off: 2,
+            src: Reg(1),
+        });
+        a.imm(2, mmio::ROW_ID);
+        a.load(Width::W16, 3, 2);
+        a.op(Op::LoadOff {
+            w: Width::W16,
+            dst: Reg(4),
+            addr: Reg(2),
+            off: 2,
+        });
+        a.store_at(Width::W32, 0x900, 3, 5);
+        a.store_at(Width::W32, 0x904, 4, 5);
+        a.activate(20, 6);
+        a.activate(21, 6);
+        // Some arithmetic after the activations.
+        a.imm(7, 3);
+        a.bin(BinOp::Mul, NumTy::U32, 7, 7, 7);
+        a.bin(BinOp::Add, NumTy::U32, 7, 7, 3);
+        a.store_at(Width::W32, 0x908, 7, 5);
+        a.ret_void();
+        a.task(0, f, true, false);
+        a.task(20, t20, false, false);
+        a.task(21, t21, false, false);
+        let img = single(a.build());
+        let mut sim = Simulator::with_params(&img, SimParams::default()).expect("load");
+        sim.set_run_ahead(ahead);
+        sim.run_until_idle(1_000_000).expect("run");
+        let s = sim.stats();
+        let pe = &s.pes[0];
+        let mem = sim.pe(0, 0).expect("pe").memory().to_vec();
+        (
+            sim.cycle(),
+            (pe.busy_cycles, pe.stalled_cycles, pe.instructions),
+            mem,
+        )
+    };
+    let (on, off) = (run(true), run(false));
+    assert_eq!((on.0, on.1), (off.0, off.1));
+    assert!(on.2 == off.2, "the memories differ");
+    let word = |at: usize| common::read32(&on.2, at);
+    let loc = Simulator::new(&single(Asm::new("u").build()))
+        .expect("load")
+        .pe(0, 0)
+        .expect("pe")
+        .loc();
+    assert_eq!((word(0x900), word(0x904)), (loc.abs.y, loc.abs.x));
+    assert_eq!(
+        (word(0xa00), word(0xa04), word(0xa08)),
+        (2, 21, 20),
+        "task 21 has priority"
+    );
+}
