@@ -550,7 +550,8 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
 /// form but is one of: a register-only operation without one (`ConvR`, `FrameAddr`; the
 /// arithmetic, compares and plain conversions of every type have fast forms), a call, a
 /// load of a constant memory-mapped register (`constant_register`), a store to the task
-/// priorities (`set_task_priority`), or, when `mem`, a descriptor field set (a 16-bit
+/// priorities (`set_task_priority`), a task activation, or, when `mem`, a descriptor field
+/// set (a 16-bit
 /// SRAM store, logged like `Store`). Each
 /// computes what `step` computes for it. `None` (nothing done but, for a call, the
 /// register file grown, as its own cycle grows it again) for anything else and on a
@@ -578,6 +579,14 @@ fn slow_ahead(pe: &mut Pe, class: &Class, base: usize, pc: u32, mem: bool, due: 
         Op::LoadOff { w, dst, addr, off } => {
             let a = offset_addr(r(pe, addr)?, off);
             (dst, constant_register(pe, a)? & width_mask(w))
+        }
+        // An activation: the picker, which runs only between tasks, is the only reader
+        // that cares when the bit was set (control wavelets and finished operations OR
+        // their own bits in).
+        Op::Activate { id } => {
+            pe.active |= task_bit(r(pe, id)?);
+            pe.cur.pc = next;
+            return Some(());
         }
         Op::Store { addr, src, .. } if is_task_priority(r(pe, addr)?) => {
             set_task_priority(pe, r(pe, addr)?, r(pe, src)?);

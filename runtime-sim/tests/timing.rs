@@ -344,14 +344,15 @@ fn running_ahead_over_16_bit_operations_calls_and_descriptor_sets_changes_nothin
 /// The end of PE memory.
 const PE_END: u32 = csl_arch::fabric::PE_MEMORY_BYTES;
 
-/// Loads of the coordinate registers (`ROW_ID`, `COL_ID`; also through an offset) and
-/// stores to the task priorities run ahead too (`exec::slow_ahead`): a task that reads its
-/// coordinates, gives task 21 high priority through an offset store, and activates tasks
-/// 20 and 21, which log their ids in the order the picker starts them, runs in the same
-/// cycles, with the same statistics and memory, with and without running ahead; the
-/// priority decides that order (21 before 20) and the coordinates land in memory.
+/// Loads of the coordinate registers (`ROW_ID`, `COL_ID`; also through an offset), stores
+/// to the task priorities and task activations run ahead too (`exec::slow_ahead`): a task
+/// that reads its coordinates, gives task 21 high priority through an offset store, and
+/// activates tasks 20 and 21, which log their ids in the order the picker starts them,
+/// runs in the same cycles, with the same statistics and memory, with and without running
+/// ahead; the priority decides that order (21 before 20) and the coordinates land in
+/// memory.
 #[test]
-fn running_ahead_over_coordinate_reads_and_task_priorities_changes_nothing() {
+fn running_ahead_over_coordinates_priorities_and_activations_changes_nothing() {
     use csl_arch::fabric::mmio;
     use csl_arch::isa::Width;
     const LOG: u32 = 0xa00;
