@@ -265,8 +265,8 @@ codes! {
     PAINT_NAME = "E1224";
     /// Paint: a bad `mp()` (on wse2, or on a painted colour).
     PAINT_MP = "E1225";
-    /// Paint: a construct this compiler does not support yet.
-    PAINT_UNSUPPORTED = "E1226";
+    // E1226 (a Paint construct not supported yet: `hstack`, `vstack`, `rep`, `split`) is
+    // retired: they are supported.
     /// Paint: Paint functions that call each other without end.
     PAINT_RECURSION = "E1227";
     /// Paint: an expression whose value is not used (a warning).

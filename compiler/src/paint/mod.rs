@@ -131,7 +131,7 @@ fn compile_sources(
     });
     let failed = |message: String| PaintCompilation {
         sources: SourceMap::new(),
-        diagnostics: vec![Diagnostic::global(codes::PAINT_UNSUPPORTED, message)],
+        diagnostics: vec![Diagnostic::global(codes::UNSUPPORTED, message)],
         plan: None,
         image: None,
         map: None,
