@@ -145,6 +145,9 @@ pub struct Simulator {
     sleeping: usize,
     /// Reused per-chunk worklist words of a split phase.
     chunk_words: Vec<ChunkWords>,
+    /// Sleeper lists of finished CE chunks, cleared, for the next cycle's chunks (the step
+    /// path; a batch keeps one per part).
+    sleep_bufs: Vec<Vec<(u64, u32)>>,
     /// Threads that step the fabric (1: the caller's thread only).
     threads: usize,
     /// Fewest entities with work for a phase to be split among the threads.
@@ -287,6 +290,7 @@ impl Simulator {
             sleepers: Timers::default(),
             sleeping: 0,
             chunk_words: Vec::new(),
+            sleep_bufs: Vec::new(),
             threads: par::default_threads(),
             split_min: SPLIT_MIN_ACTIVE,
             pool: None,
@@ -1223,10 +1227,6 @@ struct Ticker<'a> {
 }
 
 impl Ticker<'_> {
-    fn tick(&self, chunk: Chunk<'_>, cur: &[u64], base: usize) -> CeChunkOut {
-        self.tick_into(chunk, cur, base, Vec::new())
-    }
-
     /// [`Ticker::tick`] that collects the sleepers in `sleeps` (cleared first): a buffer
     /// kept from cycle to cycle allocates nothing.
     fn tick_into(

@@ -8,6 +8,15 @@
 
 use super::{CeChunkOut, SimError, Simulator};
 
+/// Sleeper lists kept for reuse (more than the chunks of any cycle).
+const SLEEP_BUFS_KEPT: usize = 256;
+
+/// One sleeper list per CE chunk of the next cycle, from those the last cycle's chunks
+/// returned to `pool` (none is allocated once the pool has filled).
+pub(super) fn sleep_lists(pool: &mut Vec<Vec<(u64, u32)>>, n: usize) -> Vec<Vec<(u64, u32)>> {
+    (0..n).map(|_| pool.pop().unwrap_or_default()).collect()
+}
+
 impl Simulator {
     /// Takes in what the CE chunks of cycle `now` did, in PE order: counts, the PEs that
     /// went to sleep (and woke), whether anything happened; returns the first fault.
@@ -27,6 +36,10 @@ impl Simulator {
             self.sleeping = (self.sleeping + o.sleeps.len()).saturating_sub(o.woke);
             for &(wake, p) in &o.sleeps {
                 self.sleepers.add(now, wake, p);
+            }
+            // The list goes back to the pool the next cycle's chunks take theirs from.
+            if self.sleep_bufs.len() < SLEEP_BUFS_KEPT {
+                self.sleep_bufs.push(o.sleeps);
             }
         }
         failed

@@ -299,7 +299,9 @@ impl Simulator {
             [&mut self.router_next, &mut self.ce_cur, &mut self.ce_next],
             &mut bufs,
         );
-        let (outs, helped) = par::run(pool, items, |c: FusedChunk<'_>| {
+        let lists = super::sleep_ops::sleep_lists(&mut self.sleep_bufs, items.len());
+        let items: Vec<_> = items.into_iter().zip(lists).collect();
+        let (outs, helped) = par::run(pool, items, |(c, list): (FusedChunk<'_>, _)| {
             let FusedChunk {
                 lo,
                 routers,
@@ -323,7 +325,7 @@ impl Simulator {
                 router_next,
                 ce_next,
             };
-            (hops, ticker.tick(tick, ce_now, lo))
+            (hops, ticker.tick_into(tick, ce_now, lo, list))
         });
         self.helped(helped);
         let n = self.pes.len();
@@ -371,8 +373,12 @@ impl Simulator {
             record: self.recording,
             now,
         };
+        let lists = super::sleep_ops::sleep_lists(&mut self.sleep_bufs, items.len());
+        let items: Vec<_> = items.into_iter().zip(lists).collect();
         let cur = self.ce_cur.words();
-        let (outs, helped) = par::run(pool, items, |chunk| ticker.tick(chunk, cur, 0));
+        let (outs, helped) = par::run(pool, items, |(chunk, list)| {
+            ticker.tick_into(chunk, cur, 0, list)
+        });
         self.helped(helped);
         let n = self.pes.len();
         merge_chunks(&bounds, n, &bufs, &mut self.router_next, &mut self.ce_next);
