@@ -1,7 +1,8 @@
 //! Completion: after `@`, every builtin of the compiler's table with its signature;
 //! after `name.` where `name` is an imported module, the module's top-level names;
 //! elsewhere the names in scope (locals, top-level declarations), builtin types and
-//! keywords.
+//! keywords. In Paint files: the file's `let`s and Paint functions, every builtin and
+//! action with its signature, and the item keywords.
 
 use crate::convert::LineIndex;
 use crate::hover::where_text;
@@ -207,6 +208,61 @@ fn names_in_scope(ast: &Ast, offset: u32) -> Vec<CompletionItem> {
                 ..Default::default()
             });
         }
+    }
+    items
+}
+
+/// Completion in a Paint file: the `let` bindings and Paint functions it defines, every
+/// builtin and action with its signature and a line of documentation
+/// (`cslc::paint::FUNCTIONS`), and the item keywords.
+pub fn paint_complete(text: &str) -> Vec<CompletionItem> {
+    use cslc::paint::ast::Item;
+    let mut probe = cslc::SourceMap::new();
+    let file = probe.add(String::new(), None, String::new());
+    let (parsed, _) = cslc::paint::parser::parse(file, text);
+    let mut items = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (item, _) in &parsed {
+        let (name, kind, detail) = match item {
+            Item::Let(name, _) => (&name.name, CompletionItemKind::VARIABLE, None),
+            Item::Define { name, params, .. } => {
+                let ps: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+                (
+                    &name.name,
+                    CompletionItemKind::FUNCTION,
+                    Some(format!("{}({})", name.name, ps.join(" "))),
+                )
+            }
+            _ => continue,
+        };
+        if seen.insert(name.clone()) {
+            items.push(CompletionItem {
+                label: name.clone(),
+                kind: Some(kind),
+                detail,
+                ..Default::default()
+            });
+        }
+    }
+    for f in cslc::paint::FUNCTIONS {
+        items.push(CompletionItem {
+            label: f.name.to_string(),
+            kind: Some(if f.action {
+                CompletionItemKind::METHOD
+            } else {
+                CompletionItemKind::FUNCTION
+            }),
+            detail: Some(f.signature.to_string()),
+            documentation: Some(Documentation::String(f.doc.to_string())),
+            ..Default::default()
+        });
+    }
+    for k in ["let", "define", "include"] {
+        items.push(CompletionItem {
+            label: k.to_string(),
+            kind: Some(CompletionItemKind::KEYWORD),
+            ..Default::default()
+        });
     }
     items
 }

@@ -388,10 +388,11 @@ impl Server {
         let p: lsp_types::CompletionParams = parse(params)?;
         let tdp = p.text_document_position;
         let (text, lang, path) = self.text_of(&tdp.text_document.uri)?;
-        if lang != Lang::Csl {
-            return Ok(Value::Array(Vec::new()));
+        match lang {
+            Lang::Csl => to_json(complete::complete(&text, path.as_deref(), tdp.position)),
+            Lang::Paint => to_json(complete::paint_complete(&text)),
+            Lang::Tungsten => Ok(Value::Array(Vec::new())),
         }
-        to_json(complete::complete(&text, path.as_deref(), tdp.position))
     }
 
     /// The current text, language and path of a document (open, or read from disk).

@@ -520,6 +520,23 @@ fn tungsten_and_paint_diagnostics() {
     c.open(&plan_uri, "paint", plan);
     let (names, s) = c.symbol_names(&plan_uri);
     assert_eq!(names, ["lib.paint", "frame", "c", "row", "relays"], "{s}");
+    // Completion: the file's names, the builtins and actions with their signatures.
+    let r = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": plan_uri}, "position": {"line": 3, "character": 12}}),
+    );
+    let names = labels(&r);
+    for n in [
+        "frame", "c", "row", "hstack", "split", "paint", "name", "let",
+    ] {
+        assert!(names.contains(&n.to_string()), "no {n} in {names:?}");
+    }
+    let items = r["result"].as_array().cloned().unwrap_or_default();
+    let split = items
+        .iter()
+        .find(|i| i["label"] == "split")
+        .unwrap_or_else(|| panic!("no split in {r}"));
+    assert_eq!(split["detail"], "split(r 'h|'v n i)", "{split}");
     c.finish();
 }
 

@@ -38,12 +38,15 @@ const FUEL: u64 = 1_000_000;
 /// The most rectangles one region may consist of.
 const MAX_RECTS: usize = 1 << 16;
 
-/// The builtins that make values.
-const BUILTINS: &[&str] = &[
-    "color", "rect", "tile", "union", "ring", "hstack", "vstack", "rep", "split",
-];
-/// The actions (`R : action(...)`).
-const ACTIONS: &[&str] = &["paint", "colorpair", "code", "name", "mp", "switch"];
+/// Whether Paint function `name` is a builtin that makes a value.
+fn is_builtin(name: &str) -> bool {
+    super::FUNCTIONS.iter().any(|f| f.name == name && !f.action)
+}
+
+/// Whether `name` is an action (`R : action(...)`).
+fn is_action(name: &str) -> bool {
+    super::FUNCTIONS.iter().any(|f| f.name == name && f.action)
+}
 
 /// A Paint value.
 #[derive(Clone, Debug)]
@@ -553,7 +556,7 @@ impl<'a> Eval<'a> {
                 self.lets.insert(name.name.clone(), (v, name.span));
             }
             Item::Define { name, params, body } => {
-                if BUILTINS.contains(&name.name.as_str()) || ACTIONS.contains(&name.name.as_str()) {
+                if is_builtin(&name.name) || is_action(&name.name) {
                     return Err(self.report(Diagnostic::error(
                         codes::PAINT_DUPLICATE,
                         format!("`{}` is a builtin", name.name),
@@ -618,7 +621,7 @@ impl<'a> Eval<'a> {
                     ));
                 };
                 match &action.kind {
-                    ExprKind::Call(f, args) if ACTIONS.contains(&f.name.as_str()) => {
+                    ExprKind::Call(f, args) if is_action(&f.name) => {
                         self.action(f, args, r, action.span)?;
                     }
                     _ => {
@@ -756,7 +759,7 @@ impl<'a> Eval<'a> {
             span,
             "not bound by `let` and not given on the command line",
         );
-        if BUILTINS.contains(&n) || ACTIONS.contains(&n) || self.funcs.contains_key(n) {
+        if is_builtin(n) || is_action(n) || self.funcs.contains_key(n) {
             d = d.with_help(format!("`{n}` is a function: call it as `{n}(...)`"));
         } else {
             d = d.with_help(format!(
@@ -891,7 +894,7 @@ impl<'a> Eval<'a> {
 
     fn call(&mut self, f: &Ident, args: &[Expr], span: Span) -> R<Value> {
         let name = f.name.as_str();
-        if ACTIONS.contains(&name) {
+        if is_action(name) {
             let Some(first) = args.first() else {
                 return Err(self.report(
                     Diagnostic::error(
@@ -1025,7 +1028,12 @@ impl<'a> Eval<'a> {
                 Ok(Value::Region(Rc::new(Region::rect(r))))
             }
             "tile" => {
-                self.arg_count(f, args, &[0, 2], "`tile()` (the tile at (0, 0)) or `tile(x y)`")?;
+                self.arg_count(
+                    f,
+                    args,
+                    &[0, 2],
+                    "`tile()` (the tile at (0, 0)) or `tile(x y)`",
+                )?;
                 let mut n = [0i64, 0, 1, 1];
                 for (slot, a) in n.iter_mut().zip(args) {
                     let v = self.expr(a)?;
@@ -1091,10 +1099,30 @@ impl<'a> Eval<'a> {
                     return Err(self.report(too_large(span)));
                 }
                 let rects = vec![
-                    Rect { x: x0, y: y0, w, h: 1 },
-                    Rect { x: x0, y: y0 + h - 1, w, h: 1 },
-                    Rect { x: x0, y: b.y, w: 1, h: b.h },
-                    Rect { x: x0 + w - 1, y: b.y, w: 1, h: b.h },
+                    Rect {
+                        x: x0,
+                        y: y0,
+                        w,
+                        h: 1,
+                    },
+                    Rect {
+                        x: x0,
+                        y: y0 + h - 1,
+                        w,
+                        h: 1,
+                    },
+                    Rect {
+                        x: x0,
+                        y: b.y,
+                        w: 1,
+                        h: b.h,
+                    },
+                    Rect {
+                        x: x0 + w - 1,
+                        y: b.y,
+                        w: 1,
+                        h: b.h,
+                    },
                 ];
                 Ok(Value::Region(Rc::new(Region { rects })))
             }
@@ -1109,7 +1137,17 @@ impl<'a> Eval<'a> {
                     f.span,
                     "no builtin, action or `define` has this name",
                 )
-                .with_note("builtins: color, rect, tile, union, ring, hstack, vstack, rep, split; actions: paint, colorpair, code, name, mp, switch"),
+                .with_note({
+                    let list = |action: bool| {
+                        super::FUNCTIONS
+                            .iter()
+                            .filter(|f| f.action == action)
+                            .map(|f| f.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    format!("builtins: {}; actions: {}", list(false), list(true))
+                }),
             )),
         }
     }
@@ -1198,7 +1236,7 @@ fn too_large(span: Span) -> Diagnostic {
 
 /// Whether `e` is an action call (`paint(R ...)`).
 fn is_action_call(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call(f, _) if ACTIONS.contains(&f.name.as_str()))
+    matches!(&e.kind, ExprKind::Call(f, _) if is_action(&f.name))
 }
 
 /// Calls `f` on every expression of an item (pre-order).

@@ -145,6 +145,113 @@ fn compile_sources(
     }
 }
 
+/// A Paint builtin or action, as the evaluator knows it and editors show it.
+#[derive(Clone, Copy, Debug)]
+pub struct PaintFunction {
+    /// Its name.
+    pub name: &'static str,
+    /// How it is called.
+    pub signature: &'static str,
+    /// What it does, in one line.
+    pub doc: &'static str,
+    /// An action (`R : name(...)`, or `name(R ...)`), not a value-making builtin.
+    pub action: bool,
+}
+
+/// Every builtin and action (the evaluator's list: a name here is reserved).
+pub const FUNCTIONS: &[PaintFunction] = &[
+    PaintFunction {
+        name: "color",
+        signature: "color() / color(N)",
+        doc: "a fresh colour, or colour N (0..=23)",
+        action: false,
+    },
+    PaintFunction {
+        name: "rect",
+        signature: "rect(x y w h)",
+        doc: "columns x..x+w, rows y..y+h",
+        action: false,
+    },
+    PaintFunction {
+        name: "tile",
+        signature: "tile() / tile(x y)",
+        doc: "one tile (0, 0 without arguments)",
+        action: false,
+    },
+    PaintFunction {
+        name: "union",
+        signature: "union(r1 r2 ...)",
+        doc: "the tiles of all the regions",
+        action: false,
+    },
+    PaintFunction {
+        name: "ring",
+        signature: "ring(r)",
+        doc: "the one-tile frame around r's bounding box",
+        action: false,
+    },
+    PaintFunction {
+        name: "hstack",
+        signature: "hstack(r1 r2 ... | rep(r n))",
+        doc: "regions placed side by side, west to east, north edges aligned",
+        action: false,
+    },
+    PaintFunction {
+        name: "vstack",
+        signature: "vstack(r1 r2 ... | rep(r n))",
+        doc: "regions placed north to south, west edges aligned",
+        action: false,
+    },
+    PaintFunction {
+        name: "rep",
+        signature: "rep(r n)",
+        doc: "n copies of r, as arguments of hstack or vstack",
+        action: false,
+    },
+    PaintFunction {
+        name: "split",
+        signature: "split(r 'h|'v n i)",
+        doc: "strip i of the n strips of columns ('h) or rows ('v) of r",
+        action: false,
+    },
+    PaintFunction {
+        name: "paint",
+        signature: "R : paint(c [ROUTES])",
+        doc: "routes of colour c on every tile of R",
+        action: true,
+    },
+    PaintFunction {
+        name: "colorpair",
+        signature: "R : colorpair(a ap)",
+        doc: "sockets bound to a send on ap; the routers swap the pair",
+        action: true,
+    },
+    PaintFunction {
+        name: "code",
+        signature: "R : code('prog [sock:colour PARAM:value ...])",
+        doc: "put prog.w on every tile of R",
+        action: true,
+    },
+    PaintFunction {
+        name: "name",
+        signature: "R : name('g)",
+        doc: "name the region for miset/miget (after code)",
+        action: true,
+    },
+    PaintFunction {
+        name: "mp",
+        signature: "R : mp()",
+        doc: "message passing on the region (WSE-3)",
+        action: true,
+    },
+    PaintFunction {
+        name: "switch",
+        signature: "R : switch(c [POS1] [POS2] [POS3] [OPTIONS])",
+        doc: "switch positions 1..3 of colour c",
+        action: true,
+    },
+];
+
 /// A parsed `paint` command line.
 #[derive(Clone, Debug)]
 pub struct Invocation {
