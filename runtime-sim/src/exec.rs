@@ -551,8 +551,7 @@ pub(crate) fn run_ahead(pe: &mut Pe, class: &Class, env: &Env, now: u64) {
 /// arithmetic, compares and plain conversions of every type have fast forms), a call, a
 /// load of a constant memory-mapped register (`constant_register`), a store to the task
 /// priorities (`set_task_priority`), a task activation, or, when `mem`, a descriptor field
-/// set (a 16-bit
-/// SRAM store, logged like `Store`). Each
+/// set (a 16-bit SRAM store, logged like `Store`). Each
 /// computes what `step` computes for it. `None` (nothing done but, for a call, the
 /// register file grown, as its own cycle grows it again) for anything else and on a
 /// fault, which the instruction's own cycle then reports.
@@ -573,8 +572,7 @@ fn slow_ahead(pe: &mut Pe, class: &Class, base: usize, pc: u32, mem: bool, due: 
             (dst, alu::conv_round(mode, to, from, r(pe, src)?))
         }
         Op::FrameAddr { dst, off } => (dst, pe.cur.sp.checked_add(u32::from(off))?),
-        // A load of a constant register, a store to the task priorities: as `load` and
-        // `mmio_write` do them.
+        // A load of a constant register (as `load` does it).
         Op::Load { w, dst, addr } => (dst, constant_register(pe, r(pe, addr)?)? & width_mask(w)),
         Op::LoadOff { w, dst, addr, off } => {
             let a = offset_addr(r(pe, addr)?, off);
@@ -588,6 +586,7 @@ fn slow_ahead(pe: &mut Pe, class: &Class, base: usize, pc: u32, mem: bool, due: 
             pe.cur.pc = next;
             return Some(());
         }
+        // A store to the task priorities (as `mmio_write` does it).
         Op::Store { addr, src, .. } if is_task_priority(r(pe, addr)?) => {
             set_task_priority(pe, r(pe, addr)?, r(pe, src)?);
             pe.cur.pc = next;
@@ -891,6 +890,9 @@ pub(crate) fn mem_write(mem: &mut Mem, addr: u32, w: Width, v: u32) -> Result<()
 /// A load from the memory-mapped register window. Each register is one 16-bit word,
 /// read whole (zero-extended) whatever the access width.
 fn mmio_read(pe: &mut Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32, FaultKind> {
+    if let Some(v) = constant_register(pe, addr) {
+        return Ok(v);
+    }
     let latched = |pe: &Pe, shift: u32| ((pe.tsc_latch >> shift) & 0xffff) as u32;
     match addr {
         mmio::TEARDOWN_PENDING => Ok(router.teardown_pending & 0xffff),
@@ -910,7 +912,6 @@ fn mmio_read(pe: &mut Pe, router: &Router, addr: u32, cycle: u64) -> Result<u32,
                 }
             }))
         }
-        mmio::ROW_ID | mmio::COL_ID => Ok(constant_register(pe, addr).unwrap_or(0)),
         // The 48-bit timestamp counter as three little-endian 16-bit words. Reading the
         // low word latches the whole counter; the other two words read the latch, so a
         // low-to-high read of the three words is consistent (SIMULATOR.md §6).

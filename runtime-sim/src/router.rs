@@ -770,6 +770,13 @@ pub(crate) struct Move {
     mp: Option<MpMove>,
 }
 
+impl Move {
+    /// Whether the wavelet is a control wavelet.
+    fn is_ctrl(&self) -> bool {
+        self.flags & wflags::CTRL != 0
+    }
+}
+
 /// The plan of one router for one cycle (its moves are listed separately, in order).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RouterPlan {
@@ -1410,11 +1417,7 @@ fn trace_move(t: &Tracer, m: &Move, loc: PeLoc, now: u64) {
             t.line(format_args!(
                 "@{now} {}: router colour {c} {} 0x{:08x} from {from} -> {}{}",
                 loc.rel,
-                if m.flags & wflags::CTRL != 0 {
-                    "control"
-                } else {
-                    "data"
-                },
+                if m.is_ctrl() { "control" } else { "data" },
                 m.data,
                 mask_names(dests),
                 if m.teardown { " (teardown)" } else { "" }
@@ -1424,7 +1427,7 @@ fn trace_move(t: &Tracer, m: &Move, loc: PeLoc, now: u64) {
             t.line(format_args!(
                 "@{now} {}: router colour {c} message {} 0x{:08x} from {from} -> {}{}",
                 loc.rel,
-                match (mm.header, m.flags & wflags::CTRL != 0) {
+                match (mm.header, m.is_ctrl()) {
                     (true, _) => "header",
                     (false, true) => "control",
                     (false, false) => "data",
