@@ -217,9 +217,7 @@ fn names_in_scope(ast: &Ast, offset: u32) -> Vec<CompletionItem> {
 /// (`cslc::paint::FUNCTIONS`), and the item keywords.
 pub fn paint_complete(text: &str) -> Vec<CompletionItem> {
     use cslc::paint::ast::Item;
-    let mut probe = cslc::SourceMap::new();
-    let file = probe.add(String::new(), None, String::new());
-    let (parsed, _) = cslc::paint::parser::parse(file, text);
+    let parsed = crate::symbols::paint_items(text);
     let mut items = Vec::new();
     let mut seen = BTreeSet::new();
     for (item, _) in &parsed {

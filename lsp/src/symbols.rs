@@ -265,13 +265,18 @@ pub fn tungsten_symbols(text: &str) -> Vec<DocumentSymbol> {
     out
 }
 
+/// The items of Paint text (those that parse; errors are the diagnostics' business).
+pub fn paint_items(text: &str) -> Vec<(cslc::paint::ast::Item, Span)> {
+    let mut probe = cslc::SourceMap::new();
+    let file = probe.add(String::new(), None, String::new());
+    cslc::paint::parser::parse(file, text).0
+}
+
 /// The outline of a Paint file: `let` bindings, Paint functions (`define`), includes and
 /// the regions named for the map (`R : name('g)`), each with its source text as detail.
 pub fn paint_symbols(text: &str) -> Vec<DocumentSymbol> {
     use cslc::paint::ast::{ExprKind, Item};
-    let mut probe = cslc::SourceMap::new();
-    let file = probe.add(String::new(), None, String::new());
-    let (items, _) = cslc::paint::parser::parse(file, text);
+    let items = paint_items(text);
     let ix = LineIndex::new(text);
     let source = |sp: Span| {
         text.get(sp.start as usize..sp.end as usize)
