@@ -327,17 +327,14 @@ fn tungsten(doc: Document<'_>, settings: &Settings, overlay: &Overlay) -> Compil
     let (mut sources, main) = doc.sources(overlay);
     let mut spec = ClassSpec::new(settings.arch);
     spec.lib_dirs = settings.lib_dirs.clone();
-    // Paint binds sockets to colours; checked alone, each socket gets its own stand-in.
+    // Paint binds sockets to colours; checked alone, each socket (the document's and its
+    // imports') gets its own stand-in.
     let (items, _) = parser::parse(main, doc.text);
-    let mut n = 0u8;
-    for item in &items {
-        if let Item::Sockets(names) = item {
-            for s in names {
-                spec.sockets
-                    .push((s.name.clone(), SocketBinding { rx: n, tx: n }));
-                n = (n + 1) % 24;
-            }
-        }
+    let names = crate::tungsten::resolve(doc.text, doc.canonical.as_deref(), &settings.lib_dirs);
+    for (n, s) in names.sockets().enumerate() {
+        let c = (n % 24) as u8;
+        spec.sockets
+            .push((s.to_string(), SocketBinding { rx: c, tx: c }));
     }
     let result = std::thread::scope(|scope| {
         std::thread::Builder::new()

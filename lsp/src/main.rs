@@ -1,10 +1,10 @@
-//! `csl-lsp`: a language server for CSL (`.csl`), with diagnostics for Tungsten (`.w`)
-//! and Paint (`.paint`) files, speaking the Language Server Protocol over standard input
-//! and output.
+//! `csl-lsp`: a language server for CSL (`.csl`), Tungsten (`.w`) and Paint (`.paint`)
+//! files, speaking the Language Server Protocol over standard input and output.
 //!
 //! Modules: [`server`] (handshake, main loop, documents, dispatch), [`analysis`] (running
-//! the compilers), [`convert`] (positions, URIs, diagnostics), [`scope`] (names from the
-//! syntax tree), [`symbols`] (outline), [`hover`], [`goto`] (definition) and [`complete`].
+//! the compilers), [`convert`] (positions, URIs, diagnostics), [`scope`] (CSL names from
+//! the syntax tree), [`symbols`] (outline), [`hover`], [`goto`] (definition),
+//! [`complete`], and [`tungsten`] (hover, definition and completion for `.w` files).
 
 mod analysis;
 mod complete;
@@ -14,6 +14,7 @@ mod hover;
 mod scope;
 mod server;
 mod symbols;
+mod tungsten;
 
 use std::process::ExitCode;
 

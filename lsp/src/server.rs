@@ -9,7 +9,7 @@
 //! rather than a dead server.
 
 use crate::analysis::{self, Analysis, Lang, Settings};
-use crate::{complete, convert, goto, hover, symbols};
+use crate::{complete, convert, goto, hover, symbols, tungsten};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::Notification as _;
 use lsp_types::{
@@ -344,14 +344,25 @@ impl Server {
 
     fn hover(&mut self, params: Value) -> Result<Value, (ErrorCode, String)> {
         let p: lsp_types::HoverParams = parse(params)?;
-        self.on_csl(p.text_document_position_params, |_, a, pos| {
-            hover::hover(a, pos)
-        })
+        let tdp = p.text_document_position_params;
+        let (text, lang, path) = self.text_of(&tdp.text_document.uri)?;
+        if lang == Lang::Tungsten {
+            let dirs = &self.settings.lib_dirs;
+            return to_json(tungsten::hover(&text, path.as_deref(), dirs, tdp.position));
+        }
+        self.on_csl(tdp, |_, a, pos| hover::hover(a, pos))
     }
 
     fn definition(&mut self, params: Value) -> Result<Value, (ErrorCode, String)> {
         let p: lsp_types::GotoDefinitionParams = parse(params)?;
-        self.on_csl(p.text_document_position_params, |doc, a, pos| {
+        let tdp = p.text_document_position_params;
+        let (text, lang, path) = self.text_of(&tdp.text_document.uri)?;
+        if lang == Lang::Tungsten {
+            let (dirs, uri) = (&self.settings.lib_dirs, &tdp.text_document.uri);
+            let def = tungsten::definition(&text, path.as_deref(), dirs, uri, tdp.position);
+            return to_json(def);
+        }
+        self.on_csl(tdp, |doc, a, pos| {
             goto::definition(a, &doc.uri, doc.path.as_deref(), pos)
         })
     }
@@ -391,7 +402,15 @@ impl Server {
         match lang {
             Lang::Csl => to_json(complete::complete(&text, path.as_deref(), tdp.position)),
             Lang::Paint => to_json(complete::paint_complete(&text)),
-            Lang::Tungsten => Ok(Value::Array(Vec::new())),
+            Lang::Tungsten => {
+                let dirs = &self.settings.lib_dirs;
+                to_json(tungsten::complete(
+                    &text,
+                    path.as_deref(),
+                    dirs,
+                    tdp.position,
+                ))
+            }
         }
     }
 

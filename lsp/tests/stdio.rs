@@ -230,13 +230,15 @@ fn uri(p: &Path) -> String {
     format!("file://{}", p.display())
 }
 
-/// A fresh directory with the given files.
+/// A fresh directory with the given files (paths may name subdirectories).
 fn workspace(name: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (f, text) in files {
-        std::fs::write(dir.join(f), text).unwrap();
+        let path = dir.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     dir.canonicalize().unwrap()
 }
@@ -541,6 +543,83 @@ fn tungsten_and_paint_diagnostics() {
 }
 
 #[test]
+fn tungsten_hover_definition_and_completion() {
+    // `ports.w` lives in a library directory given by the settings.
+    let lib = "socket rx;\nunion W { u32 u; xp w[2]; };\n";
+    let main = "import \"ports.w\";\nsocket tx;\nxp param N = 4;\nhalf(sp x) -> sp { return x * 0.5; }\n{\n  union W h;\n  i in [0, N) {\n    h.u <- rx[];\n    tx[] <- half((sp)h.w[0]);\n  }\n}\n";
+    let dir = workspace("tungsten_names", &[("lib/ports.w", lib), ("main.w", main)]);
+    let mut c = Client::start(json!({"libDirs": [dir.join("lib").display().to_string()]}));
+    let m_uri = uri(&dir.join("main.w"));
+    c.open(&m_uri, "tungsten", main);
+    let diags = c.diagnostics(&m_uri);
+    assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:?}");
+    let at =
+        |needle: &str| json!({"textDocument": {"uri": m_uri}, "position": pos_of(main, needle, 0)});
+    // A socket declared in the imported file: its queue number and where it is declared.
+    let r = c.request("textDocument/hover", at("rx[]"));
+    let h = r["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(h.contains("socket 0") && h.contains("ports.w"), "{r}");
+    let r = c.request("textDocument/definition", at("rx[]"));
+    assert!(
+        r["result"]["uri"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("lib/ports.w"),
+        "{r}"
+    );
+    assert_eq!(
+        r["result"]["range"]["start"],
+        json!({"line": 0, "character": 7}),
+        "{r}"
+    );
+    // The loop bound is the param; the call is the function; a field through the union.
+    let r = c.request("textDocument/definition", at("N) {"));
+    assert_eq!(r["result"]["range"]["start"], pos_of(main, "N =", 0), "{r}");
+    let r = c.request("textDocument/definition", at("half((sp)"));
+    assert_eq!(
+        r["result"]["range"]["start"],
+        pos_of(main, "half(sp", 0),
+        "{r}"
+    );
+    let r = c.request("textDocument/definition", at("w[0]"));
+    assert_eq!(
+        r["result"]["range"]["start"],
+        json!({"line": 1, "character": 20}),
+        "{r}"
+    );
+    // An import path leads to the file.
+    let r = c.request("textDocument/definition", at("ports.w"));
+    assert!(
+        r["result"]["uri"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("lib/ports.w"),
+        "{r}"
+    );
+    // A keyword.
+    let r = c.request("textDocument/hover", at("param"));
+    let h = r["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(h.starts_with("`param`"), "{r}");
+    // Completion inside the loop: the index, the file's and the import's names, keywords.
+    let r = c.request("textDocument/completion", at("tx[] <- half"));
+    let names = labels(&r);
+    for n in ["i", "h", "N", "half", "rx", "tx", "W", "sp", "parallel"] {
+        assert!(names.contains(&n.to_string()), "no {n} in {names:?}");
+    }
+    assert!(
+        !names.contains(&"x".to_string()),
+        "a parameter of another function: {names:?}"
+    );
+    c.finish();
+}
+
+#[test]
 fn bad_input_gets_errors_not_a_crash() {
     let dir = workspace("bad_input", &[("x.csl", "const a = ;\nfn (\n")]);
     let x_uri = uri(&dir.join("x.csl"));
@@ -635,6 +714,16 @@ fn every_position_of_a_broken_file_is_answered() {
     for (line, l) in text.split('\n').enumerate() {
         for character in 0..=l.encode_utf16().count() + 1 {
             c.all_answer(&e_uri, line, character, POSITION_REQUESTS);
+        }
+    }
+    // The same for a broken Tungsten file (names resolved over a tree with holes).
+    let w = "// ünïcödé 𝄞\nsocket s;\nunion U { u32 u; };\nf(sp a) -> sp { return a +; }\n{\n  union U v; v. ;\n  i in [0, ∞) v.u <- s[].;\n  forever dispatch(s) { wavelet(sp x) { x = ; } }\n";
+    let w_uri = uri(&dir.join("e.w"));
+    c.open(&w_uri, "tungsten", w);
+    let _ = c.diagnostics(&w_uri);
+    for (line, l) in w.split('\n').enumerate() {
+        for character in 0..=l.encode_utf16().count() + 1 {
+            c.all_answer(&w_uri, line, character, POSITION_REQUESTS);
         }
     }
     c.finish();

@@ -116,13 +116,7 @@ fn collect(
             ));
             continue;
         }
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        if let Some(p) = &sources.get(file).path
-            && let Some(parent) = p.parent()
-        {
-            dirs.push(parent.to_path_buf());
-        }
-        dirs.extend(spec.lib_dirs.iter().cloned());
+        let dirs = import_dirs(sources.get(file).path.as_deref(), &spec.lib_dirs);
         let found = dirs.iter().map(|d| d.join(&name)).find(|p| p.is_file());
         let Some(path) = found else {
             let mut dg = Diagnostic::error(
@@ -165,6 +159,17 @@ fn collect(
         }
         collect(sources, id, spec, diags, seen, out, depth + 1);
     }
+}
+
+/// The directories an `import` in the file at `importer` searches, in order: the file's
+/// own directory, then `lib_dirs` (csl-lsp follows imports the same way).
+pub fn import_dirs(importer: Option<&std::path::Path>, lib_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    importer
+        .and_then(std::path::Path::parent)
+        .map(std::path::Path::to_path_buf)
+        .into_iter()
+        .chain(lib_dirs.iter().cloned())
+        .collect()
 }
 
 /// Compiles the Tungsten program in `file` for one placement. Problems are pushed onto

@@ -69,6 +69,28 @@ fn lexes_tungsten_specials() {
 }
 
 #[test]
+fn every_listed_keyword_and_type_is_its_own_token() {
+    for (word, doc) in token::KEYWORDS {
+        let (t, e) = tokenize(word);
+        assert!(e.is_empty() && t.len() == 1, "{word}: {e:?}");
+        let tok = &t[0].1;
+        assert!(!matches!(tok, Token::Ident(_)), "{word} lexes as a name");
+        // `INF` and `forall` are second spellings of `∞` and `∀`.
+        let spelled = token::spelling(tok);
+        assert!(
+            spelled == *word || matches!(*word, "INF" | "forall"),
+            "{word} vs {spelled}"
+        );
+        assert!(!doc.is_empty());
+    }
+    for s in types::Scalar::WRITTEN {
+        let (t, _) = tokenize::<Token<'_>>(s.name());
+        assert_eq!(t.first().map(|t| t.1.clone()), Some(Token::Type(s)));
+        assert!(!s.summary().is_empty());
+    }
+}
+
+#[test]
 fn parses_half_open_ranges_and_dangling_else() {
     let (items, d) = parser::parse(
         crate::source::FileId::from_u32(0),

@@ -320,3 +320,92 @@ pub fn spelling(t: &Token<'_>) -> &'static str {
         _ => "?",
     }
 }
+
+/// Every keyword that is not a type name, as spelled in source, with one line on what it
+/// does (editors show it). Each lexes as its own token, never as a name (checked by a test
+/// in `tests.rs`).
+pub const KEYWORDS: &[(&str, &str)] = &[
+    (
+        "socket",
+        "`socket a, b;` declares sockets; socket i uses input queue i and output queue i",
+    ),
+    (
+        "param",
+        "`T param NAME = value;` a compile-time constant that Paint's `code()` may override",
+    ),
+    (
+        "extern",
+        "`extern T name[..] address(..);` an alias that `miset` and `miget` reach by name",
+    ),
+    (
+        "union",
+        "`union NAME { ... };` fields sharing one place in memory; `union NAME x;` declares one",
+    ),
+    (
+        "struct",
+        "`struct NAME { ... };` fields laid out in order, in 16-bit words",
+    ),
+    (
+        "let",
+        "`let i in [0, N);` names a range for later `∀i` loops",
+    ),
+    (
+        "in",
+        "`i in [a, b) S` runs S for each i from a up to b (excluded)",
+    ),
+    ("forever", "`forever S` repeats S without end"),
+    (
+        "dispatch",
+        "`forever dispatch(s) { wavelet(T v) { ... } }` runs the arm once per wavelet arriving on s",
+    ),
+    (
+        "wavelet",
+        "the arm of a dispatch that runs for each data wavelet; `wavelet(T v)` binds its value",
+    ),
+    (
+        "parallel",
+        "`parallel { ... }` runs the socket statements in it concurrently and waits for all",
+    ),
+    ("if", "`if (c) S else S`"),
+    ("else", "`if (c) S else S`"),
+    (
+        "flip",
+        "`flip tx[];` directly after a send: its last wavelet advances the tile's own input switch",
+    ),
+    (
+        "control",
+        "`tx[] <- control(w);` sends w as a control wavelet (eight 3-bit commands and a task id)",
+    ),
+    (
+        "address",
+        "`T name[1] address(0x7C45);` places a variable at a fixed address (hardware registers)",
+    ),
+    ("bitcast", "`bitcast(T, e)` reads the bits of e as type T"),
+    (
+        "reinterpret",
+        "`reinterpret(T, e)` reads the bits of e as type T",
+    ),
+    (
+        "round",
+        "`round(x, mode)` rounds in the given mode; `round(x, 1)` truncates as C does",
+    ),
+    ("min", "`min(a, b)` the smaller of a and b"),
+    ("max", "`max(a, b)` the larger of a and b"),
+    (
+        "INF",
+        "infinity, as a range bound (`[0, INF)`) or a float value; also written `∞`",
+    ),
+    ("NAN", "a quiet not-a-number float value"),
+    (
+        "forall",
+        "`∀i S` (or `forall i S`) runs S over the range `let` gave i, with no loop-carried dependence",
+    ),
+    (
+        "import",
+        "`import \"f.w\";` includes a file once (its directory first, then the library directories)",
+    ),
+    (
+        "return",
+        "`return e;` leaves a function with a value (`return;` in a void function)",
+    ),
+];

@@ -29,6 +29,37 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// The types a program can write, in the order editors list them.
+    pub const WRITTEN: [Scalar; 9] = [
+        Scalar::Sp,
+        Scalar::Hp,
+        Scalar::Xp,
+        Scalar::S16,
+        Scalar::U16,
+        Scalar::S32,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::Wv,
+    ];
+
+    /// One line on what the type holds, for editors.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Scalar::Sp => "32-bit IEEE float (single precision)",
+            Scalar::Hp => {
+                "16-bit float (IEEE half precision unless the FP control word picks another format)"
+            }
+            Scalar::Xp => "16-bit signed integer, the type of an integer literal without context",
+            Scalar::S16 => "16-bit signed integer",
+            Scalar::U16 => "16-bit unsigned integer",
+            Scalar::S32 => "32-bit signed integer",
+            Scalar::U32 => "32-bit unsigned integer",
+            Scalar::U64 => "64-bit unsigned integer: only integer literals of 2^32 or more have it",
+            Scalar::Wv => "a raw 32-bit wavelet, bit-compatible with u32",
+            Scalar::Bool => "a comparison result, 0 or 1",
+        }
+    }
+
     /// The keyword.
     pub fn name(self) -> &'static str {
         match self {
