@@ -4,13 +4,15 @@
 //! Modules: [`server`] (handshake, main loop, documents, dispatch), [`analysis`] (running
 //! the compilers), [`convert`] (positions, URIs, diagnostics), [`scope`] (CSL names from
 //! the syntax tree), [`symbols`] (outline), [`hover`], [`goto`] (definition),
-//! [`complete`], and [`tungsten`] (hover, definition and completion for `.w` files).
+//! [`complete`]; [`tungsten`] (hover, definition and completion for `.w` files) and
+//! [`paint`] (hover and definition for `.paint` files).
 
 mod analysis;
 mod complete;
 mod convert;
 mod goto;
 mod hover;
+mod paint;
 mod scope;
 mod server;
 mod symbols;

@@ -9,7 +9,7 @@
 //! rather than a dead server.
 
 use crate::analysis::{self, Analysis, Lang, Settings};
-use crate::{complete, convert, goto, hover, symbols, tungsten};
+use crate::{complete, convert, goto, hover, paint, symbols, tungsten};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::Notification as _;
 use lsp_types::{
@@ -346,9 +346,15 @@ impl Server {
         let p: lsp_types::HoverParams = parse(params)?;
         let tdp = p.text_document_position_params;
         let (text, lang, path) = self.text_of(&tdp.text_document.uri)?;
-        if lang == Lang::Tungsten {
-            let dirs = &self.settings.lib_dirs;
-            return to_json(tungsten::hover(&text, path.as_deref(), dirs, tdp.position));
+        let dirs = &self.settings.lib_dirs;
+        match lang {
+            Lang::Tungsten => {
+                return to_json(tungsten::hover(&text, path.as_deref(), dirs, tdp.position));
+            }
+            Lang::Paint => {
+                return to_json(paint::hover(&text, path.as_deref(), dirs, tdp.position));
+            }
+            Lang::Csl => {}
         }
         self.on_csl(tdp, |_, a, pos| hover::hover(a, pos))
     }
@@ -357,10 +363,27 @@ impl Server {
         let p: lsp_types::GotoDefinitionParams = parse(params)?;
         let tdp = p.text_document_position_params;
         let (text, lang, path) = self.text_of(&tdp.text_document.uri)?;
-        if lang == Lang::Tungsten {
-            let (dirs, uri) = (&self.settings.lib_dirs, &tdp.text_document.uri);
-            let def = tungsten::definition(&text, path.as_deref(), dirs, uri, tdp.position);
-            return to_json(def);
+        let (dirs, uri) = (&self.settings.lib_dirs, &tdp.text_document.uri);
+        match lang {
+            Lang::Tungsten => {
+                return to_json(tungsten::definition(
+                    &text,
+                    path.as_deref(),
+                    dirs,
+                    uri,
+                    tdp.position,
+                ));
+            }
+            Lang::Paint => {
+                return to_json(paint::definition(
+                    &text,
+                    path.as_deref(),
+                    dirs,
+                    uri,
+                    tdp.position,
+                ));
+            }
+            Lang::Csl => {}
         }
         self.on_csl(tdp, |doc, a, pos| {
             goto::definition(a, &doc.uri, doc.path.as_deref(), pos)

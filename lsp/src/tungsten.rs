@@ -313,6 +313,30 @@ impl Names {
         s.into_iter().map(|x| x.1)
     }
 
+    /// The program's params (the document's and its imports'), in declaration order.
+    pub fn params(&self) -> impl Iterator<Item = &str> {
+        self.defs.iter().filter_map(|d| match d.kind {
+            Kind::Var { is_param: true, .. } if d.visible == (0, u32::MAX) => Some(d.name.as_str()),
+            _ => None,
+        })
+    }
+
+    /// A socket or param of the program named `name` (what Paint's `code()` binds): where
+    /// it is declared and its description.
+    pub fn binding(&self, name: &str) -> Option<(Option<Location>, String)> {
+        let d = self.defs.iter().find(|d| {
+            d.name == name
+                && matches!(d.kind, Kind::Socket(_) | Kind::Var { is_param: true, .. })
+                && d.visible == (0, u32::MAX)
+        })?;
+        let doc = convert::path_to_uri(self.files.first()?.path.as_deref()?)?;
+        let mut md = describe(self, d);
+        if d.file == 0 {
+            md.push_str(&format!("\n\ndeclared in `{}`", self.shown_path(0)));
+        }
+        Some((self.location(d.file, d.at.start, d.at.end, &doc), md))
+    }
+
     /// The declaration named at `offset` of the document: by a use, or by its own name.
     fn def_at(&self, offset: u32) -> Option<(&Def, Span)> {
         let within = |s: &Span| s.start <= offset && offset <= s.end;

@@ -539,6 +539,39 @@ fn tungsten_and_paint_diagnostics() {
         .find(|i| i["label"] == "split")
         .unwrap_or_else(|| panic!("no split in {r}"));
     assert_eq!(split["detail"], "split(r 'h|'v n i)", "{split}");
+    // Hover and definition: a `let` used in an action, a builtin, a placed program.
+    let relay = "socket a;\nxp param K = 2;\n{ a[] <- K; }\n";
+    std::fs::write(dir.join("relay.w"), relay).unwrap();
+    let at = |needle: &str, extra: usize| json!({"textDocument": {"uri": plan_uri}, "position": pos_of(plan, needle, extra)});
+    let r = c.request("textDocument/definition", at("row : code", 0));
+    assert_eq!(
+        r["result"]["range"]["start"],
+        pos_of(plan, "row =", 0),
+        "{r}"
+    );
+    let r = c.request("textDocument/hover", at("hstack", 0));
+    let h = r["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(h.contains("hstack(") && h.contains("(builtin)"), "{r}");
+    let r = c.request("textDocument/hover", at("relay [", 1));
+    let h = r["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        h.contains("relay.w") && h.contains("`a`") && h.contains("`K`"),
+        "{r}"
+    );
+    let r = c.request("textDocument/definition", at("a:c", 0));
+    assert!(
+        r["result"]["uri"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("relay.w"),
+        "{r}"
+    );
     c.finish();
 }
 
@@ -716,7 +749,17 @@ fn every_position_of_a_broken_file_is_answered() {
             c.all_answer(&e_uri, line, character, POSITION_REQUESTS);
         }
     }
-    // The same for a broken Tungsten file (names resolved over a tree with holes).
+    // The same for a broken Tungsten file (names resolved over a tree with holes) and a
+    // broken Paint file.
+    let p = "(* ünï *) let c = color(\ndefine f(a b) = paint(a b [CXR|\nlet r = rect(0 0 NX\nr : code('w [s:c N:])\nf(r c\n";
+    let p_uri = uri(&dir.join("e.paint"));
+    c.open(&p_uri, "paint", p);
+    let _ = c.diagnostics(&p_uri);
+    for (line, l) in p.split('\n').enumerate() {
+        for character in 0..=l.encode_utf16().count() + 1 {
+            c.all_answer(&p_uri, line, character, POSITION_REQUESTS);
+        }
+    }
     let w = "// ünïcödé 𝄞\nsocket s;\nunion U { u32 u; };\nf(sp a) -> sp { return a +; }\n{\n  union U v; v. ;\n  i in [0, ∞) v.u <- s[].;\n  forever dispatch(s) { wavelet(sp x) { x = ; } }\n";
     let w_uri = uri(&dir.join("e.w"));
     c.open(&w_uri, "tungsten", w);
