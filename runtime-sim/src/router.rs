@@ -220,33 +220,43 @@ impl MpState {
 }
 
 /// The state of one colour at one router.
+///
+/// `repr(C)`, in this order: everything the planner reads of a colour it looks at (its
+/// own, or a neighbour's when it checks for room) fills the first cache line, so a look
+/// costs that line and the one holding the port's ring counters. (With the compiler's
+/// order the rings came first and these fields spread over the last two lines.)
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+#[repr(C, align(64))]
 pub(crate) struct ColorState {
     /// Whether the image configures this colour here (otherwise the state exists only to
     /// hold the CE's output on it, e.g. for a streaming `memcpy_d2h`).
     pub configured: bool,
-    /// Switch positions 0..=3 (`None` = invalid).
-    pub routes: [Option<Route>; 4],
-    /// What positions 1..=3 override (`routes[1..]` is derived from it and `routes[0]`).
-    pub specs: [PosSpec; 3],
+    pub teardown: bool,
     /// Union of `rx` over the valid positions.
     pub rx_any: u8,
     pub cur: u8,
+    /// Bit per port: the buffer is not empty.
+    pub nonempty: u8,
     pub ring_mode: bool,
     pub pop_mode: PopMode,
-    pub filter: Option<Filter>,
-    pub teardown: bool,
     pub swap_x: bool,
     pub swap_y: bool,
     /// A streaming `memcpy_d2h` takes this colour's RAMP input to the host.
     pub capture: bool,
-    /// Input buffers per port.
-    pub rings: [Ring; 5],
-    /// Bit per port: the buffer is not empty.
-    pub nonempty: u8,
+    /// Switch positions 0..=3 (`None` = invalid).
+    pub routes: [Option<Route>; 4],
     /// Message-passing paths, if the colour routes messages.
     pub mp: Option<MpState>,
+    pub filter: Option<Filter>,
+    /// Input buffers per port.
+    pub rings: [Ring; 5],
+    /// What positions 1..=3 override (`routes[1..]` is derived from it and `routes[0]`);
+    /// read only when a switch changes position.
+    pub specs: [PosSpec; 3],
 }
+
+// The planner's fields share the first cache line (see `ColorState`).
+const _: () = assert!(std::mem::offset_of!(ColorState, rings) <= 64);
 
 impl ColorState {
     /// Whether the input buffer of `port` can take a wavelet arriving at `now` (buffers
