@@ -131,7 +131,8 @@ fn declaration_line(text: &str, def: Span) -> String {
         .to_string()
 }
 
-fn markdown(value: String, range: Option<lsp_types::Range>) -> Hover {
+/// A Markdown hover over `range`.
+pub fn markdown(value: String, range: Option<lsp_types::Range>) -> Hover {
     Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,

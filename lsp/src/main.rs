@@ -2,7 +2,8 @@
 //! files, speaking the Language Server Protocol over standard input and output.
 //!
 //! Modules: [`server`] (handshake, main loop, documents, dispatch), [`analysis`] (running
-//! the compilers), [`convert`] (positions, URIs, diagnostics), [`scope`] (CSL names from
+//! the compilers), [`convert`] (positions, URIs, diagnostics), [`files`] (the files a
+//! Tungsten or Paint document reads), [`scope`] (CSL names from
 //! the syntax tree), [`symbols`] (outline), [`hover`], [`goto`] (definition),
 //! [`complete`]; [`tungsten`] (hover, definition and completion for `.w` files) and
 //! [`paint`] (hover and definition for `.paint` files).
@@ -10,6 +11,7 @@
 mod analysis;
 mod complete;
 mod convert;
+mod files;
 mod goto;
 mod hover;
 mod paint;

@@ -8,11 +8,13 @@
 //! quote leads to `prog.w` and each binding to the socket or param it sets there.
 
 use crate::convert::{self, LineIndex};
+use crate::files::Files;
+use crate::hover::markdown;
 use crate::tungsten;
 use cslc::paint::FUNCTIONS;
 use cslc::paint::ast::{BracketItem, Expr, ExprKind, Item};
 use cslc::source::Span;
-use lsp_types::{Hover, HoverContents, Location, MarkupContent, MarkupKind, Position, Uri};
+use lsp_types::{Hover, Location, Position, Uri};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -21,13 +23,6 @@ const MAX_INCLUDE_DEPTH: u32 = 32;
 
 /// A declaration's longest shown text; longer ones are cut at a character boundary.
 const MAX_DETAIL: usize = 200;
-
-/// A file the floorplan reads: the document itself (index 0), then its includes.
-struct File {
-    path: Option<PathBuf>,
-    text: String,
-    items: Vec<(Item, Span)>,
-}
 
 /// What the cursor is on, once resolved.
 enum Target {
@@ -49,29 +44,25 @@ enum Target {
 
 /// The floorplan and its includes, parsed.
 struct Plan {
-    files: Vec<File>,
+    files: Files,
+    /// The items of each of `files`.
+    items: Vec<Vec<(Item, Span)>>,
     lib_dirs: Vec<PathBuf>,
 }
 
 impl Plan {
     fn load(text: &str, path: Option<&Path>, lib_dirs: &[PathBuf]) -> Plan {
         let mut plan = Plan {
-            files: Vec::new(),
+            files: Files::new(path, text),
+            items: vec![crate::symbols::paint_items(text)],
             lib_dirs: lib_dirs.to_vec(),
         };
-        plan.add(path.map(Path::to_path_buf), text.to_string());
         let mut seen = HashSet::new();
         if let Some(p) = path.and_then(|p| p.canonicalize().ok()) {
             seen.insert(p);
         }
         plan.follow(0, &mut seen, 0);
         plan
-    }
-
-    fn add(&mut self, path: Option<PathBuf>, text: String) -> usize {
-        let items = crate::symbols::paint_items(&text);
-        self.files.push(File { path, text, items });
-        self.files.len() - 1
     }
 
     /// The directories a file of the plan searches for includes and programs.
@@ -106,8 +97,8 @@ impl Plan {
         if depth >= MAX_INCLUDE_DEPTH {
             return;
         }
-        let names: Vec<String> = self.files.get(file).map_or(Vec::new(), |f| {
-            f.items
+        let names: Vec<String> = self.items.get(file).map_or(Vec::new(), |items| {
+            items
                 .iter()
                 .filter_map(|(i, _)| match i {
                     Item::Include(n, _) => Some(n.clone()),
@@ -126,27 +117,23 @@ impl Plan {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let i = self.add(Some(path), text);
+            self.items.push(crate::symbols::paint_items(&text));
+            let i = self.files.push(path, text);
             self.follow(i, seen, depth + 1);
         }
     }
 
     /// The file an include of `file` names, if it was read.
     fn included(&self, file: usize, name: &str) -> Option<usize> {
-        let key = self.find(file, name)?.canonicalize().ok()?;
-        self.files.iter().position(|f| {
-            f.path
-                .as_ref()
-                .is_some_and(|p| p.canonicalize().is_ok_and(|c| c == key))
-        })
+        self.files.index_of(&self.find(file, name)?)
     }
 
     /// The `let` or Paint function named `name`: the document's last one before `offset`,
     /// else its first after it, else an included file's.
     fn global(&self, name: &str, offset: u32) -> Option<Target> {
         let mut found: Vec<(usize, Span, Span)> = Vec::new();
-        for (i, f) in self.files.iter().enumerate() {
-            for (item, whole) in &f.items {
+        for (i, items) in self.items.iter().enumerate() {
+            for (item, whole) in items {
                 let at = match item {
                     Item::Let(n, _) if n.name == name => n.span,
                     Item::Define { name: n, .. } if n.name == name => n.span,
@@ -171,9 +158,9 @@ impl Plan {
 
     /// What the document's byte `offset` is on, and the span it covers.
     fn target_at(&self, offset: u32) -> Option<(Target, Span)> {
-        let doc = self.files.first()?;
+        let doc = self.items.first()?;
         let within = |s: Span| s.start <= offset && offset <= s.end;
-        for (item, whole) in &doc.items {
+        for (item, whole) in doc {
             if !within(*whole) {
                 continue;
             }
@@ -290,42 +277,17 @@ impl Plan {
         }
     }
 
-    /// The source of `span` in `file`, whitespace collapsed, at most [`MAX_DETAIL`] bytes.
+    /// The source of `span` in `file` on one line, at most [`MAX_DETAIL`] bytes.
     fn source(&self, file: usize, span: Span) -> String {
-        let text = self
-            .files
-            .get(file)
-            .and_then(|f| f.text.get(span.start as usize..span.end as usize))
-            .unwrap_or("");
-        let mut s = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if s.len() > MAX_DETAIL {
-            let mut cut = MAX_DETAIL;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            s.truncate(cut);
-            s.push_str(" …");
-        }
-        s
+        self.files.source(file, span, MAX_DETAIL)
     }
 
     fn location(&self, file: usize, start: u32, end: u32, doc: &Uri) -> Option<Location> {
-        let f = self.files.get(file)?;
-        let uri = if file == 0 {
-            doc.clone()
-        } else {
-            convert::path_to_uri(f.path.as_deref()?)?
-        };
-        let ix = LineIndex::new(&f.text);
-        Some(Location::new(uri, ix.range(start as usize, end as usize)))
+        self.files.location(file, start, end, doc)
     }
 
     fn shown_path(&self, file: usize) -> String {
-        self.files
-            .get(file)
-            .and_then(|f| f.path.as_ref())
-            .map(|p| p.display().to_string())
-            .unwrap_or_default()
+        self.files.shown_path(file)
     }
 }
 
@@ -333,16 +295,6 @@ impl Plan {
 fn program_names(path: &Path, lib_dirs: &[PathBuf]) -> Option<tungsten::Names> {
     let text = std::fs::read_to_string(path).ok()?;
     Some(tungsten::resolve(&text, Some(path), lib_dirs))
-}
-
-fn markdown(value: String, range: Option<lsp_types::Range>) -> Hover {
-    Hover {
-        contents: HoverContents::Markup(MarkupContent {
-            kind: MarkupKind::Markdown,
-            value,
-        }),
-        range,
-    }
 }
 
 /// The hover at `pos` of the Paint text `text` (at `path`, if on disk).
@@ -448,6 +400,7 @@ pub fn definition(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lsp_types::HoverContents;
 
     fn hover_text(text: &str, path: Option<&Path>, needle: &str) -> String {
         let ix = LineIndex::new(text);

@@ -9,14 +9,15 @@
 //! in (which fixes each socket's queue number).
 
 use crate::convert::{self, LineIndex};
+use crate::files::Files;
+use crate::hover::markdown;
 use cslc::source::Span;
 use cslc::tungsten::ast::{Arm, Expr, ExprKind, Init, Item, LoopHead, Range, Stmt, StmtKind};
 use cslc::tungsten::ast::{TypeKind, TypeRef, VarDecl};
 use cslc::tungsten::token::KEYWORDS;
 use cslc::tungsten::types::Scalar;
 use lsp_types::{
-    CompletionItem, CompletionItemKind, Documentation, Hover, HoverContents, Location,
-    MarkupContent, MarkupKind, Position,
+    CompletionItem, CompletionItemKind, Documentation, Hover, Location, Position, Uri,
 };
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -70,15 +71,9 @@ struct Def {
     visible: (u32, u32),
 }
 
-/// A file the document reads: the document itself, then its imports.
-struct File {
-    path: Option<PathBuf>,
-    text: String,
-}
-
 /// The resolved names of one Tungsten document.
 pub struct Names {
-    files: Vec<File>,
+    files: Files,
     defs: Vec<Def>,
     /// Uses in the document: the span used and the declaration it names.
     uses: Vec<(Span, usize)>,
@@ -89,10 +84,7 @@ pub struct Names {
 /// Resolves the names of `text` (a Tungsten file at `path`, if it is on disk).
 pub fn resolve(text: &str, path: Option<&Path>, lib_dirs: &[PathBuf]) -> Names {
     let mut names = Names {
-        files: vec![File {
-            path: path.map(Path::to_path_buf),
-            text: text.to_string(),
-        }],
+        files: Files::new(path, text),
         defs: Vec::new(),
         uses: Vec::new(),
         imports: Vec::new(),
@@ -220,14 +212,10 @@ impl Names {
         let importer = self.files.get(file).and_then(|f| f.path.clone());
         let dirs = cslc::tungsten::import_dirs(importer.as_deref(), lib_dirs);
         let path = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())?;
-        let key = path.canonicalize().unwrap_or_else(|_| path.clone());
-        if let Some(i) = self.files.iter().position(|f| {
-            f.path
-                .as_ref()
-                .is_some_and(|p| p.canonicalize().is_ok_and(|c| c == key))
-        }) {
+        if let Some(i) = self.files.index_of(&path) {
             return Some(i);
         }
+        let key = path.canonicalize().unwrap_or_else(|_| path.clone());
         if depth >= MAX_IMPORT_DEPTH || !seen.insert(key) {
             return None;
         }
@@ -235,11 +223,7 @@ impl Names {
         let mut probe = cslc::SourceMap::new();
         let file_id = probe.add(String::new(), None, String::new());
         let (items, _) = cslc::tungsten::parser::parse(file_id, &text);
-        let index = self.files.len();
-        self.files.push(File {
-            path: Some(path),
-            text,
-        });
+        let index = self.files.push(path, text);
         self.file_scope(index, &items, lib_dirs, seen, sockets, depth + 1);
         Some(index)
     }
@@ -280,23 +264,9 @@ impl Names {
         self.defs.len() - 1
     }
 
-    /// The source of `span` in `file`, whitespace collapsed, at most [`MAX_DETAIL`] bytes.
+    /// The source of `span` in `file` on one line, at most [`MAX_DETAIL`] bytes.
     fn source(&self, file: usize, span: Span) -> String {
-        let text = self
-            .files
-            .get(file)
-            .and_then(|f| f.text.get(span.start as usize..span.end as usize))
-            .unwrap_or("");
-        let mut s = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if s.len() > MAX_DETAIL {
-            let mut cut = MAX_DETAIL;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            s.truncate(cut);
-            s.push_str(" …");
-        }
-        s
+        self.files.source(file, span, MAX_DETAIL)
     }
 
     /// The program's sockets (the document's and its imports'), in queue order.
@@ -329,7 +299,7 @@ impl Names {
                 && matches!(d.kind, Kind::Socket(_) | Kind::Var { is_param: true, .. })
                 && d.visible == (0, u32::MAX)
         })?;
-        let doc = convert::path_to_uri(self.files.first()?.path.as_deref()?)?;
+        let doc = convert::path_to_uri(self.files.get(0)?.path.as_deref()?)?;
         let mut md = describe(self, d);
         if d.file == 0 {
             md.push_str(&format!("\n\ndeclared in `{}`", self.shown_path(0)));
@@ -349,31 +319,12 @@ impl Names {
             .map(|d| (d, d.at))
     }
 
-    /// Bytes `start..end` of `file` as a location (the document is `doc`).
-    fn location(
-        &self,
-        file: usize,
-        start: u32,
-        end: u32,
-        doc: &lsp_types::Uri,
-    ) -> Option<Location> {
-        let f = self.files.get(file)?;
-        let uri = if file == 0 {
-            doc.clone()
-        } else {
-            convert::path_to_uri(f.path.as_deref()?)?
-        };
-        let ix = LineIndex::new(&f.text);
-        Some(Location::new(uri, ix.range(start as usize, end as usize)))
+    fn location(&self, file: usize, start: u32, end: u32, doc: &Uri) -> Option<Location> {
+        self.files.location(file, start, end, doc)
     }
 
-    /// The file's path as the hover shows it.
     fn shown_path(&self, file: usize) -> String {
-        self.files
-            .get(file)
-            .and_then(|f| f.path.as_ref())
-            .map(|p| p.display().to_string())
-            .unwrap_or_default()
+        self.files.shown_path(file)
     }
 }
 
@@ -751,16 +702,6 @@ fn describe(names: &Names, d: &Def) -> String {
     md
 }
 
-fn markdown(value: String, range: Option<lsp_types::Range>) -> Hover {
-    Hover {
-        contents: HoverContents::Markup(MarkupContent {
-            kind: MarkupKind::Markdown,
-            value,
-        }),
-        range,
-    }
-}
-
 /// The hover at `pos`: a name's declaration, a keyword's or a type's description.
 pub fn hover(
     text: &str,
@@ -922,6 +863,7 @@ fn members(names: &Names, base: &str) -> Vec<CompletionItem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lsp_types::HoverContents;
 
     const SRC: &str = "socket rx, tx;\nxp param N = 4;\nunion W { u32 u; xp w[2]; };\nsp a[n=N];\n\
         twice(sp x) -> sp { return x + x; }\n\

@@ -744,32 +744,30 @@ fn every_position_of_a_broken_file_is_answered() {
     let mut c = Client::start(json!({}));
     c.open(&e_uri, "csl", text);
     let _ = c.diagnostics(&e_uri);
-    for (line, l) in text.split('\n').enumerate() {
-        for character in 0..=l.encode_utf16().count() + 1 {
-            c.all_answer(&e_uri, line, character, POSITION_REQUESTS);
-        }
-    }
+    every_position(&mut c, &e_uri, text);
     // The same for a broken Tungsten file (names resolved over a tree with holes) and a
     // broken Paint file.
     let p = "(* ünï *) let c = color(\ndefine f(a b) = paint(a b [CXR|\nlet r = rect(0 0 NX\nr : code('w [s:c N:])\nf(r c\n";
     let p_uri = uri(&dir.join("e.paint"));
     c.open(&p_uri, "paint", p);
     let _ = c.diagnostics(&p_uri);
-    for (line, l) in p.split('\n').enumerate() {
-        for character in 0..=l.encode_utf16().count() + 1 {
-            c.all_answer(&p_uri, line, character, POSITION_REQUESTS);
-        }
-    }
+    every_position(&mut c, &p_uri, p);
     let w = "// ünïcödé 𝄞\nsocket s;\nunion U { u32 u; };\nf(sp a) -> sp { return a +; }\n{\n  union U v; v. ;\n  i in [0, ∞) v.u <- s[].;\n  forever dispatch(s) { wavelet(sp x) { x = ; } }\n";
     let w_uri = uri(&dir.join("e.w"));
     c.open(&w_uri, "tungsten", w);
     let _ = c.diagnostics(&w_uri);
-    for (line, l) in w.split('\n').enumerate() {
+    every_position(&mut c, &w_uri, w);
+    c.finish();
+}
+
+/// Asks every position request at every position of `text` (one past each line's end
+/// too), which must each be answered.
+fn every_position(c: &mut Client, uri: &str, text: &str) {
+    for (line, l) in text.split('\n').enumerate() {
         for character in 0..=l.encode_utf16().count() + 1 {
-            c.all_answer(&w_uri, line, character, POSITION_REQUESTS);
+            c.all_answer(uri, line, character, POSITION_REQUESTS);
         }
     }
-    c.finish();
 }
 
 /// The labels of a completion response's items.
