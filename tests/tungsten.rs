@@ -473,6 +473,118 @@ fn functions_round_unions_and_index_halves() {
     });
 }
 
+/// Arrays are passed to functions by reference: globals, rows of a 2-D array, a struct's
+/// member, a local (frame) array, and a parameter passed on; writes through the parameter
+/// reach the caller's array, and a `∀` statement over a parameter is one DSD operation.
+#[test]
+fn arrays_are_passed_to_functions_by_reference() {
+    let src = r#"
+        struct S { xp tag; sp a[4]; };
+        sp v[4] = {1.5, -2.0, 4.25, 0.5};
+        sp m[3][4] = {1.0, 2.0, 3.0, 4.0, 9.0, -1.0, 7.0, 0.0, 5.0, 5.0, 5.0, 6.0};
+        struct S st;
+        sp tv; sp tv2; sp tm; sp tl; sp ts; xp am; xp am2;
+        total(sp x[4]) -> sp {
+            sp t = 0.0;
+            i in [0, 4) t = t + x[i];
+            return t;
+        }
+        scale(sp x[4], sp f) {
+            let i in [0, 4);
+            ∀i x[i] = x[i] * f;
+        }
+        argmax(sp x[4]) -> xp {
+            xp b = 0;
+            i in [1, 4) { if (x[i] > x[b]) b = i; }
+            return b;
+        }
+        passon(sp x[4]) -> sp { scale(x, 0.5); return total(x); }
+        {
+            tv = total(v);
+            scale(v, 2.0);
+            tv2 = total(v);
+            tm = total(m[1]);
+            am = argmax(m[1]);
+            am2 = argmax(m[2]);
+            sp loc[4] = {3.0, 1.0, 2.0, 8.0};
+            tl = passon(loc);
+            st.a[0] = 0.25; st.a[1] = 0.25; st.a[2] = 0.5; st.a[3] = 1.0;
+            scale(st.a, 4.0);
+            ts = total(st.a);
+        }
+    "#;
+    let p = compile(src, &ClassSpec::new(Arch::Wse2));
+    let scale = p
+        .functions
+        .values()
+        .find(|f| f.name == "scale")
+        .expect("scale is compiled");
+    assert_eq!(
+        dsd_ops(scale),
+        [csl_arch::dsd::DsdOpcode::Fmuls],
+        "the ∀ over a parameter is one operation"
+    );
+    one_tile(src, &[], &[], |g| {
+        assert_eq!(f32_of(&g("tv")), 4.25);
+        assert_eq!(f32_of(&g("tv2")), 8.5);
+        let v = g("v");
+        let doubled: Vec<f32> = (0..4).map(|i| f32_of(&v[4 * i..])).collect();
+        assert_eq!(
+            doubled,
+            [3.0, -4.0, 8.5, 1.0],
+            "written through the parameter"
+        );
+        assert_eq!(f32_of(&g("tm")), 15.0);
+        assert_eq!(u16_of(&g("am")), 0);
+        assert_eq!(u16_of(&g("am2")), 3);
+        assert_eq!(
+            f32_of(&g("tl")),
+            7.0,
+            "a frame array, scaled by the callee's callee"
+        );
+        assert_eq!(f32_of(&g("ts")), 8.0);
+    });
+}
+
+/// An array parameter sent and received whole: each loop over the parameter becomes one
+/// fabric DSD operation whose base address is the caller's array, set at run time.
+#[test]
+fn array_parameters_go_over_the_fabric() {
+    let src = r#"
+        socket s;
+        sp v[4] = {1.0, 2.0, 3.0, 4.0};
+        sp got[4];
+        send_all(sp x[4]) { i in [0, 4) s[] <- x[i]; }
+        take_all(sp x[4]) { i in [0, 4) x[i] <- s[]; }
+        {
+            parallel {
+                send_all(v);
+                take_all(got);
+            }
+        }
+    "#;
+    let spec = {
+        let mut spec = ClassSpec::new(Arch::Wse2);
+        spec.sockets
+            .push(("s".into(), cslc::tungsten::SocketBinding { rx: 6, tx: 6 }));
+        spec
+    };
+    let p = compile(src, &spec);
+    for f in ["send_all", "take_all"] {
+        let func = p
+            .functions
+            .values()
+            .find(|x| x.name == f)
+            .expect("compiled");
+        assert_eq!(dsd_ops(func).len(), 1, "{f}: one fabric operation");
+    }
+    loopback_tile(src, 6, |g| {
+        let got = g("got");
+        let vals: Vec<f32> = (0..4).map(|i| f32_of(&got[4 * i..])).collect();
+        assert_eq!(vals, [1.0, 2.0, 3.0, 4.0]);
+    });
+}
+
 /// Every `.w` program of the examples and test programs compiles (sockets bound to
 /// arbitrary colours), on both generations; files only imported by others compile with
 /// their importers.

@@ -48,6 +48,8 @@ enum Kind {
     Function,
     /// A function parameter.
     Parameter,
+    /// An array parameter (the caller's array, by reference).
+    ArrayParameter,
     /// A loop index (`i in [a, b)`) or a range named by `let`.
     Index,
     /// The value a dispatch arm binds (`wavelet(T v)`).
@@ -363,18 +365,27 @@ impl Walker<'_> {
                     let mut scope = Vec::new();
                     for p in params {
                         self.ty(&p.ty);
-                        let detail = self.names.source(
-                            0,
-                            Span {
-                                end: p.name.span.end,
-                                ..p.ty.span
-                            },
-                        );
+                        for d in &p.dims {
+                            self.expr(&d.len);
+                        }
+                        // The type, the name and any dimensions (`sp x[8]`).
+                        let end = p.dims.last().map_or(p.name.span.end, |d| {
+                            let after = d.len.span.end as usize;
+                            let text = self.names.files.get(0).map_or("", |f| f.text.as_str());
+                            let close = text.get(after..).and_then(|t| t.find(']'));
+                            close.map_or(d.len.span.end, |i| (after + i + 1) as u32)
+                        });
+                        let detail = self.names.source(0, Span { end, ..p.ty.span });
+                        let kind = if p.dims.is_empty() {
+                            Kind::Parameter
+                        } else {
+                            Kind::ArrayParameter
+                        };
                         scope.push(self.names.def(
                             0,
                             &p.name.name,
                             p.name.span,
-                            Kind::Parameter,
+                            kind,
                             detail,
                             (p.name.span.end, span.end),
                         ));
@@ -687,6 +698,9 @@ fn describe(names: &Names, d: &Def) -> String {
         }
         Kind::Field { of, .. } => Some(format!("a field of `{of}`")),
         Kind::Parameter => Some("a function parameter".to_string()),
+        Kind::ArrayParameter => {
+            Some("an array parameter: the caller's array, by reference".to_string())
+        }
         Kind::Index => Some("a loop index (loop-local; `xp` unless a bound is wider)".to_string()),
         Kind::ArmValue => Some("the value of the wavelet this arm runs for".to_string()),
         Kind::DimName => Some("the length of an array dimension".to_string()),
@@ -926,6 +940,15 @@ mod tests {
             def_name(&n, at(SRC, "s + v", 0)).map(|d| d.1),
             Some(at(SRC, "s = 0.0", 0))
         );
+    }
+
+    #[test]
+    fn array_parameters_are_described_with_their_dimensions() {
+        let src = "total(sp x[ 4 ]) -> sp { return x[0]; }\n";
+        let n = resolve(src, None, &[]);
+        let (d, _) = n.def_at(at(src, "x[0]", 0)).expect("x");
+        assert_eq!(d.kind, Kind::ArrayParameter);
+        assert_eq!(d.detail, "sp x[ 4 ]");
     }
 
     #[test]

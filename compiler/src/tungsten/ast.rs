@@ -278,10 +278,13 @@ pub enum StmtKind {
 /// A function parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Param {
-    /// Type.
+    /// Type (the element type of an array parameter).
     pub ty: TypeRef,
     /// Name.
     pub name: Ident,
+    /// Array dimensions, outermost first (`sp x[8]`: the caller passes an array of that
+    /// type by reference); empty for a scalar.
+    pub dims: Vec<Dim>,
 }
 
 /// A top-level item.

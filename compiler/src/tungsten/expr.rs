@@ -4,7 +4,7 @@
 
 use super::ast::{self, Expr, ExprKind};
 use super::lower::*;
-use super::types::{CoerceError, Scalar, common};
+use super::types::{CoerceError, Scalar, Ty, common};
 use crate::diag::{Diagnostic, codes};
 use crate::ir::{BlockId, Inst, Term, VReg};
 use crate::source::Span;
@@ -56,7 +56,7 @@ impl Lower<'_> {
                             id.span,
                             "only usable in a statement under `∀`",
                         )),
-                        Local::Mem { ty, .. } => {
+                        Local::Mem { ty, .. } | Local::Ref { ty, .. } => {
                             let d = ty.describe(&self.aggs);
                             Err(self.err(
                                 codes::TUNG_TYPE_MISMATCH,
@@ -835,7 +835,14 @@ impl Lower<'_> {
             ));
         }
         let mut regs = Vec::with_capacity(args.len());
-        for (a, &pt) in args.iter().zip(&sig.params) {
+        for (a, pt) in args.iter().zip(&sig.params) {
+            let pt = match pt {
+                ParamTy::Scalar(s) => *s,
+                ParamTy::Array(want) => {
+                    regs.push(self.array_argument(a, want, &sig)?);
+                    continue;
+                }
+            };
             let v = if let Some(s) = self.socket_of_read(a) {
                 self.receive_value(s, pt, a.span)?
             } else {
@@ -856,6 +863,44 @@ impl Lower<'_> {
             (Some(r), Some(ty)) => Val::Reg { r, ty },
             _ => Val::Int(0),
         })
+    }
+
+    /// The address of the array `a` passed for a parameter of type `want` of `sig`: an
+    /// array variable, element or member of exactly that type.
+    fn array_argument(&mut self, a: &Expr, want: &Ty, sig: &FuncSig) -> R<VReg> {
+        let wanted = want.describe(&self.aggs);
+        let mismatch = |this: &mut Self, got: String| {
+            this.report(
+                Diagnostic::error(
+                    codes::TUNG_TYPE_MISMATCH,
+                    format!("`{}` takes a `{wanted}` here, not {got}", sig.name),
+                    a.span,
+                    "passed here",
+                )
+                .with_label(sig.span, "declared here")
+                .with_help("an array parameter takes an array of the same element type and length, by reference"),
+            )
+        };
+        let is_place = matches!(
+            a.kind,
+            ExprKind::Name(_) | ExprKind::Index(..) | ExprKind::Member(..)
+        );
+        if !is_place {
+            return Err(mismatch(self, "a value".to_string()));
+        }
+        match self.place(a)? {
+            Place::Mem {
+                base,
+                off,
+                dynoff,
+                ty,
+            } if ty == *want => Ok(self.addr_of(base, off, dynoff)),
+            Place::Mem { ty, .. } => {
+                let got = format!("a `{}`", ty.describe(&self.aggs));
+                Err(mismatch(self, got))
+            }
+            Place::Reg { ty, .. } => Err(mismatch(self, format!("a `{}`", ty.name()))),
+        }
     }
 }
 

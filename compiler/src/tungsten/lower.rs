@@ -71,6 +71,8 @@ pub(crate) enum Base {
     Global(GlobalId),
     /// The frame's stack area.
     Frame,
+    /// An address in a register: an array parameter.
+    Ptr(VReg),
 }
 
 /// A file-scope name.
@@ -99,9 +101,18 @@ pub(crate) struct Socket {
 pub(crate) struct FuncSig {
     pub name: String,
     pub id: FuncId,
-    pub params: Vec<Scalar>,
+    pub params: Vec<ParamTy>,
     pub ret: Option<Scalar>,
     pub span: Span,
+}
+
+/// How a function takes one argument.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ParamTy {
+    /// By value.
+    Scalar(Scalar),
+    /// An array, by reference: the caller passes its address (16 bits).
+    Array(Ty),
 }
 
 /// A local name.
@@ -111,6 +122,8 @@ pub(crate) enum Local {
     Var { r: VReg, ty: Scalar },
     /// An aggregate in the frame at byte `off`.
     Mem { off: u32, ty: Ty },
+    /// An array parameter: the caller's array, its address in register `r`.
+    Ref { r: VReg, ty: Ty },
     /// A `let i in [a, b);` index.
     Let(ast::Range),
 }
@@ -550,7 +563,10 @@ impl<'a> Lower<'a> {
     }
 
     pub fn addr_of(&mut self, base: Base, off: u32, dynoff: Option<VReg>) -> VReg {
-        let a = self.fb.reg();
+        let a = match base {
+            Base::Ptr(p) if off == 0 => p,
+            _ => self.fb.reg(),
+        };
         match base {
             Base::Global(g) => self.fb.emit(Inst::GlobalAddr {
                 dst: a,
@@ -558,6 +574,11 @@ impl<'a> Lower<'a> {
                 offset: off,
             }),
             Base::Frame => self.fb.emit(Inst::FrameAddr { dst: a, off }),
+            Base::Ptr(_) if off == 0 => {}
+            Base::Ptr(p) => {
+                let k = self.imm(off);
+                self.fb.bin(BinOp::Add, NumTy::U16, a, p, k);
+            }
         }
         match dynoff {
             Some(d) => {
@@ -678,6 +699,12 @@ impl<'a> Lower<'a> {
                         Local::Mem { off, ty } => Ok(Place::Mem {
                             base: Base::Frame,
                             off,
+                            dynoff: None,
+                            ty,
+                        }),
+                        Local::Ref { r, ty } => Ok(Place::Mem {
+                            base: Base::Ptr(r),
+                            off: 0,
                             dynoff: None,
                             ty,
                         }),

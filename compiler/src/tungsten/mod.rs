@@ -30,7 +30,7 @@ use crate::source::{FileId, SourceMap, Span};
 use ast::{ExprKind, Init, Item};
 use csl_arch::Arch;
 use csl_arch::image::{QueueBinding, TaskKind, WaveletArgs};
-use lower::{FuncSig, Local, Lower, R, Reported, Socket, Sym, Val};
+use lower::{FuncSig, Local, Lower, ParamTy, R, Reported, Socket, Sym, Val};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use types::{Aggregate, Field, Scalar, Ty};
@@ -869,6 +869,12 @@ impl<'a> Lower<'a> {
         self.check_fresh(name)?;
         let mut ps = Vec::new();
         for p in params {
+            if !p.dims.is_empty() {
+                // An array: passed by reference, so any element type will do.
+                let t = self.array_type(&p.ty, &p.dims, &p.name)?;
+                ps.push(ParamTy::Array(t));
+                continue;
+            }
             let t = self.scalar_type(&p.ty, "a parameter")?;
             if t == Scalar::U64 {
                 return Err(self.err(
@@ -878,7 +884,7 @@ impl<'a> Lower<'a> {
                     "`u64` here",
                 ));
             }
-            ps.push(t);
+            ps.push(ParamTy::Scalar(t));
         }
         let ret = match ret {
             Some(t) => {
@@ -935,13 +941,12 @@ impl<'a> Lower<'a> {
                     "again here",
                 ));
             }
-            scope.insert(
-                p.name.name.clone(),
-                Local::Var {
-                    r: self.fb.param(i as u32),
-                    ty: *t,
-                },
-            );
+            let r = self.fb.param(i as u32);
+            let local = match t {
+                ParamTy::Scalar(ty) => Local::Var { r, ty: *ty },
+                ParamTy::Array(ty) => Local::Ref { r, ty: ty.clone() },
+            };
+            scope.insert(p.name.name.clone(), local);
         }
         self.scopes = vec![scope];
         self.cur_func = Some(fi);

@@ -449,6 +449,7 @@ impl<'a> Lower<'a> {
         };
         let (base, ty) = match self.local(&arr.name) {
             Some(Local::Mem { off, ty }) => ((Base::Frame, off), ty),
+            Some(Local::Ref { r, ty }) => ((Base::Ptr(r), 0), ty),
             Some(_) => return None,
             None => match self.globals.get(&arr.name) {
                 // Hardware registers (`address(0x7b30)`) are not memory a DSD can walk:

@@ -747,8 +747,18 @@ impl<'a> Lower<'a> {
 
     /// Resolves the type of a declaration (element type and dimensions).
     pub fn decl_type(&mut self, d: &ast::VarDecl) -> R<Ty> {
-        let mut ty = self.type_of(&d.ty)?;
-        for dim in d.dims.iter().rev() {
+        self.array_type(&d.ty, &d.dims, &d.name)
+    }
+
+    /// The type `elem` with dimensions `dims` (outermost first) of the name `name`.
+    pub fn array_type(
+        &mut self,
+        elem: &ast::TypeRef,
+        dims: &[ast::Dim],
+        name: &ast::Ident,
+    ) -> R<Ty> {
+        let mut ty = self.type_of(elem)?;
+        for dim in dims.iter().rev() {
             let n = self.const_int(&dim.len, "an array length")?;
             if n <= 0 || n > 0x8000 {
                 return Err(self.err(
@@ -763,8 +773,8 @@ impl<'a> Lower<'a> {
         if ty.size(&self.aggs) > csl_arch::fabric::PE_MEMORY_BYTES {
             return Err(self.err(
                 codes::TUNG_TYPE_MISMATCH,
-                format!("`{}` does not fit in PE memory", d.name.name),
-                d.name.span,
+                format!("`{}` does not fit in PE memory", name.name),
+                name.span,
                 "too large",
             ));
         }
