@@ -402,6 +402,8 @@ mod tests {
     use super::*;
     use lsp_types::HoverContents;
 
+    const PLAN: &str = "let c = color()\ndefine frame(r k) = paint(ring(r) k [CXC])\nlet row = rect(0 0 NX 1)\nrow : code('relay [a:c N:4])\nframe(row c)\n";
+
     fn hover_text(text: &str, path: Option<&Path>, needle: &str) -> String {
         let ix = LineIndex::new(text);
         let at = text.find(needle).unwrap_or(0);
@@ -455,5 +457,27 @@ mod tests {
         let def = definition(src, Some(&plan), &[], &doc, ix.position(at)).expect("definition");
         assert_eq!((def.uri, def.range.start), (doc, Position::new(0, 4)));
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    proptest::proptest! {
+        /// Random text and cut-up floorplans: hover and definition answer at every byte
+        /// offset without a panic.
+        #[test]
+        fn any_text_never_panics(cuts in proptest::collection::vec((0usize..PLAN.len(), 0usize..10), 0..5), noise in "[a-z()\\[\\]|:'= 0-9\n]{0,40}") {
+            let mut text = PLAN.to_string();
+            for (at, len) in cuts {
+                let at = at.min(text.len());
+                let end = (at + len).min(text.len());
+                text.replace_range(at..end, "");
+            }
+            text.push_str(&noise);
+            let ix = LineIndex::new(&text);
+            let doc: Uri = "file:///p.paint".parse().expect("uri");
+            for o in 0..=text.len() {
+                let pos = ix.position(o);
+                let _ = hover(&text, None, &[], pos);
+                let _ = definition(&text, None, &[], &doc, pos);
+            }
+        }
     }
 }

@@ -1027,4 +1027,30 @@ mod tests {
         let outside = labels(complete(src, None, &[], ix.position(src.len() - 1)));
         assert!(!outside.iter().any(|l| l == "inner"));
     }
+
+    proptest::proptest! {
+        /// Cut and spliced programs (holes in the tree, names used before or without
+        /// their declarations, unbalanced scopes): every request at every byte offset
+        /// is answered without a panic.
+        #[test]
+        fn mutated_programs_never_panic(cuts in proptest::collection::vec((0usize..SRC.len(), 0usize..12, 0usize..SRC.len()), 1..5)) {
+            let mut text = SRC.to_string();
+            for (at, len, from) in cuts {
+                let at = at.min(text.len());
+                let end = (at + len).min(text.len());
+                let piece: String = SRC.chars().skip(from % 40).take(len).collect();
+                if text.is_char_boundary(at) && text.is_char_boundary(end) {
+                    text.replace_range(at..end, &piece);
+                }
+            }
+            let ix = LineIndex::new(&text);
+            let doc: lsp_types::Uri = "file:///m.w".parse().expect("uri");
+            for o in 0..=text.len() {
+                let pos = ix.position(o);
+                let _ = hover(&text, None, &[], pos);
+                let _ = definition(&text, None, &[], &doc, pos);
+                let _ = complete(&text, None, &[], pos);
+            }
+        }
+    }
 }
