@@ -14,7 +14,7 @@ use crate::tungsten;
 use cslc::paint::FUNCTIONS;
 use cslc::paint::ast::{BracketItem, Expr, ExprKind, Item};
 use cslc::source::Span;
-use lsp_types::{Hover, Location, Position, Uri};
+use lsp_types::{CompletionItem, CompletionItemKind, Hover, Location, Position, Uri};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -355,6 +355,66 @@ pub fn hover(
     ))
 }
 
+/// Completion inside the bracket of `code('prog [ ... ])`, where a binding's name goes:
+/// the sockets and params of `prog.w` not bound yet in that bracket. `None` elsewhere
+/// (the caller offers the floorplan's names, builtins and actions).
+pub fn binding_completions(
+    text: &str,
+    path: Option<&Path>,
+    lib_dirs: &[PathBuf],
+    pos: Position,
+) -> Option<Vec<CompletionItem>> {
+    let offset = LineIndex::new(text).offset(pos);
+    let before = text.get(..offset)?;
+    let call = before.rfind("code(")?;
+    let rest = before.get(call + "code(".len()..)?.trim_start();
+    let prog: String = rest
+        .strip_prefix('\'')?
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let open = before.get(call..)?.find('[')? + call;
+    let inside = before.get(open + 1..)?;
+    if prog.is_empty() || inside.contains([']', ')']) {
+        return None;
+    }
+    // After `name:` comes a value: the floorplan's names, not the program's.
+    if inside
+        .split_whitespace()
+        .next_back()
+        .is_some_and(|w| w.contains(':'))
+        && !inside.ends_with(char::is_whitespace)
+    {
+        return None;
+    }
+    let bound: HashSet<&str> = inside
+        .split_whitespace()
+        .filter_map(|w| w.split_once(':').map(|(n, _)| n))
+        .collect();
+    let plan = Plan::load(text, path, lib_dirs);
+    let file = plan.program(0, &prog)?;
+    let names = program_names(&file, lib_dirs)?;
+    let sockets = names
+        .sockets()
+        .map(|n| (n, CompletionItemKind::INTERFACE, "socket"));
+    let params = names
+        .params()
+        .map(|n| (n, CompletionItemKind::CONSTANT, "param"));
+    Some(
+        sockets
+            .chain(params)
+            .filter(|(n, _, _)| !bound.contains(n))
+            .map(|(n, kind, what)| CompletionItem {
+                label: n.to_string(),
+                kind: Some(kind),
+                detail: Some(format!("{what} of {prog}.w")),
+                insert_text: Some(format!("{n}:")),
+                ..Default::default()
+            })
+            .collect(),
+    )
+}
+
 /// Names joined for a hover, or "none".
 fn list(names: &[&str]) -> String {
     if names.is_empty() {
@@ -403,6 +463,11 @@ mod tests {
     use lsp_types::HoverContents;
 
     const PLAN: &str = "let c = color()\ndefine frame(r k) = paint(ring(r) k [CXC])\nlet row = rect(0 0 NX 1)\nrow : code('relay [a:c N:4])\nframe(row c)\n";
+
+    /// The position just past the end of `text`.
+    fn ix_end(text: &str) -> Position {
+        LineIndex::new(text).position(text.len())
+    }
 
     fn hover_text(text: &str, path: Option<&Path>, needle: &str) -> String {
         let ix = LineIndex::new(text);
@@ -456,11 +521,21 @@ mod tests {
         let at = src.find("c N").unwrap_or(0);
         let def = definition(src, Some(&plan), &[], &doc, ix.position(at)).expect("definition");
         assert_eq!((def.uri, def.range.start), (doc, Position::new(0, 4)));
+        // Completion of the bindings: what is not bound yet, nothing after a `:`.
+        let partial = "let c = color()\ntile() : code('relay [a:c ";
+        let end = ix_end(partial);
+        let items = binding_completions(partial, Some(&plan), &[], end).expect("in a bracket");
+        let labels: Vec<String> = items.into_iter().map(|i| i.label).collect();
+        assert_eq!(labels, ["N"]);
+        let value = "let c = color()\ntile() : code('relay [a:";
+        assert!(binding_completions(value, Some(&plan), &[], ix_end(value)).is_none());
+        let outside = "let c = color()\ntile() : code('relay [a:c])\n";
+        assert!(binding_completions(outside, Some(&plan), &[], ix_end(outside)).is_none());
         std::fs::remove_dir_all(&dir).ok();
     }
 
     proptest::proptest! {
-        /// Random text and cut-up floorplans: hover and definition answer at every byte
+        /// Random text and cut-up floorplans: hover, definition and binding completion answer at every byte
         /// offset without a panic.
         #[test]
         fn any_text_never_panics(cuts in proptest::collection::vec((0usize..PLAN.len(), 0usize..10), 0..5), noise in "[a-z()\\[\\]|:'= 0-9\n]{0,40}") {
@@ -477,6 +552,7 @@ mod tests {
                 let pos = ix.position(o);
                 let _ = hover(&text, None, &[], pos);
                 let _ = definition(&text, None, &[], &doc, pos);
+                let _ = binding_completions(&text, None, &[], pos);
             }
         }
     }

@@ -424,7 +424,13 @@ impl Server {
         let (text, lang, path) = self.text_of(&tdp.text_document.uri)?;
         match lang {
             Lang::Csl => to_json(complete::complete(&text, path.as_deref(), tdp.position)),
-            Lang::Paint => to_json(complete::paint_complete(&text)),
+            Lang::Paint => {
+                let dirs = &self.settings.lib_dirs;
+                match paint::binding_completions(&text, path.as_deref(), dirs, tdp.position) {
+                    Some(items) => to_json(items),
+                    None => to_json(complete::paint_complete(&text)),
+                }
+            }
             Lang::Tungsten => {
                 let dirs = &self.settings.lib_dirs;
                 to_json(tungsten::complete(
