@@ -13,6 +13,7 @@ use crate::hover::markdown;
 use crate::tungsten;
 use cslc::paint::FUNCTIONS;
 use cslc::paint::ast::{BracketItem, Expr, ExprKind, Item};
+use cslc::paint::region::Side;
 use cslc::source::Span;
 use lsp_types::{CompletionItem, CompletionItemKind, Hover, Location, Position, Uri};
 use std::collections::HashSet;
@@ -40,6 +41,8 @@ enum Target {
     Program(String, Option<PathBuf>),
     /// A binding `name:value` of `code('prog [...])`.
     Binding(String, Option<PathBuf>),
+    /// A word in a route bracket (`CXR`, or a lone side letter after `|`).
+    Route(String),
 }
 
 /// The floorplan and its includes, parsed.
@@ -267,6 +270,9 @@ impl Plan {
             }
             ExprKind::Bracket(items) => items.iter().find_map(|b| match b {
                 BracketItem::Bind(_, v) => self.in_expr(v, offset, scope),
+                BracketItem::Word(w) if within(w.span) => {
+                    Some((Target::Route(w.name.clone()), w.span))
+                }
                 _ => None,
             }),
             ExprKind::Neg(x) => self.in_expr(x, offset, scope),
@@ -348,6 +354,7 @@ pub fn hover(
             let names = p.as_deref().and_then(|p| program_names(p, lib_dirs))?;
             names.binding(&name)?.1
         }
+        Target::Route(word) => describe_route(&word)?,
     };
     Some(markdown(
         md,
@@ -415,6 +422,37 @@ pub fn binding_completions(
     )
 }
 
+/// A route word in words: `CXR` is "from the core to the right neighbour"; a lone side
+/// letter drops the routes on the region's edge on that side. `None` for anything else
+/// (the evaluator reports it).
+fn describe_route(word: &str) -> Option<String> {
+    let sides = |letters: &str| -> Option<Vec<&'static str>> {
+        let v: Option<Vec<_>> = letters
+            .chars()
+            .map(|c| Side::from_letter(c).map(Side::describe))
+            .collect();
+        v.filter(|v| !v.is_empty())
+    };
+    match word.split_once('X') {
+        Some((ins, outs)) => Some(format!(
+            "route `{word}`: from {} to {}",
+            sides(ins)?.join(" or "),
+            sides(outs)?.join(" and ")
+        )),
+        None => {
+            let mut chars = word.chars();
+            let side = Side::from_letter(chars.next()?).filter(|s| *s != Side::C)?;
+            if chars.next().is_some() {
+                return None;
+            }
+            Some(format!(
+                "`{word}` after `|`: the routes are dropped on the tiles of the region's edge towards {}",
+                side.describe()
+            ))
+        }
+    }
+}
+
 /// Names joined for a hover, or "none".
 fn list(names: &[&str]) -> String {
     if names.is_empty() {
@@ -453,7 +491,7 @@ pub fn definition(
             let names = p.as_deref().and_then(|p| program_names(p, lib_dirs))?;
             names.binding(&name)?.0
         }
-        Target::Builtin(_) | Target::CommandLine(_) => None,
+        Target::Builtin(_) | Target::CommandLine(_) | Target::Route(_) => None,
     }
 }
 
@@ -491,6 +529,19 @@ mod tests {
             "{ring}"
         );
         assert!(hover_text(src, None, "NX").contains("command line"));
+        let route = hover_text(src, None, "CXC");
+        assert!(
+            route.starts_with("route `CXC`: from the tile's own core (the router's RAMP) to"),
+            "{route}"
+        );
+        let edge = "let r = rect(0 0 4 1)\nr : paint(color() [CXR|R])\nr\n";
+        let h = hover_text(edge, None, "CXR");
+        assert!(h.contains("to the right neighbour"), "{h}");
+        let h = hover_text(edge, None, "R])");
+        assert!(
+            h.contains("dropped") && h.contains("right neighbour"),
+            "{h}"
+        );
     }
 
     #[test]

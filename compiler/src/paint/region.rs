@@ -159,6 +159,17 @@ impl Side {
         })
     }
 
+    /// What the side is, in words (editors show it).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Side::L => "the left neighbour (west, column x-1)",
+            Side::R => "the right neighbour (east, column x+1)",
+            Side::U => "the neighbour at y+1 (the router's south)",
+            Side::D => "the neighbour at y-1 (the router's north)",
+            Side::C => "the tile's own core (the router's RAMP)",
+        }
+    }
+
     /// The letter.
     pub fn letter(self) -> char {
         match self {
