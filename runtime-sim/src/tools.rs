@@ -533,13 +533,19 @@ pub fn set_symbol(
             *slot = value;
         }
     }
-    for (&(x, y), values) in target.region.tiles.iter().zip(per_tile) {
+    // Earlier patches of the region's tiles that the new ones cover entirely, in one pass
+    // (a pass per tile made a whole-wafer `miset` quadratic: 6 minutes for 732,600 tiles).
+    // Every new patch spans `addr .. addr + bytes` (`2 n >= bytes`).
+    let end = addr as usize + bytes;
+    let tiles = &target.region.tiles;
+    image.tile_memory.retain(|p| {
+        let covered = p.addr >= addr && p.addr as usize + p.bytes.len() <= end;
+        !(covered && tiles.binary_search_by(|t| (t.1, t.0).cmp(&(p.y, p.x))).is_ok())
+    });
+    image.tile_memory.reserve(tiles.len());
+    for (&(x, y), values) in tiles.iter().zip(per_tile) {
         let mut b: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         b.truncate(bytes);
-        let end = addr as usize + b.len();
-        image.tile_memory.retain(|p| {
-            !(p.x == x && p.y == y && p.addr >= addr && p.addr as usize + p.bytes.len() <= end)
-        });
         image.tile_memory.push(TilePatch {
             x,
             y,

@@ -187,6 +187,18 @@ fn miset_in_place_replaces_earlier_patches_and_default_order_is_rows_first() {
     assert_eq!(read16(&mem, 0x20), 202);
     assert_eq!(read16(&mem, 0x22), 203);
     assert_eq!(mem.len(), 0x40);
+    // Another symbol on a region of three of those tiles, twice: its patches replace only
+    // each other; `all.x`'s, which they do not cover, stay on all six tiles.
+    let v = d.join("v.bin");
+    for round in 0..2u16 {
+        let words: Vec<u16> = (0..9).map(|i| 1000 * round + i).collect();
+        write_words(&v, &words);
+        set_ok(&img_path, &img_path, &map_path, &["symbol=odd.v"], &v);
+    }
+    let img = tools::read_image(&img_path).expect("image");
+    assert_eq!(img.tile_memory.len(), 6 + 3);
+    let mem = tools::tile_memory(&img, 1, 1).expect("memory");
+    assert_eq!((read16(&mem, 0x10), read16(&mem, 0x20)), (1006, 208));
     let _ = std::fs::remove_dir_all(&d);
 }
 
