@@ -540,7 +540,10 @@ pub fn set_symbol(
     let tiles = &target.region.tiles;
     image.tile_memory.retain(|p| {
         let covered = p.addr >= addr && p.addr as usize + p.bytes.len() <= end;
-        !(covered && tiles.binary_search_by(|t| (t.1, t.0).cmp(&(p.y, p.x))).is_ok())
+        !(covered
+            && tiles
+                .binary_search_by(|t| (t.1, t.0).cmp(&(p.y, p.x)))
+                .is_ok())
     });
     image.tile_memory.reserve(tiles.len());
     for (&(x, y), values) in tiles.iter().zip(per_tile) {
