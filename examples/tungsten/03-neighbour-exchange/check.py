@@ -11,8 +11,9 @@ nx, ny, k = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 def grid(path):
     data = open(path, "rb").read()
     vals = struct.unpack(f"<{nx * ny * k}f", data)
+    at = lambda x, y: ((y - 1) * nx + (x - 1)) * k
     return {
-        (x, y): list(vals[((y - 1) * nx + (x - 1)) * k:][:k])
+        (x, y): list(vals[at(x, y):at(x, y) + k])
         for y in range(1, ny + 1)
         for x in range(1, nx + 1)
     }
