@@ -54,7 +54,7 @@ const TYPES: &[&str] = &[
 ];
 
 /// Where the identifier characters that end at byte `end` of `bytes` begin.
-fn word_start(bytes: &[u8], end: usize) -> usize {
+pub(crate) fn word_start(bytes: &[u8], end: usize) -> usize {
     let mut start = end;
     while start > 0
         && bytes

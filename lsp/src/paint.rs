@@ -68,31 +68,24 @@ impl Plan {
         plan
     }
 
-    /// The directories a file of the plan searches for includes and programs.
-    fn dirs(&self, file: usize) -> Vec<PathBuf> {
-        let mut dirs = Vec::new();
-        for f in [file, 0] {
-            let d = self
-                .files
-                .get(f)
-                .and_then(|f| f.path.as_deref())
-                .and_then(Path::parent)
-                .map(Path::to_path_buf);
-            if let Some(d) = d
-                && !dirs.contains(&d)
-            {
-                dirs.push(d);
-            }
-        }
-        dirs.extend(self.lib_dirs.iter().cloned());
-        dirs
+    /// The directory of `file` of the plan, if it has a path.
+    fn dir(&self, file: usize) -> Option<PathBuf> {
+        let f = self.files.get(file)?;
+        f.path
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
     }
 
-    fn find(&self, file: usize, name: &str) -> Option<PathBuf> {
-        self.dirs(file)
-            .iter()
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
+    /// The file an `include` in `file` names, searched as the evaluator searches: the
+    /// including file's directory, then the library directories.
+    fn find_include(&self, file: usize, name: &str) -> Option<PathBuf> {
+        let dirs: Vec<PathBuf> = self
+            .dir(file)
+            .into_iter()
+            .chain(self.lib_dirs.iter().cloned())
+            .collect();
+        cslc::paint::eval::find_in(&dirs, name).map(|(_, canonical)| canonical)
     }
 
     /// Reads the includes of `file`, each file once.
@@ -110,7 +103,7 @@ impl Plan {
                 .collect()
         });
         for name in names {
-            let Some(path) = self.find(file, &name) else {
+            let Some(path) = self.find_include(file, &name) else {
                 continue;
             };
             let key = path.canonicalize().unwrap_or_else(|_| path.clone());
@@ -128,7 +121,7 @@ impl Plan {
 
     /// The file an include of `file` names, if it was read.
     fn included(&self, file: usize, name: &str) -> Option<usize> {
-        self.files.index_of(&self.find(file, name)?)
+        self.files.index_of(&self.find_include(file, name)?)
     }
 
     /// The `let` or Paint function named `name`: the document's last one before `offset`,
@@ -155,8 +148,19 @@ impl Plan {
     }
 
     /// The Tungsten program `'prog` names, from `file`.
+    /// (As `paint` searches: the directory of the file with the `code()`, the floorplan's,
+    /// then the library directories.)
     fn program(&self, file: usize, prog: &str) -> Option<PathBuf> {
-        self.find(file, &format!("{prog}.w"))
+        let mut dirs: Vec<PathBuf> = self.dir(file).into_iter().collect();
+        if let Some(main) = self.dir(0).filter(|d| !dirs.contains(d)) {
+            dirs.push(main);
+        }
+        for d in &self.lib_dirs {
+            if !dirs.contains(d) {
+                dirs.push(d.clone());
+            }
+        }
+        cslc::paint::eval::find_in(&dirs, &format!("{prog}.w")).map(|(_, canonical)| canonical)
     }
 
     /// What the document's byte `offset` is on, and the span it covers.

@@ -670,13 +670,8 @@ impl Walker<'_> {
 fn word_at(text: &str, offset: usize) -> Option<(usize, &str)> {
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let offset = offset.min(text.len());
-    let start = text
-        .get(..offset)?
-        .char_indices()
-        .rev()
-        .take_while(|(_, c)| is_word(*c))
-        .last()
-        .map_or(offset, |(i, _)| i);
+    text.get(..offset)?;
+    let start = crate::complete::word_start(text.as_bytes(), offset);
     let end = text
         .get(offset..)?
         .char_indices()
